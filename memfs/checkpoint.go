@@ -1,0 +1,172 @@
+package memfs
+
+import (
+	"fmt"
+	"strings"
+	"time"
+	"unicode"
+)
+
+type checkpoint struct {
+	name string
+	time time.Time
+	st   state
+}
+
+// CheckpointInfo describes a checkpoint.
+type CheckpointInfo struct {
+	Name string
+	Time time.Time
+	// Changed is how many files and symlinks differ between the checkpoint
+	// and the workspace now.
+	Changed int
+}
+
+const maxCheckpointName = 100
+
+// Checkpoint records the whole workspace under name (an empty name gets
+// one: "checkpoint-N"). It costs O(1) time and memory: the tree is frozen,
+// and later changes copy only what they touch.
+func (w *Workspace) Checkpoint(name string) (CheckpointInfo, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if name == "" {
+		for i := len(w.cps) + 1; ; i++ {
+			name = fmt.Sprintf("checkpoint-%d", i)
+			if w.findCheckpoint(name) < 0 {
+				break
+			}
+		}
+	}
+	if err := checkCheckpointName(name); err != nil {
+		return CheckpointInfo{}, err
+	}
+	if i := w.findCheckpoint(name); i >= 0 {
+		return CheckpointInfo{}, fmt.Errorf("checkpoint %q already exists (taken %s); choose another name, or roll back to it",
+			name, w.cps[i].time.Format(time.TimeOnly))
+	}
+	if len(w.cps) >= w.limits.MaxCheckpoints {
+		return CheckpointInfo{}, &Error{Op: "checkpoint", Path: name, Err: ErrQuotaExceeded, Detail: fmt.Sprintf(
+			"there are already %d checkpoints, the most allowed; delete one you no longer need, or roll back to an earlier one", len(w.cps))}
+	}
+	cp := checkpoint{name: name, time: w.now(), st: w.cur}
+	w.cps = append(w.cps, cp)
+	w.freeze()
+	return CheckpointInfo{Name: name, Time: cp.time}, nil
+}
+
+func checkCheckpointName(name string) error {
+	bad := func(why string) error {
+		return fmt.Errorf("checkpoint name %q %s; use a short name of letters, digits, spaces and punctuation", truncate(name), why)
+	}
+	if len(name) > maxCheckpointName {
+		return bad(fmt.Sprintf("is longer than %d bytes", maxCheckpointName))
+	}
+	for _, r := range name {
+		if r == unicode.ReplacementChar || unicode.IsControl(r) || isInvisible(r) {
+			return bad("contains an invisible or control character")
+		}
+	}
+	if strings.TrimSpace(name) != name {
+		return bad("has leading or trailing spaces")
+	}
+	return nil
+}
+
+func (w *Workspace) findCheckpoint(name string) int {
+	for i := len(w.cps) - 1; i >= 0; i-- {
+		if w.cps[i].name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// Rollback restores the workspace exactly as it was at the named checkpoint
+// (empty name: the most recent one): contents, modes, symlinks, directories,
+// and which paths count as changed. Checkpoints taken after it are dropped;
+// it stays, so one can roll back to it again.
+func (w *Workspace) Rollback(name string) (CheckpointInfo, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	i, err := w.checkpointIndex("rollback", name)
+	if err != nil {
+		return CheckpointInfo{}, err
+	}
+	cp := w.cps[i]
+	w.cur = cp.st
+	w.cps = w.cps[:i+1]
+	w.recount()
+	return CheckpointInfo{Name: cp.name, Time: cp.time}, nil
+}
+
+// DeleteCheckpoint drops the named checkpoint, releasing what only it kept.
+func (w *Workspace) DeleteCheckpoint(name string) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	i, err := w.checkpointIndex("delete checkpoint", name)
+	if err != nil {
+		return err
+	}
+	w.cps = append(w.cps[:i:i], w.cps[i+1:]...)
+	w.recount()
+	return nil
+}
+
+func (w *Workspace) checkpointIndex(op, name string) (int, error) {
+	if len(w.cps) == 0 {
+		return -1, fmt.Errorf("%s: %w: none has been taken; take one with Checkpoint first", op, ErrNoCheckpoint)
+	}
+	if name == "" {
+		return len(w.cps) - 1, nil
+	}
+	if i := w.findCheckpoint(name); i >= 0 {
+		return i, nil
+	}
+	names := make([]string, len(w.cps))
+	for i, cp := range w.cps {
+		names[i] = fmt.Sprintf("%q", cp.name)
+	}
+	return -1, fmt.Errorf("%s %q: %w; the checkpoints are %s", op, truncate(name), ErrNoCheckpoint, strings.Join(names, ", "))
+}
+
+// recount sets the held tally exactly, from everything still reachable.
+func (w *Workspace) recount() {
+	roots := []*node{w.cur.root, w.base.root}
+	for _, cp := range w.cps {
+		roots = append(roots, cp.st.root)
+	}
+	w.cur.usage.held = countUnique(roots...)
+}
+
+// Checkpoints lists the checkpoints, oldest first, with how many files and
+// symlinks differ between each and the workspace now.
+func (w *Workspace) Checkpoints() []CheckpointInfo {
+	w.mu.RLock()
+	defer w.mu.RUnlock()
+	out := make([]CheckpointInfo, len(w.cps))
+	for i, cp := range w.cps {
+		out[i] = CheckpointInfo{Name: cp.name, Time: cp.time, Changed: w.changedSince(cp.st)}
+	}
+	return out
+}
+
+// changedSince counts paths that differ between st and now. Only paths
+// touched since the base in either can differ.
+func (w *Workspace) changedSince(st state) int {
+	n := 0
+	seen := make(map[string]bool)
+	for _, d := range []state{st, w.cur} {
+		for it := d.dirty.Iterator(); !it.Done(); {
+			p, _, _ := it.Next()
+			if seen[p] {
+				continue
+			}
+			seen[p] = true
+			if _, ok := diffPath(st.root, w.cur.root, p); ok {
+				n++
+			}
+		}
+	}
+	return n
+}

@@ -1,0 +1,195 @@
+package memfs
+
+import (
+	"fmt"
+	"path"
+	"strings"
+)
+
+// DefaultDenyPatterns are the files that commonly hold credentials. They are
+// always in force; configuration can add patterns, never remove these.
+var DefaultDenyPatterns = []string{
+	".env", ".env.*",
+	".ssh/", ".aws/", ".gnupg/", ".kube/",
+	"**/.docker/config.json", "**/.config/gcloud/", "**/.config/gh/",
+	".npmrc", ".pypirc", ".netrc", ".git-credentials",
+	"*.pem", "*.key",
+	"id_rsa*", "id_dsa*", "id_ecdsa*", "id_ed25519*",
+}
+
+const (
+	maxDenyPatterns    = 512
+	maxDenyPatternSize = 1024
+)
+
+// DenyList decides which paths a worker may neither read nor write.
+//
+// Patterns are gitignore-style globs: a pattern without a slash matches a
+// name at any depth ("*.pem"); a pattern with a slash is anchored at the
+// workspace root unless it starts with "**/"; "**" matches any number of
+// directories. A pattern matches a path when it matches the path itself or
+// any directory above it, so ".ssh/" covers everything inside .ssh. Unlike
+// gitignore, a trailing slash does not limit a pattern to directories: a
+// file named ".ssh" is refused too, so nothing can change by turning one into
+// the other. Negation ("!pattern") is refused: extra patterns add to the
+// defaults and can never re-allow what they deny.
+//
+// Matching compares canonical names (NFC, case folded, without ignorable
+// code points, NTFS stream suffixes or trailing dots and spaces), so
+// ".ENV", ".env." and ".e\u200bnv" are all ".env".
+//
+// A DenyList is immutable and safe for concurrent use.
+type DenyList struct {
+	patterns []denyPattern
+}
+
+type denyPattern struct {
+	text     string   // as configured, for messages
+	anchored bool     // has a slash other than a trailing one
+	parts    []string // canonical glob per path component
+}
+
+// NewDenyList returns the default patterns plus extra.
+func NewDenyList(extra ...string) (*DenyList, error) {
+	if len(extra) > maxDenyPatterns {
+		return nil, fmt.Errorf("%d deny patterns given, at most %d are allowed", len(extra), maxDenyPatterns)
+	}
+	d := &DenyList{}
+	for _, p := range DefaultDenyPatterns {
+		dp, err := parseDenyPattern(p)
+		if err != nil {
+			panic("memfs: bad default deny pattern: " + err.Error())
+		}
+		d.patterns = append(d.patterns, dp)
+	}
+	for _, p := range extra {
+		dp, err := parseDenyPattern(p)
+		if err != nil {
+			return nil, err
+		}
+		d.patterns = append(d.patterns, dp)
+	}
+	return d, nil
+}
+
+// Patterns returns the patterns in force, defaults first.
+func (d *DenyList) Patterns() []string {
+	out := make([]string, len(d.patterns))
+	for i, p := range d.patterns {
+		out[i] = p.text
+	}
+	return out
+}
+
+func parseDenyPattern(p string) (denyPattern, error) {
+	bad := func(why string) (denyPattern, error) {
+		return denyPattern{}, fmt.Errorf("deny pattern %q: %s", suggest(p), why)
+	}
+	switch {
+	case strings.TrimSpace(p) == "":
+		return bad("empty pattern")
+	case len(p) > maxDenyPatternSize:
+		return bad(fmt.Sprintf("longer than %d bytes", maxDenyPatternSize))
+	case strings.HasPrefix(p, "!"):
+		return bad("negation is not allowed: deny patterns add to the defaults and cannot re-allow a path")
+	case strings.HasPrefix(p, "#"):
+		return bad(`a leading "#" is a comment in gitignore; escape it as "\#" if you mean it`)
+	}
+	if err := checkChars(p); err != nil && err.Rule == RuleControl || err != nil && err.Rule == RuleInvalidUTF8 {
+		return bad(err.Detail)
+	}
+	text := p
+	p = strings.TrimRight(p, " ")
+	p = strings.TrimSuffix(p, "/")
+	dp := denyPattern{text: text}
+	if strings.Contains(p, "/") {
+		dp.anchored = true
+		p = strings.TrimPrefix(p, "/")
+	}
+	for _, part := range strings.Split(p, "/") {
+		switch part {
+		case "":
+			return bad("empty segment")
+		case ".", "..":
+			return bad(`"." and ".." segments are not allowed`)
+		}
+		if part != "**" && strings.Contains(part, "**") {
+			return bad(`"**" must be a whole segment, as in "**/name" or "dir/**"`)
+		}
+		folded := foldName(part)
+		if _, err := path.Match(folded, ""); err != nil {
+			return bad("malformed glob: " + err.Error())
+		}
+		dp.parts = append(dp.parts, folded)
+	}
+	return dp, nil
+}
+
+// match reports the first pattern that covers the path with components
+// comps, or "" when none does.
+func (d *DenyList) match(comps []string) string {
+	canon := make([]string, len(comps))
+	for i, c := range comps {
+		canon[i] = canonicalName(c)
+	}
+	for i := range d.patterns {
+		if d.patterns[i].match(canon) {
+			return d.patterns[i].text
+		}
+	}
+	return ""
+}
+
+// check refuses a path the deny list covers.
+func (d *DenyList) check(name string, comps []string) *Error {
+	if p := d.match(comps); p != "" {
+		return refuse(name, RuleDenied, ErrDenied, "%q %s", strings.Join(comps, "/"), denyReason(p))
+	}
+	return nil
+}
+
+func denyReason(pattern string) string {
+	return fmt.Sprintf("matches deny pattern %q: files that usually hold secrets are kept out of the sandbox and cannot be read, written, moved or linked to; leave this file out or use a name the pattern does not match", pattern)
+}
+
+func (p *denyPattern) match(comps []string) bool {
+	if !p.anchored {
+		for _, c := range comps {
+			if ok, _ := path.Match(p.parts[0], c); ok {
+				return true
+			}
+		}
+		return false
+	}
+	// memo[i][j]: parts[i:] matches some prefix of comps[j:] (0 unknown,
+	// 1 yes, 2 no). It keeps "**" from backtracking exponentially.
+	memo := make([][]uint8, len(p.parts)+1)
+	for i := range memo {
+		memo[i] = make([]uint8, len(comps)+1)
+	}
+	var m func(i, j int) bool
+	m = func(i, j int) bool {
+		if i == len(p.parts) {
+			return j > 0 // the path itself or a directory above it
+		}
+		if memo[i][j] != 0 {
+			return memo[i][j] == 1
+		}
+		ok := false
+		if p.parts[i] == "**" {
+			for k := j; k <= len(comps) && !ok; k++ {
+				ok = m(i+1, k)
+			}
+		} else if j < len(comps) {
+			if hit, _ := path.Match(p.parts[i], comps[j]); hit {
+				ok = m(i+1, j+1)
+			}
+		}
+		memo[i][j] = 2
+		if ok {
+			memo[i][j] = 1
+		}
+		return ok
+	}
+	return m(0, 0)
+}

@@ -1,0 +1,287 @@
+package memfs
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
+)
+
+// Limits on names, as on common filesystems and as git accepts.
+const (
+	MaxPathBytes = 4096 // a whole path, in bytes
+	MaxNameBytes = 255  // one path component, in bytes
+)
+
+// CheckPath is the path guard: every path a worker names passes through it
+// before anything else happens. It accepts a slash-separated path relative to
+// the workspace root and returns its components; it refuses, with an *Error
+// naming the rule:
+//
+//   - empty paths, paths over MaxPathBytes and names over MaxNameBytes;
+//   - invalid UTF-8, control characters (C0, DEL, C1) and invisible or
+//     text-direction characters, which would let a name look like another
+//     one in the reviewer's prompt;
+//   - absolute paths, drive letters ("C:"), backslashes, and "..", "." and
+//     empty segments: there is exactly one spelling of every path;
+//   - ".git" at any depth in every disguise git itself refuses (any case,
+//     "git~1", trailing dots and spaces, NTFS streams, code points HFS+
+//     ignores);
+//   - Windows reserved device names ("CON", "nul.txt", "COM1"...).
+//
+// The deny list (DenyList) is a separate, configurable layer on top.
+func CheckPath(name string) ([]string, error) {
+	if err := checkChars(name); err != nil {
+		return nil, err
+	}
+	if name[0] == '/' {
+		return nil, refuse(name, RuleAbsolute, ErrOutsideSandbox,
+			"paths are relative to the workspace root; drop the leading slash: %q",
+			suggest(strings.TrimLeft(name, "/")))
+	}
+	if hasDriveLetter(name) {
+		return nil, refuse(name, RuleDriveLetter, ErrOutsideSandbox,
+			"drive letters name the host's disks, which the sandbox cannot reach; use a path relative to the workspace root")
+	}
+	comps := strings.Split(name, "/")
+	// ".." is checked across the whole path first: a traversal attempt is
+	// reported as one even when it also has other flaws.
+	for _, c := range comps {
+		if c == ".." {
+			return nil, refuse(name, RuleDotDot, ErrOutsideSandbox,
+				`".." segments are not allowed; name the file from the workspace root, e.g. "docs/notes.md"`)
+		}
+	}
+	for _, c := range comps {
+		switch c {
+		case ".":
+			return nil, refuse(name, RuleDot, ErrInvalidPath,
+				`"." segments are not allowed; name the file from the workspace root without "./"`)
+		case "":
+			return nil, refuse(name, RuleEmptySegment, ErrInvalidPath,
+				"the path has an empty segment (a doubled or trailing slash); write it with single slashes between names")
+		}
+		if err := checkName(name, c); err != nil {
+			return nil, err
+		}
+	}
+	return comps, nil
+}
+
+// checkChars applies the rules that look at a path as a whole string.
+func checkChars(name string) *Error {
+	if name == "" {
+		return refuse(name, RuleEmpty, ErrInvalidPath,
+			`the path is empty; name a file relative to the workspace root, e.g. "README.md"`)
+	}
+	if len(name) > MaxPathBytes {
+		return refuse(truncate(name), RulePathTooLong, ErrInvalidPath,
+			"the path is %d bytes, more than the %d allowed; use a shorter path", len(name), MaxPathBytes)
+	}
+	if !utf8.ValidString(name) {
+		return refuse(name, RuleInvalidUTF8, ErrInvalidPath, "the path is not valid UTF-8; use UTF-8 names")
+	}
+	for i, r := range name {
+		switch {
+		case unicode.IsControl(r):
+			return refuse(name, RuleControl, ErrInvalidPath,
+				"the path contains control character U+%04X at byte %d; names may not contain control characters", r, i)
+		case r == '\\':
+			return refuse(name, RuleBackslash, ErrInvalidPath,
+				"backslashes are not separators here; use forward slashes: %q", suggest(strings.ReplaceAll(name, `\`, "/")))
+		}
+	}
+	return nil
+}
+
+// checkName applies the rules for a single path component.
+func checkName(path, c string) *Error {
+	if len(c) > MaxNameBytes {
+		return refuse(truncate(path), RuleNameTooLong, ErrInvalidPath,
+			"a name in the path is %d bytes, more than the %d allowed; use a shorter name", len(c), MaxNameBytes)
+	}
+	if isGitDir(c) {
+		return refuse(path, RuleGitDir, ErrDenied,
+			"%q is git's own directory or a disguise of it; the sandbox holds only your files, and git_stage/git_push manage history", c)
+	}
+	if isReserved(c) {
+		return refuse(path, RuleReserved, ErrInvalidPath,
+			"%q is a reserved device name on Windows (CON, PRN, AUX, NUL, COM1-9, LPT1-9), where a checkout would break; choose another name", c)
+	}
+	for _, r := range c {
+		if isInvisible(r) {
+			return refuse(path, RuleInvisible, ErrInvalidPath,
+				"the name %q contains U+%04X, an invisible or text-direction character that would disguise it in review; use visible characters only", c, r)
+		}
+	}
+	return nil
+}
+
+// checkLinkTarget applies the worker's symlink policy to a link's target text:
+// relative, in the same clean alphabet as any path. "." and ".." segments are
+// allowed here; where they lead is checked when the link is made and each
+// time it is followed.
+func checkLinkTarget(link, target string) error {
+	if target == "" {
+		return refuse(link, RuleSymlinkTarget, ErrInvalidPath, "the symlink target is empty; give a relative path to a file in the workspace")
+	}
+	if err := checkChars(target); err != nil {
+		err.Detail = "symlink target: " + err.Detail
+		err.Path = link
+		return err
+	}
+	if target[0] == '/' || hasDriveLetter(target) {
+		return refuse(link, RuleSymlinkTarget, ErrOutsideSandbox,
+			"symlink target %q is absolute; a symlink must point to a relative path inside the workspace, e.g. %q", target, "../docs/README.md")
+	}
+	for _, c := range strings.Split(target, "/") {
+		if c == "" || c == "." || c == ".." {
+			continue
+		}
+		if err := checkName(target, c); err != nil {
+			err.Detail = "symlink target: " + err.Detail
+			err.Path = link
+			return err
+		}
+	}
+	return nil
+}
+
+func hasDriveLetter(s string) bool {
+	return len(s) >= 2 && s[1] == ':' && (s[0]|0x20 >= 'a' && s[0]|0x20 <= 'z')
+}
+
+// isGitDir reports whether NTFS, HFS+ or a case-insensitive filesystem would
+// open component c as ".git". It is deliberately broader than git's own
+// is_ntfs_dotgit/is_hfs_dotgit: any short name "git~N", and case folding that
+// also maps the dotless i.
+func isGitDir(c string) bool {
+	n := canonicalName(c)
+	if n == ".git" {
+		return true
+	}
+	if rest, ok := strings.CutPrefix(n, "git~"); ok && rest != "" {
+		return strings.Trim(rest, "0123456789") == ""
+	}
+	return false
+}
+
+// canonicalName is how a name compares on the most forgiving filesystem a
+// checkout may land on: NFC, without ignorable code points, case folded,
+// without an NTFS stream suffix (":...") and without trailing dots and spaces.
+func canonicalName(c string) string {
+	n := foldName(c)
+	if i := strings.IndexByte(n, ':'); i >= 0 {
+		n = n[:i]
+	}
+	return strings.TrimRight(n, ". ")
+}
+
+// foldName normalises a name for comparison: NFC, ignorable code points
+// removed, simple case folding. Pure ASCII names take a fast path.
+func foldName(c string) string {
+	ascii := true
+	upper := false
+	for i := 0; i < len(c); i++ {
+		b := c[i]
+		if b >= utf8.RuneSelf {
+			ascii = false
+			break
+		}
+		if 'A' <= b && b <= 'Z' {
+			upper = true
+		}
+	}
+	if ascii {
+		if !upper {
+			return c
+		}
+		return strings.ToLower(c)
+	}
+	var b strings.Builder
+	for _, r := range norm.NFC.String(c) {
+		if isIgnorable(r) {
+			continue
+		}
+		// ToLower(ToUpper(r)) also catches letters whose upper case is
+		// ASCII, such as the dotless i (U+0131) and the long s (U+017F).
+		b.WriteRune(unicode.ToLower(unicode.ToUpper(r)))
+	}
+	return b.String()
+}
+
+var reservedNames = map[string]bool{
+	"CON": true, "PRN": true, "AUX": true, "NUL": true, "CONIN$": true, "CONOUT$": true, "CLOCK$": true,
+	"COM0": true, "COM1": true, "COM2": true, "COM3": true, "COM4": true, "COM5": true, "COM6": true,
+	"COM7": true, "COM8": true, "COM9": true, "COM¹": true, "COM²": true, "COM³": true,
+	"LPT0": true, "LPT1": true, "LPT2": true, "LPT3": true, "LPT4": true, "LPT5": true, "LPT6": true,
+	"LPT7": true, "LPT8": true, "LPT9": true, "LPT¹": true, "LPT²": true, "LPT³": true,
+}
+
+// isReserved reports whether Windows treats c as a device: the part before
+// the first dot or colon, without trailing spaces, is a device name.
+func isReserved(c string) bool {
+	base := c
+	if i := strings.IndexAny(base, ".:"); i >= 0 {
+		base = base[:i]
+	}
+	base = strings.TrimRight(base, " ")
+	if len(base) < 3 || len(base) > 8 {
+		return false
+	}
+	return reservedNames[strings.ToUpper(base)]
+}
+
+// defaultIgnorable is Unicode's Default_Ignorable_Code_Point property
+// (DerivedCoreProperties.txt): characters that render as nothing. It
+// includes every code point HFS+ ignores when comparing names.
+var defaultIgnorable = &unicode.RangeTable{
+	R16: []unicode.Range16{
+		{Lo: 0x00AD, Hi: 0x00AD, Stride: 1},
+		{Lo: 0x034F, Hi: 0x034F, Stride: 1},
+		{Lo: 0x061C, Hi: 0x061C, Stride: 1},
+		{Lo: 0x115F, Hi: 0x1160, Stride: 1},
+		{Lo: 0x17B4, Hi: 0x17B5, Stride: 1},
+		{Lo: 0x180B, Hi: 0x180F, Stride: 1},
+		{Lo: 0x200B, Hi: 0x200F, Stride: 1},
+		{Lo: 0x202A, Hi: 0x202E, Stride: 1},
+		{Lo: 0x2060, Hi: 0x206F, Stride: 1},
+		{Lo: 0x3164, Hi: 0x3164, Stride: 1},
+		{Lo: 0xFE00, Hi: 0xFE0F, Stride: 1},
+		{Lo: 0xFEFF, Hi: 0xFEFF, Stride: 1},
+		{Lo: 0xFFA0, Hi: 0xFFA0, Stride: 1},
+		{Lo: 0xFFF0, Hi: 0xFFF8, Stride: 1},
+	},
+	R32: []unicode.Range32{
+		{Lo: 0x1BCA0, Hi: 0x1BCA3, Stride: 1},
+		{Lo: 0x1D173, Hi: 0x1D17A, Stride: 1},
+		{Lo: 0xE0000, Hi: 0xE0FFF, Stride: 1},
+	},
+}
+
+func isIgnorable(r rune) bool { return r >= 0xAD && unicode.Is(defaultIgnorable, r) }
+
+// isInvisible reports characters refused in names: ignorable code points and
+// the line and paragraph separators, which break a name across lines.
+func isInvisible(r rune) bool { return isIgnorable(r) || r == 0x2028 || r == 0x2029 }
+
+// suggest keeps suggestions in messages printable and short.
+func suggest(s string) string {
+	if len(s) > 200 {
+		return s[:200] + "..."
+	}
+	return s
+}
+
+// truncate shortens over-long paths before they are echoed in an error.
+func truncate(s string) string {
+	if len(s) <= 120 {
+		return s
+	}
+	cut := 120
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "..."
+}

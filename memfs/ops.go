@@ -1,0 +1,465 @@
+package memfs
+
+import (
+	"bytes"
+	"fmt"
+	"io/fs"
+	"path"
+	"strings"
+	"syscall"
+)
+
+// find resolves name in view v. The worker view accepts "." for the root only
+// where allowRoot is set; the billy view always has a root ("/").
+func (w *Workspace) find(v view, op, name string, followLast, allowRoot bool) (found, error) {
+	if v == workerView {
+		return w.resolve(op, name, followLast, allowRoot)
+	}
+	return w.resolveBilly(op, name, followLast)
+}
+
+func notExist(op, name string) error { return &fs.PathError{Op: op, Path: name, Err: fs.ErrNotExist} }
+
+func pathErr(op, name string, err error) error { return &fs.PathError{Op: op, Path: name, Err: err} }
+
+// ReadFile returns the content of the named file, following symlinks.
+func (w *Workspace) ReadFile(name string) ([]byte, error) {
+	w.mu.RLock()
+	defer w.mu.RUnlock()
+	f, err := w.resolve("read", name, true, false)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case f.node == nil:
+		return nil, notExist("read", name)
+	case f.node.kind == kindDir:
+		return nil, pathErr("read", name, syscall.EISDIR)
+	}
+	return bytes.Clone(f.node.data), nil
+}
+
+// WriteFile replaces the named file's content, creating the file (with perm,
+// 0644 when zero) and its parent directories as needed. An existing file
+// keeps its mode. A symlink is followed.
+func (w *Workspace) WriteFile(name string, data []byte, perm fs.FileMode) error {
+	return w.writeFile(workerView, "write", name, data, perm)
+}
+
+func (w *Workspace) writeFile(v view, op, name string, data []byte, perm fs.FileMode) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	f, err := w.find(v, op, name, true, false)
+	if err != nil {
+		return err
+	}
+	return w.storeLocked(op, name, f, bytes.Clone(data), perm)
+}
+
+// storeLocked writes data (which the caller hands over) at f.
+func (w *Workspace) storeLocked(op, name string, f found, data []byte, perm fs.FileMode) error {
+	if len(f.comps) == 0 || f.node != nil && f.node.kind == kindDir {
+		return pathErr(op, name, syscall.EISDIR)
+	}
+	if err := w.fileTooBig(op, name, int64(len(data))); err != nil {
+		return err
+	}
+	t := w.begin()
+	var n *node
+	if f.node != nil {
+		n = t.replaceData(f.node, data)
+		t.dropped(f.node)
+	} else {
+		if perm == 0 {
+			perm = 0o644
+		}
+		n = t.newNode(kindFile, perm, data)
+	}
+	t.added(n)
+	if _, err := t.put(f.comps, n, true); err != nil {
+		return pathErr(op, name, err)
+	}
+	t.dirty = append(t.dirty, f.path())
+	return t.commit(op, name)
+}
+
+// Edit replaces the named file's content with fn's result, atomically: no
+// other change to the workspace happens between the read and the write. fn
+// runs with the workspace locked and must not call the workspace. When fn
+// returns an error, nothing changes and Edit returns that error.
+func (w *Workspace) Edit(name string, fn func(old []byte) ([]byte, error)) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	f, err := w.resolve("edit", name, true, false)
+	if err != nil {
+		return err
+	}
+	switch {
+	case f.node == nil:
+		return notExist("edit", name)
+	case f.node.kind == kindDir:
+		return pathErr("edit", name, syscall.EISDIR)
+	}
+	out, err := fn(bytes.Clone(f.node.data))
+	if err != nil {
+		return err
+	}
+	return w.storeLocked("edit", name, f, bytes.Clone(out), 0)
+}
+
+// Stat describes the named file, following symlinks. "." is the root.
+func (w *Workspace) Stat(name string) (fs.FileInfo, error) { return w.stat(workerView, name, true) }
+
+// Lstat describes the named file; a symlink is described, not followed.
+func (w *Workspace) Lstat(name string) (fs.FileInfo, error) { return w.stat(workerView, name, false) }
+
+func (w *Workspace) stat(v view, name string, follow bool) (fs.FileInfo, error) {
+	op := "lstat"
+	if follow {
+		op = "stat"
+	}
+	w.mu.RLock()
+	defer w.mu.RUnlock()
+	f, err := w.find(v, op, name, follow, true)
+	if err != nil {
+		return nil, err
+	}
+	if f.node == nil {
+		return nil, notExist(op, name)
+	}
+	return infoOf(baseName(f.comps, name), f.node), nil
+}
+
+func baseName(comps []string, name string) string {
+	if len(comps) == 0 {
+		return "."
+	}
+	// The name as asked for, as os.Stat reports it, even through symlinks.
+	if i := strings.LastIndexByte(strings.TrimRight(name, "/"), '/'); i >= 0 {
+		return strings.TrimRight(name, "/")[i+1:]
+	}
+	return strings.TrimRight(name, "/")
+}
+
+// ReadDir lists the named directory ("." is the root), sorted by name. Entries
+// the deny list covers are left out: a worker cannot see them.
+func (w *Workspace) ReadDir(name string) ([]fs.DirEntry, error) {
+	infos, err := w.readDir(workerView, name)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]fs.DirEntry, len(infos))
+	for i, fi := range infos {
+		out[i] = fi
+	}
+	return out, nil
+}
+
+func (w *Workspace) readDir(v view, name string) ([]*fileInfo, error) {
+	w.mu.RLock()
+	defer w.mu.RUnlock()
+	f, err := w.find(v, "readdir", name, true, true)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case f.node == nil:
+		return nil, notExist("readdir", name)
+	case f.node.kind != kindDir:
+		return nil, pathErr("readdir", name, syscall.ENOTDIR)
+	}
+	return w.listLocked(f), nil
+}
+
+// listLocked lists the directory at f, leaving out what the deny list covers.
+func (w *Workspace) listLocked(f found) []*fileInfo {
+	out := make([]*fileInfo, 0, f.node.kids.Len())
+	comps := append(f.comps[:len(f.comps):len(f.comps)], "")
+	for it := f.node.kids.Iterator(); !it.Done(); {
+		k, c, _ := it.Next()
+		comps[len(comps)-1] = k
+		if w.deny.match(comps) != "" {
+			continue
+		}
+		out = append(out, infoOf(k, c))
+	}
+	return out
+}
+
+// MkdirAll creates the named directory and any missing parents.
+func (w *Workspace) MkdirAll(name string, perm fs.FileMode) error {
+	return w.mkdirAll(workerView, name, perm)
+}
+
+func (w *Workspace) mkdirAll(v view, name string, perm fs.FileMode) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	f, err := w.find(v, "mkdir", name, true, true)
+	if err != nil {
+		return err
+	}
+	if f.node != nil {
+		if f.node.kind == kindDir {
+			return nil
+		}
+		return pathErr("mkdir", name, syscall.ENOTDIR)
+	}
+	if perm == 0 {
+		perm = 0o755
+	}
+	t := w.begin()
+	for i := len(f.comps) - f.missing + 1; i <= len(f.comps); i++ {
+		d := t.newNode(kindDir, perm, nil)
+		t.added(d)
+		if _, err := t.put(f.comps[:i], d, false); err != nil {
+			return pathErr("mkdir", name, err)
+		}
+	}
+	return t.commit("mkdir", name)
+}
+
+// Remove removes the named file, symlink or empty directory. A symlink is
+// removed itself, not its target.
+func (w *Workspace) Remove(name string) error { return w.remove(workerView, name, false) }
+
+// RemoveAll removes the named path and everything below it. A path that
+// does not exist is not an error, as with os.RemoveAll.
+func (w *Workspace) RemoveAll(name string) error { return w.remove(workerView, name, true) }
+
+func (w *Workspace) remove(v view, name string, all bool) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	f, err := w.find(v, "remove", name, false, false)
+	if err != nil {
+		return err
+	}
+	switch {
+	case len(f.comps) == 0:
+		return pathErr("remove", name, syscall.EBUSY)
+	case f.node == nil && all:
+		return nil
+	case f.node == nil:
+		return notExist("remove", name)
+	case f.node.kind == kindDir && !all && f.node.kids.Len() > 0:
+		return pathErr("remove", name, syscall.ENOTEMPTY)
+	}
+	if err := w.checkSubtree("remove", name, f.node, f.comps, nil); err != nil {
+		return err
+	}
+	t := w.begin()
+	if _, err := t.put(f.comps, nil, false); err != nil {
+		return pathErr("remove", name, err)
+	}
+	t.dropped(f.node)
+	t.markFiles(f.path(), f.node)
+	return t.commit("remove", name)
+}
+
+// checkSubtree applies the deny list and the path limit to everything below
+// n, at its old place oldComps and, when newComps is set, at its new one: a
+// worker may not move, remove or expose anything it could not name itself.
+func (w *Workspace) checkSubtree(op, name string, n *node, oldComps, newComps []string) error {
+	if n.kind != kindDir {
+		return nil
+	}
+	var err error
+	var visit func(n *node, rel []string)
+	visit = func(n *node, rel []string) {
+		for it := n.kids.Iterator(); !it.Done() && err == nil; {
+			k, c, _ := it.Next()
+			r := append(rel[:len(rel):len(rel)], k)
+			for _, base := range [][]string{oldComps, newComps} {
+				if base == nil {
+					continue
+				}
+				full := append(base[:len(base):len(base)], r...)
+				if pat := w.deny.match(full); pat != "" {
+					err = &Error{Op: op, Path: name, Rule: RuleDenied, Err: ErrDenied,
+						Detail: fmt.Sprintf("it holds %q, which %s", strings.Join(full, "/"), denyReason(pat))}
+					return
+				}
+				if p := strings.Join(full, "/"); len(p) > MaxPathBytes {
+					err = refuse(name, RulePathTooLong, ErrInvalidPath,
+						"it would place %s at a path of %d bytes, more than the %d allowed", truncate(p), len(p), MaxPathBytes)
+					err.(*Error).Op = op
+					return
+				}
+			}
+			if c.kind == kindDir {
+				visit(c, r)
+			}
+		}
+	}
+	visit(n, nil)
+	return err
+}
+
+// Rename moves oldname to newname, creating newname's parent directories.
+// As with rename(2): a file replaces a file, a directory replaces an empty
+// directory, and nothing else is touched — in particular not names that
+// merely share a prefix. Moving something so that it, or anything inside
+// it, would match the deny list is refused.
+func (w *Workspace) Rename(oldname, newname string) error {
+	return w.rename(workerView, oldname, newname)
+}
+
+func (w *Workspace) rename(v view, oldname, newname string) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	fo, err := w.find(v, "rename", oldname, false, false)
+	if err != nil {
+		return err
+	}
+	fn, err := w.find(v, "rename", newname, false, false)
+	if err != nil {
+		return err
+	}
+	switch {
+	case len(fo.comps) == 0 || len(fn.comps) == 0:
+		return pathErr("rename", oldname, syscall.EBUSY)
+	case fo.node == nil:
+		return notExist("rename", oldname)
+	case fo.path() == fn.path():
+		return nil
+	case fo.node.kind == kindDir && strings.HasPrefix(fn.path()+"/", fo.path()+"/"):
+		return pathErr("rename", newname, syscall.EINVAL)
+	}
+	if old := fn.node; old != nil {
+		switch {
+		case old.kind == kindDir && fo.node.kind != kindDir:
+			return pathErr("rename", newname, syscall.EISDIR)
+		case old.kind == kindDir && old.kids.Len() > 0:
+			return pathErr("rename", newname, syscall.ENOTEMPTY)
+		case old.kind != kindDir && fo.node.kind == kindDir:
+			return pathErr("rename", newname, syscall.ENOTDIR)
+		}
+	}
+	if err := w.checkSubtree("rename", oldname, fo.node, fo.comps, fn.comps); err != nil {
+		return err
+	}
+	t := w.begin()
+	if _, err := t.put(fo.comps, nil, false); err != nil {
+		return pathErr("rename", oldname, err)
+	}
+	replaced, err := t.put(fn.comps, fo.node, true)
+	if err != nil {
+		return pathErr("rename", newname, err)
+	}
+	if replaced != nil {
+		t.dropped(replaced)
+		t.markFiles(fn.path(), replaced)
+	}
+	t.markFiles(fo.path(), fo.node)
+	t.markFiles(fn.path(), fo.node)
+	return t.commit("rename", newname)
+}
+
+// Symlink creates link pointing at target. The target must be relative,
+// resolve inside the workspace (through any symlinks already there) and not
+// reach ".git" or a denied path; anything else is refused here, and checked
+// again every time the link is followed.
+func (w *Workspace) Symlink(target, link string) error {
+	return w.symlink(workerView, target, link)
+}
+
+// gitSpecialNames may not be symlinks: git fsck rejects such trees.
+var gitSpecialNames = map[string]bool{".gitmodules": true, ".gitattributes": true, ".gitignore": true, ".mailmap": true}
+
+func (w *Workspace) symlink(v view, target, link string) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	fl, err := w.find(v, "symlink", link, false, false)
+	if err != nil {
+		return err
+	}
+	switch {
+	case len(fl.comps) == 0 || fl.node != nil:
+		return pathErr("symlink", link, fs.ErrExist)
+	case gitSpecialNames[canonicalName(fl.comps[len(fl.comps)-1])]:
+		return withOp(refuse(link, RuleGitSpecialLink, ErrDenied,
+			"%s cannot be a symlink: git refuses such trees; write it as a regular file", fl.comps[len(fl.comps)-1]), "symlink")
+	}
+	if err := checkTargetIn(v, link, target); err != nil {
+		return withOp(err, "symlink")
+	}
+	dir := fl.comps[:len(fl.comps)-1]
+	if v == workerView {
+		joined := path.Join(strings.Join(dir, "/"), target)
+		if joined == ".." || strings.HasPrefix(joined, "../") {
+			return withOp(refuse(link, RuleSymlinkEscape, ErrOutsideSandbox,
+				"symlink target %q leads above the workspace root; a symlink must point inside the workspace", target), "symlink")
+		}
+		if joined != "." {
+			if err := w.deny.check(link, strings.Split(joined, "/")); err != nil {
+				err.Detail = "symlink target: " + err.Detail
+				return withOp(err, "symlink")
+			}
+		}
+	}
+	t := w.begin()
+	n := t.newNode(kindSymlink, 0o777, []byte(target))
+	t.added(n)
+	if _, err := t.put(fl.comps, n, true); err != nil {
+		return pathErr("symlink", link, err)
+	}
+	// Follow the new link in the tree it would make: this catches escapes
+	// through links already there, loops, and denied paths.
+	if _, err := w.walk(v, t.root, link, fl.comps, true); err != nil {
+		return withOp(err, "symlink")
+	}
+	t.dirty = append(t.dirty, fl.path())
+	return t.commit("symlink", link)
+}
+
+// Readlink returns the target of the named symlink.
+func (w *Workspace) Readlink(name string) (string, error) { return w.readlink(workerView, name) }
+
+func (w *Workspace) readlink(v view, name string) (string, error) {
+	w.mu.RLock()
+	defer w.mu.RUnlock()
+	f, err := w.find(v, "readlink", name, false, false)
+	if err != nil {
+		return "", err
+	}
+	switch {
+	case f.node == nil:
+		return "", notExist("readlink", name)
+	case f.node.kind != kindSymlink:
+		return "", pathErr("readlink", name, syscall.EINVAL)
+	}
+	return string(f.node.data), nil
+}
+
+// Chmod sets the permission bits of the named file, following symlinks. Of
+// the bits, git keeps only whether a file is executable.
+func (w *Workspace) Chmod(name string, mode fs.FileMode) error { return w.chmod(workerView, name, mode) }
+
+func (w *Workspace) chmod(v view, name string, mode fs.FileMode) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	f, err := w.find(v, "chmod", name, true, false)
+	if err != nil {
+		return err
+	}
+	if f.node == nil {
+		return notExist("chmod", name)
+	}
+	if len(f.comps) == 0 {
+		return pathErr("chmod", name, syscall.EPERM)
+	}
+	t := w.begin()
+	var n *node
+	if f.node.kind == kindDir {
+		n = t.copyDir(f.node, false)
+	} else {
+		n = t.version(f.node)
+		t.dropped(f.node)
+		t.added(n)
+		t.dirty = append(t.dirty, f.path())
+	}
+	n.perm = mode.Perm()
+	if _, err := t.put(f.comps, n, false); err != nil {
+		return pathErr("chmod", name, err)
+	}
+	return t.commit("chmod", name)
+}

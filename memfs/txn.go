@@ -1,0 +1,232 @@
+package memfs
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"syscall"
+	"time"
+)
+
+// txn builds the next version of the live tree. Nothing it does is visible
+// until commit, and commit checks quotas before it publishes anything: an
+// operation refused for any reason leaves the workspace exactly as it was.
+//
+// Directories are path-copied from the root; a directory version the
+// transaction made itself is changed in place (it is not visible yet), so a
+// transaction of many changes copies each directory once.
+type txn struct {
+	w     *Workspace
+	root  *node
+	u     usage
+	dirty []string
+	own   map[*node]bool
+	now   time.Time
+}
+
+func (w *Workspace) begin() *txn {
+	return &txn{w: w, root: w.cur.root, u: w.cur.usage, own: make(map[*node]bool), now: w.now()}
+}
+
+// newNode makes a node of the current generation; it is accounted when it
+// is linked into the tree (see added).
+func (t *txn) newNode(k kind, perm fs.FileMode, data []byte) *node {
+	t.w.nextIno++
+	n := &node{kind: k, perm: perm.Perm(), mtime: t.now, ino: t.w.nextIno, gen: t.w.gen, data: data}
+	if k == kindDir {
+		n.kids = emptyKids
+	}
+	t.own[n] = true
+	return n
+}
+
+// replaceData makes a new version of a file or symlink with data (which
+// the caller hands over), keeping its identity and mode.
+func (t *txn) replaceData(old *node, data []byte) *node {
+	n := *old
+	n.gen, n.data, n.mtime = t.w.gen, data, t.now
+	t.own[&n] = true
+	return &n
+}
+
+// version makes a new version of a file or symlink with the same content.
+// The content is copied when old is frozen: a version of the current
+// generation may later be written in place, and a frozen one never may.
+func (t *txn) version(old *node) *node {
+	data := old.data
+	if old.gen != t.w.gen {
+		data = bytes.Clone(data)
+	}
+	return t.replaceData(old, data)
+}
+
+// added accounts a subtree that is new to the workspace.
+func (t *txn) added(n *node) {
+	c := subtreeCost(n, 0, false)
+	t.u.live.add(c)
+	t.u.held.add(c)
+}
+
+// dropped accounts a subtree that leaves the live tree. Frozen versions in
+// it stay held by the base or a checkpoint.
+func (t *txn) dropped(n *node) {
+	t.u.live.sub(subtreeCost(n, 0, false))
+	t.u.held.sub(subtreeCost(n, t.w.gen, true))
+}
+
+// markFiles records every file and symlink at or below n, at path p, as
+// possibly changed.
+func (t *txn) markFiles(p string, n *node) {
+	if n.kind != kindDir {
+		t.dirty = append(t.dirty, p)
+		return
+	}
+	walkFiles(n, p, func(path string, _ *node) { t.dirty = append(t.dirty, path) })
+}
+
+// put links n at comps, making missing parents when mkdirs is set, and
+// returns the node it replaced. n nil removes the entry. The caller does
+// the accounting of n and of what it replaced.
+func (t *txn) put(comps []string, n *node, mkdirs bool) (old *node, err error) {
+	root, old, err := t.putIn(t.root, comps, n, mkdirs, true)
+	if err != nil {
+		return nil, err
+	}
+	t.root = root
+	return old, nil
+}
+
+var errInternal = errors.New("memfs: internal inconsistency")
+
+func (t *txn) putIn(dir *node, comps []string, n *node, mkdirs, isRoot bool) (*node, *node, error) {
+	name := comps[0]
+	child := dir.child(name)
+	var next, old *node
+	if len(comps) == 1 {
+		if child == nil && n == nil {
+			return nil, nil, fs.ErrNotExist
+		}
+		next, old = n, child
+	} else {
+		switch {
+		case child == nil && !mkdirs:
+			return nil, nil, fs.ErrNotExist
+		case child == nil:
+			child = t.newNode(kindDir, 0o755, nil)
+			t.added(child)
+		case child.kind != kindDir:
+			return nil, nil, syscall.ENOTDIR
+		}
+		var err error
+		next, old, err = t.putIn(child, comps[1:], n, mkdirs, false)
+		if err != nil {
+			return nil, nil, err
+		}
+	}
+	d := t.copyDir(dir, isRoot)
+	if next == nil {
+		d.kids = d.kids.Delete(name)
+	} else {
+		d.kids = d.kids.Set(name, next)
+	}
+	return d, old, nil
+}
+
+// copyDir returns a version of dir this transaction may change.
+func (t *txn) copyDir(dir *node, isRoot bool) *node {
+	if t.own[dir] {
+		dir.mtime = t.now
+		return dir
+	}
+	c := *dir
+	c.gen, c.mtime = t.w.gen, t.now
+	t.own[&c] = true
+	if !isRoot && dir.gen != t.w.gen {
+		t.u.held.Dirs++ // the old version stays with a checkpoint or the base
+	}
+	return &c
+}
+
+// commit publishes the transaction after checking quotas.
+func (t *txn) commit(op, name string) error {
+	w := t.w
+	if err := w.checkQuotaExact(op, name, &t.u); err != nil {
+		return err
+	}
+	w.cur.root, w.cur.usage = t.root, t.u
+	for _, p := range t.dirty {
+		if _, ok := w.cur.dirty.Get(p); !ok {
+			w.cur.dirty = w.cur.dirty.Set(p, struct{}{})
+		}
+	}
+	return nil
+}
+
+// checkQuotaExact is checkQuota, but before refusing it replaces the held
+// tally, which may overcount versions nothing holds any more (after a
+// checkpoint is deleted), with an exact count.
+func (w *Workspace) checkQuotaExact(op, name string, next *usage) error {
+	if w.checkQuota(op, name, *next) == nil {
+		return nil
+	}
+	before := w.cur.usage.held
+	w.recount()
+	next.held.add(w.cur.usage.held)
+	next.held.sub(before)
+	return w.checkQuota(op, name, *next)
+}
+
+// checkQuota refuses a new tally that crosses a limit. A tally that does not
+// grow is always accepted, so deleting is possible even at the limit.
+func (w *Workspace) checkQuota(op, name string, next usage) error {
+	cur, lim := w.cur.usage.held, w.limits
+	over := func(what string, n, limit int64, live int64) error {
+		kept := n - live
+		msg := fmt.Sprintf("the workspace would hold %s, over the limit of %s", w.amount(what, n), w.amount(what, limit))
+		if kept > 0 {
+			msg += fmt.Sprintf(" (%s of it kept only by checkpoints and the base; rolling back or deleting checkpoints releases it)", w.amount(what, kept))
+		}
+		return &Error{Op: op, Path: name, Err: ErrQuotaExceeded, Detail: msg + "; delete files you no longer need or write less"}
+	}
+	switch {
+	case next.held.Bytes > lim.MaxTotalBytes && next.held.Bytes > cur.Bytes:
+		return over("bytes", next.held.Bytes, lim.MaxTotalBytes, next.live.Bytes)
+	case next.held.Files > lim.MaxFiles && next.held.Files > cur.Files:
+		return over("files", int64(next.held.Files), int64(lim.MaxFiles), int64(next.live.Files))
+	case next.held.Dirs > lim.MaxDirs && next.held.Dirs > cur.Dirs:
+		return over("directories", int64(next.held.Dirs), int64(lim.MaxDirs), int64(next.live.Dirs))
+	}
+	return nil
+}
+
+func (w *Workspace) amount(what string, n int64) string {
+	if what == "bytes" {
+		return formatBytes(n)
+	}
+	return fmt.Sprintf("%d %s", n, what)
+}
+
+// formatBytes renders sizes the way a person reads them.
+func formatBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
+
+// fileTooBig refuses content over the per-file limit.
+func (w *Workspace) fileTooBig(op, name string, size int64) error {
+	if size <= w.limits.MaxFileBytes {
+		return nil
+	}
+	return &Error{Op: op, Path: name, Err: ErrQuotaExceeded, Detail: fmt.Sprintf(
+		"the file would be %s, over the per-file limit of %s; split it into smaller files",
+		formatBytes(size), formatBytes(w.limits.MaxFileBytes))}
+}

@@ -1,0 +1,141 @@
+package memfs
+
+import (
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/benbjohnson/immutable"
+)
+
+// Limits bound what a workspace may hold. A zero field takes its default.
+type Limits struct {
+	MaxFileBytes   int64 // one file's content; default 10 MiB
+	MaxTotalBytes  int64 // all content, including what checkpoints keep; default 512 MiB
+	MaxFiles       int   // files and symlinks, including versions checkpoints keep; default 100,000
+	MaxDirs        int   // directories, likewise; default 100,000
+	MaxCheckpoints int   // checkpoints on the stack; default 100
+}
+
+// DefaultLimits returns the limits a workspace has unless configured.
+func DefaultLimits() Limits {
+	return Limits{
+		MaxFileBytes:   10 << 20,
+		MaxTotalBytes:  512 << 20,
+		MaxFiles:       100_000,
+		MaxDirs:        100_000,
+		MaxCheckpoints: 100,
+	}
+}
+
+func (l Limits) withDefaults() (Limits, error) {
+	d := DefaultLimits()
+	if l.MaxFileBytes == 0 {
+		l.MaxFileBytes = d.MaxFileBytes
+	}
+	if l.MaxTotalBytes == 0 {
+		l.MaxTotalBytes = d.MaxTotalBytes
+	}
+	if l.MaxFiles == 0 {
+		l.MaxFiles = d.MaxFiles
+	}
+	if l.MaxDirs == 0 {
+		l.MaxDirs = d.MaxDirs
+	}
+	if l.MaxCheckpoints == 0 {
+		l.MaxCheckpoints = d.MaxCheckpoints
+	}
+	if l.MaxFileBytes < 0 || l.MaxTotalBytes < 0 || l.MaxFiles < 0 || l.MaxDirs < 0 || l.MaxCheckpoints < 0 {
+		return l, fmt.Errorf("memfs: limits must not be negative: %+v", l)
+	}
+	return l, nil
+}
+
+// Option configures a Workspace.
+type Option func(*config)
+
+type config struct {
+	limits Limits
+	deny   []string
+	now    func() time.Time
+}
+
+// WithLimits sets the quotas; zero fields keep their defaults.
+func WithLimits(l Limits) Option { return func(c *config) { c.limits = l } }
+
+// WithDeny adds deny patterns to the defaults (see DenyList).
+func WithDeny(patterns ...string) Option {
+	return func(c *config) { c.deny = append(c.deny, patterns...) }
+}
+
+// WithClock sets the clock for modification and checkpoint times.
+func WithClock(now func() time.Time) Option { return func(c *config) { c.now = now } }
+
+// Workspace is the worker's filesystem: in memory, safe for concurrent use,
+// with one path guard in front of everything a worker names. See the package
+// documentation for the whole contract.
+type Workspace struct {
+	limits Limits
+	deny   *DenyList
+	now    func() time.Time
+
+	mu      sync.RWMutex
+	cur     state // the live tree
+	base    state // what the workspace was seeded with
+	cps     []checkpoint
+	gen     uint64 // versions older than gen are frozen
+	nextIno uint64
+	tempSeq atomic.Uint64
+}
+
+// state is one version of the whole workspace.
+type state struct {
+	root  *node
+	dirty *immutable.SortedMap[string, struct{}] // paths touched since the base
+	usage usage
+}
+
+var emptyDirty = immutable.NewSortedMap[string, struct{}](nameComparer{})
+
+// New returns an empty workspace. Its base is the empty tree.
+func New(opts ...Option) (*Workspace, error) {
+	c := config{now: time.Now}
+	for _, o := range opts {
+		o(&c)
+	}
+	limits, err := c.limits.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	deny, err := NewDenyList(c.deny...)
+	if err != nil {
+		return nil, fmt.Errorf("memfs: %w", err)
+	}
+	w := &Workspace{limits: limits, deny: deny, now: c.now, gen: 1}
+	w.nextIno++
+	root := &node{kind: kindDir, perm: 0o755, mtime: w.now(), ino: w.nextIno, gen: w.gen, kids: emptyKids}
+	w.cur = state{root: root, dirty: emptyDirty}
+	w.base = w.cur
+	w.freeze()
+	return w, nil
+}
+
+// freeze makes every version that exists now immutable: later changes copy.
+// It is what makes a checkpoint or a base cost O(1).
+func (w *Workspace) freeze() { w.gen++ }
+
+// Limits returns the workspace's quotas.
+func (w *Workspace) Limits() Limits { return w.limits }
+
+// Deny returns the workspace's deny list.
+func (w *Workspace) Deny() *DenyList { return w.deny }
+
+// Usage returns what the live tree holds, and what the workspace holds in
+// all (the live tree plus versions only the base or checkpoints keep). The
+// quotas apply to the second.
+func (w *Workspace) Usage() (live, held Usage) {
+	w.mu.RLock()
+	defer w.mu.RUnlock()
+	return w.cur.usage.live, w.cur.usage.held
+}
