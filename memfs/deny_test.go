@@ -71,10 +71,10 @@ func TestDenyHoldsAgainstRename(t *testing.T) {
 		{"notes.txt", ".env"},
 		{"notes.txt", "sub/.ENV."},
 		{"notes.txt", "id_rsa"},
-		{"keys", ".ssh"},             // a directory moved into a denied name
-		{"keys", "home/.ssh"},        // at depth
-		{"cfg", ".docker"},           // something inside would match .docker/config.json
-		{"cfg", "x/.docker"},         // at depth
+		{"keys", ".ssh"},      // a directory moved into a denied name
+		{"keys", "home/.ssh"}, // at depth
+		{"cfg", ".docker"},    // something inside would match .docker/config.json
+		{"cfg", "x/.docker"},  // at depth
 		{"box/inner/db.txt", "x.sqlite"},
 	}
 	for _, c := range cases {
@@ -150,8 +150,8 @@ func TestSymlinkPolicy(t *testing.T) {
 		{"a/.GIT/x", "l6", memfs.RuleGitDir},
 		{".env", "l7", memfs.RuleDenied},
 		{"../.ssh/id_rsa", "src/l8", memfs.RuleDenied},
-		{"here/../x", "l9", memfs.RuleSymlinkEscape},          // "." then "..": escapes when followed
-		{"srcdir/../../x", "l10", memfs.RuleSymlinkEscape},    // lexically outside
+		{"here/../x", "l9", memfs.RuleSymlinkEscape},       // "." then "..": escapes when followed
+		{"srcdir/../../x", "l10", memfs.RuleSymlinkEscape}, // lexically outside
 		{"docs\\readme.md", "l11", memfs.RuleBackslash},
 		{"", "l12", memfs.RuleSymlinkTarget},
 		{"x\ny", "l13", memfs.RuleControl},

@@ -432,7 +432,9 @@ func (w *Workspace) readlink(v view, name string) (string, error) {
 
 // Chmod sets the permission bits of the named file, following symlinks. Of
 // the bits, git keeps only whether a file is executable.
-func (w *Workspace) Chmod(name string, mode fs.FileMode) error { return w.chmod(workerView, name, mode) }
+func (w *Workspace) Chmod(name string, mode fs.FileMode) error {
+	return w.chmod(workerView, name, mode)
+}
 
 func (w *Workspace) chmod(v view, name string, mode fs.FileMode) error {
 	w.mu.Lock()
