@@ -275,6 +275,8 @@ func (f *File) resize(n *node, size int64, edit func([]byte)) error {
 	}
 	n.mtime = w.now()
 	w.cur.usage = next
+	// A version of the current generation was made by a transaction that
+	// marked its path already; marking again keeps that from being load-bearing.
 	if p := strings.Join(f.comps, "/"); !w.isDirty(p) {
 		w.cur.dirty = w.cur.dirty.Set(p, struct{}{})
 	}
