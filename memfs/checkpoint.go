@@ -51,6 +51,7 @@ func (w *Workspace) Checkpoint(name string) (CheckpointInfo, error) {
 	}
 	cp := checkpoint{name: name, time: w.now(), st: w.cur}
 	w.cps = append(w.cps, cp)
+	w.cpIndex[name] = len(w.cps) - 1
 	w.freeze()
 	return CheckpointInfo{Name: name, Time: cp.time}, nil
 }
@@ -74,12 +75,19 @@ func checkCheckpointName(name string) error {
 }
 
 func (w *Workspace) findCheckpoint(name string) int {
-	for i := len(w.cps) - 1; i >= 0; i-- {
-		if w.cps[i].name == name {
-			return i
-		}
+	if i, ok := w.cpIndex[name]; ok {
+		return i
 	}
 	return -1
+}
+
+// setCheckpoints replaces the stack and rebuilds the name index.
+func (w *Workspace) setCheckpoints(cps []checkpoint) {
+	w.cps = cps
+	clear(w.cpIndex)
+	for i, cp := range cps {
+		w.cpIndex[cp.name] = i
+	}
 }
 
 // Rollback restores the workspace exactly as it was at the named checkpoint
@@ -95,8 +103,13 @@ func (w *Workspace) Rollback(name string) (CheckpointInfo, error) {
 	}
 	cp := w.cps[i]
 	w.cur = cp.st
+	for _, later := range w.cps[i+1:] {
+		delete(w.cpIndex, later.name)
+	}
 	w.cps = w.cps[:i+1]
-	w.recount()
+	// The tally taken with the checkpoint is exact, unless checkpoints were
+	// deleted since; then it overcounts, and a quota check recounts before
+	// it refuses anything. Rollback stays O(1).
 	return CheckpointInfo{Name: cp.name, Time: cp.time}, nil
 }
 
@@ -108,7 +121,7 @@ func (w *Workspace) DeleteCheckpoint(name string) error {
 	if err != nil {
 		return err
 	}
-	w.cps = append(w.cps[:i:i], w.cps[i+1:]...)
+	w.setCheckpoints(append(w.cps[:i:i], w.cps[i+1:]...))
 	w.recount()
 	return nil
 }

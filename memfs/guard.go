@@ -79,20 +79,40 @@ func checkChars(name string) *Error {
 		return refuse(truncate(name), RulePathTooLong, ErrInvalidPath,
 			"the path is %d bytes, more than the %d allowed; use a shorter path", len(name), MaxPathBytes)
 	}
+	ascii := true
+	for i := 0; i < len(name); i++ {
+		b := name[i]
+		switch {
+		case b >= utf8.RuneSelf:
+			ascii = false
+		case b < 0x20 || b == 0x7f:
+			return controlRefusal(name, rune(b), i)
+		case b == '\\':
+			return backslashRefusal(name)
+		}
+	}
+	if ascii {
+		return nil
+	}
 	if !utf8.ValidString(name) {
 		return refuse(name, RuleInvalidUTF8, ErrInvalidPath, "the path is not valid UTF-8; use UTF-8 names")
 	}
 	for i, r := range name {
-		switch {
-		case unicode.IsControl(r):
-			return refuse(name, RuleControl, ErrInvalidPath,
-				"the path contains control character U+%04X at byte %d; names may not contain control characters", r, i)
-		case r == '\\':
-			return refuse(name, RuleBackslash, ErrInvalidPath,
-				"backslashes are not separators here; use forward slashes: %q", suggest(strings.ReplaceAll(name, `\`, "/")))
+		if unicode.IsControl(r) {
+			return controlRefusal(name, r, i)
 		}
 	}
 	return nil
+}
+
+func controlRefusal(name string, r rune, at int) *Error {
+	return refuse(name, RuleControl, ErrInvalidPath,
+		"the path contains control character U+%04X at byte %d; names may not contain control characters", r, at)
+}
+
+func backslashRefusal(name string) *Error {
+	return refuse(name, RuleBackslash, ErrInvalidPath,
+		"backslashes are not separators here; use forward slashes: %q", suggest(strings.ReplaceAll(name, `\`, "/")))
 }
 
 // checkName applies the rules for a single path component.
@@ -101,13 +121,25 @@ func checkName(path, c string) *Error {
 		return refuse(truncate(path), RuleNameTooLong, ErrInvalidPath,
 			"a name in the path is %d bytes, more than the %d allowed; use a shorter name", len(c), MaxNameBytes)
 	}
-	if isGitDir(c) {
+	ascii := true
+	for i := 0; i < len(c); i++ {
+		if c[i] >= utf8.RuneSelf {
+			ascii = false
+			break
+		}
+	}
+	// An ASCII name can only read as .git if it starts with "." or "g", and
+	// only be a device if it starts with one of their initials.
+	if (!ascii || c[0] == '.' || c[0]|0x20 == 'g') && isGitDir(c) {
 		return refuse(path, RuleGitDir, ErrDenied,
 			"%q is git's own directory or a disguise of it; the sandbox holds only your files, and git_stage/git_push manage history", c)
 	}
-	if isReserved(c) {
+	if strings.IndexByte("cpanlCPANL", c[0]) >= 0 && isReserved(c) {
 		return refuse(path, RuleReserved, ErrInvalidPath,
 			"%q is a reserved device name on Windows (CON, PRN, AUX, NUL, COM1-9, LPT1-9), where a checkout would break; choose another name", c)
+	}
+	if ascii {
+		return nil
 	}
 	for _, r := range c {
 		if isInvisible(r) {
@@ -211,12 +243,10 @@ func foldName(c string) string {
 	return b.String()
 }
 
-var reservedNames = map[string]bool{
-	"CON": true, "PRN": true, "AUX": true, "NUL": true, "CONIN$": true, "CONOUT$": true, "CLOCK$": true,
-	"COM0": true, "COM1": true, "COM2": true, "COM3": true, "COM4": true, "COM5": true, "COM6": true,
-	"COM7": true, "COM8": true, "COM9": true, "COM¹": true, "COM²": true, "COM³": true,
-	"LPT0": true, "LPT1": true, "LPT2": true, "LPT3": true, "LPT4": true, "LPT5": true, "LPT6": true,
-	"LPT7": true, "LPT8": true, "LPT9": true, "LPT¹": true, "LPT²": true, "LPT³": true,
+var reservedNames = []string{
+	"CON", "PRN", "AUX", "NUL", "CONIN$", "CONOUT$", "CLOCK$",
+	"COM0", "COM1", "COM2", "COM3", "COM4", "COM5", "COM6", "COM7", "COM8", "COM9", "COM¹", "COM²", "COM³",
+	"LPT0", "LPT1", "LPT2", "LPT3", "LPT4", "LPT5", "LPT6", "LPT7", "LPT8", "LPT9", "LPT¹", "LPT²", "LPT³",
 }
 
 // isReserved reports whether Windows treats c as a device: the part before
@@ -227,10 +257,15 @@ func isReserved(c string) bool {
 		base = base[:i]
 	}
 	base = strings.TrimRight(base, " ")
-	if len(base) < 3 || len(base) > 8 {
+	if len(base) < 3 || len(base) > 7 {
 		return false
 	}
-	return reservedNames[strings.ToUpper(base)]
+	for _, r := range reservedNames {
+		if len(r) == len(base) && strings.EqualFold(r, base) {
+			return true
+		}
+	}
+	return false
 }
 
 // defaultIgnorable is Unicode's Default_Ignorable_Code_Point property

@@ -30,6 +30,7 @@ type node struct {
 	mtime time.Time
 	ino   uint64 // identity of the file across versions
 	gen   uint64 // generation this version was made in
+	txn   uint64 // transaction that made it; that transaction may change it in place
 	data  []byte // file content or symlink target
 	kids  *immutable.SortedMap[string, *node]
 }

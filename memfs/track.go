@@ -70,7 +70,7 @@ func (w *Workspace) Seed(files []SeedFile) ([]Refused, error) {
 	}
 	w.cur = state{root: t.root, dirty: emptyDirty, usage: t.u}
 	w.base = w.cur
-	w.cps = nil
+	w.setCheckpoints(nil)
 	w.freeze()
 	return refused, nil
 }

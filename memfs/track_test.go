@@ -141,9 +141,9 @@ func TestChangesLookOnlyAtTouchedPaths(t *testing.T) {
 
 // seeded returns a workspace seeded with n files of size bytes, spread over
 // 100 directories.
-func seeded(t testing.TB, n, size int) *memfs.Workspace {
+func seeded(t testing.TB, n, size int, opts ...memfs.Option) *memfs.Workspace {
 	t.Helper()
-	w := newWorkspace(t)
+	w := newWorkspace(t, opts...)
 	files := make([]memfs.SeedFile, n)
 	for i := range files {
 		data := make([]byte, size)

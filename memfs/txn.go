@@ -18,26 +18,28 @@ import (
 // transaction of many changes copies each directory once.
 type txn struct {
 	w     *Workspace
+	id    uint64 // marks the nodes this transaction made (node.txn)
 	root  *node
 	u     usage
 	dirty []string
-	own   map[*node]bool
 	now   time.Time
 }
 
 func (w *Workspace) begin() *txn {
-	return &txn{w: w, root: w.cur.root, u: w.cur.usage, own: make(map[*node]bool), now: w.now()}
+	w.txnSeq++
+	return &txn{w: w, id: w.txnSeq, root: w.cur.root, u: w.cur.usage, now: w.now()}
 }
+
+func (t *txn) owns(n *node) bool { return n.txn == t.id }
 
 // newNode makes a node of the current generation; it is accounted when it
 // is linked into the tree (see added).
 func (t *txn) newNode(k kind, perm fs.FileMode, data []byte) *node {
 	t.w.nextIno++
-	n := &node{kind: k, perm: perm.Perm(), mtime: t.now, ino: t.w.nextIno, gen: t.w.gen, data: data}
+	n := &node{kind: k, perm: perm.Perm(), mtime: t.now, ino: t.w.nextIno, gen: t.w.gen, txn: t.id, data: data}
 	if k == kindDir {
 		n.kids = emptyKids
 	}
-	t.own[n] = true
 	return n
 }
 
@@ -45,8 +47,7 @@ func (t *txn) newNode(k kind, perm fs.FileMode, data []byte) *node {
 // the caller hands over), keeping its identity and mode.
 func (t *txn) replaceData(old *node, data []byte) *node {
 	n := *old
-	n.gen, n.data, n.mtime = t.w.gen, data, t.now
-	t.own[&n] = true
+	n.gen, n.txn, n.data, n.mtime = t.w.gen, t.id, data, t.now
 	return &n
 }
 
@@ -135,13 +136,12 @@ func (t *txn) putIn(dir *node, comps []string, n *node, mkdirs, isRoot bool) (*n
 
 // copyDir returns a version of dir this transaction may change.
 func (t *txn) copyDir(dir *node, isRoot bool) *node {
-	if t.own[dir] {
+	if t.owns(dir) {
 		dir.mtime = t.now
 		return dir
 	}
 	c := *dir
-	c.gen, c.mtime = t.w.gen, t.now
-	t.own[&c] = true
+	c.gen, c.txn, c.mtime = t.w.gen, t.id, t.now
 	if !isRoot && dir.gen != t.w.gen {
 		t.u.held.Dirs++ // the old version stays with a checkpoint or the base
 	}

@@ -38,9 +38,12 @@ func (f found) path() string { return strings.Join(f.comps, "/") }
 // walk resolves comps from root. Symlinks among the parents are followed,
 // and the last one too when followLast is set.
 func (w *Workspace) walk(v view, root *node, name string, comps []string, followLast bool) (found, error) {
-	stack := []*node{root}
+	var stackBuf [16]*node
+	stack := append(stackBuf[:0], root)
 	names := make([]string, 0, len(comps))
-	pending := append([]string(nil), comps...)
+	// pending is comps until a symlink is met; only then is a new slice
+	// made, with the target in front of what remains.
+	pending := comps
 	hops := 0
 	for len(pending) > 0 {
 		c := pending[0]
@@ -62,9 +65,8 @@ func (w *Workspace) walk(v view, root *node, name string, comps []string, follow
 		dir := stack[len(stack)-1]
 		child := dir.child(c)
 		if child == nil {
-			rest := append([]string{c}, pending...)
 			f := found{comps: names, hops: hops}
-			for _, r := range rest {
+			for _, r := range append([]string{c}, pending...) {
 				switch r {
 				case "", ".":
 				case "..":
@@ -75,7 +77,10 @@ func (w *Workspace) walk(v view, root *node, name string, comps []string, follow
 					f.missing++
 				}
 			}
-			return f, w.checkHopDeny(v, name, f)
+			if hops > 0 {
+				return f, w.checkHopDeny(name, f.comps)
+			}
+			return f, nil
 		}
 		last := len(pending) == 0
 		if child.kind == kindSymlink && (!last || followLast) {
@@ -99,7 +104,7 @@ func (w *Workspace) walk(v view, root *node, name string, comps []string, follow
 		names = append(names, c)
 		stack = append(stack, child)
 		if hops > 0 {
-			if err := w.checkHopDeny(v, name, found{comps: names}); err != nil {
+			if err := w.checkHopDeny(name, names); err != nil {
 				return found{}, err
 			}
 		}
@@ -128,11 +133,11 @@ func checkTargetIn(v view, name, target string) error {
 
 // checkHopDeny applies the deny list to where symlinks led: no operation
 // may reach a denied path through a link.
-func (w *Workspace) checkHopDeny(v view, name string, f found) error {
-	if len(f.comps) == 0 {
+func (w *Workspace) checkHopDeny(name string, comps []string) error {
+	if len(comps) == 0 {
 		return nil
 	}
-	if err := w.deny.check(name, f.comps); err != nil {
+	if err := w.deny.check(name, comps); err != nil {
 		err.Detail = "through a symlink, " + err.Detail
 		return err
 	}

@@ -84,8 +84,10 @@ type Workspace struct {
 	cur     state // the live tree
 	base    state // what the workspace was seeded with
 	cps     []checkpoint
+	cpIndex map[string]int // checkpoint name -> index in cps
 	gen     uint64 // versions older than gen are frozen
 	nextIno uint64
+	txnSeq  uint64
 	tempSeq atomic.Uint64
 }
 
@@ -112,7 +114,7 @@ func New(opts ...Option) (*Workspace, error) {
 	if err != nil {
 		return nil, fmt.Errorf("memfs: %w", err)
 	}
-	w := &Workspace{limits: limits, deny: deny, now: c.now, gen: 1}
+	w := &Workspace{limits: limits, deny: deny, now: c.now, gen: 1, cpIndex: make(map[string]int)}
 	w.nextIno++
 	root := &node{kind: kindDir, perm: 0o755, mtime: w.now(), ino: w.nextIno, gen: w.gen, kids: emptyKids}
 	w.cur = state{root: root, dirty: emptyDirty}
