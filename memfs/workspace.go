@@ -85,7 +85,7 @@ type Workspace struct {
 	base    state // what the workspace was seeded with
 	cps     []checkpoint
 	cpIndex map[string]int // checkpoint name -> index in cps
-	gen     uint64 // versions older than gen are frozen
+	gen     uint64         // versions older than gen are frozen
 	nextIno uint64
 	txnSeq  uint64
 	tempSeq atomic.Uint64
