@@ -216,3 +216,36 @@ func TestWorkerNeverFollowsLinksOut(t *testing.T) {
 		t.Errorf("billy Stat(up): %v", err)
 	}
 }
+
+// A symlink keeps its target text when moved, so a rename is judged like
+// making the link at its new place.
+func TestRenameJudgesMovedLinks(t *testing.T) {
+	w := newWorkspace(t)
+	mustWrite(t, w, "x", "x")
+	must(t, w.Symlink("../x", "a/l"))
+	must(t, w.Symlink("../../x", "d/b/l2"))
+	must(t, w.Symlink("x", "plain"))
+	cases := []struct {
+		from, to string
+		rule     memfs.Rule
+	}{
+		{"a/l", "l", memfs.RuleSymlinkEscape},              // "../x" from the root escapes
+		{"d/b", "b", memfs.RuleSymlinkEscape},              // a link inside a moved directory
+		{"plain", ".gitmodules", memfs.RuleGitSpecialLink}, // git refuses such trees
+		{"plain", "sub/.GITIGNORE", memfs.RuleGitSpecialLink},
+	}
+	for _, c := range cases {
+		err := w.Rename(c.from, c.to)
+		if got := memfs.RuleOf(err); got != c.rule {
+			t.Errorf("Rename(%q, %q): rule %q, want %q (%v)", c.from, c.to, got, c.rule, err)
+		}
+	}
+	if got, _ := w.Readlink("a/l"); got != "../x" {
+		t.Errorf("a refused rename moved the link: %q", got)
+	}
+	must(t, w.Rename("d", "q")) // q/b/l2 -> ../../x is still x
+	if got, err := w.ReadFile("q/b/l2"); err != nil || string(got) != "x" {
+		t.Errorf("read through the moved link: %q, %v", got, err)
+	}
+	must(t, w.Rename("a/l", "e/f/l")) // now e/x: dangling, but inside
+}

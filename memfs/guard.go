@@ -297,9 +297,13 @@ var defaultIgnorable = &unicode.RangeTable{
 
 func isIgnorable(r rune) bool { return r >= 0xAD && unicode.Is(defaultIgnorable, r) }
 
-// isInvisible reports characters refused in names: ignorable code points and
-// the line and paragraph separators, which break a name across lines.
-func isInvisible(r rune) bool { return isIgnorable(r) || r == 0x2028 || r == 0x2029 }
+// isInvisible reports characters refused in names: ignorable code points,
+// every format character (Cf: joiners, direction marks and overrides,
+// interlinear annotation, tags...), and the line and paragraph separators,
+// which break a name across lines.
+func isInvisible(r rune) bool {
+	return isIgnorable(r) || unicode.Is(unicode.Cf, r) || r == 0x2028 || r == 0x2029
+}
 
 // suggest keeps suggestions in messages printable and short.
 func suggest(s string) string {

@@ -2,6 +2,7 @@ package memfs
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io/fs"
 	"path"
@@ -43,17 +44,13 @@ func (w *Workspace) ReadFile(name string) ([]byte, error) {
 // 0644 when zero) and its parent directories as needed. An existing file
 // keeps its mode. A symlink is followed.
 func (w *Workspace) WriteFile(name string, data []byte, perm fs.FileMode) error {
-	return w.writeFile(workerView, "write", name, data, perm)
-}
-
-func (w *Workspace) writeFile(v view, op, name string, data []byte, perm fs.FileMode) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	f, err := w.find(v, op, name, true, false)
+	f, err := w.resolve("write", name, true, false)
 	if err != nil {
 		return err
 	}
-	return w.storeLocked(op, name, f, bytes.Clone(data), perm)
+	return w.storeLocked("write", name, f, bytes.Clone(data), perm)
 }
 
 // storeLocked writes data (which the caller hands over) at f.
@@ -345,6 +342,9 @@ func (w *Workspace) rename(v view, oldname, newname string) error {
 	if err != nil {
 		return pathErr("rename", newname, err)
 	}
+	if err := w.checkMovedLinks(v, t.root, newname, fn.comps, fo.node); err != nil {
+		return withOp(err, "rename")
+	}
 	if replaced != nil {
 		t.dropped(replaced)
 		t.markFiles(fn.path(), replaced)
@@ -372,29 +372,8 @@ func (w *Workspace) symlink(v view, target, link string) error {
 	if err != nil {
 		return err
 	}
-	switch {
-	case len(fl.comps) == 0 || fl.node != nil:
+	if len(fl.comps) == 0 || fl.node != nil {
 		return pathErr("symlink", link, fs.ErrExist)
-	case gitSpecialNames[canonicalName(fl.comps[len(fl.comps)-1])]:
-		return withOp(refuse(link, RuleGitSpecialLink, ErrDenied,
-			"%s cannot be a symlink: git refuses such trees; write it as a regular file", fl.comps[len(fl.comps)-1]), "symlink")
-	}
-	if err := checkTargetIn(v, link, target); err != nil {
-		return withOp(err, "symlink")
-	}
-	dir := fl.comps[:len(fl.comps)-1]
-	if v == workerView {
-		joined := path.Join(strings.Join(dir, "/"), target)
-		if joined == ".." || strings.HasPrefix(joined, "../") {
-			return withOp(refuse(link, RuleSymlinkEscape, ErrOutsideSandbox,
-				"symlink target %q leads above the workspace root; a symlink must point inside the workspace", target), "symlink")
-		}
-		if joined != "." {
-			if err := w.deny.check(link, strings.Split(joined, "/")); err != nil {
-				err.Detail = "symlink target: " + err.Detail
-				return withOp(err, "symlink")
-			}
-		}
 	}
 	t := w.begin()
 	n := t.newNode(kindSymlink, 0o777, []byte(target))
@@ -402,13 +381,67 @@ func (w *Workspace) symlink(v view, target, link string) error {
 	if _, err := t.put(fl.comps, n, true); err != nil {
 		return pathErr("symlink", link, err)
 	}
-	// Follow the new link in the tree it would make: this catches escapes
-	// through links already there, loops, and denied paths.
-	if _, err := w.walk(v, t.root, link, fl.comps, true); err != nil {
+	if err := w.checkLink(v, t.root, link, fl.comps, target); err != nil {
 		return withOp(err, "symlink")
 	}
 	t.dirty = append(t.dirty, fl.path())
 	return t.commit("symlink", link)
+}
+
+// checkLink judges the symlink at comps in the tree under root, as if it
+// were being made there: its name, its target text, where the target leads
+// lexically, and where it really leads through the links already there
+// (escapes, loops and denied paths; a dangling link is fine). Symlink,
+// Rename (a moved link keeps its text, so it leads somewhere new) and Seed
+// all judge links here. Following a link checks again, every time: that is
+// the guarantee; this check keeps bad links from being made at all.
+func (w *Workspace) checkLink(v view, root *node, name string, comps []string, target string) error {
+	if gitSpecialNames[canonicalName(comps[len(comps)-1])] {
+		return refuse(name, RuleGitSpecialLink, ErrDenied,
+			"%s cannot be a symlink: git refuses such trees; write it as a regular file", comps[len(comps)-1])
+	}
+	if err := checkTargetIn(v, name, target); err != nil {
+		return err
+	}
+	if v == workerView {
+		joined := path.Join(strings.Join(comps[:len(comps)-1], "/"), target)
+		if joined == ".." || strings.HasPrefix(joined, "../") {
+			return refuse(name, RuleSymlinkEscape, ErrOutsideSandbox,
+				"symlink target %q leads above the workspace root from here; a symlink must point inside the workspace", target)
+		}
+		if joined != "." {
+			if err := w.deny.check(name, strings.Split(joined, "/")); err != nil {
+				err.Detail = "symlink target: " + err.Detail
+				return err
+			}
+		}
+	}
+	if _, err := w.walk(v, root, name, comps, true); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+// checkMovedLinks applies checkLink to every symlink at or below n, which
+// now sits at comps in the tree under root.
+func (w *Workspace) checkMovedLinks(v view, root *node, name string, comps []string, n *node) error {
+	switch n.kind {
+	case kindSymlink:
+		if err := w.checkLink(v, root, name, comps, string(n.data)); err != nil {
+			if e, ok := err.(*Error); ok && len(comps) > 0 {
+				e.Detail = fmt.Sprintf("the symlink would be at %s: %s", strings.Join(comps, "/"), e.Detail)
+			}
+			return err
+		}
+	case kindDir:
+		for it := n.kids.Iterator(); !it.Done(); {
+			k, c, _ := it.Next()
+			if err := w.checkMovedLinks(v, root, name, append(comps[:len(comps):len(comps)], k), c); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // Readlink returns the target of the named symlink.

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"io/fs"
-	"path"
 	"strings"
 	"syscall"
 )
@@ -54,7 +53,7 @@ func (w *Workspace) Seed(files []SeedFile) ([]Refused, error) {
 	// through another is judged by where it really leads.
 	for _, l := range links {
 		comps := strings.Split(l.Path, "/")
-		if _, err := w.walk(workerView, t.root, l.Path, comps, true); err != nil {
+		if err := w.checkLink(workerView, t.root, l.Path, comps, string(l.Data)); err != nil {
 			refused = append(refused, Refused{Path: l.Path, Err: withOp(err, "seed")})
 			n := lookup(t.root, comps)
 			if _, err := t.put(comps, nil, false); err == nil {
@@ -87,20 +86,7 @@ func (t *txn) seedOne(sf SeedFile) error {
 	k, perm := kindFile, sf.Mode.Perm()
 	switch {
 	case sf.Mode&fs.ModeSymlink != 0:
-		k, perm = kindSymlink, 0o777
-		target := string(sf.Data)
-		if err := checkLinkTarget(sf.Path, target); err != nil {
-			return withOp(err, "seed")
-		}
-		joined := path.Join(path.Dir(sf.Path), target)
-		if joined == ".." || strings.HasPrefix(joined, "../") {
-			return &Error{Op: "seed", Path: sf.Path, Rule: RuleSymlinkEscape, Err: ErrOutsideSandbox,
-				Detail: fmt.Sprintf("symlink target %q leads above the workspace root", target)}
-		}
-		if gitSpecialNames[canonicalName(comps[len(comps)-1])] {
-			return &Error{Op: "seed", Path: sf.Path, Rule: RuleGitSpecialLink, Err: ErrDenied,
-				Detail: "this name cannot be a symlink: git refuses such trees"}
-		}
+		k, perm = kindSymlink, 0o777 // judged by checkLink once the tree is built
 	case !sf.Mode.IsRegular():
 		return pathErr("seed", sf.Path, fmt.Errorf("mode %v is neither a regular file nor a symlink", sf.Mode))
 	case perm == 0:
