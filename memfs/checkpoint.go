@@ -145,11 +145,16 @@ func (w *Workspace) checkpointIndex(op, name string) (int, error) {
 
 // recount sets the held tally exactly, from everything still reachable.
 func (w *Workspace) recount() {
-	roots := []*node{w.cur.root, w.base.root}
+	w.cur.usage.held = countUnique(w.roots(w.cur.root)...)
+}
+
+// roots is every tree the workspace keeps, with live as the live one.
+func (w *Workspace) roots(live *node) []*node {
+	roots := append([]*node{live, w.base.root}, w.retained...)
 	for _, cp := range w.cps {
 		roots = append(roots, cp.st.root)
 	}
-	w.cur.usage.held = countUnique(roots...)
+	return roots
 }
 
 // Checkpoints lists the checkpoints, oldest first, with how many files and

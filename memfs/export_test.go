@@ -7,11 +7,7 @@ package memfs
 func ExactUsage(w *Workspace) (live, held Usage) {
 	w.mu.RLock()
 	defer w.mu.RUnlock()
-	roots := []*node{w.cur.root, w.base.root}
-	for _, cp := range w.cps {
-		roots = append(roots, cp.st.root)
-	}
-	return countUnique(w.cur.root), countUnique(roots...)
+	return countUnique(w.cur.root), countUnique(w.roots(w.cur.root)...)
 }
 
 // DirtyLen is how many paths change tracking would look at.

@@ -33,44 +33,17 @@ type Refused struct {
 // with the reason. If what remains exceeds the workspace's quotas, Seed
 // changes nothing and returns ErrQuotaExceeded.
 func (w *Workspace) Seed(files []SeedFile) ([]Refused, error) {
+	s, refused, err := w.NewSnapshot(files)
+	if err != nil {
+		return nil, err
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	t := w.begin()
-	t.u = usage{}
-	t.root = t.newNode(kindDir, 0o755, nil)
-	var refused []Refused
-	var links []SeedFile
-	for _, sf := range files {
-		if err := t.seedOne(sf); err != nil {
-			refused = append(refused, Refused{Path: sf.Path, Err: err})
-			continue
-		}
-		if sf.Mode&fs.ModeSymlink != 0 {
-			links = append(links, sf)
-		}
-	}
-	// Links are checked once the whole tree is there, so that one link
-	// through another is judged by where it really leads.
-	for _, l := range links {
-		comps := strings.Split(l.Path, "/")
-		if err := w.checkLink(workerView, t.root, l.Path, comps, string(l.Data)); err != nil {
-			refused = append(refused, Refused{Path: l.Path, Err: withOp(err, "seed")})
-			n := lookup(t.root, comps)
-			if _, err := t.put(comps, nil, false); err == nil {
-				t.dropped(n)
-			}
-		}
-	}
-	lim := w.limits
-	if u := t.u.held; u.Bytes > lim.MaxTotalBytes || u.Files > lim.MaxFiles || u.Dirs > lim.MaxDirs {
-		return nil, &Error{Op: "seed", Path: ".", Err: ErrQuotaExceeded, Detail: fmt.Sprintf(
-			"the files hold %s in %d files and %d directories; the workspace allows %s, %d files and %d directories",
-			formatBytes(u.Bytes), u.Files, u.Dirs, formatBytes(lim.MaxTotalBytes), lim.MaxFiles, lim.MaxDirs)}
-	}
-	w.cur = state{root: t.root, dirty: emptyDirty, usage: t.u}
+	u := s.Usage()
+	w.cur = state{root: s.root, dirty: emptyDirty, usage: usage{live: u, held: u}}
 	w.base = w.cur
+	w.retained = nil
 	w.setCheckpoints(nil)
-	w.freeze()
 	return refused, nil
 }
 
@@ -105,7 +78,6 @@ func (t *txn) seedOne(sf SeedFile) error {
 		}
 		return pathErr("seed", sf.Path, err)
 	}
-	t.added(n)
 	return nil
 }
 
@@ -166,6 +138,11 @@ func diffPath(from, to *node, p string) (Change, bool) {
 	if b != nil && b.kind == kindDir {
 		b = nil
 	}
+	return diffEntries(a, b, p)
+}
+
+// diffEntries compares two versions of the file or symlink at p (nil: none).
+func diffEntries(a, b *node, p string) (Change, bool) {
 	switch {
 	case a == nil && b == nil:
 		return Change{}, false

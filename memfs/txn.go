@@ -19,6 +19,7 @@ import (
 type txn struct {
 	w     *Workspace
 	id    uint64 // marks the nodes this transaction made (node.txn)
+	gen   uint64 // the generation of the nodes it makes
 	root  *node
 	u     usage
 	dirty []string
@@ -26,8 +27,7 @@ type txn struct {
 }
 
 func (w *Workspace) begin() *txn {
-	w.txnSeq++
-	return &txn{w: w, id: w.txnSeq, root: w.cur.root, u: w.cur.usage, now: w.now()}
+	return &txn{w: w, id: w.txnSeq.Add(1), gen: w.gen, root: w.cur.root, u: w.cur.usage, now: w.now()}
 }
 
 func (t *txn) owns(n *node) bool { return n.txn == t.id }
@@ -35,8 +35,7 @@ func (t *txn) owns(n *node) bool { return n.txn == t.id }
 // newNode makes a node of the current generation; it is accounted when it
 // is linked into the tree (see added).
 func (t *txn) newNode(k kind, perm fs.FileMode, data []byte) *node {
-	t.w.nextIno++
-	n := &node{kind: k, perm: perm.Perm(), mtime: t.now, ino: t.w.nextIno, gen: t.w.gen, txn: t.id, data: data}
+	n := &node{kind: k, perm: perm.Perm(), mtime: t.now, ino: t.w.nextIno.Add(1), gen: t.gen, txn: t.id, data: data}
 	if k == kindDir {
 		n.kids = emptyKids
 	}
@@ -47,7 +46,7 @@ func (t *txn) newNode(k kind, perm fs.FileMode, data []byte) *node {
 // the caller hands over), keeping its identity and mode.
 func (t *txn) replaceData(old *node, data []byte) *node {
 	n := *old
-	n.gen, n.txn, n.data, n.mtime = t.w.gen, t.id, data, t.now
+	n.gen, n.txn, n.data, n.mtime = t.gen, t.id, data, t.now
 	return &n
 }
 
@@ -56,7 +55,7 @@ func (t *txn) replaceData(old *node, data []byte) *node {
 // generation may later be written in place, and a frozen one never may.
 func (t *txn) version(old *node) *node {
 	data := old.data
-	if old.gen != t.w.gen {
+	if old.gen != t.gen {
 		data = bytes.Clone(data)
 	}
 	return t.replaceData(old, data)
@@ -73,7 +72,7 @@ func (t *txn) added(n *node) {
 // it stay held by the base or a checkpoint.
 func (t *txn) dropped(n *node) {
 	t.u.live.sub(subtreeCost(n, 0, false))
-	t.u.held.sub(subtreeCost(n, t.w.gen, true))
+	t.u.held.sub(subtreeCost(n, t.gen, true))
 }
 
 // markFiles records every file and symlink at or below n, at path p, as
@@ -141,8 +140,8 @@ func (t *txn) copyDir(dir *node, isRoot bool) *node {
 		return dir
 	}
 	c := *dir
-	c.gen, c.txn, c.mtime = t.w.gen, t.id, t.now
-	if !isRoot && dir.gen != t.w.gen {
+	c.gen, c.txn, c.mtime = t.gen, t.id, t.now
+	if !isRoot && dir.gen != t.gen {
 		t.u.held.Dirs++ // the old version stays with a checkpoint or the base
 	}
 	return &c

@@ -86,17 +86,21 @@ type Workspace struct {
 	cps     []checkpoint
 	cpIndex map[string]int // checkpoint name -> index in cps
 	gen     uint64         // versions older than gen are frozen
-	nextIno uint64
-	txnSeq  uint64
-	tempSeq atomic.Uint64
+	nextIno  atomic.Uint64
+	txnSeq   atomic.Uint64
+	tempSeq  atomic.Uint64
+	retained []*node // roots kept by the caller (see SetBase), counted in the held tally
 }
 
 // state is one version of the whole workspace.
 type state struct {
 	root  *node
-	dirty *immutable.SortedMap[string, struct{}] // paths touched since the base
+	dirty dirtySet // paths touched since the base
 	usage usage
 }
+
+// dirtySet is a persistent set of paths, so that a checkpoint shares it.
+type dirtySet = *immutable.SortedMap[string, struct{}]
 
 var emptyDirty = immutable.NewSortedMap[string, struct{}](nameComparer{})
 
@@ -115,8 +119,7 @@ func New(opts ...Option) (*Workspace, error) {
 		return nil, fmt.Errorf("memfs: %w", err)
 	}
 	w := &Workspace{limits: limits, deny: deny, now: c.now, gen: 1, cpIndex: make(map[string]int)}
-	w.nextIno++
-	root := &node{kind: kindDir, perm: 0o755, mtime: w.now(), ino: w.nextIno, gen: w.gen, kids: emptyKids}
+	root := &node{kind: kindDir, perm: 0o755, mtime: w.now(), ino: w.nextIno.Add(1), gen: w.gen, kids: emptyKids}
 	w.cur = state{root: root, dirty: emptyDirty}
 	w.base = w.cur
 	w.freeze()

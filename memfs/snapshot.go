@@ -1,0 +1,325 @@
+package memfs
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"sort"
+	"strings"
+	"syscall"
+)
+
+// Snapshot is one state of a workspace's tree, frozen: it never changes, so
+// it may be read without locks while the workspace goes on changing. It
+// shares every unchanged file and directory with the trees around it, so
+// taking one is O(1) and keeping one costs only what differs.
+type Snapshot struct {
+	root *node
+}
+
+// Snapshot freezes the live tree and returns it.
+func (w *Workspace) Snapshot() *Snapshot {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.freeze()
+	return &Snapshot{root: w.cur.root}
+}
+
+// Base returns the state change tracking compares against.
+func (w *Workspace) Base() *Snapshot {
+	w.mu.RLock()
+	defer w.mu.RUnlock()
+	return &Snapshot{root: w.base.root}
+}
+
+// Entry is a file or symlink of a snapshot.
+type Entry struct {
+	Path string
+	// Mode is the permission bits of a regular file (0o644, 0o755, ...) or
+	// fs.ModeSymlink|0o777 for a symlink.
+	Mode fs.FileMode
+	// Data is the file's content or the symlink's target. It is shared with
+	// the snapshot, without a copy: it must not be modified.
+	Data []byte
+}
+
+func entryOf(p string, n *node) Entry { return Entry{Path: p, Mode: n.mode(), Data: n.data} }
+
+// Lookup returns the file or symlink at path p, a canonical path as
+// CheckPath returns it. Symlinks are not followed.
+func (s *Snapshot) Lookup(p string) (Entry, bool) {
+	if p == "" {
+		return Entry{}, false
+	}
+	n := lookup(s.root, strings.Split(p, "/"))
+	if n == nil || n.kind == kindDir {
+		return Entry{}, false
+	}
+	return entryOf(p, n), true
+}
+
+// Walk calls fn for every file and symlink, directory by directory in name
+// order, and stops at the first error fn returns.
+func (s *Snapshot) Walk(fn func(Entry) error) error {
+	return walkEntries(s.root, "", fn)
+}
+
+func walkEntries(n *node, prefix string, fn func(Entry) error) error {
+	for it := n.kids.Iterator(); !it.Done(); {
+		name, c, _ := it.Next()
+		p := name
+		if prefix != "" {
+			p = prefix + "/" + name
+		}
+		var err error
+		if c.kind == kindDir {
+			err = walkEntries(c, p, fn)
+		} else {
+			err = fn(entryOf(p, c))
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Usage is what the snapshot holds, counting shared versions once.
+func (s *Snapshot) Usage() Usage { return countUnique(s.root) }
+
+// Diff lists the files and symlinks that differ from s to to, sorted by
+// path. Subtrees the two share are skipped, so comparing snapshots that
+// derive from one another costs what differs between them.
+func (s *Snapshot) Diff(to *Snapshot) []Change {
+	var out []Change
+	diffNodes(s.root, to.root, "", &out)
+	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out
+}
+
+func diffNodes(a, b *node, p string, out *[]Change) {
+	if a == b {
+		return
+	}
+	aDir, bDir := a != nil && a.kind == kindDir, b != nil && b.kind == kindDir
+	if p != "" {
+		af, bf := a, b
+		if aDir {
+			af = nil
+		}
+		if bDir {
+			bf = nil
+		}
+		if c, ok := diffEntries(af, bf, p); ok {
+			*out = append(*out, c)
+		}
+	}
+	if !aDir && !bDir {
+		return
+	}
+	child := func(n *node, dir bool, k string) *node {
+		if !dir {
+			return nil
+		}
+		return n.child(k)
+	}
+	join := func(k string) string {
+		if p == "" {
+			return k
+		}
+		return p + "/" + k
+	}
+	// Every name of either directory, each once: a's names, then b's that a
+	// lacks.
+	if aDir {
+		for it := a.kids.Iterator(); !it.Done(); {
+			k, ac, _ := it.Next()
+			diffNodes(ac, child(b, bDir, k), join(k), out)
+		}
+	}
+	if bDir {
+		for it := b.kids.Iterator(); !it.Done(); {
+			k, bc, _ := it.Next()
+			if child(a, aDir, k) == nil {
+				diffNodes(nil, bc, join(k), out)
+			}
+		}
+	}
+}
+
+// NewSnapshot builds a frozen tree from files under the same rules as the
+// worker's own operations: entries the path guard, the deny list or the
+// symlink policy refuse, files over the per-file limit and entries that
+// clash with an earlier one are left out and returned with the reason. A
+// tree over the workspace's quotas is refused whole with ErrQuotaExceeded.
+// The workspace itself does not change; see Seed and Restore.
+func (w *Workspace) NewSnapshot(files []SeedFile) (*Snapshot, []Refused, error) {
+	t := w.builder(&node{kind: kindDir, perm: 0o755, mtime: w.now(), ino: w.nextIno.Add(1), kids: emptyKids})
+	var refused []Refused
+	var links []SeedFile
+	for _, sf := range files {
+		if err := t.seedOne(sf); err != nil {
+			refused = append(refused, Refused{Path: sf.Path, Err: err})
+			continue
+		}
+		if sf.Mode&fs.ModeSymlink != 0 {
+			links = append(links, sf)
+		}
+	}
+	// Links are judged once the whole tree is there, so that one link
+	// through another is judged by where it really leads.
+	for _, l := range links {
+		comps := strings.Split(l.Path, "/")
+		if err := w.checkLink(workerView, t.root, l.Path, comps, string(l.Data)); err != nil {
+			refused = append(refused, Refused{Path: l.Path, Err: withOp(err, "seed")})
+			if _, err := t.put(comps, nil, false); err != nil {
+				return nil, nil, err
+			}
+		}
+	}
+	s := &Snapshot{root: t.root}
+	lim := w.limits
+	if u := s.Usage(); u.Bytes > lim.MaxTotalBytes || u.Files > lim.MaxFiles || u.Dirs > lim.MaxDirs {
+		return nil, refused, &Error{Op: "seed", Path: ".", Err: ErrQuotaExceeded, Detail: fmt.Sprintf(
+			"the files hold %s in %d files and %d directories; the workspace allows %s, %d files and %d directories",
+			formatBytes(u.Bytes), u.Files, u.Dirs, formatBytes(lim.MaxTotalBytes), lim.MaxFiles, lim.MaxDirs)}
+	}
+	return s, refused, nil
+}
+
+// builder is a transaction that builds a frozen tree from root: its nodes
+// belong to no live generation, so nothing ever changes them in place.
+func (w *Workspace) builder(root *node) *txn {
+	return &txn{w: w, id: w.txnSeq.Add(1), gen: 0, root: root, now: w.now()}
+}
+
+// Overlay returns a snapshot equal to parent except at paths, where it has
+// what src has there: the same file or symlink, or nothing. Directories
+// left empty by a removal are removed, as git has no empty directories. It
+// fails, naming the path, when one change needs another that paths lacks
+// (a file in src under a name that is still a file in parent).
+func (w *Workspace) Overlay(parent, src *Snapshot, paths []string) (*Snapshot, error) {
+	t := w.builder(parent.root)
+	type op struct {
+		comps []string
+		n     *node
+	}
+	ops := make([]op, 0, len(paths))
+	for _, p := range paths {
+		comps, err := CheckPath(p)
+		if err != nil {
+			return nil, err
+		}
+		n := lookup(src.root, comps)
+		if n != nil && n.kind == kindDir {
+			n = nil
+		}
+		ops = append(ops, op{comps, n})
+	}
+	// Removals first, so that a file can replace a directory and the
+	// reverse in one overlay.
+	sort.SliceStable(ops, func(i, j int) bool { return ops[i].n == nil && ops[j].n != nil })
+	for _, o := range ops {
+		p := strings.Join(o.comps, "/")
+		if o.n == nil {
+			if cur := lookup(t.root, o.comps); cur == nil || cur.kind == kindDir {
+				continue
+			}
+			if _, err := t.put(o.comps, nil, false); err != nil {
+				return nil, fmt.Errorf("overlay %s: %w", p, err)
+			}
+			t.pruneEmpty(o.comps[:len(o.comps)-1])
+			continue
+		}
+		if cur := lookup(t.root, o.comps); cur != nil && cur.kind == kindDir {
+			return nil, fmt.Errorf("%s is a directory where the change puts a file; include the files under it in the same change", p)
+		}
+		if _, err := t.put(o.comps, o.n, true); err != nil {
+			if errors.Is(err, syscall.ENOTDIR) {
+				return nil, fmt.Errorf("a parent of %s is a file; include that file's removal in the same change", p)
+			}
+			return nil, fmt.Errorf("overlay %s: %w", p, err)
+		}
+	}
+	return &Snapshot{root: t.root}, nil
+}
+
+// pruneEmpty removes the directory at comps and its parents while empty.
+func (t *txn) pruneEmpty(comps []string) {
+	for len(comps) > 0 {
+		n := lookup(t.root, comps)
+		if n == nil || n.kind != kindDir || n.kids.Len() > 0 {
+			return
+		}
+		if _, err := t.put(comps, nil, false); err != nil {
+			return
+		}
+		comps = comps[:len(comps)-1]
+	}
+}
+
+// SetBase makes base the state change tracking compares against, and keep
+// the further snapshots the caller holds on to (they count in the held
+// tally, as they stay in memory). Changes then lists what differs from
+// base; checkpoints keep working.
+func (w *Workspace) SetBase(base *Snapshot, keep ...*Snapshot) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	moved := pathsOf((&Snapshot{root: w.base.root}).Diff(base))
+	w.cur.dirty = retrack(w.cur.dirty, moved, base.root, w.cur.root)
+	for i := range w.cps {
+		w.cps[i].st.dirty = retrack(w.cps[i].st.dirty, moved, base.root, w.cps[i].st.root)
+	}
+	w.base = state{root: base.root, dirty: emptyDirty}
+	w.retained = w.retained[:0]
+	for _, k := range keep {
+		w.retained = append(w.retained, k.root)
+	}
+	w.recount()
+}
+
+func pathsOf(cs []Change) []string {
+	out := make([]string, len(cs))
+	for i, c := range cs {
+		out[i] = c.Path
+	}
+	return out
+}
+
+// retrack returns the paths, among dirty and extra, at which tree differs
+// from base: the tracking set of tree against a new base.
+func retrack(dirty dirtySet, extra []string, base, tree *node) dirtySet {
+	out := emptyDirty
+	add := func(p string) {
+		if _, ok := out.Get(p); !ok {
+			if _, differs := diffPath(base, tree, p); differs {
+				out = out.Set(p, struct{}{})
+			}
+		}
+	}
+	for it := dirty.Iterator(); !it.Done(); {
+		p, _, _ := it.Next()
+		add(p)
+	}
+	for _, p := range extra {
+		add(p)
+	}
+	return out
+}
+
+// Restore makes the live tree exactly s: contents, modes, symlinks and
+// directories. The base and the checkpoints stay; Changes then lists how s
+// differs from the base. It fails with ErrQuotaExceeded, changing nothing,
+// when the workspace would hold more than its quotas allow.
+func (w *Workspace) Restore(s *Snapshot) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	next := usage{live: countUnique(s.root), held: countUnique(w.roots(s.root)...)}
+	if err := w.checkQuota("restore", ".", next); err != nil {
+		return err
+	}
+	moved := pathsOf((&Snapshot{root: w.cur.root}).Diff(s))
+	w.cur.dirty = retrack(w.cur.dirty, moved, w.base.root, s.root)
+	w.cur.root, w.cur.usage = s.root, next
+	return nil
+}
