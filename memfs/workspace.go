@@ -80,12 +80,12 @@ type Workspace struct {
 	deny   *DenyList
 	now    func() time.Time
 
-	mu      sync.RWMutex
-	cur     state // the live tree
-	base    state // what the workspace was seeded with
-	cps     []checkpoint
-	cpIndex map[string]int // checkpoint name -> index in cps
-	gen     uint64         // versions older than gen are frozen
+	mu       sync.RWMutex
+	cur      state // the live tree
+	base     state // what the workspace was seeded with
+	cps      []checkpoint
+	cpIndex  map[string]int // checkpoint name -> index in cps
+	gen      uint64         // versions older than gen are frozen
 	nextIno  atomic.Uint64
 	txnSeq   atomic.Uint64
 	tempSeq  atomic.Uint64
