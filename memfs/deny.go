@@ -194,6 +194,15 @@ func (d *DenyList) match(comps []string) string {
 	return ""
 }
 
+// Check refuses p, a canonical path (as CheckPath returns it), when the
+// deny list covers it. Staging re-checks every path it commits with it.
+func (d *DenyList) Check(p string) error {
+	if err := d.check(p, strings.Split(p, "/")); err != nil {
+		return err
+	}
+	return nil
+}
+
 // check refuses a path the deny list covers.
 func (d *DenyList) check(name string, comps []string) *Error {
 	if p := d.match(comps); p != "" {

@@ -1,6 +1,7 @@
 package memfs
 
 import (
+	"path"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -323,4 +324,29 @@ func truncate(s string) string {
 		cut--
 	}
 	return s[:cut] + "..."
+}
+
+// CheckSymlink applies the part of the symlink policy that needs no tree:
+// the link's name is a valid path and may be a symlink for git, and its
+// target is relative, in the same alphabet as any path, and does not lead
+// above the root from the link's directory. Staging re-checks every symlink
+// it commits with it.
+func CheckSymlink(link, target string) error {
+	comps, err := CheckPath(link)
+	if err != nil {
+		return err
+	}
+	if name := comps[len(comps)-1]; gitSpecialNames[canonicalName(name)] {
+		return refuse(link, RuleGitSpecialLink, ErrDenied,
+			"%s cannot be a symlink: git refuses such trees; write it as a regular file", name)
+	}
+	if err := checkLinkTarget(link, target); err != nil {
+		return err
+	}
+	joined := path.Join(path.Dir(link), target)
+	if joined == ".." || strings.HasPrefix(joined, "../") {
+		return refuse(link, RuleSymlinkEscape, ErrOutsideSandbox,
+			"symlink target %q leads above the workspace root from here; a symlink must point inside the workspace", target)
+	}
+	return nil
 }

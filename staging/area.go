@@ -1,0 +1,477 @@
+package staging
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"strings"
+	"sync"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/airlock-dev/airlock/memfs"
+)
+
+// Errors callers branch on.
+var (
+	// ErrNothingToStage: Stage found no change to put in a commit.
+	ErrNothingToStage = errors.New("nothing to stage")
+	// ErrNoSuchCommit: an id names no staged commit.
+	ErrNoSuchCommit = errors.New("no such staged commit")
+	// ErrInvalidMessage: a commit message is empty, too long or not text.
+	ErrInvalidMessage = errors.New("invalid commit message")
+	// ErrRefusedContent: a file would make a tree that git fsck refuses.
+	ErrRefusedContent = errors.New("content refused")
+)
+
+// Signature is who a commit is by.
+type Signature struct {
+	Name  string
+	Email string
+}
+
+func (s Signature) check(role string) error {
+	bad := func(why string) error {
+		return fmt.Errorf("staging: %s %q <%s> %s", role, s.Name, s.Email, why)
+	}
+	switch {
+	case strings.TrimSpace(s.Name) == "" || strings.TrimSpace(s.Email) == "":
+		return bad("needs a name and an email")
+	case strings.ContainsAny(s.Name+s.Email, "<>\n\r\x00"):
+		return bad("may not contain <, > or line breaks (git would refuse the commit)")
+	case !utf8.ValidString(s.Name + s.Email):
+		return bad("is not valid UTF-8")
+	}
+	return nil
+}
+
+// Config says who staged commits are by and what time it is.
+type Config struct {
+	Author    Signature
+	Committer Signature // zero: the author
+	// Now is the clock for commit dates; nil is time.Now.
+	Now func() time.Time
+	// Location is the time zone recorded in commit dates; nil is UTC.
+	Location *time.Location
+}
+
+// Op is what a change does to a path.
+type Op uint8
+
+const (
+	Create Op = iota + 1
+	Update
+	Delete
+)
+
+func (o Op) String() string {
+	switch o {
+	case Create:
+		return "create"
+	case Update:
+		return "update"
+	case Delete:
+		return "delete"
+	}
+	return fmt.Sprintf("Op(%d)", uint8(o))
+}
+
+// Commit is a staged commit: a real git commit in the store, on top of the
+// previous staged commit or the base.
+type Commit struct {
+	ID        plumbing.Hash
+	Parent    plumbing.Hash // zero for a first commit in an empty sandbox
+	Base      plumbing.Hash // the commit the chain starts from; zero when none
+	Tree      plumbing.Hash
+	Message   string
+	Author    object.Signature
+	Committer object.Signature
+	Created   time.Time
+	Files     []File
+}
+
+// File is one path a staged commit changes, relative to its parent.
+type File struct {
+	Path    string
+	Op      Op
+	Blob    plumbing.Hash     // zero for a deletion
+	Size    int64             // the new size; for a deletion, the old one
+	Mode    filemode.FileMode // the new mode; for a deletion, the old one
+	OldBlob plumbing.Hash     // zero for a creation
+	OldMode filemode.FileMode // zero for a creation
+}
+
+// Status is the staged commits and what is not staged yet.
+type Status struct {
+	Base     plumbing.Hash
+	Staged   []*Commit      // oldest first
+	Unstaged []memfs.Change // relative to the last staged commit, or the base
+}
+
+// Area is the sandbox's git side: the base commit the workspace was seeded
+// from and the chain of staged commits on top of it. It is safe for
+// concurrent use.
+//
+// The workspace's own base (what its change tracking compares against) is
+// kept at the tip of the chain, so the unstaged changes are exactly what
+// memfs tracks, at a cost proportional to them.
+type Area struct {
+	ws    *memfs.Workspace
+	store *Store
+	cfg   Config
+
+	mu    sync.RWMutex
+	base  link   // the base commit; its snap is what the workspace was seeded with
+	chain []link // staged commits, oldest first
+}
+
+// link is one commit of the chain (or the base) with what the workspace
+// side needs of it.
+type link struct {
+	c     *Commit         // nil for the base
+	id    plumbing.Hash   // the commit; zero for an empty sandbox
+	tree  plumbing.Hash   // its tree
+	view  plumbing.Hash   // the tree of what the workspace holds of it
+	snap  *memfs.Snapshot // the workspace-side state, content equal to view
+	paths []string        // what this commit changed
+}
+
+// New returns an area over ws, keeping git objects in store. The
+// workspace's current base becomes the area's base content, with no base
+// commit (an empty sandbox, or one seeded directly through memfs).
+func New(ws *memfs.Workspace, store *Store, cfg Config) (*Area, error) {
+	if err := cfg.Author.check("author"); err != nil {
+		return nil, err
+	}
+	if cfg.Committer == (Signature{}) {
+		cfg.Committer = cfg.Author
+	}
+	if err := cfg.Committer.check("committer"); err != nil {
+		return nil, err
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Location == nil {
+		cfg.Location = time.UTC
+	}
+	a := &Area{ws: ws, store: store, cfg: cfg}
+	snap := ws.Base()
+	view, err := a.viewOf(snap)
+	if err != nil {
+		return nil, err
+	}
+	a.base = link{snap: snap, view: view}
+	return a, nil
+}
+
+// viewOf builds the git tree of a whole snapshot.
+func (a *Area) viewOf(s *memfs.Snapshot) (plumbing.Hash, error) {
+	var edits []edit
+	err := s.Walk(func(e memfs.Entry) error {
+		ed, err := a.editFor(e.Path, e, true)
+		edits = append(edits, ed)
+		return err
+	})
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	return editTree(a.store, plumbing.ZeroHash, edits)
+}
+
+func (a *Area) tip() link {
+	if n := len(a.chain); n > 0 {
+		return a.chain[n-1]
+	}
+	return a.base
+}
+
+// keep is every snapshot the area holds on to, for the workspace's
+// accounting.
+func (a *Area) keep() []*memfs.Snapshot {
+	out := []*memfs.Snapshot{a.base.snap}
+	for _, l := range a.chain {
+		out = append(out, l.snap)
+	}
+	return out
+}
+
+// Base returns the base commit; zero when the sandbox was never seeded from
+// one.
+func (a *Area) Base() plumbing.Hash {
+	a.mu.RLock()
+	defer a.mu.RUnlock()
+	return a.base.id
+}
+
+// Status returns the staged commits, oldest first, and the unstaged
+// changes.
+func (a *Area) Status() Status {
+	a.mu.RLock()
+	defer a.mu.RUnlock()
+	st := Status{Base: a.base.id, Unstaged: a.ws.Changes()}
+	for _, l := range a.chain {
+		st.Staged = append(st.Staged, l.c)
+	}
+	return st
+}
+
+// Commits returns the staged commits, oldest first.
+func (a *Area) Commits() []*Commit {
+	a.mu.RLock()
+	defer a.mu.RUnlock()
+	out := make([]*Commit, len(a.chain))
+	for i, l := range a.chain {
+		out[i] = l.c
+	}
+	return out
+}
+
+// Stage makes a commit of the unstaged changes at or under paths (none:
+// every unstaged change) on top of the last staged commit, or the base.
+// Its tree is the parent's with only the changed directories rewritten.
+// After it, those changes are no longer unstaged.
+func (a *Area) Stage(paths []string, message string) (*Commit, error) {
+	msg, err := cleanMessage(message)
+	if err != nil {
+		return nil, err
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	selected, err := selectChanges(a.ws.Changes(), paths)
+	if err != nil {
+		return nil, err
+	}
+	parent := a.tip()
+	live := a.ws.Snapshot()
+	next, err := a.ws.Overlay(parent.snap, live, selected)
+	if err != nil {
+		return nil, fmt.Errorf("stage: %w: %v", ErrConflict, err)
+	}
+	edits := make([]edit, 0, len(selected))
+	for _, p := range selected {
+		e, ok := live.Lookup(p)
+		ed, err := a.editFor(p, e, ok)
+		if err != nil {
+			return nil, err
+		}
+		edits = append(edits, ed)
+	}
+	now := a.now()
+	l, err := a.commitEdits(parent, edits, msg, now, now)
+	if err != nil {
+		return nil, err
+	}
+	l.snap, l.paths = next, selected
+	a.chain = append(a.chain, l)
+	a.ws.SetBase(next, a.keep()...)
+	return l.c, nil
+}
+
+func (a *Area) now() time.Time { return a.cfg.Now().In(a.cfg.Location).Truncate(time.Second) }
+
+// commitEdits writes the commit that applies edits to parent, and returns
+// its link (without snap and paths).
+func (a *Area) commitEdits(parent link, edits []edit, msg string, authored, committed time.Time) (link, error) {
+	tree, err := editTree(a.store, parent.tree, edits)
+	if err != nil {
+		return link{}, fmt.Errorf("stage: %w", err)
+	}
+	view, err := editTree(a.store, parent.view, edits)
+	if err != nil {
+		return link{}, fmt.Errorf("stage: %w", err)
+	}
+	files, err := a.filesOf(parent.tree, edits)
+	if err != nil {
+		return link{}, err
+	}
+	if len(files) == 0 {
+		return link{}, fmt.Errorf("stage: %w: the changes are identical to the parent commit's content", ErrNothingToStage)
+	}
+	c := &object.Commit{
+		Author:    object.Signature{Name: a.cfg.Author.Name, Email: a.cfg.Author.Email, When: authored},
+		Committer: object.Signature{Name: a.cfg.Committer.Name, Email: a.cfg.Committer.Email, When: committed},
+		Message:   msg,
+		TreeHash:  tree,
+	}
+	if !parent.id.IsZero() {
+		c.ParentHashes = []plumbing.Hash{parent.id}
+	}
+	id, err := a.store.Put(c)
+	if err != nil {
+		return link{}, fmt.Errorf("stage: %w", err)
+	}
+	sc := &Commit{
+		ID: id, Parent: parent.id, Base: a.base.id, Tree: tree, Message: msg,
+		Author: c.Author, Committer: c.Committer, Created: committed, Files: files,
+	}
+	return link{c: sc, id: id, tree: tree, view: view}, nil
+}
+
+// filesOf describes edits relative to the tree parent, leaving out edits
+// that change nothing there.
+func (a *Area) filesOf(parent plumbing.Hash, edits []edit) ([]File, error) {
+	var files []File
+	for _, ed := range edits {
+		old, had, err := findEntry(a.store, parent, ed.path)
+		if err != nil {
+			return nil, err
+		}
+		f := File{Path: ed.path}
+		switch {
+		case ed.remove && !had:
+			continue
+		case ed.remove:
+			f.Op, f.Mode, f.OldMode, f.OldBlob = Delete, old.Mode, old.Mode, old.Hash
+			f.Size, _ = a.store.EncodedObjectSize(old.Hash)
+		case had && old.Mode == ed.mode && old.Hash == ed.hash:
+			continue
+		default:
+			f.Op, f.Blob, f.Mode = Create, ed.hash, ed.mode
+			if had {
+				f.Op, f.OldBlob, f.OldMode = Update, old.Hash, old.Mode
+			}
+			f.Size, _ = a.store.EncodedObjectSize(ed.hash)
+		}
+		files = append(files, f)
+	}
+	return files, nil
+}
+
+// editFor turns the workspace entry at p (ok false: none) into a tree edit,
+// storing its content. Every path and symlink is checked again here, so no
+// tree that git fsck would refuse can be built, whatever reached the
+// workspace.
+func (a *Area) editFor(p string, e memfs.Entry, ok bool) (edit, error) {
+	if _, err := memfs.CheckPath(p); err != nil {
+		return edit{}, fmt.Errorf("stage: %w", err)
+	}
+	if !ok {
+		return edit{path: p, remove: true}, nil
+	}
+	if err := a.ws.Deny().Check(p); err != nil {
+		return edit{}, fmt.Errorf("stage: %w", err)
+	}
+	mode := filemode.Regular
+	switch {
+	case e.Mode&fs.ModeSymlink != 0:
+		mode = filemode.Symlink
+		if err := memfs.CheckSymlink(p, string(e.Data)); err != nil {
+			return edit{}, fmt.Errorf("stage: %w", err)
+		}
+	case !e.Mode.IsRegular():
+		return edit{}, fmt.Errorf("stage %s: %w: mode %v is neither a file nor a symlink", p, ErrRefusedContent, e.Mode)
+	case e.Mode&0o100 != 0:
+		mode = filemode.Executable
+	}
+	if err := checkGitFile(p, mode, e.Data); err != nil {
+		return edit{}, err
+	}
+	h, err := a.store.PutBlob(e.Data)
+	if err != nil {
+		return edit{}, fmt.Errorf("stage %s: %w", p, err)
+	}
+	return edit{path: p, mode: mode, hash: h}, nil
+}
+
+// selectChanges returns the paths of the changes at or under each of paths
+// (none, or ".": all of them).
+func selectChanges(all []memfs.Change, paths []string) ([]string, error) {
+	var out []string
+	if len(paths) == 0 {
+		for _, c := range all {
+			out = append(out, c.Path)
+		}
+		if len(out) == 0 {
+			return nil, fmt.Errorf("%w: there are no unstaged changes; write files first, or see git_status", ErrNothingToStage)
+		}
+		return out, nil
+	}
+	seen := map[string]bool{}
+	for _, p := range paths {
+		if p == "." || p == "" {
+			return selectChanges(all, nil)
+		}
+		p = strings.TrimSuffix(p, "/")
+		if _, err := memfs.CheckPath(p); err != nil {
+			return nil, fmt.Errorf("stage: %w", err)
+		}
+		n := 0
+		for _, c := range all {
+			if c.Path == p || strings.HasPrefix(c.Path, p+"/") {
+				n++
+				if !seen[c.Path] {
+					seen[c.Path] = true
+					out = append(out, c.Path)
+				}
+			}
+		}
+		if n == 0 {
+			return nil, fmt.Errorf("%w: no unstaged change at or under %q; unstaged: %s", ErrNothingToStage, p, listPaths(all, 10))
+		}
+	}
+	return out, nil
+}
+
+func listPaths(cs []memfs.Change, max int) string {
+	if len(cs) == 0 {
+		return "none"
+	}
+	var b strings.Builder
+	for i, c := range cs {
+		if i == max {
+			fmt.Fprintf(&b, " and %d more", len(cs)-max)
+			break
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(c.Path)
+	}
+	return b.String()
+}
+
+const maxMessageBytes = 64 << 10
+
+// cleanMessage tidies a commit message as `git commit -m` does (trailing
+// whitespace, leading and trailing blank lines, runs of blank lines) and
+// refuses what is not a message.
+func cleanMessage(m string) (string, error) {
+	bad := func(why string) (string, error) {
+		return "", fmt.Errorf("%w: %s", ErrInvalidMessage, why)
+	}
+	if len(m) > maxMessageBytes {
+		return bad(fmt.Sprintf("it is %d bytes; keep it under %d", len(m), maxMessageBytes))
+	}
+	if !utf8.ValidString(m) {
+		return bad("it is not valid UTF-8")
+	}
+	for _, r := range m {
+		if unicode.IsControl(r) && r != '\n' && r != '\t' && r != '\r' {
+			return bad(fmt.Sprintf("it contains control character U+%04X", r))
+		}
+	}
+	var lines []string
+	blank := false
+	for _, line := range strings.Split(strings.ReplaceAll(m, "\r\n", "\n"), "\n") {
+		line = strings.TrimRight(line, " \t\r")
+		if line == "" {
+			blank = len(lines) > 0
+			continue
+		}
+		if blank {
+			lines = append(lines, "")
+			blank = false
+		}
+		lines = append(lines, line)
+	}
+	if len(lines) == 0 {
+		return bad(`it is empty; say what the change does, e.g. "Add quarterly report"`)
+	}
+	return strings.Join(lines, "\n") + "\n", nil
+}

@@ -1,0 +1,283 @@
+package staging
+
+import (
+	"fmt"
+	"io/fs"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/airlock-dev/airlock/memfs"
+)
+
+// Discarded reports what Discard did.
+type Discarded struct {
+	// Unstaged lists the paths whose changes are unstaged again.
+	Unstaged []string
+	// Rebuilt maps the ids of later staged commits to their new ids: they
+	// were rebuilt on the remaining chain, so their SHAs changed.
+	Rebuilt map[plumbing.Hash]plumbing.Hash
+	// StillStaged lists paths the discarded commit changed that a later
+	// commit changes too: they stay staged, with the later content.
+	StillStaged []string
+}
+
+// Discard drops the staged commit id. Its changes become unstaged again
+// (nothing in the workspace changes) and the commits after it are rebuilt
+// on the remaining chain, keeping their messages, authors and dates. If a
+// later commit cannot be rebuilt without it, nothing changes and the error
+// says which.
+func (a *Area) Discard(id plumbing.Hash) (Discarded, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	k := -1
+	for i, l := range a.chain {
+		if l.id == id {
+			k = i
+		}
+	}
+	if k < 0 {
+		return Discarded{}, a.noSuchCommit(id)
+	}
+	res := Discarded{Rebuilt: map[plumbing.Hash]plumbing.Hash{}}
+	gone := a.chain[k]
+	later := map[string]bool{}
+	for _, l := range a.chain[k+1:] {
+		for _, p := range l.paths {
+			later[p] = true
+		}
+	}
+	for _, p := range gone.paths {
+		if later[p] {
+			res.StillStaged = append(res.StillStaged, p)
+		} else {
+			res.Unstaged = append(res.Unstaged, p)
+		}
+	}
+	chain := append([]link(nil), a.chain[:k]...)
+	parent := a.base
+	if k > 0 {
+		parent = a.chain[k-1]
+	}
+	for _, old := range a.chain[k+1:] {
+		l, err := a.rebuild(parent, old)
+		if err != nil {
+			return Discarded{}, fmt.Errorf("discard %s: the later staged commit %s %q depends on it: %w; discard that one first",
+				short(id), short(old.id), firstLine(old.c.Message), err)
+		}
+		res.Rebuilt[old.id] = l.id
+		chain = append(chain, l)
+		parent = l
+	}
+	a.chain = chain
+	a.ws.SetBase(a.tip().snap, a.keep()...)
+	return res, nil
+}
+
+// rebuild makes old's change again on top of parent.
+func (a *Area) rebuild(parent, old link) (link, error) {
+	snap, err := a.ws.Overlay(parent.snap, old.snap, old.paths)
+	if err != nil {
+		return link{}, err
+	}
+	edits := make([]edit, 0, len(old.paths))
+	for _, p := range old.paths {
+		e, ok := old.snap.Lookup(p)
+		ed, err := a.editFor(p, e, ok)
+		if err != nil {
+			return link{}, err
+		}
+		edits = append(edits, ed)
+	}
+	l, err := a.commitEdits(parent, edits, old.c.Message, old.c.Author.When, old.c.Committer.When)
+	if err != nil {
+		return link{}, err
+	}
+	l.snap, l.paths = snap, old.paths
+	return l, nil
+}
+
+// DiscardAll drops every staged commit; their changes become unstaged.
+// The workspace does not change.
+func (a *Area) DiscardAll() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.chain = nil
+	a.ws.SetBase(a.base.snap, a.keep()...)
+}
+
+// Reset drops every staged commit and every change in the workspace: it
+// holds the base again, exactly. Checkpoints stay, so a worker can still
+// roll back to one.
+func (a *Area) Reset() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if err := a.ws.Restore(a.base.snap); err != nil {
+		return fmt.Errorf("reset: %w", err)
+	}
+	a.chain = nil
+	a.ws.SetBase(a.base.snap, a.keep()...)
+	return nil
+}
+
+func (a *Area) noSuchCommit(id plumbing.Hash) error {
+	var ids []string
+	for _, l := range a.chain {
+		ids = append(ids, short(l.id))
+	}
+	if len(ids) == 0 {
+		return fmt.Errorf("%w %s: nothing is staged", ErrNoSuchCommit, short(id))
+	}
+	return fmt.Errorf("%w %s; the staged commits are %s", ErrNoSuchCommit, short(id), strings.Join(ids, ", "))
+}
+
+// Lookup returns the staged commit whose id is id, or starts with id (at
+// least 4 hex digits, as git accepts abbreviations), or ErrNoSuchCommit.
+func (a *Area) Lookup(id string) (*Commit, error) {
+	a.mu.RLock()
+	defer a.mu.RUnlock()
+	id = strings.ToLower(strings.TrimSpace(id))
+	if len(id) < 4 || len(id) > 40 || strings.Trim(id, "0123456789abcdef") != "" {
+		return nil, fmt.Errorf("%w: %q is not a commit id; use the id git_status shows (at least 4 hex digits)", ErrNoSuchCommit, id)
+	}
+	var found *Commit
+	for _, l := range a.chain {
+		if strings.HasPrefix(l.id.String(), id) {
+			if found != nil {
+				return nil, fmt.Errorf("%w: %q matches more than one staged commit; give more digits", ErrNoSuchCommit, id)
+			}
+			found = l.c
+		}
+	}
+	if found == nil {
+		return nil, a.noSuchCommit(plumbing.NewHash(id))
+	}
+	return found, nil
+}
+
+// Snapshot writes the workspace as it is now as a tree and returns the
+// tree's id. The same content always gives the same id. It costs what
+// changed since the last staged commit (or the base).
+func (a *Area) Snapshot() (plumbing.Hash, error) {
+	a.mu.RLock()
+	defer a.mu.RUnlock()
+	live := a.ws.Snapshot()
+	tip := a.tip()
+	var edits []edit
+	for _, c := range tip.snap.Diff(live) {
+		e, ok := live.Lookup(c.Path)
+		ed, err := a.editFor(c.Path, e, ok)
+		if err != nil {
+			return plumbing.ZeroHash, err
+		}
+		edits = append(edits, ed)
+	}
+	return editTree(a.store, tip.view, edits)
+}
+
+// Checkout makes the workspace hold exactly the tree's files, symlinks and
+// modes. Staged commits and the base stay; what differs from the last
+// staged commit shows as unstaged. Entries the workspace's rules refuse
+// are left out and returned.
+func (a *Area) Checkout(tree plumbing.Hash) ([]memfs.Refused, error) {
+	files, err := a.filesIn(tree, nil)
+	if err != nil {
+		return nil, err
+	}
+	s, refused, err := a.ws.NewSnapshot(files)
+	if err != nil {
+		return nil, err
+	}
+	if err := a.ws.Restore(s); err != nil {
+		return nil, err
+	}
+	return refused, nil
+}
+
+// SeedFrom replaces the workspace with the tree of commit (all of it, or
+// only what is at or under paths) and makes commit the base: staged
+// commits are dropped. The commit and its objects must be in the store.
+// Entries the workspace's rules refuse are left out and returned.
+func (a *Area) SeedFrom(commit plumbing.Hash, paths []string) ([]memfs.Refused, error) {
+	c, err := object.GetCommit(a.store, commit)
+	if err != nil {
+		return nil, fmt.Errorf("seed from %s: %w", short(commit), err)
+	}
+	files, err := a.filesIn(c.TreeHash, paths)
+	if err != nil {
+		return nil, err
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	refused, err := a.ws.Seed(files)
+	if err != nil {
+		return nil, err
+	}
+	snap := a.ws.Base()
+	view := c.TreeHash
+	if len(paths) > 0 || len(refused) > 0 {
+		if view, err = a.viewOf(snap); err != nil {
+			return nil, err
+		}
+	}
+	a.base = link{id: commit, tree: c.TreeHash, view: view, snap: snap}
+	a.chain = nil
+	a.ws.SetBase(snap, a.keep()...)
+	return refused, nil
+}
+
+// filesIn reads the files of tree at or under paths (none: all) for the
+// workspace. A path that matches nothing is an error.
+func (a *Area) filesIn(tree plumbing.Hash, paths []string) ([]memfs.SeedFile, error) {
+	var files []memfs.SeedFile
+	matched := make([]bool, len(paths))
+	err := walkTree(a.store, tree, "", func(e TreeEntry) error {
+		if len(paths) > 0 {
+			in := false
+			for i, p := range paths {
+				p = strings.TrimSuffix(p, "/")
+				if p == "." || p == "" || e.Path == p || strings.HasPrefix(e.Path, p+"/") {
+					in, matched[i] = true, true
+				}
+			}
+			if !in {
+				return nil
+			}
+		}
+		var mode fs.FileMode
+		switch e.Mode {
+		case filemode.Regular, filemode.Deprecated:
+			mode = 0o644
+		case filemode.Executable:
+			mode = 0o755
+		case filemode.Symlink:
+			mode = fs.ModeSymlink | 0o777
+		default:
+			return nil // submodules have no content to bring in
+		}
+		data, err := a.store.ReadBlob(e.Hash)
+		if err != nil {
+			return err
+		}
+		files = append(files, memfs.SeedFile{Path: e.Path, Mode: mode, Data: data})
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	for i, ok := range matched {
+		if !ok {
+			return nil, fmt.Errorf("%q is not in tree %s: nothing at or under that path", paths[i], short(tree))
+		}
+	}
+	return files, nil
+}
+
+func short(h plumbing.Hash) string { return h.String()[:7] }
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}

@@ -1,0 +1,187 @@
+package staging
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/storer"
+
+	"github.com/airlock-dev/airlock/memfs"
+)
+
+// Store is an in-memory git object database, safe for concurrent use. It
+// implements go-git's storer.EncodedObjectStorer, so go-git's object
+// package reads trees and commits from it directly.
+//
+// Blobs put with PutBlob are not copied: they keep the caller's bytes,
+// which must never change (memfs snapshot content never does). The store
+// counts every object's size against its limit all the same, so what it
+// holds stays bounded whether or not the bytes are shared.
+type Store struct {
+	mu    sync.RWMutex
+	objs  map[plumbing.Hash]plumbing.EncodedObject
+	bytes int64
+	limit int64
+}
+
+var _ storer.EncodedObjectStorer = (*Store)(nil)
+
+// DefaultStoreLimit is the most a store holds unless told otherwise.
+const DefaultStoreLimit = 512 << 20
+
+// NewStore returns an empty store that holds at most limit bytes of
+// objects (DefaultStoreLimit when limit is zero).
+func NewStore(limit int64) *Store {
+	if limit <= 0 {
+		limit = DefaultStoreLimit
+	}
+	return &Store{objs: make(map[plumbing.Hash]plumbing.EncodedObject), limit: limit}
+}
+
+// NewEncodedObject returns an empty object to fill and store.
+func (s *Store) NewEncodedObject() plumbing.EncodedObject { return &plumbing.MemoryObject{} }
+
+// SetEncodedObject stores o and returns its hash. Storing an object that is
+// already there is a no-op.
+func (s *Store) SetEncodedObject(o plumbing.EncodedObject) (plumbing.Hash, error) {
+	switch o.Type() {
+	case plumbing.BlobObject, plumbing.TreeObject, plumbing.CommitObject, plumbing.TagObject:
+	default:
+		return plumbing.ZeroHash, fmt.Errorf("store: cannot store an object of type %v", o.Type())
+	}
+	// Computing the hash here, before the object is shared, keeps go-git's
+	// lazily cached MemoryObject.Hash from being written by two readers.
+	h := o.Hash()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.objs[h]; ok {
+		return h, nil
+	}
+	if s.bytes+o.Size() > s.limit {
+		return plumbing.ZeroHash, fmt.Errorf("store: %w: storing a %d-byte %v would take the object store past its %d-byte limit; discard staged commits you no longer need",
+			memfs.ErrQuotaExceeded, o.Size(), o.Type(), s.limit)
+	}
+	s.objs[h] = o
+	s.bytes += o.Size()
+	return h, nil
+}
+
+// PutBlob stores data as a blob without copying it. data must never change.
+func (s *Store) PutBlob(data []byte) (plumbing.Hash, error) {
+	return s.SetEncodedObject(&blob{h: plumbing.ComputeHash(plumbing.BlobObject, data), data: data})
+}
+
+// Put encodes and stores a go-git object (a tree or a commit).
+func (s *Store) Put(o interface {
+	Encode(plumbing.EncodedObject) error
+}) (plumbing.Hash, error) {
+	obj := s.NewEncodedObject()
+	if err := o.Encode(obj); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	return s.SetEncodedObject(obj)
+}
+
+// EncodedObject returns the object with hash h and type t (or any type for
+// plumbing.AnyObject), or plumbing.ErrObjectNotFound.
+func (s *Store) EncodedObject(t plumbing.ObjectType, h plumbing.Hash) (plumbing.EncodedObject, error) {
+	s.mu.RLock()
+	o, ok := s.objs[h]
+	s.mu.RUnlock()
+	if !ok || t != plumbing.AnyObject && o.Type() != t {
+		return nil, plumbing.ErrObjectNotFound
+	}
+	return o, nil
+}
+
+// IterEncodedObjects iterates over a point-in-time list of the objects of
+// type t.
+func (s *Store) IterEncodedObjects(t plumbing.ObjectType) (storer.EncodedObjectIter, error) {
+	s.mu.RLock()
+	list := make([]plumbing.EncodedObject, 0, len(s.objs))
+	for _, o := range s.objs {
+		if t == plumbing.AnyObject || o.Type() == t {
+			list = append(list, o)
+		}
+	}
+	s.mu.RUnlock()
+	return storer.NewEncodedObjectSliceIter(list), nil
+}
+
+// HasEncodedObject returns nil when the object is there.
+func (s *Store) HasEncodedObject(h plumbing.Hash) error {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if _, ok := s.objs[h]; !ok {
+		return plumbing.ErrObjectNotFound
+	}
+	return nil
+}
+
+// EncodedObjectSize returns the size of the object's content.
+func (s *Store) EncodedObjectSize(h plumbing.Hash) (int64, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	o, ok := s.objs[h]
+	if !ok {
+		return 0, plumbing.ErrObjectNotFound
+	}
+	return o.Size(), nil
+}
+
+// AddAlternate is not supported: the store never reads from disk.
+func (s *Store) AddAlternate(string) error {
+	return errors.New("store: alternates are not supported by the in-memory store")
+}
+
+// Bytes is what the store holds, as counted against its limit.
+func (s *Store) Bytes() int64 {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.bytes
+}
+
+// Len is how many objects the store holds.
+func (s *Store) Len() int {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return len(s.objs)
+}
+
+// ReadBlob returns a blob's content. For blobs put with PutBlob it is the
+// shared bytes themselves, which must not be modified.
+func (s *Store) ReadBlob(h plumbing.Hash) ([]byte, error) {
+	o, err := s.EncodedObject(plumbing.BlobObject, h)
+	if err != nil {
+		return nil, fmt.Errorf("blob %s: %w", h, err)
+	}
+	if b, ok := o.(*blob); ok {
+		return b.data, nil
+	}
+	r, err := o.Reader()
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	return io.ReadAll(r)
+}
+
+// blob is a read-only blob object over shared bytes.
+type blob struct {
+	h    plumbing.Hash
+	data []byte
+}
+
+func (b *blob) Hash() plumbing.Hash            { return b.h }
+func (b *blob) Type() plumbing.ObjectType      { return plumbing.BlobObject }
+func (b *blob) SetType(plumbing.ObjectType)    {}
+func (b *blob) Size() int64                    { return int64(len(b.data)) }
+func (b *blob) SetSize(int64)                  {}
+func (b *blob) Reader() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b.data)), nil }
+func (b *blob) Writer() (io.WriteCloser, error) {
+	return nil, errors.New("store: a shared blob is read-only")
+}

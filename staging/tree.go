@@ -1,0 +1,307 @@
+package staging
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/object"
+)
+
+// EmptyTree is the hash of the tree with no entries.
+var EmptyTree = plumbing.NewHash("4b825dc642cb6eb9a060e54bf8d69288fbee4904")
+
+// ErrConflict is returned when a change cannot be applied to the tree it
+// is meant for: a file where the parent has a directory, or the reverse,
+// without the other half of the change.
+var ErrConflict = errors.New("conflicting change")
+
+// edit is one change to a tree: the entry at path becomes (mode, hash), or
+// goes away.
+type edit struct {
+	path   string
+	remove bool
+	mode   filemode.FileMode
+	hash   plumbing.Hash
+}
+
+type editNode struct {
+	leaf *edit
+	kids map[string]*editNode
+}
+
+// editTree returns the hash of the tree that is base (zero: the empty tree)
+// with edits applied. Only the directories on the edited paths are read and
+// written again; every other subtree is reused by hash. Directories left
+// empty disappear, as git has no empty trees.
+func editTree(s *Store, base plumbing.Hash, edits []edit) (plumbing.Hash, error) {
+	root := &editNode{}
+	for i := range edits {
+		n := root
+		for _, c := range strings.Split(edits[i].path, "/") {
+			if n.kids == nil {
+				n.kids = make(map[string]*editNode)
+			}
+			next := n.kids[c]
+			if next == nil {
+				next = &editNode{}
+				n.kids[c] = next
+			}
+			n = next
+		}
+		n.leaf = &edits[i]
+	}
+	if base == EmptyTree {
+		base = plumbing.ZeroHash
+	}
+	h, err := applyEdits(s, base, root, "")
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	if h.IsZero() {
+		return s.Put(&object.Tree{})
+	}
+	return h, nil
+}
+
+// applyEdits returns the tree base with the edits under en applied, or
+// ZeroHash when the result is empty.
+func applyEdits(s *Store, base plumbing.Hash, en *editNode, prefix string) (plumbing.Hash, error) {
+	entries := map[string]object.TreeEntry{}
+	if !base.IsZero() {
+		t, err := object.GetTree(s, base)
+		if err != nil {
+			return plumbing.ZeroHash, fmt.Errorf("reading tree %s at %q: %w", base, prefix, err)
+		}
+		for _, e := range t.Entries {
+			entries[e.Name] = e
+		}
+	}
+	names := make([]string, 0, len(en.kids))
+	for name := range en.kids {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		child, p := en.kids[name], join(prefix, name)
+		cur, exists := entries[name]
+		isDir := exists && cur.Mode == filemode.Dir
+		if len(child.kids) == 0 {
+			l := child.leaf
+			switch {
+			case l.remove && isDir:
+				return plumbing.ZeroHash, fmt.Errorf("%w: %s is a directory in the parent tree, not a file to remove", ErrConflict, p)
+			case l.remove:
+				delete(entries, name)
+			case isDir:
+				return plumbing.ZeroHash, fmt.Errorf("%w: %s is a directory in the parent tree; remove the files under it in the same change to put a file there", ErrConflict, p)
+			default:
+				entries[name] = object.TreeEntry{Name: name, Mode: l.mode, Hash: l.hash}
+			}
+			continue
+		}
+		var sub plumbing.Hash
+		switch {
+		case child.leaf != nil && !child.leaf.remove:
+			return plumbing.ZeroHash, fmt.Errorf("%w: %s would be both a file and a directory", ErrConflict, p)
+		case isDir:
+			sub = cur.Hash
+		case exists && child.leaf == nil:
+			return plumbing.ZeroHash, fmt.Errorf("%w: %s is a file in the parent tree; remove it in the same change to put files under it", ErrConflict, p)
+		}
+		h, err := applyEdits(s, sub, child, p)
+		if err != nil {
+			return plumbing.ZeroHash, err
+		}
+		if h.IsZero() {
+			delete(entries, name)
+		} else {
+			entries[name] = object.TreeEntry{Name: name, Mode: filemode.Dir, Hash: h}
+		}
+	}
+	if len(entries) == 0 {
+		return plumbing.ZeroHash, nil
+	}
+	t := &object.Tree{Entries: make([]object.TreeEntry, 0, len(entries))}
+	for _, e := range entries {
+		t.Entries = append(t.Entries, e)
+	}
+	sort.Sort(object.TreeEntrySorter(t.Entries))
+	return s.Put(t)
+}
+
+func join(prefix, name string) string {
+	if prefix == "" {
+		return name
+	}
+	return prefix + "/" + name
+}
+
+// TreeEntry is a file, symlink or submodule of a tree, with its full path.
+type TreeEntry struct {
+	Path string
+	Mode filemode.FileMode
+	Hash plumbing.Hash
+}
+
+// walkTree calls fn for every non-directory entry under the tree h, in
+// path order.
+func walkTree(s *Store, h plumbing.Hash, prefix string, fn func(TreeEntry) error) error {
+	if h.IsZero() || h == EmptyTree {
+		return nil
+	}
+	t, err := object.GetTree(s, h)
+	if err != nil {
+		return fmt.Errorf("reading tree %s at %q: %w", h, prefix, err)
+	}
+	for _, e := range t.Entries {
+		p := join(prefix, e.Name)
+		if e.Mode == filemode.Dir {
+			err = walkTree(s, e.Hash, p, fn)
+		} else {
+			err = fn(TreeEntry{Path: p, Mode: e.Mode, Hash: e.Hash})
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// findEntry returns the non-directory entry at path p in tree h.
+func findEntry(s *Store, h plumbing.Hash, p string) (TreeEntry, bool, error) {
+	comps := strings.Split(p, "/")
+	for i, c := range comps {
+		if h.IsZero() || h == EmptyTree {
+			return TreeEntry{}, false, nil
+		}
+		t, err := object.GetTree(s, h)
+		if err != nil {
+			return TreeEntry{}, false, fmt.Errorf("reading tree %s: %w", h, err)
+		}
+		e, err := t.FindEntry(c)
+		if err != nil {
+			return TreeEntry{}, false, nil
+		}
+		if i == len(comps)-1 {
+			if e.Mode == filemode.Dir {
+				return TreeEntry{}, false, nil
+			}
+			return TreeEntry{Path: p, Mode: e.Mode, Hash: e.Hash}, true, nil
+		}
+		if e.Mode != filemode.Dir {
+			return TreeEntry{}, false, nil
+		}
+		h = e.Hash
+	}
+	return TreeEntry{}, false, nil
+}
+
+// TreeChange is how one path differs between two trees.
+type TreeChange struct {
+	Path    string
+	Op      Op
+	OldMode filemode.FileMode // zero when created
+	OldHash plumbing.Hash
+	NewMode filemode.FileMode // zero when deleted
+	NewHash plumbing.Hash
+}
+
+// DiffTrees lists the files, symlinks and submodules that differ from tree
+// a to tree b (zero hashes: the empty tree), sorted by path. Subtrees with
+// the same hash are skipped, so two trees that share most of their content
+// compare in time proportional to what differs.
+func (s *Store) DiffTrees(a, b plumbing.Hash) ([]TreeChange, error) {
+	var out []TreeChange
+	if err := diffTrees(s, norm(a), norm(b), "", &out); err != nil {
+		return nil, err
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out, nil
+}
+
+func norm(h plumbing.Hash) plumbing.Hash {
+	if h == EmptyTree {
+		return plumbing.ZeroHash
+	}
+	return h
+}
+
+func treeEntries(s *Store, h plumbing.Hash) (map[string]object.TreeEntry, error) {
+	out := map[string]object.TreeEntry{}
+	if h.IsZero() {
+		return out, nil
+	}
+	t, err := object.GetTree(s, h)
+	if err != nil {
+		return nil, fmt.Errorf("reading tree %s: %w", h, err)
+	}
+	for _, e := range t.Entries {
+		out[e.Name] = e
+	}
+	return out, nil
+}
+
+func diffTrees(s *Store, a, b plumbing.Hash, prefix string, out *[]TreeChange) error {
+	if a == b {
+		return nil
+	}
+	ae, err := treeEntries(s, a)
+	if err != nil {
+		return err
+	}
+	be, err := treeEntries(s, b)
+	if err != nil {
+		return err
+	}
+	for name, x := range ae {
+		y, ok := be[name]
+		if !ok {
+			y = object.TreeEntry{}
+		}
+		if err := diffEntry(s, join(prefix, name), x, y, out); err != nil {
+			return err
+		}
+	}
+	for name, y := range be {
+		if _, ok := ae[name]; !ok {
+			if err := diffEntry(s, join(prefix, name), object.TreeEntry{}, y, out); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// diffEntry compares one name of two trees; a zero entry is absent.
+func diffEntry(s *Store, p string, x, y object.TreeEntry, out *[]TreeChange) error {
+	xDir, yDir := x.Mode == filemode.Dir, y.Mode == filemode.Dir
+	if x.Mode == y.Mode && x.Hash == y.Hash {
+		return nil
+	}
+	var sub [2]plumbing.Hash
+	if xDir {
+		sub[0], x = x.Hash, object.TreeEntry{}
+	}
+	if yDir {
+		sub[1], y = y.Hash, object.TreeEntry{}
+	}
+	if xDir || yDir {
+		if err := diffTrees(s, sub[0], sub[1], p, out); err != nil {
+			return err
+		}
+	}
+	switch {
+	case x.Mode == 0 && y.Mode == 0:
+	case x.Mode == 0:
+		*out = append(*out, TreeChange{Path: p, Op: Create, NewMode: y.Mode, NewHash: y.Hash})
+	case y.Mode == 0:
+		*out = append(*out, TreeChange{Path: p, Op: Delete, OldMode: x.Mode, OldHash: x.Hash})
+	default:
+		*out = append(*out, TreeChange{Path: p, Op: Update, OldMode: x.Mode, OldHash: x.Hash, NewMode: y.Mode, NewHash: y.Hash})
+	}
+	return nil
+}
