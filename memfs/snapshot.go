@@ -25,6 +25,20 @@ func (w *Workspace) Snapshot() *Snapshot {
 	return &Snapshot{root: w.cur.root}
 }
 
+// SnapshotChanges freezes the live tree and returns it with the changes
+// since the base, both from the same instant: no write can fall between
+// them.
+func (w *Workspace) SnapshotChanges() (*Snapshot, []Change) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.freeze()
+	return &Snapshot{root: w.cur.root}, w.changesLocked()
+}
+
+// Same reports whether s and o are the same state (not merely equal
+// content).
+func (s *Snapshot) Same(o *Snapshot) bool { return s.root == o.root }
+
 // Base returns the state change tracking compares against.
 func (w *Workspace) Base() *Snapshot {
 	w.mu.RLock()
@@ -270,12 +284,49 @@ func (w *Workspace) SetBase(base *Snapshot, keep ...*Snapshot) {
 	for i := range w.cps {
 		w.cps[i].st.dirty = retrack(w.cps[i].st.dirty, moved, base.root, w.cps[i].st.root)
 	}
+	// The held tally gains what the new roots hold beyond the old base;
+	// what only the old roots held is not subtracted. The tally may thus
+	// overcount, never undercount, and a quota check recounts exactly
+	// before it refuses anything. This keeps SetBase proportional to what
+	// differs instead of to the whole tree.
+	held := map[*node]bool{w.base.root: true}
+	for _, r := range w.retained {
+		held[r] = true
+	}
+	oldBase := w.base.root
+	for _, r := range append([]*Snapshot{base}, keep...) {
+		if !held[r.root] {
+			held[r.root] = true
+			u := costNotIn(r.root, oldBase)
+			u.Dirs-- // roots are not counted
+			w.cur.usage.held.add(u)
+		}
+	}
 	w.base = state{root: base.root, dirty: emptyDirty}
 	w.retained = w.retained[:0]
 	for _, k := range keep {
 		w.retained = append(w.retained, k.root)
 	}
-	w.recount()
+}
+
+// costNotIn is the cost of n's tree, leaving out subtrees that are the very
+// same nodes at the same place in old.
+func costNotIn(n, old *node) Usage {
+	if n == old {
+		return Usage{}
+	}
+	u := n.cost()
+	if n.kind == kindDir {
+		for it := n.kids.Iterator(); !it.Done(); {
+			k, c, _ := it.Next()
+			var oc *node
+			if old != nil && old.kind == kindDir {
+				oc = old.child(k)
+			}
+			u.add(costNotIn(c, oc))
+		}
+	}
+	return u
 }
 
 func pathsOf(cs []Change) []string {
@@ -314,6 +365,9 @@ func retrack(dirty dirtySet, extra []string, base, tree *node) dirtySet {
 func (w *Workspace) Restore(s *Snapshot) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	// Both tallies exact, so "would it grow" compares like with like (the
+	// held tally may overcount after SetBase).
+	w.recount()
 	next := usage{live: countUnique(s.root), held: countUnique(w.roots(s.root)...)}
 	if err := w.checkQuota("restore", ".", next); err != nil {
 		return err

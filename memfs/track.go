@@ -118,6 +118,10 @@ type Change struct {
 func (w *Workspace) Changes() []Change {
 	w.mu.RLock()
 	defer w.mu.RUnlock()
+	return w.changesLocked()
+}
+
+func (w *Workspace) changesLocked() []Change {
 	var out []Change
 	for it := w.cur.dirty.Iterator(); !it.Done(); {
 		p, _, _ := it.Next()

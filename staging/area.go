@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -243,24 +244,26 @@ func (a *Area) Stage(paths []string, message string) (*Commit, error) {
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	selected, err := selectChanges(a.ws.Changes(), paths)
+	parent := a.tip()
+	if err := a.inSync(parent); err != nil {
+		return nil, err
+	}
+	live, all := a.ws.SnapshotChanges()
+	selected, err := selectChanges(all, paths)
 	if err != nil {
 		return nil, err
 	}
-	parent := a.tip()
-	live := a.ws.Snapshot()
-	next, err := a.ws.Overlay(parent.snap, live, selected)
-	if err != nil {
+	var next *memfs.Snapshot
+	if len(selected) == len(all) {
+		// Everything is staged: the workspace side of the new commit is
+		// the live state itself.
+		next = live
+	} else if next, err = a.ws.Overlay(parent.snap, live, selected); err != nil {
 		return nil, fmt.Errorf("stage: %w: %v", ErrConflict, err)
 	}
-	edits := make([]edit, 0, len(selected))
-	for _, p := range selected {
-		e, ok := live.Lookup(p)
-		ed, err := a.editFor(p, e, ok)
-		if err != nil {
-			return nil, err
-		}
-		edits = append(edits, ed)
+	edits, err := a.editsFor(live, selected)
+	if err != nil {
+		return nil, err
 	}
 	now := a.now()
 	l, err := a.commitEdits(parent, edits, msg, now, now)
@@ -273,6 +276,43 @@ func (a *Area) Stage(paths []string, message string) (*Commit, error) {
 	return l.c, nil
 }
 
+// ErrOutOfSync: the workspace's base was changed behind the area's back.
+var ErrOutOfSync = errors.New("workspace out of sync with the staging area")
+
+// inSync checks that the workspace still tracks changes against the tip:
+// seeding or rebasing it directly, instead of through the area, would make
+// every later status and commit wrong.
+func (a *Area) inSync(tip link) error {
+	if !a.ws.Base().Same(tip.snap) {
+		return fmt.Errorf("%w: it was seeded or rebased directly; seed it through the staging area (SeedFrom)", ErrOutOfSync)
+	}
+	return nil
+}
+
+// editsFor turns the entries of s at paths into tree edits, hashing and
+// storing their contents in parallel.
+func (a *Area) editsFor(s *memfs.Snapshot, paths []string) ([]edit, error) {
+	edits := make([]edit, len(paths))
+	errs := make([]error, len(paths))
+	workers := min(runtime.GOMAXPROCS(0), (len(paths)+255)/256)
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < len(paths); i += workers {
+				e, ok := s.Lookup(paths[i])
+				edits[i], errs[i] = a.editFor(paths[i], e, ok)
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return edits, nil
+}
+
 func (a *Area) now() time.Time { return a.cfg.Now().In(a.cfg.Location).Truncate(time.Second) }
 
 // commitEdits writes the commit that applies edits to parent, and returns
@@ -282,16 +322,15 @@ func (a *Area) commitEdits(parent link, edits []edit, msg string, authored, comm
 	if err != nil {
 		return link{}, fmt.Errorf("stage: %w", err)
 	}
-	view, err := editTree(a.store, parent.view, edits)
-	if err != nil {
-		return link{}, fmt.Errorf("stage: %w", err)
-	}
-	files, err := a.filesOf(parent.tree, edits)
-	if err != nil {
-		return link{}, err
-	}
+	files := a.filesOf(edits)
 	if len(files) == 0 {
 		return link{}, fmt.Errorf("stage: %w: the changes are identical to the parent commit's content", ErrNothingToStage)
+	}
+	view := tree
+	if parent.view != parent.tree {
+		if view, err = editTree(a.store, parent.view, edits); err != nil {
+			return link{}, fmt.Errorf("stage: %w", err)
+		}
 	}
 	c := &object.Commit{
 		Author:    object.Signature{Name: a.cfg.Author.Name, Email: a.cfg.Author.Email, When: authored},
@@ -313,34 +352,30 @@ func (a *Area) commitEdits(parent link, edits []edit, msg string, authored, comm
 	return link{c: sc, id: id, tree: tree, view: view}, nil
 }
 
-// filesOf describes edits relative to the tree parent, leaving out edits
-// that change nothing there.
-func (a *Area) filesOf(parent plumbing.Hash, edits []edit) ([]File, error) {
+// filesOf describes edits, which editTree has applied (and so knows what
+// each path held before), leaving out edits that changed nothing.
+func (a *Area) filesOf(edits []edit) []File {
 	var files []File
 	for _, ed := range edits {
-		old, had, err := findEntry(a.store, parent, ed.path)
-		if err != nil {
-			return nil, err
-		}
 		f := File{Path: ed.path}
 		switch {
-		case ed.remove && !had:
+		case ed.remove && !ed.had:
 			continue
 		case ed.remove:
-			f.Op, f.Mode, f.OldMode, f.OldBlob = Delete, old.Mode, old.Mode, old.Hash
-			f.Size, _ = a.store.EncodedObjectSize(old.Hash)
-		case had && old.Mode == ed.mode && old.Hash == ed.hash:
+			f.Op, f.Mode, f.OldMode, f.OldBlob = Delete, ed.old.Mode, ed.old.Mode, ed.old.Hash
+			f.Size, _ = a.store.EncodedObjectSize(ed.old.Hash)
+		case ed.had && ed.old.Mode == ed.mode && ed.old.Hash == ed.hash:
 			continue
 		default:
 			f.Op, f.Blob, f.Mode = Create, ed.hash, ed.mode
-			if had {
-				f.Op, f.OldBlob, f.OldMode = Update, old.Hash, old.Mode
+			if ed.had {
+				f.Op, f.OldBlob, f.OldMode = Update, ed.old.Hash, ed.old.Mode
 			}
 			f.Size, _ = a.store.EncodedObjectSize(ed.hash)
 		}
 		files = append(files, f)
 	}
-	return files, nil
+	return files
 }
 
 // editFor turns the workspace entry at p (ok false: none) into a tree edit,

@@ -41,6 +41,9 @@ func (a *Area) Discard(id plumbing.Hash) (Discarded, error) {
 	if k < 0 {
 		return Discarded{}, a.noSuchCommit(id)
 	}
+	if err := a.inSync(a.tip()); err != nil {
+		return Discarded{}, err
+	}
 	res := Discarded{Rebuilt: map[plumbing.Hash]plumbing.Hash{}}
 	gone := a.chain[k]
 	later := map[string]bool{}
@@ -82,14 +85,9 @@ func (a *Area) rebuild(parent, old link) (link, error) {
 	if err != nil {
 		return link{}, err
 	}
-	edits := make([]edit, 0, len(old.paths))
-	for _, p := range old.paths {
-		e, ok := old.snap.Lookup(p)
-		ed, err := a.editFor(p, e, ok)
-		if err != nil {
-			return link{}, err
-		}
-		edits = append(edits, ed)
+	edits, err := a.editsFor(old.snap, old.paths)
+	if err != nil {
+		return link{}, err
 	}
 	l, err := a.commitEdits(parent, edits, old.c.Message, old.c.Author.When, old.c.Committer.When)
 	if err != nil {
@@ -163,16 +161,18 @@ func (a *Area) Lookup(id string) (*Commit, error) {
 func (a *Area) Snapshot() (plumbing.Hash, error) {
 	a.mu.RLock()
 	defer a.mu.RUnlock()
-	live := a.ws.Snapshot()
 	tip := a.tip()
-	var edits []edit
+	if err := a.inSync(tip); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	live := a.ws.Snapshot()
+	var paths []string
 	for _, c := range tip.snap.Diff(live) {
-		e, ok := live.Lookup(c.Path)
-		ed, err := a.editFor(c.Path, e, ok)
-		if err != nil {
-			return plumbing.ZeroHash, err
-		}
-		edits = append(edits, ed)
+		paths = append(paths, c.Path)
+	}
+	edits, err := a.editsFor(live, paths)
+	if err != nil {
+		return plumbing.ZeroHash, err
 	}
 	return editTree(a.store, tip.view, edits)
 }

@@ -26,6 +26,9 @@ type edit struct {
 	remove bool
 	mode   filemode.FileMode
 	hash   plumbing.Hash
+	// Set by editTree: the entry the path had in the base tree, if any.
+	old object.TreeEntry
+	had bool
 }
 
 type editNode struct {
@@ -91,6 +94,7 @@ func applyEdits(s *Store, base plumbing.Hash, en *editNode, prefix string) (plum
 		isDir := exists && cur.Mode == filemode.Dir
 		if len(child.kids) == 0 {
 			l := child.leaf
+			l.old, l.had = cur, exists && !isDir
 			switch {
 			case l.remove && isDir:
 				return plumbing.ZeroHash, fmt.Errorf("%w: %s is a directory in the parent tree, not a file to remove", ErrConflict, p)
@@ -169,35 +173,6 @@ func walkTree(s *Store, h plumbing.Hash, prefix string, fn func(TreeEntry) error
 		}
 	}
 	return nil
-}
-
-// findEntry returns the non-directory entry at path p in tree h.
-func findEntry(s *Store, h plumbing.Hash, p string) (TreeEntry, bool, error) {
-	comps := strings.Split(p, "/")
-	for i, c := range comps {
-		if h.IsZero() || h == EmptyTree {
-			return TreeEntry{}, false, nil
-		}
-		t, err := object.GetTree(s, h)
-		if err != nil {
-			return TreeEntry{}, false, fmt.Errorf("reading tree %s: %w", h, err)
-		}
-		e, err := t.FindEntry(c)
-		if err != nil {
-			return TreeEntry{}, false, nil
-		}
-		if i == len(comps)-1 {
-			if e.Mode == filemode.Dir {
-				return TreeEntry{}, false, nil
-			}
-			return TreeEntry{Path: p, Mode: e.Mode, Hash: e.Hash}, true, nil
-		}
-		if e.Mode != filemode.Dir {
-			return TreeEntry{}, false, nil
-		}
-		h = e.Hash
-	}
-	return TreeEntry{}, false, nil
 }
 
 // TreeChange is how one path differs between two trees.
