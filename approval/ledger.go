@@ -1,0 +1,324 @@
+package approval
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+)
+
+// Record is one event in the ledger.
+type Record struct {
+	Seq  uint64          `json:"seq"`
+	Time time.Time       `json:"time"`
+	Kind string          `json:"kind"`
+	Data json.RawMessage `json:"data"`
+	Prev string          `json:"prev"` // hash of the record before; "" for the first
+	Hash string          `json:"hash"` // SHA-256 of this record with Hash empty
+}
+
+// computeHash is the SHA-256 of the record's JSON encoding with Hash empty.
+// The encoding is deterministic: fixed field order, and Data kept as the
+// exact bytes that were written.
+func (r Record) computeHash() (string, error) {
+	r.Hash = ""
+	b, err := json.Marshal(r)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:]), nil
+}
+
+// The kinds of records.
+const (
+	KindRequest    = "request"
+	KindDecision   = "decision"
+	KindPush       = "push"
+	KindWithdrawal = "withdrawal"
+)
+
+// Ledger is an append-only, hash-chained log of requests and decisions in
+// a JSON Lines file. Every record carries the hash of the one before, so
+// editing, removing or reordering records breaks the chain, and Verify
+// finds where. Append writes and fsyncs a record before it returns: a
+// caller acts on an event only once it is on disk.
+//
+// Several processes may append to one ledger file: appends take an
+// exclusive lock on the file and read the chain's head from the file
+// itself, not from memory.
+type Ledger struct {
+	path string
+	now  func() time.Time
+
+	mu sync.Mutex
+	f  *os.File
+}
+
+// OpenLedger opens (creating it, and its directory, with owner-only
+// permissions) the ledger at path.
+func OpenLedger(path string) (*Ledger, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("ledger: %w", err)
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("ledger: %w", err)
+	}
+	return &Ledger{path: path, now: time.Now, f: f}, nil
+}
+
+// Path is the ledger file's path.
+func (l *Ledger) Path() string { return l.path }
+
+// Close closes the file.
+func (l *Ledger) Close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.f.Close()
+}
+
+// Append writes one record of kind with data (marshalled as JSON) at the
+// end of the chain, fsyncs it, and returns it.
+func (l *Ledger) Append(kind string, data any) (Record, error) {
+	raw, err := json.Marshal(data)
+	if err != nil {
+		return Record{}, fmt.Errorf("ledger: encoding %s: %w", kind, err)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := lockFile(l.f); err != nil {
+		return Record{}, fmt.Errorf("ledger: lock: %w", err)
+	}
+	defer unlockFile(l.f)
+
+	head, torn, err := readHead(l.f)
+	if err != nil {
+		return Record{}, err
+	}
+	rec := Record{Seq: head.Seq + 1, Time: l.now().UTC(), Kind: kind, Data: raw, Prev: head.Hash}
+	if head.Hash == "" {
+		rec.Seq = 1
+	}
+	if rec.Hash, err = rec.computeHash(); err != nil {
+		return Record{}, err
+	}
+	line, err := json.Marshal(rec)
+	if err != nil {
+		return Record{}, err
+	}
+	if torn {
+		// A crash left half a line. It stays (Verify reports it); the new
+		// record starts on a line of its own.
+		line = append([]byte{'\n'}, line...)
+	}
+	line = append(line, '\n')
+	if _, err := l.f.Write(line); err != nil {
+		return Record{}, fmt.Errorf("ledger: write: %w", err)
+	}
+	if err := l.f.Sync(); err != nil {
+		return Record{}, fmt.Errorf("ledger: fsync: %w", err)
+	}
+	return rec, nil
+}
+
+// readHead returns the last complete record of the file, and whether the
+// file ends in a torn line.
+func readHead(f *os.File) (Record, bool, error) {
+	st, err := f.Stat()
+	if err != nil {
+		return Record{}, false, err
+	}
+	size := st.Size()
+	if size == 0 {
+		return Record{}, false, nil
+	}
+	// Read backwards in chunks until a complete record is found.
+	const chunk = 64 << 10
+	var tail []byte
+	torn := false
+	for off := size; ; {
+		n := int64(chunk)
+		if off < n {
+			n = off
+		}
+		off -= n
+		buf := make([]byte, n)
+		if _, err := f.ReadAt(buf, off); err != nil && err != io.EOF {
+			return Record{}, false, err
+		}
+		tail = append(buf, tail...)
+		if off == size-n && tail[len(tail)-1] != '\n' {
+			torn = true
+		}
+		lines := bytes.Split(bytes.TrimRight(tail, "\n"), []byte("\n"))
+		// The first line may be cut by the chunk boundary unless off is 0.
+		start := 0
+		if off > 0 {
+			start = 1
+		}
+		for i := len(lines) - 1; i >= start; i-- {
+			var r Record
+			if json.Unmarshal(lines[i], &r) == nil && r.Hash != "" {
+				return r, torn, nil
+			}
+		}
+		if off == 0 {
+			return Record{}, torn, nil
+		}
+	}
+}
+
+// Problem is what Verify found wrong.
+type Problem struct {
+	Line   int    // 1-based line number in the file
+	Seq    uint64 // the record's sequence number, when it could be read
+	Kind   string // edited, removed, reordered, torn, malformed
+	Detail string
+}
+
+func (p Problem) Error() string {
+	return fmt.Sprintf("ledger line %d: %s: %s", p.Line, p.Kind, p.Detail)
+}
+
+// Report is the result of Verify.
+type Report struct {
+	Records int       // complete, valid records
+	Head    string    // hash of the last valid record
+	Torn    *Problem  // a torn line (a crash mid-write), if any
+	Broken  *Problem  // the first break in the chain, if any
+	Last    time.Time // time of the last valid record
+}
+
+// OK reports whether the chain is intact. A torn line alone does not break
+// the chain, but it is reported.
+func (r Report) OK() bool { return r.Broken == nil }
+
+// ErrBroken wraps the first problem Verify finds.
+var ErrBroken = errors.New("ledger chain broken")
+
+// Verify reads the ledger at path from the start and checks every link of
+// the chain: each record's own hash, its link to the record before, and
+// sequence numbers without gaps or reversals. It reports the first broken
+// record, and a torn line if a crash left one.
+func Verify(path string) (Report, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return Report{}, err
+	}
+	defer f.Close()
+	return verify(f)
+}
+
+func verify(r io.Reader) (Report, error) {
+	var rep Report
+	type entry struct {
+		line int
+		rec  Record
+	}
+	var recs []entry
+	br := bufio.NewReaderSize(r, 1<<16)
+	for lineNo := 1; ; lineNo++ {
+		line, err := br.ReadBytes('\n')
+		if len(line) == 0 && err == io.EOF {
+			break
+		}
+		if err != nil && err != io.EOF {
+			return rep, err
+		}
+		complete := bytes.HasSuffix(line, []byte("\n"))
+		line = bytes.TrimSuffix(line, []byte("\n"))
+		var rec Record
+		if json.Unmarshal(line, &rec) == nil && rec.Hash != "" {
+			recs = append(recs, entry{lineNo, rec})
+			continue
+		}
+		// A torn line is followed by a newline only if something was
+		// appended after it; anything unreadable that does not look like
+		// the start of a record was put there.
+		if complete && !looksTorn(line) {
+			rep.Broken = &Problem{Line: lineNo, Kind: "malformed", Detail: "not a ledger record"}
+			break
+		}
+		if rep.Torn == nil {
+			rep.Torn = &Problem{Line: lineNo, Kind: "torn", Detail: "an incomplete record, as a crash in the middle of a write leaves; the chain continues from the record before it"}
+		}
+	}
+	seqAt := map[uint64]int{}
+	for _, e := range recs {
+		seqAt[e.rec.Seq] = e.line
+	}
+	var prev *Record
+	for i := range recs {
+		e := &recs[i]
+		if rep.Broken != nil && e.line > rep.Broken.Line {
+			break
+		}
+		rec := &e.rec
+		p := func(kind, format string, args ...any) *Problem {
+			return &Problem{Line: e.line, Seq: rec.Seq, Kind: kind, Detail: fmt.Sprintf(format, args...)}
+		}
+		want, herr := rec.computeHash()
+		expect := uint64(1)
+		if prev != nil {
+			expect = prev.Seq + 1
+		}
+		var broken *Problem
+		switch {
+		case herr != nil || want != rec.Hash:
+			broken = p("edited", "the record's content does not match its hash")
+		case rec.Seq != expect && seqAt[expect] > e.line:
+			broken = p("reordered", "record %d comes before record %d", rec.Seq, expect)
+		case rec.Seq < expect:
+			broken = p("reordered", "record %d comes after record %d", rec.Seq, expect-1)
+		case rec.Seq > expect:
+			broken = p("removed", "records %d to %d are missing", expect, rec.Seq-1)
+		case prev == nil && rec.Prev != "":
+			broken = p("edited", "the first record links to a record before it")
+		case prev != nil && rec.Prev != prev.Hash:
+			broken = p("edited", "it does not link to record %d: one of them was changed or replaced", prev.Seq)
+		}
+		if broken != nil {
+			rep.Broken = broken
+			break
+		}
+		prev = rec
+		rep.Records++
+		rep.Head, rep.Last = rec.Hash, rec.Time
+	}
+	return rep, nil
+}
+
+// looksTorn reports whether an unreadable line is a prefix of a record, as
+// a crash mid-write leaves, rather than something else put there.
+func looksTorn(line []byte) bool {
+	return bytes.HasPrefix(line, []byte(`{"seq":`)) || len(line) == 0
+}
+
+// Records reads every valid record of the ledger at path, oldest first,
+// skipping torn lines. It stops at the first break.
+func Records(path string) ([]Record, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var out []Record
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 16<<20)
+	for sc.Scan() {
+		var r Record
+		if json.Unmarshal(sc.Bytes(), &r) == nil && r.Hash != "" {
+			out = append(out, r)
+		}
+	}
+	return out, sc.Err()
+}

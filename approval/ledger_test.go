@@ -1,0 +1,238 @@
+package approval_test
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/airlock-dev/airlock/approval"
+)
+
+func newLedger(t *testing.T) *approval.Ledger {
+	t.Helper()
+	l, err := approval.OpenLedger(filepath.Join(t.TempDir(), "state", "ledger.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	return l
+}
+
+func appendN(t *testing.T, l *approval.Ledger, n int) {
+	t.Helper()
+	for i := 0; i < n; i++ {
+		if _, err := l.Append(approval.KindRequest, map[string]any{"n": i, "target": "local:/repo"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func verify(t *testing.T, path string) approval.Report {
+	t.Helper()
+	rep, err := approval.Verify(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+func TestLedgerChain(t *testing.T) {
+	l := newLedger(t)
+	appendN(t, l, 5)
+	rep := verify(t, l.Path())
+	if !rep.OK() || rep.Records != 5 || rep.Torn != nil {
+		t.Fatalf("report %+v", rep)
+	}
+	recs, err := approval.Records(l.Path())
+	if err != nil || len(recs) != 5 {
+		t.Fatal(recs, err)
+	}
+	for i, r := range recs {
+		if r.Seq != uint64(i+1) || (i > 0 && r.Prev != recs[i-1].Hash) || (i == 0 && r.Prev != "") {
+			t.Errorf("record %d: %+v", i, r)
+		}
+	}
+	if rep.Head != recs[4].Hash {
+		t.Errorf("head %s, want %s", rep.Head, recs[4].Hash)
+	}
+	fi, _ := os.Stat(l.Path())
+	dir, _ := os.Stat(filepath.Dir(l.Path()))
+	if fi.Mode().Perm() != 0o600 || dir.Mode().Perm() != 0o700 {
+		t.Errorf("permissions: file %v, dir %v", fi.Mode(), dir.Mode())
+	}
+}
+
+// Each kind of tampering is caught at the record where it happened.
+func TestLedgerVerifyCatchesTampering(t *testing.T) {
+	rewrite := func(t *testing.T, path string, fn func(lines []string) []string) {
+		data, _ := os.ReadFile(path)
+		lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+		if err := os.WriteFile(path, []byte(strings.Join(fn(lines), "\n")+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rehash := func(line string) string {
+		// An attacker who edits a record and recomputes its own hash.
+		var r approval.Record
+		json.Unmarshal([]byte(line), &r)
+		r.Data = json.RawMessage(`{"n":99,"target":"local:/elsewhere"}`)
+		r.Hash = ""
+		b, _ := json.Marshal(r)
+		sum := sha256Hex(b)
+		r.Hash = sum
+		out, _ := json.Marshal(r)
+		return string(out)
+	}
+	cases := []struct {
+		name   string
+		tamper func(lines []string) []string
+		kind   string
+		line   int
+	}{
+		{"edit data", func(ls []string) []string {
+			ls[2] = strings.Replace(ls[2], `"n":2`, `"n":7`, 1)
+			return ls
+		}, "edited", 3},
+		{"edit and rehash", func(ls []string) []string { ls[2] = rehash(ls[2]); return ls }, "edited", 4},
+		{"remove middle", func(ls []string) []string { return append(ls[:2], ls[3:]...) }, "removed", 3},
+		{"remove first", func(ls []string) []string { return ls[1:] }, "removed", 1},
+		{"swap", func(ls []string) []string { ls[1], ls[2] = ls[2], ls[1]; return ls }, "reordered", 2},
+		{"move last to front", func(ls []string) []string { return append([]string{ls[4]}, ls[:4]...) }, "reordered", 1},
+		{"insert junk", func(ls []string) []string {
+			return append(ls[:2], append([]string{`{"note":"hello"}`}, ls[2:]...)...)
+		}, "malformed", 3},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			l := newLedger(t)
+			appendN(t, l, 5)
+			rewrite(t, l.Path(), c.tamper)
+			rep := verify(t, l.Path())
+			if rep.OK() || rep.Broken.Kind != c.kind || rep.Broken.Line != c.line {
+				t.Errorf("report %+v broken %+v, want %s at line %d", rep, rep.Broken, c.kind, c.line)
+			}
+		})
+	}
+}
+
+// A crash mid-write leaves half a line: Verify reports it, and appending
+// afterwards starts cleanly on a line of its own.
+func TestLedgerTornTail(t *testing.T) {
+	l := newLedger(t)
+	appendN(t, l, 3)
+	data, _ := os.ReadFile(l.Path())
+	lines := strings.SplitAfter(string(data), "\n")
+	half := lines[2][:len(lines[2])/2] // record 3, cut short with no newline
+	if err := os.WriteFile(l.Path(), []byte(lines[0]+lines[1]+half), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rep := verify(t, l.Path())
+	if !rep.OK() || rep.Torn == nil || rep.Torn.Line != 3 || rep.Records != 2 {
+		t.Fatalf("torn tail: %+v %+v", rep, rep.Torn)
+	}
+	l2, err := approval.OpenLedger(l.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l2.Close()
+	rec, err := l2.Append(approval.KindDecision, map[string]string{"verdict": "approve"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.Seq != 3 {
+		t.Errorf("the record after the torn line is number %d, want 3", rec.Seq)
+	}
+	rep = verify(t, l.Path())
+	if !rep.OK() || rep.Torn == nil || rep.Torn.Line != 3 || rep.Records != 3 {
+		t.Fatalf("after appending past the torn line: %+v %+v %+v", rep, rep.Torn, rep.Broken)
+	}
+	data, _ = os.ReadFile(l.Path())
+	if !bytes.Contains(data, []byte(half+"\n{")) {
+		t.Error("the torn fragment was dropped or merged with the next record")
+	}
+}
+
+// Several handles (as several servers would hold) append at once: one
+// unbroken chain, no number used twice.
+func TestLedgerConcurrentAppenders(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "ledger.jsonl")
+	var wg sync.WaitGroup
+	for h := 0; h < 4; h++ {
+		l, err := approval.OpenLedger(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		for g := 0; g < 2; g++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := 0; i < 25; i++ {
+					if _, err := l.Append(approval.KindRequest, map[string]int{"h": h, "i": i}); err != nil {
+						t.Error(err)
+					}
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	if rep := verify(t, path); !rep.OK() || rep.Records != 200 {
+		t.Fatalf("report %+v %+v", rep, rep.Broken)
+	}
+}
+
+// Real processes appending to one ledger file keep one chain.
+func TestLedgerSeveralProcesses(t *testing.T) {
+	if os.Getenv("AIRLOCK_LEDGER_CHILD") != "" {
+		t.Skip("child")
+	}
+	path := filepath.Join(t.TempDir(), "ledger.jsonl")
+	var cmds []*exec.Cmd
+	for p := 0; p < 3; p++ {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestLedgerChildAppender$")
+		cmd.Env = append(os.Environ(), "AIRLOCK_LEDGER_CHILD="+path, "AIRLOCK_LEDGER_ID="+strconv.Itoa(p))
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		cmds = append(cmds, cmd)
+	}
+	for _, c := range cmds {
+		if err := c.Wait(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if rep := verify(t, path); !rep.OK() || rep.Records != 150 {
+		t.Fatalf("report %+v %+v", rep, rep.Broken)
+	}
+}
+
+func TestLedgerChildAppender(t *testing.T) {
+	path := os.Getenv("AIRLOCK_LEDGER_CHILD")
+	if path == "" {
+		t.Skip("run by TestLedgerSeveralProcesses")
+	}
+	l, err := approval.OpenLedger(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	for i := 0; i < 50; i++ {
+		if _, err := l.Append(approval.KindRequest, map[string]string{"proc": os.Getenv("AIRLOCK_LEDGER_ID"), "i": fmt.Sprint(i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func sha256Hex(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
