@@ -1,0 +1,477 @@
+package approval
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+)
+
+// Errors callers branch on.
+var (
+	// ErrNoGrant: a push was attempted without a Grant (its zero value).
+	ErrNoGrant = errors.New("no grant: every push needs a reviewer's approval")
+	// ErrGrantMismatch: the Grant names a different push.
+	ErrGrantMismatch = errors.New("the grant does not cover this push")
+	// ErrRejected: the push was refused.
+	ErrRejected = errors.New("push rejected")
+	// ErrPending: no decision yet; the request stays open.
+	ErrPending = errors.New("push still pending review")
+	// ErrWithdrawn: the request was withdrawn before anyone decided.
+	ErrWithdrawn = errors.New("push request withdrawn")
+	// ErrNotPending: a decision named a request that is not open.
+	ErrNotPending = errors.New("no such pending request")
+)
+
+// Grant is the capability a target requires to push: exactly commit New
+// to Ref of Target, where Ref holds exactly Old now. Only this package
+// makes one, and only after the decision is in the ledger. Its zero value,
+// the only one other packages can make, grants nothing.
+type Grant struct {
+	g *grant
+}
+
+type grant struct {
+	target, ref string
+	old, new    plumbing.Hash
+	request     string
+}
+
+// Valid reports whether g came from an approval.
+func (g Grant) Valid() bool { return g.g != nil }
+
+// Target, Ref, Old and New say what the grant covers; zero for the zero
+// Grant.
+func (g Grant) Target() string {
+	if g.g == nil {
+		return ""
+	}
+	return g.g.target
+}
+
+func (g Grant) Ref() string {
+	if g.g == nil {
+		return ""
+	}
+	return g.g.ref
+}
+
+func (g Grant) Old() plumbing.Hash {
+	if g.g == nil {
+		return plumbing.ZeroHash
+	}
+	return g.g.old
+}
+
+func (g Grant) New() plumbing.Hash {
+	if g.g == nil {
+		return plumbing.ZeroHash
+	}
+	return g.g.new
+}
+
+// Request is the id of the approved request.
+func (g Grant) Request() string {
+	if g.g == nil {
+		return ""
+	}
+	return g.g.request
+}
+
+// Check refuses a push that the grant does not name exactly: target, ref,
+// the commit the ref holds now, and the commit to push. A target calls it
+// with what it is about to do, after reading the ref.
+func (g Grant) Check(target, ref string, old, new plumbing.Hash) error {
+	if g.g == nil {
+		return ErrNoGrant
+	}
+	var diffs []string
+	if g.g.target != target {
+		diffs = append(diffs, fmt.Sprintf("target %s, not %s", g.g.target, target))
+	}
+	if g.g.ref != ref {
+		diffs = append(diffs, fmt.Sprintf("ref %s, not %s", g.g.ref, ref))
+	}
+	if g.g.old != old {
+		diffs = append(diffs, fmt.Sprintf("the ref at %s, but it is at %s now", short(g.g.old), short(old)))
+	}
+	if g.g.new != new {
+		diffs = append(diffs, fmt.Sprintf("commit %s, not %s", short(g.g.new), short(new)))
+	}
+	if len(diffs) > 0 {
+		return fmt.Errorf("%w: it approved %s", ErrGrantMismatch, strings.Join(diffs, "; "))
+	}
+	return nil
+}
+
+func short(h plumbing.Hash) string {
+	if h.IsZero() {
+		return "(none)"
+	}
+	return h.String()[:7]
+}
+
+// Mode is how requests are decided.
+type Mode string
+
+const (
+	// ModeAsk: a human decides each push (the default).
+	ModeAsk Mode = "ask"
+	// ModeNever: every push is refused: review-only mode.
+	ModeNever Mode = "never"
+)
+
+// Policy is how a Gate decides. It comes from the operator (the server's
+// command line), never from a worker's configuration.
+type Policy struct {
+	Mode Mode
+	// AutoApprove lists targets (as Request.Target) pushed to without
+	// asking. Each such decision is recorded as the policy's.
+	AutoApprove []string
+	// Rules configures the risk flags.
+	Rules Rules
+}
+
+// PickFunc makes the commit of only the picked paths of a request, for a
+// reviewer who approves some files and not others, and returns it.
+type PickFunc func(paths []string) (plumbing.Hash, error)
+
+// Ticket is a submitted request, decided or not.
+type Ticket struct {
+	req  *Request
+	pick PickFunc
+	done chan struct{}
+	busy bool // a decision is being made (a pick's commit is being built)
+
+	dec   Decision
+	grant Grant
+	err   error
+}
+
+// Request returns the request.
+func (t *Ticket) Request() *Request { return t.req }
+
+// Wait waits for a decision until ctx ends. An approval comes with its
+// Grant; a rejection as an error wrapping ErrRejected with the reviewer's
+// reason. When ctx ends first, it returns ErrPending and the request stays
+// open: waiting again (or submitting the same push again) picks it up.
+func (t *Ticket) Wait(ctx context.Context) (Decision, Grant, error) {
+	select {
+	case <-t.done:
+		return t.dec, t.grant, t.err
+	case <-ctx.Done():
+		return Decision{}, Grant{}, fmt.Errorf("%w: request %s", ErrPending, t.req.ID)
+	}
+}
+
+// Done is closed once the ticket is decided or withdrawn.
+func (t *Ticket) Done() <-chan struct{} { return t.done }
+
+// EventKind says what happened to a request.
+type EventKind string
+
+const (
+	EventAdded     EventKind = "added"
+	EventResolved  EventKind = "resolved"
+	EventWithdrawn EventKind = "withdrawn"
+)
+
+// Event tells a reviewer channel (the broker) about requests.
+type Event struct {
+	Kind    EventKind
+	Request *Request
+}
+
+type pushKey struct {
+	target, ref string
+	old, new    plumbing.Hash
+}
+
+type fingerprint struct {
+	target, ref string
+	tree        plumbing.Hash
+}
+
+// Gate decides pushes: it records every request and decision in the
+// ledger, applies the policy, remembers denied changes for the session,
+// and mints Grants. It is safe for concurrent use.
+type Gate struct {
+	ledger *Ledger
+	policy Policy
+	now    func() time.Time
+
+	mu      sync.Mutex
+	pending map[string]*Ticket
+	byPush  map[pushKey]*Ticket
+	denied  map[fingerprint]string
+	subs    map[int]chan Event
+	nextSub int
+}
+
+// NewGate returns a gate that records to ledger.
+func NewGate(ledger *Ledger, p Policy) *Gate {
+	if p.Mode == "" {
+		p.Mode = ModeAsk
+	}
+	return &Gate{
+		ledger: ledger, policy: p, now: time.Now,
+		pending: map[string]*Ticket{}, byPush: map[pushKey]*Ticket{},
+		denied: map[fingerprint]string{}, subs: map[int]chan Event{},
+	}
+}
+
+// ledgerRequest is what the ledger keeps of a request: no diff and no
+// file contents, so no secret a file holds ends up in the ledger.
+type ledgerRequest struct {
+	ID       string        `json:"id"`
+	Worker   string        `json:"worker"`
+	Target   string        `json:"target"`
+	Ref      string        `json:"ref"`
+	NewRef   bool          `json:"new_ref"`
+	Old      plumbing.Hash `json:"old"`
+	New      plumbing.Hash `json:"new"`
+	Tree     plumbing.Hash `json:"tree"`
+	Commits  []CommitInfo  `json:"commits"`
+	Files    []FileChange  `json:"files"`
+	Added    int           `json:"added"`
+	Deleted  int           `json:"deleted"`
+	Flags    []Flag        `json:"flags"`
+	Attached bool          `json:"attached,omitempty"`
+}
+
+// Submit records req and returns its ticket. The policy, or the memory of
+// a change already denied in this session, decides at once; otherwise the
+// request waits for a reviewer. Submitting a push that is already pending
+// (same target, ref, old and new commit) returns the pending ticket: the
+// reviewer is not asked twice.
+func (g *Gate) Submit(req *Request, pick PickFunc) (*Ticket, error) {
+	if req.Target == "" || req.Ref == "" || req.New.IsZero() {
+		return nil, errors.New("approval: a request needs a target, a ref and a commit")
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	key := pushKey{req.Target, req.Ref, req.Old, req.New}
+	if t, ok := g.byPush[key]; ok {
+		return t, nil
+	}
+	req.ID = newID()
+	req.Time = g.now().UTC()
+	req.Pickable = req.Pickable && pick != nil
+	t := &Ticket{req: req, pick: pick, done: make(chan struct{})}
+	if _, err := g.ledger.Append(KindRequest, ledgerRequest{
+		ID: req.ID, Worker: req.Worker, Target: req.Target, Ref: req.Ref, NewRef: req.NewRef,
+		Old: req.Old, New: req.New, Tree: req.Tree, Commits: req.Commits, Files: req.Files,
+		Added: req.Added, Deleted: req.Deleted, Flags: req.Flags,
+	}); err != nil {
+		return nil, fmt.Errorf("approval: recording the request: %w", err)
+	}
+	fp := fingerprint{req.Target, req.Ref, req.Tree}
+	switch reason, denied := g.denied[fp]; {
+	case denied:
+		return t, g.settleLocked(t, Decision{Verdict: Reject, Reason: reason, By: "repeat-denied"})
+	case g.policy.Mode == ModeNever:
+		return t, g.settleLocked(t, Decision{Verdict: Reject, By: "policy:never",
+			Reason: "airlock runs in review-only mode: no push leaves the sandbox"})
+	case slices.Contains(g.policy.AutoApprove, req.Target):
+		return t, g.settleLocked(t, Decision{Verdict: Approve, By: "policy:auto"})
+	}
+	g.pending[req.ID] = t
+	g.byPush[key] = t
+	g.publishLocked(Event{Kind: EventAdded, Request: req})
+	return t, nil
+}
+
+func newID() string {
+	var b [6]byte
+	rand.Read(b[:])
+	return "req-" + hex.EncodeToString(b[:])
+}
+
+// Resolve applies a reviewer's decision to the pending request it names.
+// The decision is in the ledger before the waiting push learns of it. For
+// Pick, the commit of the picked paths is made first; if that fails,
+// nothing is decided and the error says why, so the reviewer can choose
+// again.
+func (g *Gate) Resolve(d Decision) (Decision, error) {
+	g.mu.Lock()
+	t, ok := g.pending[d.Request]
+	if !ok || t.busy {
+		g.mu.Unlock()
+		return Decision{}, fmt.Errorf("%w %s: it was already decided or withdrawn", ErrNotPending, d.Request)
+	}
+	if d.By == "" {
+		d.By = "reviewer"
+	}
+	switch d.Verdict {
+	case Approve, Reject:
+	case Pick:
+		if err := checkPick(t, d.Paths); err != nil {
+			g.mu.Unlock()
+			return Decision{}, err
+		}
+		if len(d.Paths) == len(t.req.Files) {
+			d.Verdict, d.Paths = Approve, nil
+			break
+		}
+		// Building the commit may take a while: do it outside the lock,
+		// with the ticket marked so no other decision lands meanwhile.
+		t.busy = true
+		g.mu.Unlock()
+		id, err := t.pick(d.Paths)
+		g.mu.Lock()
+		t.busy = false
+		if err != nil {
+			g.mu.Unlock()
+			return Decision{}, fmt.Errorf("approval: cannot make a commit of just those files: %w", err)
+		}
+		d.New = id
+	default:
+		g.mu.Unlock()
+		return Decision{}, fmt.Errorf("approval: unknown verdict %q", d.Verdict)
+	}
+	err := g.settleLocked(t, d)
+	g.mu.Unlock()
+	return t.dec, err
+}
+
+func checkPick(t *Ticket, paths []string) error {
+	if !t.req.Pickable {
+		return errors.New("approval: files cannot be picked for this push")
+	}
+	if len(paths) == 0 {
+		return errors.New("approval: no file picked; reject the push instead")
+	}
+	in := map[string]bool{}
+	for _, f := range t.req.Files {
+		in[f.Path] = true
+	}
+	for _, p := range paths {
+		if !in[p] {
+			return fmt.Errorf("approval: %q is not a file of this push", p)
+		}
+	}
+	return nil
+}
+
+// settleLocked records d and releases the waiter. The ledger comes first:
+// if it cannot be written, the push is refused.
+func (g *Gate) settleLocked(t *Ticket, d Decision) error {
+	req := t.req
+	d.Request, d.Time = req.ID, g.now().UTC()
+	if d.New.IsZero() && d.Approved() {
+		d.New = req.New
+	}
+	_, err := g.ledger.Append(KindDecision, d)
+	t.dec = d
+	switch {
+	case err != nil:
+		t.err = fmt.Errorf("approval: recording the decision failed, so the push is refused: %w", err)
+	case d.Approved():
+		t.grant = Grant{&grant{target: req.Target, ref: req.Ref, old: req.Old, new: d.New, request: req.ID}}
+	default:
+		g.denied[fingerprint{req.Target, req.Ref, req.Tree}] = d.Reason
+		t.err = rejection(d)
+	}
+	g.removeLocked(t)
+	close(t.done)
+	g.publishLocked(Event{Kind: EventResolved, Request: req})
+	return err
+}
+
+func rejection(d Decision) error {
+	switch {
+	case d.By == "repeat-denied" && d.Reason != "":
+		return fmt.Errorf("%w: this same change was already rejected in this session (%q); change it before pushing again", ErrRejected, d.Reason)
+	case d.By == "repeat-denied":
+		return fmt.Errorf("%w: this same change was already rejected in this session; change it before pushing again", ErrRejected)
+	case d.Reason != "":
+		return fmt.Errorf("%w: %s", ErrRejected, d.Reason)
+	}
+	return fmt.Errorf("%w by the reviewer (no reason given)", ErrRejected)
+}
+
+func (g *Gate) removeLocked(t *Ticket) {
+	delete(g.pending, t.req.ID)
+	key := pushKey{t.req.Target, t.req.Ref, t.req.Old, t.req.New}
+	if g.byPush[key] == t {
+		delete(g.byPush, key)
+	}
+}
+
+// Withdraw closes a pending request without a decision (its push went
+// away) and records that.
+func (g *Gate) Withdraw(id, why string) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	t, ok := g.pending[id]
+	if !ok || t.busy {
+		return fmt.Errorf("%w %s", ErrNotPending, id)
+	}
+	if _, err := g.ledger.Append(KindWithdrawal, map[string]string{"request": id, "why": why}); err != nil {
+		return err
+	}
+	t.err = fmt.Errorf("%w: %s", ErrWithdrawn, why)
+	g.removeLocked(t)
+	close(t.done)
+	g.publishLocked(Event{Kind: EventWithdrawn, Request: t.req})
+	return nil
+}
+
+// RecordPush records the outcome of a granted push.
+func (g *Gate) RecordPush(gr Grant, result string, err error) error {
+	rec := map[string]string{"request": gr.Request(), "target": gr.Target(), "ref": gr.Ref(),
+		"old": gr.Old().String(), "new": gr.New().String(), "result": result}
+	if err != nil {
+		rec["error"] = err.Error()
+	}
+	_, lerr := g.ledger.Append(KindPush, rec)
+	return lerr
+}
+
+// Pending returns the open requests, oldest first.
+func (g *Gate) Pending() []*Request {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	out := make([]*Request, 0, len(g.pending))
+	for _, t := range g.pending {
+		out = append(out, t.req)
+	}
+	slices.SortFunc(out, func(a, b *Request) int { return a.Time.Compare(b.Time) })
+	return out
+}
+
+// Subscribe returns a channel of events about requests, and a function to
+// stop. Events that find the channel full are dropped: subscribers resync
+// with Pending.
+func (g *Gate) Subscribe() (<-chan Event, func()) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	id := g.nextSub
+	g.nextSub++
+	ch := make(chan Event, 64)
+	g.subs[id] = ch
+	return ch, func() {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		if c, ok := g.subs[id]; ok {
+			delete(g.subs, id)
+			close(c)
+		}
+	}
+}
+
+func (g *Gate) publishLocked(e Event) {
+	for _, ch := range g.subs {
+		select {
+		case ch <- e:
+		default:
+		}
+	}
+}

@@ -1,0 +1,274 @@
+package approval_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/airlock-dev/airlock/approval"
+)
+
+func hash(s string) plumbing.Hash { return plumbing.ComputeHash(plumbing.BlobObject, []byte(s)) }
+
+func sampleRequest() *approval.Request {
+	return &approval.Request{
+		Worker: "report-writer", Target: "local:/srv/project", Describe: "local:/srv/project (branch: reports)",
+		Ref: "refs/heads/reports", Old: hash("old"), New: hash("new"), Tree: hash("tree"),
+		Commits: []approval.CommitInfo{{ID: hash("new"), Message: "Add report\n"}},
+		Files: []approval.FileChange{
+			{Path: "report.md", Op: approval.OpCreate, Size: 1200},
+			{Path: "data.json", Op: approval.OpUpdate, Size: 800},
+		},
+		Diff: "diff --git a/report.md b/report.md\n", Pickable: true,
+	}
+}
+
+func kinds(t *testing.T, l *approval.Ledger) []string {
+	t.Helper()
+	recs, err := approval.Records(l.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, r := range recs {
+		var d struct {
+			Verdict string `json:"verdict"`
+			By      string `json:"by"`
+		}
+		json.Unmarshal(r.Data, &d)
+		out = append(out, strings.TrimRight(r.Kind+" "+d.Verdict+" "+d.By, " "))
+	}
+	return out
+}
+
+func wait(t *testing.T, tk *approval.Ticket) (approval.Decision, approval.Grant, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return tk.Wait(ctx)
+}
+
+func TestApproveMintsAnExactGrant(t *testing.T) {
+	l := newLedger(t)
+	g := approval.NewGate(l, approval.Policy{})
+	req := sampleRequest()
+	tk, err := g.Submit(req, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := g.Pending(); len(p) != 1 || p[0].ID != req.ID {
+		t.Fatalf("pending %v", p)
+	}
+	if _, err := g.Resolve(approval.Decision{Request: req.ID, Verdict: approval.Approve}); err != nil {
+		t.Fatal(err)
+	}
+	d, gr, err := wait(t, tk)
+	if err != nil || !d.Approved() || d.By != "reviewer" {
+		t.Fatalf("decision %+v, %v", d, err)
+	}
+	if err := gr.Check(req.Target, req.Ref, req.Old, req.New); err != nil {
+		t.Errorf("the grant does not cover its own push: %v", err)
+	}
+	other := hash("other")
+	for name, err := range map[string]error{
+		"target": gr.Check("local:/elsewhere", req.Ref, req.Old, req.New),
+		"ref":    gr.Check(req.Target, "refs/heads/main", req.Old, req.New),
+		"old":    gr.Check(req.Target, req.Ref, other, req.New),
+		"new":    gr.Check(req.Target, req.Ref, req.Old, other),
+	} {
+		if !errors.Is(err, approval.ErrGrantMismatch) {
+			t.Errorf("a grant checked against another %s: %v", name, err)
+		}
+	}
+	if got := kinds(t, l); !reflect.DeepEqual(got, []string{"request", "decision approve reviewer"}) {
+		t.Errorf("ledger %v", got)
+	}
+	data, _ := os.ReadFile(l.Path())
+	if strings.Contains(string(data), "diff --git") {
+		t.Error("the ledger holds the diff (and with it whatever the files contain)")
+	}
+}
+
+// Only this package makes grants: the zero value grants nothing, and code
+// elsewhere cannot set a grant's fields at all.
+func TestGrantCannotBeForged(t *testing.T) {
+	var zero approval.Grant
+	if zero.Valid() || !errors.Is(zero.Check("", "", plumbing.ZeroHash, plumbing.ZeroHash), approval.ErrNoGrant) {
+		t.Error("the zero Grant grants something")
+	}
+	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
+	for name, src := range map[string]string{
+		"field":   "package forge\n\nimport \"github.com/airlock-dev/airlock/approval\"\n\nvar G = approval.Grant{g: nil}\n",
+		"type":    "package forge\n\nimport \"github.com/airlock-dev/airlock/approval\"\n\nvar G = approval.grant{}\n",
+		"convert": "package forge\n\nimport \"github.com/airlock-dev/airlock/approval\"\n\ntype fake struct{ g *struct{} }\n\nvar G = approval.Grant(fake{})\n",
+	} {
+		dir := filepath.Join("testdata", "forge-"+name)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.RemoveAll(dir) })
+		if err := os.WriteFile(filepath.Join(dir, "forge.go"), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out, err := exec.Command(goBin, "build", "./"+dir).CombinedOutput()
+		if err == nil {
+			t.Errorf("%s: forging a grant compiled", name)
+		} else if !strings.Contains(string(out), "forge.go") {
+			t.Errorf("%s: the build failed for another reason:\n%s", name, out)
+		}
+	}
+}
+
+func TestRejectionIsRememberedForTheSession(t *testing.T) {
+	l := newLedger(t)
+	g := approval.NewGate(l, approval.Policy{})
+	req := sampleRequest()
+	tk, _ := g.Submit(req, nil)
+	g.Resolve(approval.Decision{Request: req.ID, Verdict: approval.Reject, Reason: "no reports on Fridays"})
+	_, gr, err := wait(t, tk)
+	if !errors.Is(err, approval.ErrRejected) || !strings.Contains(err.Error(), "no reports on Fridays") || gr.Valid() {
+		t.Fatalf("rejection: %v %v", err, gr)
+	}
+	// The same change (same target, ref and tree) on another parent is
+	// refused at once, without asking.
+	again := sampleRequest()
+	again.Old, again.New = hash("moved"), hash("rebased")
+	tk2, err := g.Submit(again, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(g.Pending()) != 0 {
+		t.Error("the repeated change was put to the reviewer again")
+	}
+	d, _, err := wait(t, tk2)
+	if d.By != "repeat-denied" || !strings.Contains(err.Error(), "no reports on Fridays") {
+		t.Errorf("repeat: %+v %v", d, err)
+	}
+	// A different change is asked about again.
+	changed := sampleRequest()
+	changed.Tree, changed.New = hash("tree2"), hash("new2")
+	g.Submit(changed, nil)
+	if len(g.Pending()) != 1 {
+		t.Error("a changed push was refused without asking")
+	}
+	if got := kinds(t, l); !reflect.DeepEqual(got, []string{"request", "decision reject reviewer", "request", "decision reject repeat-denied", "request"}) {
+		t.Errorf("ledger %v", got)
+	}
+}
+
+func TestPolicies(t *testing.T) {
+	l := newLedger(t)
+	never := approval.NewGate(l, approval.Policy{Mode: approval.ModeNever})
+	tk, _ := never.Submit(sampleRequest(), nil)
+	if d, _, err := wait(t, tk); !errors.Is(err, approval.ErrRejected) || d.By != "policy:never" || !strings.Contains(err.Error(), "review-only") {
+		t.Errorf("never: %+v %v", d, err)
+	}
+	auto := approval.NewGate(l, approval.Policy{AutoApprove: []string{"local:/srv/project"}})
+	tk, _ = auto.Submit(sampleRequest(), nil)
+	if d, gr, err := wait(t, tk); err != nil || d.By != "policy:auto" || !gr.Valid() {
+		t.Errorf("auto: %+v %v", d, err)
+	}
+	other := sampleRequest()
+	other.Target = "github:acme/site"
+	auto.Submit(other, nil)
+	if len(auto.Pending()) != 1 {
+		t.Error("auto-approval reached a target the operator did not name")
+	}
+}
+
+// A push that times out stays pending; pushing it again waits on the same
+// request instead of asking twice.
+func TestPendingRequestIsReattached(t *testing.T) {
+	g := approval.NewGate(newLedger(t), approval.Policy{})
+	tk, _ := g.Submit(sampleRequest(), nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+	defer cancel()
+	if _, _, err := tk.Wait(ctx); !errors.Is(err, approval.ErrPending) {
+		t.Fatalf("timeout: %v", err)
+	}
+	tk2, _ := g.Submit(sampleRequest(), nil)
+	if tk2 != tk || len(g.Pending()) != 1 {
+		t.Fatal("the same push made a second request")
+	}
+	g.Resolve(approval.Decision{Request: tk.Request().ID, Verdict: approval.Approve})
+	if _, gr, err := wait(t, tk2); err != nil || !gr.Valid() {
+		t.Errorf("re-attached wait: %v", err)
+	}
+}
+
+func TestWithdraw(t *testing.T) {
+	l := newLedger(t)
+	g := approval.NewGate(l, approval.Policy{})
+	tk, _ := g.Submit(sampleRequest(), nil)
+	if err := g.Withdraw(tk.Request().ID, "the client went away"); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := wait(t, tk); !errors.Is(err, approval.ErrWithdrawn) {
+		t.Errorf("wait after withdraw: %v", err)
+	}
+	if _, err := g.Resolve(approval.Decision{Request: tk.Request().ID, Verdict: approval.Approve}); !errors.Is(err, approval.ErrNotPending) {
+		t.Errorf("deciding a withdrawn request: %v", err)
+	}
+	if got := kinds(t, l); !reflect.DeepEqual(got, []string{"request", "withdrawal"}) {
+		t.Errorf("ledger %v", got)
+	}
+}
+
+func TestPickFiles(t *testing.T) {
+	g := approval.NewGate(newLedger(t), approval.Policy{})
+	picked := hash("picked")
+	var got []string
+	pick := func(paths []string) (plumbing.Hash, error) {
+		got = paths
+		if paths[0] == "data.json" && len(paths) == 1 {
+			return plumbing.ZeroHash, errors.New("data.json needs report.md")
+		}
+		return picked, nil
+	}
+	tk, _ := g.Submit(sampleRequest(), pick)
+	id := tk.Request().ID
+	for _, bad := range [][]string{nil, {"nope.txt"}, {"data.json"}} {
+		if _, err := g.Resolve(approval.Decision{Request: id, Verdict: approval.Pick, Paths: bad}); err == nil {
+			t.Errorf("pick %v accepted", bad)
+		}
+	}
+	if len(g.Pending()) != 1 {
+		t.Fatal("a refused pick decided the request")
+	}
+	if _, err := g.Resolve(approval.Decision{Request: id, Verdict: approval.Pick, Paths: []string{"report.md"}}); err != nil {
+		t.Fatal(err)
+	}
+	d, gr, err := wait(t, tk)
+	if err != nil || d.Verdict != approval.Pick || gr.New() != picked || !reflect.DeepEqual(got, []string{"report.md"}) {
+		t.Errorf("pick: %+v grant new %s err %v", d, gr.New(), err)
+	}
+	// Without a pick function, picking is refused.
+	req := sampleRequest()
+	req.New = hash("n2")
+	tk, _ = g.Submit(req, nil)
+	if _, err := g.Resolve(approval.Decision{Request: tk.Request().ID, Verdict: approval.Pick, Paths: []string{"report.md"}}); err == nil {
+		t.Error("picked files on a request that cannot be picked")
+	}
+}
+
+// If the decision cannot be written to the ledger, the push is refused.
+func TestUnrecordableDecisionRefusesThePush(t *testing.T) {
+	l := newLedger(t)
+	g := approval.NewGate(l, approval.Policy{})
+	tk, _ := g.Submit(sampleRequest(), nil)
+	l.Close()
+	g.Resolve(approval.Decision{Request: tk.Request().ID, Verdict: approval.Approve})
+	if _, gr, err := wait(t, tk); err == nil || gr.Valid() {
+		t.Errorf("approved without a ledger record: %v", err)
+	}
+}

@@ -1,0 +1,368 @@
+package approval
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Terminal is what the reviewer's prompt talks through. The real one is a
+// TTY (see NewTTY); tests script a fake.
+type Terminal interface {
+	io.Writer
+	// ReadKey reads one keypress.
+	ReadKey() (rune, error)
+	// ReadLine shows prompt and reads a line of text.
+	ReadLine(prompt string) (string, error)
+	// Page shows long text, through the user's pager on a terminal.
+	Page(text string) error
+	// IsTerminal reports whether a person is there to answer.
+	IsTerminal() bool
+	// Color reports whether to use ANSI colours.
+	Color() bool
+}
+
+// ErrNoTerminal: the prompt refuses to run where nobody can answer.
+var ErrNoTerminal = errors.New("no terminal to ask a reviewer on: refusing to decide (run `airlock review` in a terminal, or set a policy)")
+
+const (
+	ansiReset  = "\x1b[m"
+	ansiBold   = "\x1b[1m"
+	ansiRed    = "\x1b[31m"
+	ansiYellow = "\x1b[33m"
+	ansiGreen  = "\x1b[32m"
+	ansiCyan   = "\x1b[36m"
+	ansiDim    = "\x1b[2m"
+)
+
+type painter bool
+
+func (p painter) paint(code, s string) string {
+	if !p || s == "" {
+		return s
+	}
+	return code + s + ansiReset
+}
+
+// flagLabel is a flag's short name, for the line it concerns.
+func flagLabel(f Flag) string {
+	switch f.Code {
+	case FlagProtectedRef:
+		return "protected branch"
+	case FlagNewRef:
+		return "new branch"
+	case FlagDeletions:
+		return "deleted outside the changed directories"
+	case FlagCI:
+		return "CI or hook file"
+	case FlagBinary:
+		return "binary"
+	case FlagLarge:
+		return "large"
+	case FlagExecutable:
+		return "made executable"
+	case FlagSymlink:
+		return "symlink"
+	case FlagSecret:
+		return "looks like a secret"
+	}
+	return f.Code
+}
+
+func marker(s Severity) string {
+	switch s {
+	case High:
+		return "!!"
+	case Medium:
+		return "! "
+	}
+	return ". "
+}
+
+// Render writes the summary a reviewer sees first: risks, target, commits
+// and files, and the keys.
+func Render(w io.Writer, r *Request, color bool) error {
+	p := painter(color)
+	var b strings.Builder
+	b.WriteString(p.paint(ansiBold, "git_push") + "\n")
+	if len(r.Flags) > 0 {
+		b.WriteString("  " + p.paint(ansiBold, "Risks:") + "\n")
+		for _, f := range r.Flags {
+			code := ansiYellow
+			if f.Severity == High {
+				code = ansiRed + ansiBold
+			} else if f.Severity == Low {
+				code = ansiDim
+			}
+			b.WriteString("    " + p.paint(code, marker(f.Severity)+" "+f.Message) + "\n")
+		}
+	}
+	inline := func(path string) string {
+		var labels []string
+		sev := Severity(0)
+		for _, f := range r.Flags {
+			if f.Path == path && (path != "" || f.Code == FlagProtectedRef || f.Code == FlagNewRef) {
+				labels = append(labels, flagLabel(f))
+				sev = max(sev, f.Severity)
+			}
+		}
+		if len(labels) == 0 {
+			return ""
+		}
+		code := ansiYellow
+		if sev == High {
+			code = ansiRed + ansiBold
+		}
+		return "   " + p.paint(code, "! "+strings.Join(uniq(labels), ", "))
+	}
+	fmt.Fprintf(&b, "  Target: %s (branch: %s)%s\n", r.Describe, ShortRef(r.Ref), inline(""))
+	if r.NewRef || r.Old.IsZero() {
+		b.WriteString("  Base:   none: the branch is new\n")
+	} else {
+		fmt.Fprintf(&b, "  Base:   %s (the branch's current commit)\n", short(r.Old))
+	}
+	switch n := len(r.Commits); {
+	case n == 1:
+		fmt.Fprintf(&b, "  Commit: %s %q (%s)\n", p.paint(ansiYellow, short(r.Commits[0].ID)), subject(r.Commits[0].Message), r.Summary())
+	default:
+		fmt.Fprintf(&b, "  Commits: %d, %s..%s (%s)\n", n, short(r.Commits[0].ID), short(r.Commits[n-1].ID), r.Summary())
+		for _, c := range r.Commits {
+			fmt.Fprintf(&b, "    %s %q\n", p.paint(ansiYellow, short(c.ID)), subject(c.Message))
+		}
+		b.WriteString("  Files:\n")
+	}
+	for _, f := range r.Files {
+		sign := f.Op.Sign()
+		switch f.Op {
+		case OpCreate:
+			sign = p.paint(ansiGreen, sign)
+		case OpDelete:
+			sign = p.paint(ansiRed, sign)
+		}
+		fmt.Fprintf(&b, "    %s %s (%s)%s\n", sign, f.Path, promptSize(f.Size), inline(f.Path))
+	}
+	b.WriteString("  " + keysLine(r, p) + "\n")
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func keysLine(r *Request, p painter) string {
+	k := func(key, rest string) string { return "[" + p.paint(ansiBold, key) + "]" + rest }
+	parts := []string{k("d", "iff"), k("a", "pprove"), k("r", "eject")}
+	if r.Pickable {
+		parts = append(parts, k("p", "ick files"))
+	}
+	parts = append(parts, k("?", "help"))
+	return strings.Join(parts, "  ")
+}
+
+func uniq(s []string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, x := range s {
+		if !seen[x] {
+			seen[x] = true
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+func subject(msg string) string {
+	line, _, _ := strings.Cut(msg, "\n")
+	return clip(line, 72)
+}
+
+// promptSize is a size as the prompt shows it: "0.8 KB", "2.1 MB".
+func promptSize(n int64) string {
+	switch {
+	case n < 100:
+		return fmt.Sprintf("%d B", n)
+	case n < 1<<20:
+		return fmt.Sprintf("%.1f KB", float64(n)/1024)
+	}
+	return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))
+}
+
+const helpText = `  d  show the full diff (in your pager); then come back here
+  a  approve: the push goes ahead exactly as shown
+  r  reject: nothing is pushed; you may give a reason, which the worker is told
+  p  pick files: push only the files you choose, in a new commit; the others
+     stay in the sandbox, unstaged, and nothing is lost
+  ?  this help
+`
+
+// Prompt shows r to a reviewer and returns their decision. It refuses to
+// run without a terminal. Approving a push with high risks asks for a
+// second, explicit yes.
+func Prompt(t Terminal, r *Request) (Decision, error) {
+	if !t.IsTerminal() {
+		return Decision{}, ErrNoTerminal
+	}
+	p := painter(t.Color())
+	if err := Render(t, r, t.Color()); err != nil {
+		return Decision{}, err
+	}
+	for {
+		key, err := t.ReadKey()
+		if err != nil {
+			return Decision{}, err
+		}
+		switch key {
+		case 'a', 'A':
+			if !confirmHigh(t, r, p) {
+				fmt.Fprintln(t, "  Not approved. "+keysLine(r, p))
+				continue
+			}
+			return Decision{Request: r.ID, Verdict: Approve, By: "reviewer"}, nil
+		case 'r', 'R':
+			reason, err := t.ReadLine("  Reason (optional; the worker is told): ")
+			if err != nil {
+				return Decision{}, err
+			}
+			return Decision{Request: r.ID, Verdict: Reject, Reason: strings.TrimSpace(reason), By: "reviewer"}, nil
+		case 'd', 'D':
+			if err := t.Page(colorDiff(r.Diff, t.Color())); err != nil {
+				fmt.Fprintf(t, "  Could not show the diff: %v\n", err)
+			}
+			fmt.Fprintln(t, "  "+keysLine(r, p))
+		case 'p', 'P':
+			if !r.Pickable {
+				fmt.Fprintln(t, "  Files cannot be picked for this push. "+keysLine(r, p))
+				continue
+			}
+			paths, err := pickFiles(t, r)
+			if err != nil {
+				return Decision{}, err
+			}
+			if paths == nil {
+				fmt.Fprintln(t, "  "+keysLine(r, p))
+				continue
+			}
+			if !confirmHigh(t, r, p) {
+				fmt.Fprintln(t, "  Not approved. "+keysLine(r, p))
+				continue
+			}
+			return Decision{Request: r.ID, Verdict: Pick, Paths: paths, By: "reviewer"}, nil
+		case '?', 'h', 'H':
+			io.WriteString(t, helpText)
+			fmt.Fprintln(t, "  "+keysLine(r, p))
+		case '\r', '\n', ' ':
+		default:
+			fmt.Fprintf(t, "  Unknown key %q. Press ? for help.\n", key)
+		}
+	}
+}
+
+// confirmHigh asks again when the push has a high-severity risk.
+func confirmHigh(t Terminal, r *Request, p painter) bool {
+	var high []string
+	for _, f := range r.Flags {
+		if f.Severity == High {
+			high = append(high, f.Message)
+		}
+	}
+	if len(high) == 0 {
+		return true
+	}
+	fmt.Fprintf(t, "  %s %s\n", p.paint(ansiRed+ansiBold, "High risk:"), strings.Join(high, "; "))
+	answer, err := t.ReadLine("  Type yes to approve anyway: ")
+	return err == nil && strings.EqualFold(strings.TrimSpace(answer), "yes")
+}
+
+// pickFiles lists the files and reads the reviewer's choice ("1,3-4"). nil
+// means they went back.
+func pickFiles(t Terminal, r *Request) ([]string, error) {
+	for i, f := range r.Files {
+		fmt.Fprintf(t, "  %3d  %s %s\n", i+1, f.Op.Sign(), f.Path)
+	}
+	for {
+		line, err := t.ReadLine("  Files to push (e.g. 1,3-4; empty to go back): ")
+		if err != nil {
+			return nil, err
+		}
+		line = strings.TrimSpace(line)
+		if line == "" {
+			return nil, nil
+		}
+		idx, err := parseSelection(line, len(r.Files))
+		if err != nil {
+			fmt.Fprintf(t, "  %v\n", err)
+			continue
+		}
+		paths := make([]string, len(idx))
+		for i, n := range idx {
+			paths[i] = r.Files[n-1].Path
+		}
+		return paths, nil
+	}
+}
+
+// parseSelection reads "1,3-4" into sorted, distinct numbers in 1..n.
+func parseSelection(s string, n int) ([]int, error) {
+	seen := map[int]bool{}
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		lo, hi, isRange := strings.Cut(part, "-")
+		a, err1 := strconv.Atoi(strings.TrimSpace(lo))
+		b := a
+		var err2 error
+		if isRange {
+			b, err2 = strconv.Atoi(strings.TrimSpace(hi))
+		}
+		if err1 != nil || err2 != nil || a < 1 || b > n || a > b {
+			return nil, fmt.Errorf("%q is not a file number or range between 1 and %d", part, n)
+		}
+		for i := a; i <= b; i++ {
+			seen[i] = true
+		}
+	}
+	out := make([]int, 0, len(seen))
+	for i := range seen {
+		out = append(out, i)
+	}
+	sort.Ints(out)
+	return out, nil
+}
+
+// colorDiff colours a plain unified diff the way git does for its common
+// lines.
+func colorDiff(diff string, color bool) string {
+	if !color {
+		return diff
+	}
+	var b strings.Builder
+	sc := bufio.NewScanner(strings.NewReader(diff))
+	sc.Buffer(nil, 64<<20)
+	inHeader := false
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case strings.HasPrefix(line, "diff --git "):
+			inHeader = true
+			b.WriteString(ansiBold + line + ansiReset)
+		case inHeader && !strings.HasPrefix(line, "@@") && !strings.HasPrefix(line, "Binary files"):
+			b.WriteString(ansiBold + line + ansiReset)
+		case strings.HasPrefix(line, "@@"):
+			inHeader = false
+			if end := strings.Index(line[2:], "@@"); end >= 0 {
+				b.WriteString(ansiCyan + line[:end+4] + ansiReset + line[end+4:])
+			} else {
+				b.WriteString(line)
+			}
+		case strings.HasPrefix(line, "+"):
+			b.WriteString(ansiGreen + line + ansiReset)
+		case strings.HasPrefix(line, "-"):
+			b.WriteString(ansiRed + line + ansiReset)
+		default:
+			inHeader = false
+			b.WriteString(line)
+		}
+		b.WriteByte('\n')
+	}
+	return b.String()
+}

@@ -1,0 +1,196 @@
+package approval_test
+
+import (
+	"errors"
+	"flag"
+	"io"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+
+	"github.com/airlock-dev/airlock/approval"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+// script is a Terminal that plays back keys and lines.
+type script struct {
+	keys  []rune
+	lines []string
+	out   strings.Builder
+	paged []string
+	tty   bool
+	color bool
+}
+
+func (s *script) Write(p []byte) (int, error) { return s.out.Write(p) }
+func (s *script) ReadKey() (rune, error) {
+	if len(s.keys) == 0 {
+		return 0, io.EOF
+	}
+	k := s.keys[0]
+	s.keys = s.keys[1:]
+	return k, nil
+}
+func (s *script) ReadLine(prompt string) (string, error) {
+	s.out.WriteString(prompt)
+	if len(s.lines) == 0 {
+		return "", io.EOF
+	}
+	l := s.lines[0]
+	s.lines = s.lines[1:]
+	s.out.WriteString(l + "\n")
+	return l, nil
+}
+func (s *script) Page(text string) error { s.paged = append(s.paged, text); return nil }
+func (s *script) IsTerminal() bool       { return s.tty }
+func (s *script) Color() bool            { return s.color }
+
+// exampleRequest is the issue's example: three files, one binary, pushed
+// to main.
+func exampleRequest() *approval.Request {
+	r := &approval.Request{
+		ID: "req-1", Worker: "report-writer", Target: "local:/path/to/project", Describe: "local:/path/to/project",
+		Ref: "refs/heads/main", Old: hash("old"), New: hash("new"), Tree: hash("tree"),
+		Commits: []approval.CommitInfo{{ID: hash("new"), Message: "Add quarterly report\n\nWith charts.\n"}},
+		Files: []approval.FileChange{
+			{Path: "report.md", Op: approval.OpCreate, Size: 1228, NewMode: filemode.Regular, Added: 120},
+			{Path: "analysis.json", Op: approval.OpUpdate, Size: 820, OldMode: filemode.Regular, NewMode: filemode.Regular, Added: 22, Deleted: 38},
+			{Path: "charts/revenue.svg", Op: approval.OpCreate, Size: 2150, NewMode: filemode.Regular, Binary: true},
+		},
+		Added: 142, Deleted: 38, Pickable: true,
+		Diff: "diff --git a/report.md b/report.md\nnew file mode 100644\n--- /dev/null\n+++ b/report.md\n@@ -0,0 +1 @@\n+# Q3\n",
+	}
+	r.Flags = approval.Assess(r, approval.Rules{}, nil)
+	return r
+}
+
+func chainRequest() *approval.Request {
+	r := &approval.Request{
+		ID: "req-2", Worker: "fixer", Target: "github:acme/site", Describe: "github:acme/site",
+		Ref: "refs/heads/fix/typos", NewRef: true, New: hash("c3"), Tree: hash("t3"),
+		Commits: []approval.CommitInfo{
+			{ID: hash("c1"), Message: "Fix typos in the README"},
+			{ID: hash("c2"), Message: "Make the deploy script executable"},
+			{ID: hash("c3"), Message: "Remove the old changelog"},
+		},
+		Files: []approval.FileChange{
+			{Path: "README.md", Op: approval.OpUpdate, Size: 4096, OldMode: filemode.Regular, NewMode: filemode.Regular, Added: 3, Deleted: 3},
+			{Path: "scripts/deploy.sh", Op: approval.OpUpdate, Size: 90, OldMode: filemode.Regular, NewMode: filemode.Executable},
+			{Path: "docs/CHANGELOG.old", Op: approval.OpDelete, Size: 30000, OldMode: filemode.Regular, Deleted: 800},
+			{Path: ".github/workflows/ci.yml", Op: approval.OpUpdate, Size: 700, OldMode: filemode.Regular, NewMode: filemode.Regular, Added: 1, Deleted: 1},
+		},
+		Added: 4, Deleted: 804,
+	}
+	r.Flags = approval.Assess(r, approval.Rules{}, nil)
+	return r
+}
+
+func TestRenderGolden(t *testing.T) {
+	for name, req := range map[string]*approval.Request{"example": exampleRequest(), "chain": chainRequest()} {
+		for _, color := range []bool{false, true} {
+			file := name
+			if color {
+				file += ".color"
+			}
+			t.Run(file, func(t *testing.T) {
+				var b strings.Builder
+				if err := approval.Render(&b, req, color); err != nil {
+					t.Fatal(err)
+				}
+				golden := filepath.Join("testdata", "prompt", file+".golden")
+				if *update {
+					os.MkdirAll(filepath.Dir(golden), 0o755)
+					os.WriteFile(golden, []byte(b.String()), 0o644)
+				}
+				want, err := os.ReadFile(golden)
+				if err != nil {
+					t.Fatalf("%v (run with -update)", err)
+				}
+				if b.String() != string(want) {
+					t.Errorf("render differs from %s:\n%s", golden, b.String())
+				}
+			})
+		}
+	}
+}
+
+func TestPromptKeys(t *testing.T) {
+	lowRisk := func() *approval.Request {
+		r := exampleRequest()
+		r.Ref = "refs/heads/reports"
+		r.Flags = approval.Assess(r, approval.Rules{}, nil)
+		return r
+	}
+	cases := []struct {
+		name   string
+		req    *approval.Request
+		keys   string
+		lines  []string
+		want   approval.Decision
+		output []string // substrings the reviewer saw
+		paged  bool
+	}{
+		{name: "approve", req: lowRisk(), keys: "a", want: approval.Decision{Request: "req-1", Verdict: approval.Approve, By: "reviewer"}},
+		{name: "reject with reason", req: lowRisk(), keys: "r", lines: []string{"  not on Fridays  "},
+			want: approval.Decision{Request: "req-1", Verdict: approval.Reject, Reason: "not on Fridays", By: "reviewer"}},
+		{name: "reject without reason", req: lowRisk(), keys: "r", lines: []string{""},
+			want: approval.Decision{Request: "req-1", Verdict: approval.Reject, By: "reviewer"}},
+		{name: "pick", req: lowRisk(), keys: "p", lines: []string{"9", "1,3"},
+			want:   approval.Decision{Request: "req-1", Verdict: approval.Pick, Paths: []string{"report.md", "charts/revenue.svg"}, By: "reviewer"},
+			output: []string{"1  + report.md", `"9" is not a file number`}},
+		{name: "pick then back", req: lowRisk(), keys: "pa", lines: []string{""},
+			want: approval.Decision{Request: "req-1", Verdict: approval.Approve, By: "reviewer"}},
+		{name: "diff", req: lowRisk(), keys: "da", paged: true,
+			want: approval.Decision{Request: "req-1", Verdict: approval.Approve, By: "reviewer"}},
+		{name: "help", req: lowRisk(), keys: "?a", output: []string{"pick files: push only the files you choose"},
+			want: approval.Decision{Request: "req-1", Verdict: approval.Approve, By: "reviewer"}},
+		{name: "unknown key", req: lowRisk(), keys: "xa", output: []string{"Unknown key 'x'. Press ? for help."},
+			want: approval.Decision{Request: "req-1", Verdict: approval.Approve, By: "reviewer"}},
+		{name: "high risk needs yes", req: exampleRequest(), keys: "aa", lines: []string{"y", "yes"},
+			output: []string{"High risk: pushes to protected branch main", "Not approved."},
+			want:   approval.Decision{Request: "req-1", Verdict: approval.Approve, By: "reviewer"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := &script{keys: []rune(c.keys), lines: c.lines, tty: true}
+			got, err := approval.Prompt(s, c.req)
+			if err != nil {
+				t.Fatalf("%v\noutput:\n%s", err, s.out.String())
+			}
+			if !reflect.DeepEqual(got, c.want) {
+				t.Errorf("decision %+v, want %+v", got, c.want)
+			}
+			for _, o := range c.output {
+				if !strings.Contains(s.out.String(), o) {
+					t.Errorf("the reviewer did not see %q:\n%s", o, s.out.String())
+				}
+			}
+			if c.paged != (len(s.paged) > 0) || c.paged && !strings.Contains(s.paged[0], "+# Q3") {
+				t.Errorf("paged %q", s.paged)
+			}
+		})
+	}
+}
+
+func TestPromptFailsClosed(t *testing.T) {
+	if _, err := approval.Prompt(&script{keys: []rune("a")}, exampleRequest()); !errors.Is(err, approval.ErrNoTerminal) {
+		t.Errorf("without a terminal: %v", err)
+	}
+	// Running out of input decides nothing.
+	if d, err := approval.Prompt(&script{tty: true}, exampleRequest()); err == nil {
+		t.Errorf("end of input decided %+v", d)
+	}
+	// Picking is not offered when the push cannot be picked.
+	r := exampleRequest()
+	r.Pickable = false
+	s := &script{keys: []rune("pr"), lines: []string{""}, tty: true}
+	d, err := approval.Prompt(s, r)
+	if err != nil || d.Verdict != approval.Reject || strings.Contains(s.out.String(), "ick files") {
+		t.Errorf("pick on a request that cannot be picked: %+v %v\n%s", d, err, s.out.String())
+	}
+}

@@ -1,0 +1,300 @@
+package approval
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"path"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+)
+
+// Severity ranks a risk flag.
+type Severity int
+
+const (
+	Low Severity = iota + 1
+	Medium
+	High
+)
+
+func (s Severity) String() string {
+	switch s {
+	case Low:
+		return "low"
+	case Medium:
+		return "medium"
+	case High:
+		return "high"
+	}
+	return fmt.Sprintf("Severity(%d)", int(s))
+}
+
+func (s Severity) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+func (s *Severity) UnmarshalText(b []byte) error {
+	switch string(b) {
+	case "low":
+		*s = Low
+	case "medium":
+		*s = Medium
+	case "high":
+		*s = High
+	default:
+		return fmt.Errorf("unknown severity %q", b)
+	}
+	return nil
+}
+
+// Flag is one thing in a push a tired reviewer must not miss.
+type Flag struct {
+	Code     string   `json:"code"`
+	Severity Severity `json:"severity"`
+	Path     string   `json:"path,omitempty"`
+	Message  string   `json:"message"`
+}
+
+// The flag codes.
+const (
+	FlagProtectedRef = "protected-ref"
+	FlagNewRef       = "new-ref"
+	FlagDeletions    = "deletions"
+	FlagCI           = "ci-or-hooks"
+	FlagBinary       = "binary"
+	FlagLarge        = "large-file"
+	FlagExecutable   = "executable"
+	FlagSymlink      = "symlink"
+	FlagSecret       = "secret"
+)
+
+// DefaultProtected are the refs a push to is flagged high, besides the
+// target's default branch.
+var DefaultProtected = []string{"main", "master", "production", "release/*"}
+
+// Rules configures Assess.
+type Rules struct {
+	// Protected lists branch patterns (path.Match syntax, on the branch
+	// name); nil means DefaultProtected. The target's default branch is
+	// always protected.
+	Protected []string
+	// ManyDeletions is how many deleted files count as many; 0 means 10.
+	ManyDeletions int
+	// LargeFile is the size over which a file is flagged; 0 means 1 MiB.
+	LargeFile int64
+}
+
+// Content reads a path's content on either side of the push; ok false
+// when the path does not exist there.
+type Content func(path string, newSide bool) (data []byte, ok bool)
+
+// Assess computes the risk flags of a request, most severe first. content
+// gives access to file contents for the checks that need them (secrets,
+// package.json scripts); it may be nil.
+func Assess(r *Request, rules Rules, content Content) []Flag {
+	if rules.Protected == nil {
+		rules.Protected = DefaultProtected
+	}
+	if rules.ManyDeletions == 0 {
+		rules.ManyDeletions = 10
+	}
+	if rules.LargeFile == 0 {
+		rules.LargeFile = 1 << 20
+	}
+	if content == nil {
+		content = func(string, bool) ([]byte, bool) { return nil, false }
+	}
+	var flags []Flag
+	add := func(code string, sev Severity, p, format string, args ...any) {
+		flags = append(flags, Flag{Code: code, Severity: sev, Path: p, Message: fmt.Sprintf(format, args...)})
+	}
+
+	branch := ShortRef(r.Ref)
+	if r.DefaultBranch != "" && branch == ShortRef(r.DefaultBranch) {
+		add(FlagProtectedRef, High, "", "pushes to %s, the target's default branch", branch)
+	} else {
+		for _, p := range rules.Protected {
+			if ok, _ := path.Match(p, branch); ok {
+				add(FlagProtectedRef, High, "", "pushes to protected branch %s", branch)
+				break
+			}
+		}
+	}
+	if r.NewRef {
+		add(FlagNewRef, Medium, "", "creates a new branch %s", branch)
+	}
+
+	changedDirs := map[string]bool{}
+	var deleted []string
+	for _, f := range r.Files {
+		if f.Op == OpDelete {
+			deleted = append(deleted, f.Path)
+		} else {
+			changedDirs[path.Dir(f.Path)] = true
+		}
+	}
+	if len(deleted) >= rules.ManyDeletions {
+		add(FlagDeletions, Medium, "", "deletes %d files", len(deleted))
+	}
+	for _, p := range deleted {
+		if !changedDirs[path.Dir(p)] {
+			add(FlagDeletions, Medium, p, "deletes %s, outside the directories it otherwise changes", p)
+		}
+	}
+
+	for _, f := range r.Files {
+		if why := ciFile(f.Path); why != "" {
+			if path.Base(f.Path) != "package.json" {
+				add(FlagCI, Medium, f.Path, "changes %s (%s)", f.Path, why)
+			} else if scriptsChanged(f, content) {
+				add(FlagCI, Medium, f.Path, "changes the scripts of %s, which run on install and in CI", f.Path)
+			}
+		}
+		if f.Op == OpDelete {
+			continue
+		}
+		if f.Binary {
+			add(FlagBinary, Low, f.Path, "%s is binary: the diff cannot show what it holds", f.Path)
+		}
+		if f.Size > rules.LargeFile {
+			add(FlagLarge, Low, f.Path, "%s is %s", f.Path, formatSize(f.Size))
+		}
+		if f.NewMode == filemode.Executable && f.OldMode != filemode.Executable {
+			add(FlagExecutable, Medium, f.Path, "makes %s executable", f.Path)
+		}
+		if f.NewMode == filemode.Symlink {
+			target, _ := content(f.Path, true)
+			add(FlagSymlink, Medium, f.Path, "%s is a symlink to %q", f.Path, clip(string(target), 80))
+		}
+		if !f.Binary {
+			if data, ok := content(f.Path, true); ok {
+				old, _ := content(f.Path, false)
+				for _, s := range findSecrets(old, data) {
+					add(FlagSecret, High, f.Path, "%s line %d looks like %s", f.Path, s.line, s.what)
+				}
+			}
+		}
+	}
+	sort.SliceStable(flags, func(i, j int) bool { return flags[i].Severity > flags[j].Severity })
+	return flags
+}
+
+// ciFile says why a path runs in CI or as a hook, or "".
+func ciFile(p string) string {
+	base := path.Base(p)
+	switch {
+	case strings.HasPrefix(p, ".github/workflows/") || strings.HasPrefix(p, ".github/actions/"):
+		return "a GitHub Actions workflow"
+	case base == ".gitlab-ci.yml" || strings.HasPrefix(p, ".gitlab/"):
+		return "GitLab CI"
+	case strings.HasPrefix(p, ".circleci/"), base == ".travis.yml", base == "Jenkinsfile",
+		base == "azure-pipelines.yml", strings.HasPrefix(p, ".buildkite/"), base == "bitbucket-pipelines.yml":
+		return "a CI pipeline"
+	case strings.HasPrefix(p, ".husky/") || strings.Contains(p, "/.husky/"), strings.HasPrefix(p, ".githooks/"),
+		base == ".pre-commit-config.yaml", base == "lefthook.yml", base == ".lefthook.yml":
+		return "a git hook"
+	case base == "Makefile" || base == "GNUmakefile" || base == "makefile":
+		return "a Makefile, which builds and CI run"
+	case base == "package.json":
+		return "npm scripts"
+	}
+	return ""
+}
+
+// scriptsChanged reports whether a package.json change touches "scripts".
+func scriptsChanged(f FileChange, content Content) bool {
+	read := func(newSide bool) (json.RawMessage, bool) {
+		data, ok := content(f.Path, newSide)
+		if !ok {
+			return nil, true
+		}
+		var pkg struct {
+			Scripts json.RawMessage `json:"scripts"`
+		}
+		if err := json.Unmarshal(data, &pkg); err != nil {
+			return nil, false // unreadable: assume the worst
+		}
+		return pkg.Scripts, true
+	}
+	oldS, ok1 := read(false)
+	newS, ok2 := read(true)
+	if !ok1 || !ok2 {
+		return true
+	}
+	return !jsonEqual(oldS, newS)
+}
+
+func jsonEqual(a, b json.RawMessage) bool {
+	var x, y any
+	if len(a) > 0 {
+		json.Unmarshal(a, &x)
+	}
+	if len(b) > 0 {
+		json.Unmarshal(b, &y)
+	}
+	xa, _ := json.Marshal(x)
+	ya, _ := json.Marshal(y)
+	return bytes.Equal(xa, ya)
+}
+
+type secretHit struct {
+	line int
+	what string
+}
+
+var secretPatterns = []struct {
+	what string
+	re   *regexp.Regexp
+}{
+	{"a private key", regexp.MustCompile(`-----BEGIN [A-Z ]*PRIVATE KEY( BLOCK)?-----`)},
+	{"an AWS access key id", regexp.MustCompile(`\b(AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[0-9A-Z]{16}\b`)},
+	{"a GitHub token", regexp.MustCompile(`\b(gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})\b`)},
+	{"a Slack token", regexp.MustCompile(`\bxox[baprs]-[A-Za-z0-9-]{10,}\b`)},
+	{"a secret assignment", regexp.MustCompile(`(?i)\b(password|passwd|pwd|secret|api[_-]?key|access[_-]?key|auth[_-]?token|client[_-]?secret|private[_-]?key)["']?\s*[:=]\s*["']?[^\s"'<>{}$]{6,}`)},
+}
+
+// findSecrets reports lines of data that look like secrets and are not
+// already in old (a secret the target already has is not news). The
+// secret itself is never reported, only where and what it looks like.
+func findSecrets(old, data []byte) []secretHit {
+	before := map[string]bool{}
+	for _, l := range bytes.Split(old, []byte("\n")) {
+		before[string(l)] = true
+	}
+	var hits []secretHit
+	for i, l := range bytes.Split(data, []byte("\n")) {
+		if len(l) > 4096 || before[string(l)] {
+			continue
+		}
+		for _, p := range secretPatterns {
+			if p.re.Match(l) {
+				hits = append(hits, secretHit{line: i + 1, what: p.what})
+				break
+			}
+		}
+	}
+	return hits
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
+}
+
+// formatSize renders a size as the prompt shows it: "512 B", "1.2 KB".
+func formatSize(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %cB", float64(n)/float64(div), "KMGTPE"[exp])
+}
