@@ -1,0 +1,598 @@
+package approval
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// The broker lets a reviewer in another terminal answer the requests of
+// servers that cannot prompt on their own stdin (an MCP server's stdin is
+// its client's pipe). Each server listens on a Unix socket of its own in a
+// directory only its user can enter; a reviewer connects to every socket
+// there. Messages are JSON, one per line.
+
+// ServerInfo says which server offers a request.
+type ServerInfo struct {
+	PID     int       `json:"pid"`
+	Worker  string    `json:"worker"`
+	Started time.Time `json:"started"`
+}
+
+type message struct {
+	Type     string      `json:"type"` // hello, request, settled, withdrawn, decision, ack
+	Server   *ServerInfo `json:"server,omitempty"`
+	Request  *Request    `json:"request,omitempty"`
+	ID       string      `json:"id,omitempty"`
+	Decision *Decision   `json:"decision,omitempty"`
+	Error    string      `json:"error,omitempty"`
+}
+
+// maxMessage bounds one message; a request carries its whole diff.
+const maxMessage = 64 << 20
+
+// SocketDir is where servers' sockets live: $XDG_RUNTIME_DIR/airlock, or
+// else airlock's state directory.
+func SocketDir() (string, error) {
+	if d := os.Getenv("XDG_RUNTIME_DIR"); d != "" {
+		return filepath.Join(d, "airlock"), nil
+	}
+	state, err := StateDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(state, "run"), nil
+}
+
+// StateDir is airlock's own state directory: $XDG_STATE_HOME/airlock, or
+// ~/.local/state/airlock.
+func StateDir() (string, error) {
+	if d := os.Getenv("XDG_STATE_HOME"); d != "" {
+		return filepath.Join(d, "airlock"), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("no state directory: %w", err)
+	}
+	return filepath.Join(home, ".local", "state", "airlock"), nil
+}
+
+// privateDir creates dir with mode 0700, or checks that an existing one
+// belongs to this user and is closed to everyone else.
+func privateDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return err
+	}
+	if fi.Mode().Perm()&0o077 != 0 {
+		return fmt.Errorf("%s is open to other users (mode %v); make it private: chmod 700 %s", dir, fi.Mode().Perm(), dir)
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Getuid() {
+		return fmt.Errorf("%s belongs to another user; airlock will not offer requests there", dir)
+	}
+	return nil
+}
+
+// Broker offers a Gate's pending requests to reviewers.
+type Broker struct {
+	gate *Gate
+	ln   *net.UnixListener
+	path string
+	info ServerInfo
+
+	mu     sync.Mutex
+	conns  map[*net.UnixConn]bool
+	closed bool
+	wg     sync.WaitGroup
+	// inflight counts decisions between arrival and their ack: a decision
+	// wakes the waiting push, which may close the broker at once, and the
+	// reviewer must still hear that it was recorded.
+	inflight sync.WaitGroup
+}
+
+// Listen opens a socket for gate in dir (see SocketDir) and serves
+// reviewers until Close.
+func Listen(gate *Gate, dir string, info ServerInfo) (*Broker, error) {
+	if err := privateDir(dir); err != nil {
+		return nil, fmt.Errorf("broker: %w", err)
+	}
+	var rnd [4]byte
+	rand.Read(rnd[:])
+	path := filepath.Join(dir, fmt.Sprintf("server-%d-%s.sock", os.Getpid(), hex.EncodeToString(rnd[:])))
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
+	if err != nil {
+		return nil, fmt.Errorf("broker: %w", err)
+	}
+	if err := os.Chmod(path, 0o600); err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("broker: %w", err)
+	}
+	ln.SetUnlinkOnClose(true)
+	b := &Broker{gate: gate, ln: ln, path: path, info: info, conns: map[*net.UnixConn]bool{}}
+	b.wg.Add(1)
+	go b.accept()
+	return b, nil
+}
+
+// Path is the socket's path.
+func (b *Broker) Path() string { return b.path }
+
+// Close stops serving and removes the socket. Reviewers see the server go.
+// Decisions already received are acknowledged first.
+func (b *Broker) Close() error {
+	acked := make(chan struct{})
+	go func() { b.inflight.Wait(); close(acked) }()
+	select {
+	case <-acked:
+	case <-time.After(2 * time.Second):
+	}
+	b.mu.Lock()
+	b.closed = true
+	for c := range b.conns {
+		c.Close()
+	}
+	b.mu.Unlock()
+	err := b.ln.Close()
+	b.wg.Wait()
+	return err
+}
+
+func (b *Broker) accept() {
+	defer b.wg.Done()
+	for {
+		c, err := b.ln.AcceptUnix()
+		if err != nil {
+			return
+		}
+		if err := checkPeer(c); err != nil {
+			c.Close()
+			continue
+		}
+		b.mu.Lock()
+		if b.closed {
+			b.mu.Unlock()
+			c.Close()
+			return
+		}
+		b.conns[c] = true
+		b.mu.Unlock()
+		b.wg.Add(1)
+		go b.serve(c)
+	}
+}
+
+// serve talks to one reviewer: everything pending, then every change, and
+// its decisions back to the gate.
+func (b *Broker) serve(c *net.UnixConn) {
+	defer b.wg.Done()
+	defer func() {
+		b.mu.Lock()
+		delete(b.conns, c)
+		b.mu.Unlock()
+		c.Close()
+	}()
+	var wmu sync.Mutex
+	enc := json.NewEncoder(c)
+	send := func(m message) error {
+		wmu.Lock()
+		defer wmu.Unlock()
+		return enc.Encode(m)
+	}
+	events, stop := b.gate.Subscribe()
+	defer stop()
+	info := b.info
+	if send(message{Type: "hello", Server: &info}) != nil {
+		return
+	}
+	for _, r := range b.gate.Pending() {
+		if send(message{Type: "request", Request: r}) != nil {
+			return
+		}
+	}
+	decisions := make(chan Decision)
+	readerDone := make(chan struct{})
+	go func() {
+		defer close(readerDone)
+		r := bufio.NewReaderSize(c, 1<<16)
+		for {
+			line, err := readLine(r)
+			if err != nil {
+				return
+			}
+			var m message
+			if json.Unmarshal(line, &m) != nil || m.Type != "decision" || m.Decision == nil {
+				continue
+			}
+			b.inflight.Add(1)
+			decisions <- *m.Decision
+		}
+	}()
+	for {
+		select {
+		case e, ok := <-events:
+			if !ok {
+				return
+			}
+			m := message{ID: e.Request.ID}
+			switch e.Kind {
+			case EventAdded:
+				m.Type, m.Request = "request", e.Request
+			case EventResolved:
+				m.Type = "settled"
+			case EventWithdrawn:
+				m.Type = "withdrawn"
+			}
+			if send(m) != nil {
+				return
+			}
+		case d := <-decisions:
+			res, err := b.gate.Resolve(d)
+			ack := message{Type: "ack", ID: d.Request, Decision: &res}
+			if err != nil {
+				ack.Error = err.Error()
+			}
+			serr := send(ack)
+			b.inflight.Done()
+			if serr != nil {
+				return
+			}
+		case <-readerDone:
+			return // the reviewer went away; its requests stay pending
+		}
+	}
+}
+
+func readLine(r *bufio.Reader) ([]byte, error) {
+	var line []byte
+	for {
+		chunk, err := r.ReadSlice('\n')
+		line = append(line, chunk...)
+		if len(line) > maxMessage {
+			return nil, errors.New("message too large")
+		}
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		return line, err
+	}
+}
+
+// Incoming is a request a server offers to this reviewer.
+type Incoming struct {
+	Request *Request
+	Server  ServerInfo
+
+	conn *serverConn
+	gone chan struct{}
+	why  string
+}
+
+// Gone is closed when the request is no longer open: another reviewer
+// decided it, it was withdrawn, or its server went away.
+func (in *Incoming) Gone() <-chan struct{} { return in.gone }
+
+// Why says why the request is gone.
+func (in *Incoming) Why() string {
+	in.conn.rv.mu.Lock()
+	defer in.conn.rv.mu.Unlock()
+	return in.why
+}
+
+// Decide sends d to the request's server and returns the decision as the
+// server recorded it (for Pick, with the commit made of the picked files).
+func (in *Incoming) Decide(d Decision) (Decision, error) {
+	d.Request = in.Request.ID
+	return in.conn.decide(d)
+}
+
+// Reviewer is a reviewer's connection to every running server.
+type Reviewer struct {
+	dir    string
+	cancel context.CancelFunc
+
+	mu      sync.Mutex
+	servers map[string]*serverConn // by socket path
+	byID    map[string]*Incoming
+	changed chan struct{}
+	wg      sync.WaitGroup
+}
+
+// Watch connects to every server in dir (see SocketDir), and to servers
+// that start later, until ctx ends or Close.
+func Watch(ctx context.Context, dir string) (*Reviewer, error) {
+	if err := privateDir(dir); err != nil {
+		return nil, fmt.Errorf("reviewer: %w", err)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	r := &Reviewer{dir: dir, cancel: cancel, servers: map[string]*serverConn{},
+		byID: map[string]*Incoming{}, changed: make(chan struct{}, 1)}
+	r.scan()
+	r.wg.Add(1)
+	go func() {
+		defer r.wg.Done()
+		t := time.NewTicker(200 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				r.mu.Lock()
+				for _, s := range r.servers {
+					s.c.Close()
+				}
+				r.mu.Unlock()
+				return
+			case <-t.C:
+				r.scan()
+			}
+		}
+	}()
+	return r, nil
+}
+
+// Close disconnects from every server. Requests stay pending there.
+func (r *Reviewer) Close() {
+	r.cancel()
+	r.wg.Wait()
+}
+
+// Servers returns the servers connected to.
+func (r *Reviewer) Servers() []ServerInfo {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []ServerInfo
+	for _, s := range r.servers {
+		if s.info.PID != 0 {
+			out = append(out, s.info)
+		}
+	}
+	return out
+}
+
+func (r *Reviewer) scan() {
+	paths, _ := filepath.Glob(filepath.Join(r.dir, "server-*.sock"))
+	for _, p := range paths {
+		r.mu.Lock()
+		_, known := r.servers[p]
+		r.mu.Unlock()
+		if known {
+			continue
+		}
+		c, err := net.DialUnix("unix", nil, &net.UnixAddr{Name: p, Net: "unix"})
+		if err != nil {
+			continue // a stale socket of a server that died
+		}
+		s := &serverConn{rv: r, path: p, c: c, acks: map[string]chan message{}}
+		r.mu.Lock()
+		r.servers[p] = s
+		r.mu.Unlock()
+		r.wg.Add(1)
+		go s.read()
+	}
+}
+
+func (r *Reviewer) signal() {
+	select {
+	case r.changed <- struct{}{}:
+	default:
+	}
+}
+
+// Pending returns the open requests, oldest first.
+func (r *Reviewer) Pending() []*Incoming {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]*Incoming, 0, len(r.byID))
+	for _, in := range r.byID {
+		out = append(out, in)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Request.Time.Before(out[j].Request.Time) })
+	return out
+}
+
+// Next waits for an open request and returns the oldest.
+func (r *Reviewer) Next(ctx context.Context) (*Incoming, error) {
+	for {
+		if p := r.Pending(); len(p) > 0 {
+			return p[0], nil
+		}
+		select {
+		case <-r.changed:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+type serverConn struct {
+	rv   *Reviewer
+	path string
+	c    *net.UnixConn
+	info ServerInfo
+
+	wmu  sync.Mutex
+	acks map[string]chan message // guarded by rv.mu
+	dead bool                    // guarded by rv.mu
+}
+
+func (s *serverConn) read() {
+	r := s.rv
+	defer r.wg.Done()
+	br := bufio.NewReaderSize(s.c, 1<<16)
+	for {
+		line, err := readLine(br)
+		if err != nil {
+			break
+		}
+		var m message
+		if json.Unmarshal(line, &m) != nil {
+			continue
+		}
+		r.mu.Lock()
+		switch m.Type {
+		case "hello":
+			if m.Server != nil {
+				s.info = *m.Server
+			}
+		case "request":
+			if m.Request != nil && r.byID[m.Request.ID] == nil {
+				r.byID[m.Request.ID] = &Incoming{Request: m.Request, Server: s.info, conn: s, gone: make(chan struct{})}
+			}
+		case "settled":
+			r.goneLocked(m.ID, "it was decided (by another reviewer, or by policy)")
+		case "withdrawn":
+			r.goneLocked(m.ID, "the worker's push went away, so the request was withdrawn")
+		case "ack":
+			if ch := s.acks[m.ID]; ch != nil {
+				ch <- m
+				delete(s.acks, m.ID)
+			}
+		}
+		r.mu.Unlock()
+		r.signal()
+	}
+	s.c.Close()
+	r.mu.Lock()
+	s.dead = true
+	for id, in := range r.byID {
+		if in.conn == s {
+			r.goneLocked(id, "its server went away")
+		}
+	}
+	for id, ch := range s.acks {
+		close(ch)
+		delete(s.acks, id)
+	}
+	delete(r.servers, s.path)
+	r.mu.Unlock()
+	r.signal()
+}
+
+func (r *Reviewer) goneLocked(id, why string) {
+	if in := r.byID[id]; in != nil {
+		in.why = why
+		close(in.gone)
+		delete(r.byID, id)
+	}
+}
+
+func (s *serverConn) decide(d Decision) (Decision, error) {
+	r := s.rv
+	ch := make(chan message, 1)
+	r.mu.Lock()
+	if s.dead {
+		r.mu.Unlock()
+		return Decision{}, errors.New("the server went away; the push was not decided")
+	}
+	s.acks[d.Request] = ch
+	r.mu.Unlock()
+	s.wmu.Lock()
+	err := json.NewEncoder(s.c).Encode(message{Type: "decision", Decision: &d})
+	s.wmu.Unlock()
+	if err != nil {
+		return Decision{}, fmt.Errorf("sending the decision: %w", err)
+	}
+	select {
+	case m, ok := <-ch:
+		if !ok {
+			return Decision{}, errors.New("the server went away before confirming the decision")
+		}
+		if m.Error != "" {
+			return Decision{}, errors.New(m.Error)
+		}
+		return *m.Decision, nil
+	case <-time.After(5 * time.Minute):
+		return Decision{}, errors.New("the server did not confirm the decision")
+	}
+}
+
+// Review shows open requests on t, one at a time, and sends each decision
+// to its server, until ctx ends; with once, it stops after one decision. A
+// request that goes away while it is shown is taken off the screen, if t
+// can cancel a read (the TTY can).
+func Review(ctx context.Context, r *Reviewer, t Terminal, once bool) error {
+	canceler, _ := t.(interface {
+		Cancel()
+		Reset()
+	})
+	for {
+		if len(r.Servers()) == 0 && len(r.Pending()) == 0 {
+			fmt.Fprintf(t, "Waiting for push requests (no airlock server is running yet)...\n")
+		}
+		in, err := r.Next(ctx)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(t, "\nRequest %s from worker %q (server pid %d):\n", in.Request.ID, in.Request.Worker, in.Server.PID)
+		type result struct {
+			d   Decision
+			err error
+		}
+		done := make(chan result, 1)
+		go func() {
+			d, err := Prompt(t, in.Request)
+			done <- result{d, err}
+		}()
+		var res result
+		select {
+		case res = <-done:
+		case <-in.Gone():
+			if canceler != nil {
+				canceler.Cancel()
+			}
+			res = <-done
+			if canceler != nil {
+				canceler.Reset()
+			}
+			fmt.Fprintf(t, "\nThis request is gone: %s.\n", in.Why())
+			continue
+		case <-ctx.Done():
+			if canceler != nil {
+				canceler.Cancel()
+			}
+			<-done
+			return ctx.Err()
+		}
+		if res.err != nil {
+			if errors.Is(res.err, ErrCanceled) {
+				continue
+			}
+			return res.err
+		}
+		d, err := in.Decide(res.d)
+		switch {
+		case err != nil:
+			fmt.Fprintf(t, "  Not recorded: %v\n", err)
+		case d.Verdict == Reject:
+			fmt.Fprintf(t, "  Rejected; the worker is told%s.\n", reasonSuffix(d.Reason))
+		case d.Verdict == Pick:
+			fmt.Fprintf(t, "  Approved %d picked files as commit %s; the push goes ahead.\n", len(d.Paths), short(d.New))
+		default:
+			fmt.Fprintf(t, "  Approved; the push goes ahead.\n")
+		}
+		if once && err == nil {
+			return nil
+		}
+	}
+}
+
+func reasonSuffix(r string) string {
+	if strings.TrimSpace(r) == "" {
+		return ""
+	}
+	return fmt.Sprintf(" why: %q", r)
+}

@@ -1,0 +1,31 @@
+package approval
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"syscall"
+)
+
+// checkPeer refuses a connection from another user. The socket's directory
+// already keeps them out; this holds even if its permissions were changed.
+func checkPeer(c *net.UnixConn) error {
+	raw, err := c.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var cred *syscall.Ucred
+	var serr error
+	if err := raw.Control(func(fd uintptr) {
+		cred, serr = syscall.GetsockoptUcred(int(fd), syscall.SOL_SOCKET, syscall.SO_PEERCRED)
+	}); err != nil {
+		return err
+	}
+	if serr != nil {
+		return serr
+	}
+	if int(cred.Uid) != os.Getuid() {
+		return fmt.Errorf("connection from uid %d refused", cred.Uid)
+	}
+	return nil
+}

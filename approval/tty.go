@@ -1,0 +1,135 @@
+package approval
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/term"
+)
+
+// ErrCanceled: a read was cancelled because the request went away.
+var ErrCanceled = errors.New("prompt cancelled")
+
+// TTY is the Terminal of the controlling terminal (/dev/tty), the one a
+// person at the keyboard uses, whatever stdin and stdout are.
+type TTY struct {
+	f     *os.File
+	r     *bufio.Reader
+	color bool
+
+	mu       sync.Mutex
+	canceled bool
+}
+
+// OpenTTY opens the controlling terminal. It fails when the process has
+// none: then nobody can be asked, and the caller must refuse.
+func OpenTTY() (*TTY, error) {
+	f, err := os.OpenFile("/dev/tty", os.O_RDWR, 0)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrNoTerminal, err)
+	}
+	if !term.IsTerminal(int(f.Fd())) {
+		f.Close()
+		return nil, ErrNoTerminal
+	}
+	color := os.Getenv("NO_COLOR") == "" && os.Getenv("TERM") != "dumb"
+	return &TTY{f: f, r: bufio.NewReader(f), color: color}, nil
+}
+
+// Close closes the terminal.
+func (t *TTY) Close() error { return t.f.Close() }
+
+func (t *TTY) Write(p []byte) (int, error) {
+	// The terminal may be in raw mode between reads; write \r\n so lines
+	// start at the left edge either way.
+	return t.f.Write([]byte(strings.ReplaceAll(string(p), "\n", "\r\n")))
+}
+
+func (t *TTY) IsTerminal() bool { return term.IsTerminal(int(t.f.Fd())) }
+func (t *TTY) Color() bool      { return t.color }
+
+// Cancel makes a pending or later read return ErrCanceled: the request
+// being shown went away.
+func (t *TTY) Cancel() {
+	t.mu.Lock()
+	t.canceled = true
+	t.mu.Unlock()
+	t.f.SetReadDeadline(time.Now())
+}
+
+// Reset undoes Cancel for the next prompt.
+func (t *TTY) Reset() {
+	t.mu.Lock()
+	t.canceled = false
+	t.mu.Unlock()
+	t.f.SetReadDeadline(time.Time{})
+	t.r.Reset(t.f)
+}
+
+func (t *TTY) readErr(err error) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.canceled || errors.Is(err, os.ErrDeadlineExceeded) {
+		return ErrCanceled
+	}
+	return err
+}
+
+// ReadKey reads one key in raw mode, so the reviewer need not press Enter.
+// Ctrl-C and Ctrl-D end the prompt without a decision.
+func (t *TTY) ReadKey() (rune, error) {
+	fd := int(t.f.Fd())
+	state, err := term.MakeRaw(fd)
+	if err != nil {
+		return 0, err
+	}
+	r, _, err := t.r.ReadRune()
+	term.Restore(fd, state)
+	if err != nil {
+		return 0, t.readErr(err)
+	}
+	switch r {
+	case 3:
+		return 0, errors.New("interrupted")
+	case 4:
+		return 0, io.EOF
+	}
+	if r >= ' ' && r != 0x7f {
+		fmt.Fprintf(t, "%c\n", r) // echo the choice, for the record on screen
+	}
+	return r, nil
+}
+
+// ReadLine reads a line with the terminal's own line editing.
+func (t *TTY) ReadLine(prompt string) (string, error) {
+	io.WriteString(t, prompt)
+	line, err := t.r.ReadString('\n')
+	if err != nil {
+		return "", t.readErr(err)
+	}
+	return strings.TrimRight(line, "\r\n"), nil
+}
+
+// Page shows text through $PAGER (else less -R), or writes it straight to
+// the terminal if no pager can run.
+func (t *TTY) Page(text string) error {
+	pager := os.Getenv("PAGER")
+	if pager == "" {
+		pager = "less -R"
+	}
+	cmd := exec.Command("sh", "-c", pager)
+	cmd.Stdin = strings.NewReader(text)
+	cmd.Stdout, cmd.Stderr = t.f, t.f
+	if err := cmd.Run(); err != nil {
+		_, werr := io.WriteString(t, text)
+		return werr
+	}
+	return nil
+}
