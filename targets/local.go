@@ -1,0 +1,734 @@
+package targets
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/plumbing/protocol/packp"
+	"github.com/go-git/go-git/v5/plumbing/transport"
+	"github.com/go-git/go-git/v5/plumbing/transport/file"
+
+	"github.com/airlock-dev/airlock/approval"
+	"github.com/airlock-dev/airlock/staging"
+)
+
+// Local is a repository on this machine: a working-tree repository
+// ("local:PATH") or a bare one ("local-bare:PATH").
+//
+// Pushes go through git-receive-pack, as `git push` to a path does, so
+// the ref update takes git's own lock and compares against the approved
+// old commit: a git process writing at the same moment is coordinated
+// with, and receive-pack runs the repository's own hooks as for any push
+// (airlock runs none itself). A push to the branch checked out in a
+// working tree also updates its files and index, path by path, and only
+// when none of the paths it changes has uncommitted changes; it is
+// journaled, so that an interrupted push is completed (or undone, if the
+// ref never moved) the next time the target is opened.
+type Local struct {
+	path string // absolute path of the repository (the working tree, or the bare repo)
+	bare bool
+}
+
+// OpenLocal opens a working-tree repository at path.
+func OpenLocal(ctx context.Context, path string) (*Local, error) {
+	return openLocal(ctx, path, false)
+}
+
+// OpenLocalBare opens a bare repository at path.
+func OpenLocalBare(ctx context.Context, path string) (*Local, error) {
+	return openLocal(ctx, path, true)
+}
+
+func openLocal(ctx context.Context, path string, bare bool) (*Local, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, err
+	}
+	l := &Local{path: abs, bare: bare}
+	out, err := l.git(ctx, nil, "rev-parse", "--is-bare-repository")
+	if err != nil {
+		return nil, fmt.Errorf("%s is not a git repository: %w", abs, err)
+	}
+	isBare := strings.TrimSpace(string(out)) == "true"
+	switch {
+	case bare && !isBare:
+		return nil, fmt.Errorf("%s is a working-tree repository; use the \"local\" target type for it", abs)
+	case !bare && isBare:
+		return nil, fmt.Errorf("%s is a bare repository; use the \"local-bare\" target type for it", abs)
+	}
+	if !bare {
+		top, err := l.git(ctx, nil, "rev-parse", "--show-toplevel")
+		if err != nil {
+			return nil, err
+		}
+		if t := strings.TrimSpace(string(top)); t != "" {
+			l.path = t
+		}
+		if err := l.Recover(ctx); err != nil {
+			return nil, err
+		}
+	}
+	return l, nil
+}
+
+func (l *Local) ID() string {
+	if l.bare {
+		return "local-bare:" + l.path
+	}
+	return "local:" + l.path
+}
+
+func (l *Local) Describe() string { return l.ID() }
+
+// git runs git on the repository with a clean environment: no GIT_DIR or
+// similar from ours can redirect it.
+func (l *Local) git(ctx context.Context, stdin io.Reader, args ...string) ([]byte, error) {
+	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", l.path}, args...)...)
+	cmd.Env = cleanEnv()
+	cmd.Stdin = stdin
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		msg := strings.TrimSpace(stderr.String())
+		if msg == "" {
+			msg = err.Error()
+		}
+		return out, fmt.Errorf("git %s: %s", args[0], msg)
+	}
+	return out, nil
+}
+
+// cleanEnv is our environment without the variables that would make git
+// operate on another repository than the one named.
+func cleanEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		switch k {
+		case "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+			"GIT_COMMON_DIR", "GIT_NAMESPACE", "GIT_CEILING_DIRECTORIES":
+			continue
+		}
+		env = append(env, kv)
+	}
+	return append(env, "GIT_TERMINAL_PROMPT=0")
+}
+
+func (l *Local) open() (*git.Repository, error) {
+	return git.PlainOpenWithOptions(l.path, &git.PlainOpenOptions{EnableDotGitCommonDir: true})
+}
+
+// Head reads the ref from the repository's own files.
+func (l *Local) Head(ctx context.Context, ref string) (plumbing.Hash, error) {
+	r, err := l.open()
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	ref2, err := r.Reference(plumbing.ReferenceName(ref), true)
+	if errors.Is(err, plumbing.ErrReferenceNotFound) {
+		return plumbing.ZeroHash, nil
+	}
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	return ref2.Hash(), nil
+}
+
+// DefaultBranch is the branch HEAD names.
+func (l *Local) DefaultBranch(ctx context.Context) (string, error) {
+	out, err := l.git(ctx, nil, "symbolic-ref", "--short", "HEAD")
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// Fetch reads the repository's object database directly: the commit, all
+// its trees, and the blobs at or under paths.
+func (l *Local) Fetch(ctx context.Context, ref string, paths []string, store *staging.Store) (plumbing.Hash, error) {
+	r, err := l.open()
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	head, err := l.Head(ctx, ref)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	if head.IsZero() {
+		return plumbing.ZeroHash, fmt.Errorf("%w: %s has no %s", ErrRefNotFound, l.ID(), ref)
+	}
+	src := r.Storer
+	copyObj := func(h plumbing.Hash) error {
+		if store.HasEncodedObject(h) == nil {
+			return nil
+		}
+		o, err := src.EncodedObject(plumbing.AnyObject, h)
+		if err != nil {
+			return fmt.Errorf("reading object %s: %w", h, err)
+		}
+		rd, err := o.Reader()
+		if err != nil {
+			return err
+		}
+		defer rd.Close()
+		data := make([]byte, o.Size())
+		if _, err := io.ReadFull(rd, data); err != nil {
+			return err
+		}
+		if o.Type() == plumbing.BlobObject {
+			_, err = store.PutBlob(data)
+			return err
+		}
+		m := store.NewEncodedObject()
+		m.SetType(o.Type())
+		w, _ := m.Writer()
+		w.Write(data)
+		w.Close()
+		_, err = store.SetEncodedObject(m)
+		return err
+	}
+	if err := copyObj(head); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	c, err := object.GetCommit(store, head)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	want := func(p string) bool {
+		if len(paths) == 0 {
+			return true
+		}
+		for _, q := range paths {
+			q = strings.TrimSuffix(q, "/")
+			if q == "" || q == "." || p == q || strings.HasPrefix(p, q+"/") {
+				return true
+			}
+		}
+		return false
+	}
+	var walk func(tree plumbing.Hash, prefix string) error
+	walk = func(tree plumbing.Hash, prefix string) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := copyObj(tree); err != nil {
+			return err
+		}
+		t, err := object.GetTree(store, tree)
+		if err != nil {
+			return err
+		}
+		for _, e := range t.Entries {
+			p := e.Name
+			if prefix != "" {
+				p = prefix + "/" + e.Name
+			}
+			switch {
+			case e.Mode == filemode.Dir:
+				if err := walk(e.Hash, p); err != nil {
+					return err
+				}
+			case e.Mode == filemode.Submodule:
+			case want(p):
+				if err := copyObj(e.Hash); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	if err := walk(c.TreeHash, ""); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	return head, nil
+}
+
+// Push sends the granted commit and moves the ref.
+func (l *Local) Push(ctx context.Context, g approval.Grant, store *staging.Store) error {
+	if !g.Valid() {
+		return approval.ErrNoGrant
+	}
+	if g.Target() != l.ID() {
+		return g.Check(l.ID(), g.Ref(), g.Old(), g.New())
+	}
+	if _, err := BranchRef(g.Ref()); err != nil {
+		return err
+	}
+	if !l.bare {
+		wt, err := l.checkedOutIn(ctx, g.Ref())
+		if err != nil {
+			return err
+		}
+		if wt != "" {
+			return l.pushCheckedOut(ctx, wt, g, store)
+		}
+	}
+	return l.receivePack(ctx, g.Ref(), g, store, true, plumbing.ZeroHash)
+}
+
+// receivePack pushes g.New to ref through git-receive-pack. With check,
+// the grant is checked against the ref, which must be at g.Old; without,
+// ref is a temporary ref of airlock's own, only the objects matter, and
+// have is a commit the repository already holds.
+func (l *Local) receivePack(ctx context.Context, ref string, g approval.Grant, store *staging.Store, check bool, have plumbing.Hash) error {
+	cur, err := l.Head(ctx, ref)
+	if err != nil {
+		return err
+	}
+	if check {
+		if cur == g.New() && g.Old() != g.New() {
+			return nil // already there: pushing the same thing again is a no-op
+		}
+		if cur != g.Old() {
+			return &MovedError{Ref: ref, Expected: g.Old(), Head: cur}
+		}
+		if err := g.Check(l.ID(), ref, cur, g.New()); err != nil {
+			return err
+		}
+		have = cur
+	}
+	// Everything the pack needs is listed and checked before git-receive-pack
+	// starts: a pack that failed halfway would leave it waiting for the rest.
+	objs, err := objectsToSend(store, g.New(), have)
+	if err != nil {
+		return err
+	}
+	for _, h := range objs {
+		if err := store.HasEncodedObject(h); err != nil {
+			return fmt.Errorf("object %s of the push is not in the sandbox: %w", h, err)
+		}
+	}
+	ep, err := transport.NewEndpoint(l.path)
+	if err != nil {
+		return err
+	}
+	sess, err := file.DefaultClient.NewReceivePackSession(ep, nil)
+	if err != nil {
+		return fmt.Errorf("starting git-receive-pack: %w", err)
+	}
+	defer sess.Close()
+	adv, err := sess.AdvertisedReferencesContext(ctx)
+	if err != nil {
+		return fmt.Errorf("git-receive-pack: %w", err)
+	}
+	var advertised plumbing.Hash
+	if refs, err := adv.AllReferences(); err == nil {
+		if r, ok := refs[plumbing.ReferenceName(ref)]; ok {
+			advertised = r.Hash()
+		}
+	}
+	if advertised != cur {
+		return &MovedError{Ref: ref, Expected: cur, Head: advertised}
+	}
+	pr, pw := io.Pipe()
+	go func() { pw.CloseWithError(writePack(pw, store, objs)) }()
+	req := packp.NewReferenceUpdateRequestFromCapabilities(adv.Capabilities)
+	// git-receive-pack moves the ref only if it still holds cur: the
+	// compare-and-swap happens under git's own lock.
+	req.Commands = []*packp.Command{{Name: plumbing.ReferenceName(ref), Old: cur, New: g.New()}}
+	req.Packfile = pr
+	report, err := sess.ReceivePack(ctx, req)
+	pr.Close()
+	if err == nil && report != nil {
+		err = report.Error()
+	}
+	if err != nil {
+		if now, herr := l.Head(ctx, ref); herr == nil && now != cur && now != g.New() {
+			return &MovedError{Ref: ref, Expected: g.Old(), Head: now}
+		}
+		return fmt.Errorf("git-receive-pack refused the push: %w", err)
+	}
+	return nil
+}
+
+// checkedOutIn returns the working tree that has ref checked out, or "".
+func (l *Local) checkedOutIn(ctx context.Context, ref string) (string, error) {
+	out, err := l.git(ctx, nil, "worktree", "list", "--porcelain")
+	if err != nil {
+		return "", err
+	}
+	var wt string
+	for _, line := range strings.Split(string(out), "\n") {
+		switch {
+		case strings.HasPrefix(line, "worktree "):
+			wt = strings.TrimPrefix(line, "worktree ")
+		case line == "branch "+ref:
+			return wt, nil
+		}
+	}
+	return "", nil
+}
+
+// journal records a push to a checked-out branch while it is under way.
+type journal struct {
+	Ref      string        `json:"ref"`
+	Old      plumbing.Hash `json:"old"`
+	New      plumbing.Hash `json:"new"`
+	Worktree string        `json:"worktree"`
+	TempRef  string        `json:"temp_ref"`
+	Paths    []touched     `json:"paths"`
+}
+
+type touched struct {
+	Path    string            `json:"path"`
+	NewMode filemode.FileMode `json:"new_mode"` // zero: deleted
+	NewHash plumbing.Hash     `json:"new_hash"`
+}
+
+func (l *Local) commonDir(ctx context.Context) (string, error) {
+	out, err := l.git(ctx, nil, "rev-parse", "--path-format=absolute", "--git-common-dir")
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// pushLock holds airlock's lock on the repository (across processes)
+// until the returned function is called.
+func (l *Local) pushLock(ctx context.Context) (dir string, unlock func(), err error) {
+	common, err := l.commonDir(ctx)
+	if err != nil {
+		return "", nil, err
+	}
+	dir = filepath.Join(common, "airlock")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", nil, err
+	}
+	f, err := os.OpenFile(filepath.Join(dir, "push.lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return "", nil, err
+	}
+	if err := flock(f); err != nil {
+		f.Close()
+		return "", nil, err
+	}
+	return dir, func() { unflock(f); f.Close() }, nil
+}
+
+// pushCheckedOut pushes to the branch checked out in worktree wt: objects
+// in first, under a temporary ref; then, if no path the push changes has
+// uncommitted changes, the journal, the ref (compare-and-swap), the files
+// and the index.
+func (l *Local) pushCheckedOut(ctx context.Context, wt string, g approval.Grant, store *staging.Store) error {
+	dir, unlock, err := l.pushLock(ctx)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if err := l.recoverLocked(ctx, dir); err != nil {
+		return err
+	}
+	ref := g.Ref()
+	cur, err := l.Head(ctx, ref)
+	if err != nil {
+		return err
+	}
+	if cur == g.New() && g.Old() != g.New() {
+		return nil
+	}
+	if cur != g.Old() {
+		return &MovedError{Ref: ref, Expected: g.Old(), Head: cur}
+	}
+	if err := g.Check(l.ID(), ref, cur, g.New()); err != nil {
+		return err
+	}
+	paths, err := changedPaths(store, cur, g.New())
+	if err != nil {
+		return err
+	}
+	if err := checkClean(ctx, wt, paths); err != nil {
+		return err
+	}
+	// The objects go in through receive-pack too, under a temporary ref
+	// nobody else uses, so that git writes them as it writes any push.
+	temp := "refs/airlock/incoming/" + g.Request()
+	if g.Request() == "" {
+		temp = "refs/airlock/incoming/push"
+	}
+	if err := l.receivePack(ctx, temp, g, store, false, cur); err != nil {
+		return err
+	}
+	j := journal{Ref: ref, Old: cur, New: g.New(), Worktree: wt, TempRef: temp, Paths: paths}
+	jpath := filepath.Join(dir, "push-journal.json")
+	if err := writeFileSync(jpath, j); err != nil {
+		l.git(ctx, nil, "update-ref", "-d", temp)
+		return err
+	}
+	if _, err := l.git(ctx, nil, "update-ref", "-m", "airlock: push "+g.Request(), ref, g.New().String(), cur.String()); err != nil {
+		os.Remove(jpath)
+		l.git(ctx, nil, "update-ref", "-d", temp)
+		if now, herr := l.Head(ctx, ref); herr == nil && now != cur {
+			return &MovedError{Ref: ref, Expected: cur, Head: now}
+		}
+		return err
+	}
+	return l.rollForward(ctx, dir, j)
+}
+
+// rollForward brings the working tree and index to the journal's new
+// commit for the journal's paths, then clears the journal. It is
+// idempotent, so recovery can run it again after a crash.
+func (l *Local) rollForward(ctx context.Context, dir string, j journal) error {
+	r, err := l.open()
+	if err != nil {
+		return err
+	}
+	// Removals first, so that a file can take a directory's place.
+	sort.SliceStable(j.Paths, func(a, b int) bool { return j.Paths[a].NewMode == 0 && j.Paths[b].NewMode != 0 })
+	for _, p := range j.Paths {
+		full := filepath.Join(j.Worktree, filepath.FromSlash(p.Path))
+		if p.NewMode == 0 {
+			if err := os.Remove(full); err != nil && !os.IsNotExist(err) {
+				return fmt.Errorf("removing %s: %w", p.Path, err)
+			}
+			pruneEmptyDirs(j.Worktree, filepath.Dir(full))
+			continue
+		}
+		o, err := r.Storer.EncodedObject(plumbing.BlobObject, p.NewHash)
+		if err != nil {
+			return fmt.Errorf("reading %s: %w", p.Path, err)
+		}
+		rd, err := o.Reader()
+		if err != nil {
+			return err
+		}
+		data, err := io.ReadAll(rd)
+		rd.Close()
+		if err != nil {
+			return err
+		}
+		if err := writeWorktreeFile(full, p.NewMode, data); err != nil {
+			return fmt.Errorf("writing %s: %w", p.Path, err)
+		}
+	}
+	var info bytes.Buffer
+	for _, p := range j.Paths {
+		if p.NewMode == 0 {
+			fmt.Fprintf(&info, "0 %s\t%s\x00", plumbing.ZeroHash, p.Path)
+		} else {
+			fmt.Fprintf(&info, "%o %s\t%s\x00", uint32(p.NewMode), p.NewHash, p.Path)
+		}
+	}
+	wtGit := &Local{path: j.Worktree}
+	if _, err := wtGit.git(ctx, &info, "update-index", "-z", "--index-info"); err != nil {
+		return err
+	}
+	// Refresh stat data so that git status sees the new files as clean.
+	wtGit.git(ctx, nil, "update-index", "-q", "--refresh")
+	if err := os.Remove(filepath.Join(dir, "push-journal.json")); err != nil && !os.IsNotExist(err) {
+		return err
+	}
+	l.git(ctx, nil, "update-ref", "-d", j.TempRef)
+	return nil
+}
+
+// Recover completes, or undoes, a push to a checked-out branch that was
+// interrupted (the process was killed mid-push): when the ref moved, the
+// working tree and index are brought to the new commit; when it did not,
+// nothing was changed and the journal is dropped.
+func (l *Local) Recover(ctx context.Context) error {
+	if l.bare {
+		return nil
+	}
+	dir, unlock, err := l.pushLock(ctx)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	return l.recoverLocked(ctx, dir)
+}
+
+func (l *Local) recoverLocked(ctx context.Context, dir string) error {
+	jpath := filepath.Join(dir, "push-journal.json")
+	data, err := os.ReadFile(jpath)
+	if os.IsNotExist(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var j journal
+	if err := json.Unmarshal(data, &j); err != nil {
+		// Torn before the rename that publishes it: the ref never moved.
+		return os.Remove(jpath)
+	}
+	cur, err := l.Head(ctx, j.Ref)
+	if err != nil {
+		return err
+	}
+	switch cur {
+	case j.New:
+		return l.rollForward(ctx, dir, j)
+	case j.Old:
+		l.git(ctx, nil, "update-ref", "-d", j.TempRef)
+		return os.Remove(jpath)
+	}
+	return fmt.Errorf("an interrupted airlock push to %s left %s; the branch has moved since (to %s), so airlock will not touch the working tree: check it, then remove that file",
+		j.Ref, jpath, shortHash(cur))
+}
+
+// changedPaths lists what differs between two commits' trees.
+func changedPaths(store *staging.Store, old, new plumbing.Hash) ([]touched, error) {
+	treeOf := func(c plumbing.Hash) (plumbing.Hash, error) {
+		if c.IsZero() {
+			return plumbing.ZeroHash, nil
+		}
+		co, err := object.GetCommit(store, c)
+		if err != nil {
+			return plumbing.ZeroHash, fmt.Errorf("commit %s is not in the sandbox's store: %w", c, err)
+		}
+		return co.TreeHash, nil
+	}
+	ot, err := treeOf(old)
+	if err != nil {
+		return nil, err
+	}
+	nt, err := treeOf(new)
+	if err != nil {
+		return nil, err
+	}
+	changes, err := store.DiffTrees(ot, nt)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]touched, 0, len(changes))
+	for _, c := range changes {
+		out = append(out, touched{Path: c.Path, NewMode: c.NewMode, NewHash: c.NewHash})
+	}
+	return out, nil
+}
+
+// checkClean refuses when the working tree or index has changes, untracked
+// or ignored files in the way of paths.
+func checkClean(ctx context.Context, wt string, paths []touched) error {
+	out, err := (&Local{path: wt}).git(ctx, nil, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--ignored=matching", "--no-renames")
+	if err != nil {
+		return err
+	}
+	var dirty []string
+	for _, e := range strings.Split(string(out), "\x00") {
+		if len(e) > 3 {
+			dirty = append(dirty, e[3:])
+		}
+	}
+	var in []string
+	for _, p := range paths {
+		for _, d := range dirty {
+			dd := strings.TrimSuffix(d, "/")
+			if dd == p.Path || strings.HasPrefix(dd, p.Path+"/") || strings.HasPrefix(p.Path, dd+"/") {
+				in = append(in, d)
+			}
+		}
+	}
+	if len(in) > 0 {
+		sort.Strings(in)
+		return &DirtyError{Paths: dedupe(in)}
+	}
+	return nil
+}
+
+func dedupe(s []string) []string {
+	var out []string
+	for i, x := range s {
+		if i == 0 || x != s[i-1] {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// writeWorktreeFile replaces full with data (a symlink's target for
+// symlinks) in one rename, so the file is never half written.
+func writeWorktreeFile(full string, mode filemode.FileMode, data []byte) error {
+	if fi, err := os.Lstat(full); err == nil && fi.IsDir() {
+		if err := os.RemoveAll(full); err != nil {
+			return err
+		}
+	}
+	if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+		return err
+	}
+	tmp := full + ".airlock-tmp"
+	os.Remove(tmp)
+	if mode == filemode.Symlink {
+		if err := os.Symlink(string(data), tmp); err != nil {
+			return err
+		}
+	} else {
+		perm := os.FileMode(0o644)
+		if mode == filemode.Executable {
+			perm = 0o755
+		}
+		f, err := os.OpenFile(tmp, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, perm)
+		if err != nil {
+			return err
+		}
+		_, err = f.Write(data)
+		if err == nil {
+			err = f.Sync()
+		}
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err == nil {
+			err = os.Chmod(tmp, perm) // the umask may have taken the x bit
+		}
+		if err != nil {
+			os.Remove(tmp)
+			return err
+		}
+	}
+	return os.Rename(tmp, full)
+}
+
+func pruneEmptyDirs(root, dir string) {
+	for dir != root && strings.HasPrefix(dir, root) {
+		if err := syscall.Rmdir(dir); err != nil {
+			return
+		}
+		dir = filepath.Dir(dir)
+	}
+}
+
+// writeFileSync writes v as JSON to path atomically and durably.
+func writeFileSync(path string, v any) error {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err = f.Write(data); err == nil {
+		err = f.Sync()
+	}
+	f.Close()
+	if err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return err
+	}
+	if d, err := os.Open(filepath.Dir(path)); err == nil {
+		d.Sync()
+		d.Close()
+	}
+	return nil
+}

@@ -1,0 +1,111 @@
+package targets
+
+import (
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/format/packfile"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/plumbing/storer"
+)
+
+// objectsToSend lists what a target holding commit have (zero: nothing)
+// needs to hold commit want: the commits in between and, for each, the
+// trees and blobs its parent lacks. Identical subtrees are skipped by
+// hash, so the cost follows what changed.
+func objectsToSend(s storer.EncodedObjectStorer, want, have plumbing.Hash) ([]plumbing.Hash, error) {
+	var out []plumbing.Hash
+	seen := map[plumbing.Hash]bool{}
+	add := func(h plumbing.Hash) bool {
+		if seen[h] {
+			return false
+		}
+		seen[h] = true
+		out = append(out, h)
+		return true
+	}
+	queue := []plumbing.Hash{want}
+	for len(queue) > 0 {
+		id := queue[0]
+		queue = queue[1:]
+		if id == have || seen[id] {
+			continue
+		}
+		c, err := object.GetCommit(s, id)
+		if errors.Is(err, plumbing.ErrObjectNotFound) && id != want {
+			// A parent the sandbox never fetched: it came from the target,
+			// which has it.
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading commit %s to push: %w", id, err)
+		}
+		add(id)
+		var parentTree plumbing.Hash
+		for i, p := range c.ParentHashes {
+			if pc, err := object.GetCommit(s, p); err == nil && i == 0 {
+				parentTree = pc.TreeHash
+			}
+			if p != have {
+				queue = append(queue, p)
+			}
+		}
+		if err := newTreeObjects(s, c.TreeHash, parentTree, add); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// newTreeObjects adds the tree t and everything under it that old (zero:
+// none) does not have at the same place.
+func newTreeObjects(s storer.EncodedObjectStorer, t, old plumbing.Hash, add func(plumbing.Hash) bool) error {
+	if t == old || !add(t) {
+		return nil
+	}
+	tree, err := object.GetTree(s, t)
+	if err != nil {
+		return fmt.Errorf("reading tree %s to push: %w", t, err)
+	}
+	olds := map[string]object.TreeEntry{}
+	if !old.IsZero() {
+		if ot, err := object.GetTree(s, old); err == nil {
+			for _, e := range ot.Entries {
+				olds[e.Name] = e
+			}
+		}
+	}
+	for _, e := range tree.Entries {
+		o, had := olds[e.Name]
+		if had && o.Hash == e.Hash && o.Mode == e.Mode {
+			continue
+		}
+		switch e.Mode {
+		case filemode.Dir:
+			var sub plumbing.Hash
+			if had && o.Mode == filemode.Dir {
+				sub = o.Hash
+			}
+			if err := newTreeObjects(s, e.Hash, sub, add); err != nil {
+				return err
+			}
+		case filemode.Submodule:
+			// A gitlink names a commit of another repository: nothing to send.
+		default:
+			add(e.Hash)
+		}
+	}
+	return nil
+}
+
+// writePack encodes objects as a packfile without deltas: deltas save
+// bytes on a network, but between processes on one machine the search for
+// them costs more than it saves.
+func writePack(w io.Writer, s storer.EncodedObjectStorer, objs []plumbing.Hash) error {
+	enc := packfile.NewEncoder(w, s, false)
+	_, err := enc.Encode(objs, 0)
+	return err
+}

@@ -1,0 +1,142 @@
+package targets
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"unicode"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/airlock-dev/airlock/approval"
+	"github.com/airlock-dev/airlock/staging"
+)
+
+// Target is a place commits go to and files come from.
+//
+// Every method is safe for concurrent use. Push MUST refuse unless its
+// Grant names this target (ID), the ref, the commit the ref holds when the
+// push happens, and the commit to push; it MUST move the ref only from
+// exactly grant.Old to exactly grant.New, and never force. A push either
+// lands whole or changes nothing.
+type Target interface {
+	// ID identifies the target: "local:/abs/path", "local-bare:/abs/path",
+	// "github:owner/repo". A Grant names it.
+	ID() string
+	// Describe says where the target is, for people.
+	Describe() string
+	// Head returns the commit ref points at, or the zero hash when the ref
+	// does not exist.
+	Head(ctx context.Context, ref string) (plumbing.Hash, error)
+	// Fetch copies the commit at ref into store, with every tree of it and
+	// the blobs at or under paths (all blobs when paths is empty), and
+	// returns the commit. Staging builds new trees from those trees.
+	Fetch(ctx context.Context, ref string, paths []string, store *staging.Store) (plumbing.Hash, error)
+	// Push sends grant.New with the commits and objects it needs (read
+	// from store) and moves grant.Ref from grant.Old to grant.New.
+	Push(ctx context.Context, g approval.Grant, store *staging.Store) error
+}
+
+// DefaultBrancher is a target that knows its default branch.
+type DefaultBrancher interface {
+	DefaultBranch(ctx context.Context) (string, error)
+}
+
+// PullRequester is a target that can open a pull request.
+type PullRequester interface {
+	// OpenPullRequest asks to merge head into base, and returns its URL.
+	OpenPullRequest(ctx context.Context, head, base, title, body string) (string, error)
+}
+
+// Errors callers branch on.
+var (
+	// ErrTargetMoved: the ref is not at the commit the push expected.
+	ErrTargetMoved = errors.New("target moved")
+	// ErrRefNotFound: the ref to fetch does not exist.
+	ErrRefNotFound = errors.New("ref not found")
+	// ErrInvalidRef: a branch or ref name is not one git accepts.
+	ErrInvalidRef = errors.New("invalid ref name")
+	// ErrDirtyWorktree: the target's working tree has uncommitted changes
+	// in paths the push would change.
+	ErrDirtyWorktree = errors.New("uncommitted changes in the target's working tree")
+)
+
+// MovedError says where the target's ref is now.
+type MovedError struct {
+	Ref            string
+	Expected, Head plumbing.Hash
+}
+
+func (e *MovedError) Error() string {
+	return fmt.Sprintf("%v: %s is at %s now, not %s as approved; pull again, or push again to rebase onto it (a new review)",
+		ErrTargetMoved, e.Ref, shortHash(e.Head), shortHash(e.Expected))
+}
+
+func (e *MovedError) Unwrap() error { return ErrTargetMoved }
+
+// DirtyError lists the paths in the way.
+type DirtyError struct {
+	Paths []string
+}
+
+func (e *DirtyError) Error() string {
+	list := e.Paths
+	more := ""
+	if len(list) > 20 {
+		list, more = list[:20], fmt.Sprintf(" and %d more", len(e.Paths)-20)
+	}
+	return fmt.Sprintf("%v: %s%s; commit or stash them in the target repository, or push to another branch", ErrDirtyWorktree, strings.Join(list, ", "), more)
+}
+
+func (e *DirtyError) Unwrap() error { return ErrDirtyWorktree }
+
+func shortHash(h plumbing.Hash) string {
+	if h.IsZero() {
+		return "(no commit: the ref does not exist)"
+	}
+	return h.String()[:7]
+}
+
+// BranchRef validates a branch name (or a full refs/heads/ name) as git
+// check-ref-format does, and returns the full ref.
+func BranchRef(name string) (string, error) {
+	full := name
+	if !strings.HasPrefix(name, "refs/") {
+		full = "refs/heads/" + name
+	}
+	if !strings.HasPrefix(full, "refs/heads/") {
+		return "", fmt.Errorf("%w %q: only branches (refs/heads/...) can be pushed to", ErrInvalidRef, name)
+	}
+	if err := checkRefFormat(full); err != nil {
+		return "", fmt.Errorf("%w %q: %s; use a name such as \"feature/report\"", ErrInvalidRef, name, err)
+	}
+	return full, nil
+}
+
+// checkRefFormat applies git check-ref-format's rules.
+func checkRefFormat(ref string) error {
+	if len(ref) > 1024 {
+		return errors.New("too long")
+	}
+	if ref == "@" || strings.HasSuffix(ref, "/") || strings.HasSuffix(ref, ".") {
+		return errors.New("it may not end with \"/\" or \".\"")
+	}
+	if strings.Contains(ref, "..") || strings.Contains(ref, "@{") || strings.Contains(ref, "//") {
+		return errors.New(`it may not contain "..", "@{" or "//"`)
+	}
+	for _, r := range ref {
+		if r < 0x20 || r == 0x7f || unicode.IsControl(r) || strings.ContainsRune(" ~^:?*[\\", r) {
+			return fmt.Errorf("it may not contain %q", r)
+		}
+	}
+	for _, c := range strings.Split(ref, "/") {
+		if c == "" || strings.HasPrefix(c, ".") || strings.HasSuffix(c, ".lock") {
+			return fmt.Errorf("component %q may not be empty, start with \".\" or end with \".lock\"", c)
+		}
+	}
+	if strings.HasPrefix(strings.TrimPrefix(ref, "refs/heads/"), "-") {
+		return errors.New(`it may not start with "-"`)
+	}
+	return nil
+}
