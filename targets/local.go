@@ -557,6 +557,16 @@ func (l *Local) recoverLocked(ctx context.Context, dir string) error {
 	jpath := filepath.Join(dir, "push-journal.json")
 	data, err := os.ReadFile(jpath)
 	if os.IsNotExist(err) {
+		// A push killed between writing its objects and its journal leaves
+		// only its temporary ref. Pushes hold the lock we hold now, so no
+		// temporary ref is in use.
+		out, err := l.git(ctx, nil, "for-each-ref", "--format=%(refname)", "refs/airlock/incoming/")
+		if err != nil {
+			return err
+		}
+		for _, ref := range strings.Fields(string(out)) {
+			l.git(ctx, nil, "update-ref", "-d", ref)
+		}
 		return nil
 	}
 	if err != nil {

@@ -241,6 +241,8 @@ func worktreeFiles(t testing.TB, dir string) map[string]targettest.File {
 	return out
 }
 
+type targetFile = targettest.File
+
 func sortedKeys[V any](m map[string]V) []string {
 	var out []string
 	for k := range m {
