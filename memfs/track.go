@@ -14,8 +14,13 @@ type SeedFile struct {
 	// Mode is 0o644 or 0o755 style permission bits for a file, or
 	// fs.ModeSymlink for a symlink.
 	Mode fs.FileMode
-	// Data is the file's content or the symlink's target. Seed copies it.
+	// Data is the file's content or the symlink's target. Seed copies it,
+	// unless NoCopy is set.
 	Data []byte
+	// NoCopy lets the workspace keep Data itself instead of a copy; the
+	// caller promises that Data never changes (git objects never do). The
+	// workspace never changes it either: it copies before writing.
+	NoCopy bool
 }
 
 // Refused is an entry Seed did not take in, and why.
@@ -71,7 +76,11 @@ func (t *txn) seedOne(sf SeedFile) error {
 	if lookup(t.root, comps) != nil {
 		return pathErr("seed", sf.Path, fs.ErrExist)
 	}
-	n := t.newNode(k, perm, bytes.Clone(sf.Data))
+	data := sf.Data
+	if !sf.NoCopy {
+		data = bytes.Clone(data)
+	}
+	n := t.newNode(k, perm, data)
 	if _, err := t.put(comps, n, true); err != nil {
 		if err == syscall.ENOTDIR {
 			err = fmt.Errorf("a parent of it is a file: %w", err)

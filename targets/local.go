@@ -14,13 +14,16 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/protocol/packp"
 	"github.com/go-git/go-git/v5/plumbing/transport"
 	"github.com/go-git/go-git/v5/plumbing/transport/file"
+	"github.com/go-git/go-git/v5/storage/filesystem"
 
 	"github.com/airlock-dev/airlock/approval"
 	"github.com/airlock-dev/airlock/staging"
@@ -161,10 +164,15 @@ func (l *Local) DefaultBranch(ctx context.Context) (string, error) {
 // Fetch reads the repository's object database directly: the commit, all
 // its trees, and the blobs at or under paths.
 func (l *Local) Fetch(ctx context.Context, ref string, paths []string, store *staging.Store) (plumbing.Hash, error) {
-	r, err := l.open()
+	common, err := l.commonDir(ctx)
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}
+	// Packfiles stay open for the whole fetch: go-git otherwise reopens a
+	// pack for every object it reads from it.
+	objects := filesystem.NewStorageWithOptions(osfs.New(common), cache.NewObjectLRUDefault(),
+		filesystem.Options{KeepDescriptors: true})
+	defer objects.Close()
 	head, err := l.Head(ctx, ref)
 	if err != nil {
 		return plumbing.ZeroHash, err
@@ -172,7 +180,7 @@ func (l *Local) Fetch(ctx context.Context, ref string, paths []string, store *st
 	if head.IsZero() {
 		return plumbing.ZeroHash, fmt.Errorf("%w: %s has no %s", ErrRefNotFound, l.ID(), ref)
 	}
-	src := r.Storer
+	src := objects
 	copyObj := func(h plumbing.Hash) error {
 		if store.HasEncodedObject(h) == nil {
 			return nil
