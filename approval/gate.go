@@ -163,6 +163,13 @@ func (t *Ticket) Request() *Request { return t.req }
 // reason. When ctx ends first, it returns ErrPending and the request stays
 // open: waiting again (or submitting the same push again) picks it up.
 func (t *Ticket) Wait(ctx context.Context) (Decision, Grant, error) {
+	// A decided ticket reports its decision even to a context that has
+	// ended: select alone would pick between the two at random.
+	select {
+	case <-t.done:
+		return t.dec, t.grant, t.err
+	default:
+	}
 	select {
 	case <-t.done:
 		return t.dec, t.grant, t.err

@@ -272,3 +272,17 @@ func TestUnrecordableDecisionRefusesThePush(t *testing.T) {
 		t.Errorf("approved without a ledger record: %v", err)
 	}
 }
+
+// A decided ticket reports its decision even to a context that has ended.
+func TestWaitPrefersTheDecision(t *testing.T) {
+	g := approval.NewGate(newLedger(t), approval.Policy{})
+	tk, _ := g.Submit(sampleRequest(), nil)
+	g.Resolve(approval.Decision{Request: tk.Request().ID, Verdict: approval.Approve})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for i := 0; i < 100; i++ {
+		if _, gr, err := tk.Wait(ctx); err != nil || !gr.Valid() {
+			t.Fatalf("wait %d: %v", i, err)
+		}
+	}
+}

@@ -279,6 +279,10 @@ func (t *txn) pruneEmpty(comps []string) {
 func (w *Workspace) SetBase(base *Snapshot, keep ...*Snapshot) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	w.setBaseLocked(base, keep)
+}
+
+func (w *Workspace) setBaseLocked(base *Snapshot, keep []*Snapshot) {
 	moved := pathsOf((&Snapshot{root: w.base.root}).Diff(base))
 	w.cur.dirty = retrack(w.cur.dirty, moved, base.root, w.cur.root)
 	for i := range w.cps {
@@ -375,5 +379,68 @@ func (w *Workspace) Restore(s *Snapshot) error {
 	moved := pathsOf((&Snapshot{root: w.cur.root}).Diff(s))
 	w.cur.dirty = retrack(w.cur.dirty, moved, w.base.root, s.root)
 	w.cur.root, w.cur.usage = s.root, next
+	return nil
+}
+
+// ApplyFrom puts into the live tree what src has at paths (removing what
+// src lacks), and the same into the base, as changes that came from
+// elsewhere: they do not show as the worker's. It refuses, changing
+// nothing, when any of those paths differs from the base in the live tree
+// (the worker changed it), and names them.
+func (w *Workspace) ApplyFrom(src *Snapshot, paths []string) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var clash []string
+	for _, p := range paths {
+		if _, differs := diffPath(w.base.root, w.cur.root, p); differs {
+			clash = append(clash, p)
+		}
+	}
+	if len(clash) > 0 {
+		return &Error{Op: "apply", Path: clash[0], Err: ErrDenied, Detail: fmt.Sprintf(
+			"these paths changed here and elsewhere: %s", strings.Join(clash, ", "))}
+	}
+	base := &Snapshot{root: w.base.root}
+	nextBase, err := w.Overlay(base, src, paths)
+	if err != nil {
+		return err
+	}
+	t := w.begin()
+	for _, p := range paths {
+		comps := strings.Split(p, "/")
+		n := lookup(src.root, comps)
+		if n != nil && n.kind == kindDir {
+			n = nil
+		}
+		old := lookup(t.root, comps)
+		if old != nil && old.kind == kindDir {
+			old = nil
+		}
+		if n == nil && old == nil {
+			continue
+		}
+		if old != nil {
+			t.dropped(old)
+		}
+		if n != nil {
+			t.added(n)
+		}
+		if _, err := t.put(comps, n, true); err != nil {
+			return pathErr("apply", p, err)
+		}
+		if n == nil {
+			t.pruneEmpty(comps[:len(comps)-1])
+		}
+	}
+	if err := t.commit("apply", "."); err != nil {
+		return err
+	}
+	// Now live and base agree on these paths: they are not the worker's
+	// changes.
+	keep := make([]*Snapshot, len(w.retained))
+	for i, r := range w.retained {
+		keep[i] = &Snapshot{root: r}
+	}
+	w.setBaseLocked(nextBase, keep)
 	return nil
 }

@@ -3,7 +3,6 @@ package staging
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 	"runtime"
 	"strings"
 	"sync"
@@ -129,6 +128,9 @@ type Area struct {
 	mu    sync.RWMutex
 	base  link   // the base commit; its snap is what the workspace was seeded with
 	chain []link // staged commits, oldest first
+	// pulled is what of the base commit the workspace holds: nil for all of
+	// it, else the paths pulled (none, for a sandbox never seeded from one).
+	pulled []string
 }
 
 // link is one commit of the chain (or the base) with what the workspace
@@ -161,7 +163,7 @@ func New(ws *memfs.Workspace, store *Store, cfg Config) (*Area, error) {
 	if cfg.Location == nil {
 		cfg.Location = time.UTC
 	}
-	a := &Area{ws: ws, store: store, cfg: cfg}
+	a := &Area{ws: ws, store: store, cfg: cfg, pulled: []string{}}
 	snap := ws.Base()
 	view, err := a.viewOf(snap)
 	if err != nil {
@@ -392,17 +394,14 @@ func (a *Area) editFor(p string, e memfs.Entry, ok bool) (edit, error) {
 	if err := a.ws.Deny().Check(p); err != nil {
 		return edit{}, fmt.Errorf("stage: %w", err)
 	}
-	mode := filemode.Regular
+	mode := gitMode(e.Mode)
 	switch {
-	case e.Mode&fs.ModeSymlink != 0:
-		mode = filemode.Symlink
+	case mode == filemode.Symlink:
 		if err := memfs.CheckSymlink(p, string(e.Data)); err != nil {
 			return edit{}, fmt.Errorf("stage: %w", err)
 		}
 	case !e.Mode.IsRegular():
 		return edit{}, fmt.Errorf("stage %s: %w: mode %v is neither a file nor a symlink", p, ErrRefusedContent, e.Mode)
-	case e.Mode&0o100 != 0:
-		mode = filemode.Executable
 	}
 	if err := checkGitFile(p, mode, e.Data); err != nil {
 		return edit{}, err

@@ -2,10 +2,12 @@ package staging_test
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/airlock-dev/airlock/memfs"
@@ -196,4 +198,77 @@ func BenchmarkStageMemory(b *testing.B) {
 		runtime.KeepAlive(e)
 	}
 	b.ReportMetric(ratio, "x-content-held")
+}
+
+// fiveMB is a 5 MB text file of ~100k lines, and an edit of it: 300 lines
+// changed, inserted or removed in places all over it.
+func fiveMB() (before, after []byte) {
+	var b, a strings.Builder
+	for i := 0; b.Len() < 5<<20; i++ {
+		line := fmt.Sprintf("%06d the quick brown fox jumps over the lazy dog %d\n", i, i*7919%1000)
+		b.WriteString(line)
+		switch {
+		case i%331 == 7:
+			a.WriteString("changed " + line)
+		case i%997 == 3:
+			a.WriteString(line + "inserted line\n")
+		case i%1499 == 5:
+		default:
+			a.WriteString(line)
+		}
+	}
+	return []byte(b.String()), []byte(a.String())
+}
+
+// BenchmarkDiff5MB diffs a 5 MB text file change and renders it; the peer
+// is `git diff` of the same change on tmpfs.
+func BenchmarkDiff5MB(b *testing.B) {
+	before, after := fiveMB()
+	b.Run("airlock", func(b *testing.B) {
+		e := newEnv(b, memfs.WithLimits(memfs.Limits{MaxFileBytes: 64 << 20}))
+		if err := e.ws.WriteFile("big.txt", before, 0o644); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := e.area.Stage(nil, "base"); err != nil {
+			b.Fatal(err)
+		}
+		if err := e.ws.WriteFile("big.txt", after, 0o644); err != nil {
+			b.Fatal(err)
+		}
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			p, err := e.area.DiffUnstaged()
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := p.Format(io.Discard, false); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("git-diff", func(b *testing.B) {
+		gitBin := needGit(b)
+		dir := fastDir(b)
+		env := gitEnv("GIT_AUTHOR_NAME=b", "GIT_AUTHOR_EMAIL=b@example.com", "GIT_COMMITTER_NAME=b", "GIT_COMMITTER_EMAIL=b@example.com")
+		sh := func(script string) {
+			cmd := exec.Command("sh", "-c", script)
+			cmd.Dir, cmd.Env = dir, env
+			if out, err := cmd.CombinedOutput(); err != nil {
+				b.Fatalf("%s: %v: %s", script, err, out)
+			}
+		}
+		sh("git init -q .")
+		os.WriteFile(filepath.Join(dir, "big.txt"), before, 0o644)
+		sh("git add -A && git commit -q -m base")
+		os.WriteFile(filepath.Join(dir, "big.txt"), after, 0o644)
+		sh("git status >/dev/null")
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			cmd := exec.Command(gitBin, "diff")
+			cmd.Dir, cmd.Env, cmd.Stdout = dir, env, io.Discard
+			if err := cmd.Run(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }

@@ -2,7 +2,6 @@ package staging
 
 import (
 	"fmt"
-	"io/fs"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -224,6 +223,10 @@ func (a *Area) SeedFrom(commit plumbing.Hash, paths []string) ([]memfs.Refused, 
 	}
 	a.base = link{id: commit, tree: c.TreeHash, view: view, snap: snap}
 	a.chain = nil
+	a.pulled = nil
+	if len(paths) > 0 {
+		a.pulled = append([]string{}, paths...)
+	}
 	a.ws.SetBase(snap, a.keep()...)
 	return refused, nil
 }
@@ -246,22 +249,18 @@ func (a *Area) filesIn(tree plumbing.Hash, paths []string) ([]memfs.SeedFile, er
 				return nil
 			}
 		}
-		var mode fs.FileMode
 		switch e.Mode {
-		case filemode.Regular, filemode.Deprecated:
-			mode = 0o644
-		case filemode.Executable:
-			mode = 0o755
-		case filemode.Symlink:
-			mode = fs.ModeSymlink | 0o777
+		case filemode.Regular, filemode.Deprecated, filemode.Executable, filemode.Symlink:
 		default:
 			return nil // submodules have no content to bring in
 		}
+		mode := memfsMode(e.Mode)
 		data, err := a.store.ReadBlob(e.Hash)
 		if err != nil {
 			return err
 		}
-		files = append(files, memfs.SeedFile{Path: e.Path, Mode: mode, Data: data})
+		// Blob bytes never change, so the workspace may share them.
+		files = append(files, memfs.SeedFile{Path: e.Path, Mode: mode, Data: data, NoCopy: true})
 		return nil
 	})
 	if err != nil {
@@ -280,4 +279,67 @@ func short(h plumbing.Hash) string { return h.String()[:7] }
 func firstLine(s string) string {
 	line, _, _ := strings.Cut(s, "\n")
 	return line
+}
+
+// Pick replaces the staged commits up to and including id (what a push of
+// id carries) with one commit, on the base, that holds only the changes to
+// paths, as they are at id; it keeps id's message. Changes to other paths
+// become unstaged again: nothing in the workspace changes. Commits after id
+// are rebuilt on top. If that cannot be done, nothing changes and the
+// error says why.
+func (a *Area) Pick(id plumbing.Hash, paths []string) (*Commit, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if err := a.inSync(a.tip()); err != nil {
+		return nil, err
+	}
+	k := -1
+	for i, l := range a.chain {
+		if l.id == id {
+			k = i
+		}
+	}
+	if k < 0 {
+		return nil, a.noSuchCommit(id)
+	}
+	at := a.chain[k]
+	changed := map[string]bool{}
+	for _, l := range a.chain[:k+1] {
+		for _, p := range l.paths {
+			changed[p] = true
+		}
+	}
+	for _, p := range paths {
+		if !changed[p] {
+			return nil, fmt.Errorf("pick: %q is not changed by the commits up to %s", p, short(id))
+		}
+	}
+	snap, err := a.ws.Overlay(a.base.snap, at.snap, paths)
+	if err != nil {
+		return nil, fmt.Errorf("pick: %w: %v", ErrConflict, err)
+	}
+	edits, err := a.editsFor(at.snap, paths)
+	if err != nil {
+		return nil, err
+	}
+	now := a.now()
+	picked, err := a.commitEdits(a.base, edits, at.c.Message, now, now)
+	if err != nil {
+		return nil, fmt.Errorf("pick: %w", err)
+	}
+	picked.snap, picked.paths = snap, append([]string(nil), paths...)
+	chain := []link{picked}
+	parent := picked
+	for _, old := range a.chain[k+1:] {
+		l, err := a.rebuild(parent, old)
+		if err != nil {
+			return nil, fmt.Errorf("pick: the later staged commit %s %q needs changes that were not picked: %w",
+				short(old.id), firstLine(old.c.Message), err)
+		}
+		chain = append(chain, l)
+		parent = l
+	}
+	a.chain = chain
+	a.ws.SetBase(a.tip().snap, a.keep()...)
+	return picked.c, nil
 }

@@ -571,3 +571,48 @@ func TestConcurrentStageAndStatus(t *testing.T) {
 		t.Errorf("unstaged after staging everything: %v", st.Unstaged)
 	}
 }
+
+// Picking some files of a push makes one commit of just those, on the
+// base; the rest is unstaged again and the workspace is untouched.
+func TestPick(t *testing.T) {
+	e := newEnv(t)
+	e.write(t, "report.md", "report")
+	e.write(t, "secret-ish.txt", "do not push")
+	c1, err := e.area.Stage(nil, "Add report")
+	must(t, err)
+	e.write(t, "report.md", "report v2")
+	c2, err := e.area.Stage([]string{"report.md"}, "Improve report")
+	must(t, err)
+	e.write(t, "later.txt", "later")
+	c3, err := e.area.Stage(nil, "Later")
+	must(t, err)
+
+	// A push of c2 carries c1 and c2; the reviewer picks report.md only.
+	p, err := e.area.Pick(c2.ID, []string{"report.md"})
+	must(t, err)
+	if !p.Parent.IsZero() || p.Message != "Improve report\n" || !reflect.DeepEqual(fileList(p), []string{"create report.md 100644"}) {
+		t.Errorf("picked commit %+v files %v", p, fileList(p))
+	}
+	chain := e.area.Commits()
+	if len(chain) != 2 || chain[0].ID != p.ID || chain[1].Parent != p.ID || chain[1].Message != c3.Message {
+		t.Fatalf("chain after pick: %+v", chain)
+	}
+	if st := e.area.Status(); len(st.Unstaged) != 1 || st.Unstaged[0].Path != "secret-ish.txt" {
+		t.Errorf("unstaged after pick: %+v", st.Unstaged)
+	}
+	if got, _ := e.ws.ReadFile("report.md"); string(got) != "report v2" {
+		t.Errorf("the workspace changed: %q", got)
+	}
+	repo := newRepo(t)
+	export(t, e.store, repo, chain[1].ID)
+	fsck(t, repo)
+	if got := run(t, repo, "show", "main~1:report.md"); got != "report v2" {
+		t.Errorf("picked content %q", got)
+	}
+	if got := lsTree(t, repo, "main"); len(got) != 2 {
+		t.Errorf("tip tree %v: want report.md and later.txt only", got)
+	}
+	if _, err := e.area.Pick(c1.ID, []string{"nope.txt"}); err == nil {
+		t.Error("picked a path the push does not change")
+	}
+}

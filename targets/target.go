@@ -140,3 +140,6 @@ func checkRefFormat(ref string) error {
 	}
 	return nil
 }
+
+// BranchName is a ref's branch name: "refs/heads/main" is "main".
+func BranchName(ref string) string { return strings.TrimPrefix(ref, "refs/heads/") }

@@ -1,0 +1,343 @@
+package staging
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"io/fs"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+
+	"github.com/airlock-dev/airlock/staging/internal/linediff"
+)
+
+// FilePatch is the change to one path, with both contents.
+type FilePatch struct {
+	Path             string
+	Op               Op
+	OldMode, NewMode filemode.FileMode // zero where the side is absent
+	OldHash, NewHash plumbing.Hash
+	Old, New         []byte // the contents; nil where the side is absent
+	Binary           bool   // either side is binary, as git decides it
+	Added, Deleted   int    // lines, as git diff --numstat counts them
+
+	hunks []byte // plain hunks, computed once
+}
+
+// Patch is a set of file changes, sorted by path, that prints as git's
+// unified diff.
+type Patch struct {
+	Files []*FilePatch
+}
+
+// Stats sums a patch.
+type Stats struct {
+	Files, Added, Deleted int
+}
+
+func (s Stats) String() string {
+	unit := "files"
+	if s.Files == 1 {
+		unit = "file"
+	}
+	return fmt.Sprintf("+%d -%d across %d %s", s.Added, s.Deleted, s.Files, unit)
+}
+
+// Stats counts files and lines.
+func (p *Patch) Stats() Stats {
+	var s Stats
+	seen := map[string]bool{}
+	for _, f := range p.Files {
+		if !seen[f.Path] { // a type change is two entries of one file
+			seen[f.Path] = true
+			s.Files++
+		}
+		s.Added += f.Added
+		s.Deleted += f.Deleted
+	}
+	return s
+}
+
+// String is the plain diff.
+func (p *Patch) String() string {
+	var b strings.Builder
+	p.Format(&b, false)
+	return b.String()
+}
+
+// Format writes the diff as `git diff` prints it, with or without
+// colours. Abbreviated object ids are 7 digits.
+func (p *Patch) Format(w io.Writer, color bool) error {
+	var b bytes.Buffer
+	for _, f := range p.Files {
+		b.Reset()
+		if err := f.format(&b, color); err != nil {
+			return err
+		}
+		if _, err := w.Write(b.Bytes()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (f *FilePatch) format(b *bytes.Buffer, color bool) error {
+	// metaTail writes a bold header line; git writes tail after the colour
+	// ends.
+	metaTail := func(tail, format string, args ...any) {
+		if color {
+			b.WriteString("\x1b[1m")
+		}
+		fmt.Fprintf(b, format, args...)
+		if color {
+			b.WriteString("\x1b[m")
+		}
+		b.WriteString(tail)
+		b.WriteByte('\n')
+	}
+	meta := func(format string, args ...any) { metaTail("", format, args...) }
+	a, bn := quotePath("a/"+f.Path), quotePath("b/"+f.Path)
+	meta("diff --git %s %s", a, bn)
+	old, nw := a, bn
+	switch f.Op {
+	case Create:
+		meta("new file mode %06o", uint32(f.NewMode))
+		meta("index %s..%s", abbrev(plumbing.ZeroHash), abbrev(f.NewHash))
+		old = "/dev/null"
+	case Delete:
+		meta("deleted file mode %06o", uint32(f.OldMode))
+		meta("index %s..%s", abbrev(f.OldHash), abbrev(plumbing.ZeroHash))
+		nw = "/dev/null"
+	case Update:
+		if f.OldMode != f.NewMode {
+			meta("old mode %06o", uint32(f.OldMode))
+			meta("new mode %06o", uint32(f.NewMode))
+			if f.OldHash == f.NewHash {
+				return nil
+			}
+			meta("index %s..%s", abbrev(f.OldHash), abbrev(f.NewHash))
+		} else {
+			meta("index %s..%s %06o", abbrev(f.OldHash), abbrev(f.NewHash), uint32(f.NewMode))
+		}
+	}
+	if f.Binary {
+		if f.Op == Create {
+			a = "/dev/null"
+		}
+		if f.Op == Delete {
+			bn = "/dev/null"
+		}
+		fmt.Fprintf(b, "Binary files %s and %s differ\n", a, bn)
+		return nil
+	}
+	if len(f.Old) == 0 && len(f.New) == 0 {
+		return nil // an empty file created or deleted: no hunks, no ---/+++
+	}
+	// git ends a name with a space in a tab, so that patch tools can tell
+	// where the name stops.
+	metaTail(tabIfSpace(old), "--- %s", old)
+	metaTail(tabIfSpace(nw), "+++ %s", nw)
+	if !color {
+		b.Write(f.hunks)
+		return nil
+	}
+	_, err := linediff.Hunks(b, f.Old, f.New, linediff.Options{Color: true})
+	return err
+}
+
+// newFilePatches makes the entries for one changed path: two when a file
+// becomes a symlink or the reverse, as git shows a type change.
+func newFilePatches(c TreeChange, old, new []byte) ([]*FilePatch, error) {
+	if c.Op == Update && c.OldMode != c.NewMode && (c.OldMode == filemode.Symlink) != (c.NewMode == filemode.Symlink) {
+		del, err := newFilePatches(TreeChange{Path: c.Path, Op: Delete, OldMode: c.OldMode, OldHash: c.OldHash}, old, nil)
+		if err != nil {
+			return nil, err
+		}
+		add, err := newFilePatches(TreeChange{Path: c.Path, Op: Create, NewMode: c.NewMode, NewHash: c.NewHash}, nil, new)
+		if err != nil {
+			return nil, err
+		}
+		return append(del, add...), nil
+	}
+	f := &FilePatch{
+		Path: c.Path, Op: c.Op, OldMode: c.OldMode, NewMode: c.NewMode, OldHash: c.OldHash, NewHash: c.NewHash,
+		Old: old, New: new, Binary: linediff.IsBinary(old) || linediff.IsBinary(new),
+	}
+	if !f.Binary && !(c.Op == Update && c.OldHash == c.NewHash) {
+		var hunks bytes.Buffer
+		st, err := linediff.Hunks(&hunks, old, new, linediff.Options{})
+		if err != nil {
+			return nil, fmt.Errorf("diff %s: %w", c.Path, err)
+		}
+		f.hunks, f.Added, f.Deleted = hunks.Bytes(), st.Added, st.Deleted
+	}
+	return []*FilePatch{f}, nil
+}
+
+// DiffPatch is the patch from tree a to tree b (zero: the empty tree).
+func (s *Store) DiffPatch(a, b plumbing.Hash) (*Patch, error) {
+	changes, err := s.DiffTrees(a, b)
+	if err != nil {
+		return nil, err
+	}
+	read := func(h plumbing.Hash, mode filemode.FileMode) ([]byte, error) {
+		if h.IsZero() || mode == filemode.Submodule {
+			return nil, nil
+		}
+		return s.ReadBlob(h)
+	}
+	p := &Patch{}
+	for _, c := range changes {
+		old, err := read(c.OldHash, c.OldMode)
+		if err != nil {
+			return nil, err
+		}
+		new, err := read(c.NewHash, c.NewMode)
+		if err != nil {
+			return nil, err
+		}
+		fps, err := newFilePatches(c, old, new)
+		if err != nil {
+			return nil, err
+		}
+		p.Files = append(p.Files, fps...)
+	}
+	return p, nil
+}
+
+// DiffCommit is the patch of a staged commit against its parent.
+func (a *Area) DiffCommit(id plumbing.Hash) (*Patch, error) {
+	a.mu.RLock()
+	var parent, tree plumbing.Hash
+	found := false
+	for i, l := range a.chain {
+		if l.id == id {
+			found, tree = true, l.tree
+			parent = a.base.tree
+			if i > 0 {
+				parent = a.chain[i-1].tree
+			}
+		}
+	}
+	if !found {
+		err := a.noSuchCommit(id)
+		a.mu.RUnlock()
+		return nil, err
+	}
+	a.mu.RUnlock()
+	return a.store.DiffPatch(parent, tree)
+}
+
+// DiffUnstaged is the patch of the unstaged changes, against the last
+// staged commit (or the base).
+func (a *Area) DiffUnstaged() (*Patch, error) {
+	a.mu.RLock()
+	tip := a.tip()
+	a.mu.RUnlock()
+	live, changes := a.ws.SnapshotChanges()
+	p := &Patch{}
+	for _, c := range changes {
+		tc := TreeChange{Path: c.Path}
+		oldE, hadOld := tip.snap.Lookup(c.Path)
+		newE, hasNew := live.Lookup(c.Path)
+		var old, new []byte
+		if hadOld {
+			tc.OldMode, tc.OldHash, old = gitMode(oldE.Mode), plumbing.ComputeHash(plumbing.BlobObject, oldE.Data), oldE.Data
+		}
+		if hasNew {
+			tc.NewMode, tc.NewHash, new = gitMode(newE.Mode), plumbing.ComputeHash(plumbing.BlobObject, newE.Data), newE.Data
+		}
+		switch {
+		case hadOld && hasNew:
+			tc.Op = Update
+		case hasNew:
+			tc.Op = Create
+		default:
+			tc.Op = Delete
+		}
+		fps, err := newFilePatches(tc, old, new)
+		if err != nil {
+			return nil, err
+		}
+		p.Files = append(p.Files, fps...)
+	}
+	return p, nil
+}
+
+// gitMode is the tree entry mode git records for a workspace mode.
+func gitMode(m fs.FileMode) filemode.FileMode {
+	switch {
+	case m&fs.ModeSymlink != 0:
+		return filemode.Symlink
+	case m&0o100 != 0:
+		return filemode.Executable
+	}
+	return filemode.Regular
+}
+
+func tabIfSpace(name string) string {
+	if strings.Contains(name, " ") {
+		return "\t"
+	}
+	return ""
+}
+
+func abbrev(h plumbing.Hash) string { return h.String()[:7] }
+
+// quotePath quotes a path as git does with core.quotePath on: in double
+// quotes, with C escapes, when it has a quote, a backslash, a control byte
+// or any byte outside ASCII.
+func quotePath(p string) string {
+	needs := false
+	for i := 0; i < len(p); i++ {
+		if c := p[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+			needs = true
+			break
+		}
+	}
+	if !needs {
+		return p
+	}
+	var b strings.Builder
+	b.WriteByte('"')
+	for i := 0; i < len(p); i++ {
+		switch c := p[i]; c {
+		case '\a':
+			b.WriteString(`\a`)
+		case '\b':
+			b.WriteString(`\b`)
+		case '\t':
+			b.WriteString(`\t`)
+		case '\n':
+			b.WriteString(`\n`)
+		case '\v':
+			b.WriteString(`\v`)
+		case '\f':
+			b.WriteString(`\f`)
+		case '\r':
+			b.WriteString(`\r`)
+		case '"':
+			b.WriteString(`\"`)
+		case '\\':
+			b.WriteString(`\\`)
+		default:
+			if c < 0x20 || c >= 0x7f {
+				fmt.Fprintf(&b, `\%03o`, c)
+			} else {
+				b.WriteByte(c)
+			}
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+// TextDiff returns the unified diff hunks from a to b as git prints them,
+// with the lines added and deleted.
+func TextDiff(a, b []byte) (hunks string, added, deleted int) {
+	var buf bytes.Buffer
+	st, _ := linediff.Hunks(&buf, a, b, linediff.Options{})
+	return buf.String(), st.Added, st.Deleted
+}
