@@ -21,6 +21,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/protocol/packp"
+	"github.com/go-git/go-git/v5/plumbing/storer"
 	"github.com/go-git/go-git/v5/plumbing/transport"
 	"github.com/go-git/go-git/v5/plumbing/transport/file"
 	"github.com/go-git/go-git/v5/storage/filesystem"
@@ -180,7 +181,15 @@ func (l *Local) Fetch(ctx context.Context, ref string, paths []string, store *st
 	if head.IsZero() {
 		return plumbing.ZeroHash, fmt.Errorf("%w: %s has no %s", ErrRefNotFound, l.ID(), ref)
 	}
-	src := objects
+	if err := copyCommit(ctx, objects, head, paths, store); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	return head, nil
+}
+
+// copyCommit copies commit head from src into store, with every tree of it
+// and the blobs at or under paths (all blobs when paths is empty).
+func copyCommit(ctx context.Context, src storer.EncodedObjectStorer, head plumbing.Hash, paths []string, store *staging.Store) error {
 	copyObj := func(h plumbing.Hash) error {
 		if store.HasEncodedObject(h) == nil {
 			return nil
@@ -211,11 +220,11 @@ func (l *Local) Fetch(ctx context.Context, ref string, paths []string, store *st
 		return err
 	}
 	if err := copyObj(head); err != nil {
-		return plumbing.ZeroHash, err
+		return err
 	}
 	c, err := object.GetCommit(store, head)
 	if err != nil {
-		return plumbing.ZeroHash, err
+		return err
 	}
 	want := func(p string) bool {
 		if len(paths) == 0 {
@@ -261,9 +270,9 @@ func (l *Local) Fetch(ctx context.Context, ref string, paths []string, store *st
 		return nil
 	}
 	if err := walk(c.TreeHash, ""); err != nil {
-		return plumbing.ZeroHash, err
+		return err
 	}
-	return head, nil
+	return nil
 }
 
 // Push sends the granted commit and moves the ref.
