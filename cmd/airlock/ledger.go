@@ -1,0 +1,126 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+
+	"github.com/airlock-dev/airlock/approval"
+)
+
+func ledgerPath(file string) (string, error) {
+	if file != "" {
+		return file, nil
+	}
+	state, err := approval.StateDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(state, "ledger.jsonl"), nil
+}
+
+func ledger(args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
+		fmt.Fprint(stderr, "Usage: airlock ledger verify [--file F]\n       airlock ledger show [-n N] [--file F]\n\n"+
+			"verify checks the ledger's hash chain (exit 3 if it is broken); show prints recent events.\n")
+		if len(args) == 0 {
+			return &exitError{exitUsage, fmt.Errorf("ledger needs verify or show")}
+		}
+		return errHelp
+	}
+	switch args[0] {
+	case "verify":
+		fs := newFlags("airlock ledger verify", "airlock ledger verify [--file F]",
+			"Checks every record of the ledger: its hash, its link to the one before, the sequence.", stderr)
+		file := fs.String("file", "", "the ledger file; default: the state directory's ledger.jsonl")
+		if err := parse(fs, args[1:]); err != nil {
+			return err
+		}
+		path, err := ledgerPath(*file)
+		if err != nil {
+			return err
+		}
+		rep, err := approval.Verify(path)
+		if err != nil {
+			return err
+		}
+		if rep.Torn != nil {
+			fmt.Fprintf(stdout, "note: %v\n", rep.Torn)
+		}
+		if !rep.OK() {
+			return &exitError{exitBroken, fmt.Errorf("%s: the chain is broken after %d good records: %v", path, rep.Records, rep.Broken)}
+		}
+		fmt.Fprintf(stdout, "%s: %d records, chain intact; head %s\n", path, rep.Records, short(rep.Head))
+		return nil
+	case "show":
+		fs := newFlags("airlock ledger show", "airlock ledger show [-n N] [--file F]", "Prints the most recent events, oldest first.", stderr)
+		n := fs.Int("n", 20, "how many events")
+		file := fs.String("file", "", "the ledger file; default: the state directory's ledger.jsonl")
+		if err := parse(fs, args[1:]); err != nil {
+			return err
+		}
+		path, err := ledgerPath(*file)
+		if err != nil {
+			return err
+		}
+		recs, err := approval.Records(path)
+		if err != nil {
+			return err
+		}
+		if len(recs) > *n {
+			recs = recs[len(recs)-*n:]
+		}
+		for _, r := range recs {
+			fmt.Fprintln(stdout, describeRecord(r))
+		}
+		return nil
+	}
+	return usageError("ledger %s: use verify or show", args[0])
+}
+
+func short(s string) string {
+	if len(s) > 12 {
+		return s[:12]
+	}
+	return s
+}
+
+// describeRecord is one line per event, for people.
+func describeRecord(r approval.Record) string {
+	var d map[string]any
+	json.Unmarshal(r.Data, &d)
+	get := func(k string) string {
+		if v, ok := d[k]; ok && v != nil {
+			return fmt.Sprint(v)
+		}
+		return ""
+	}
+	head := fmt.Sprintf("%s  #%-4d %-10s", r.Time.Local().Format("2006-01-02 15:04:05"), r.Seq, r.Kind)
+	switch r.Kind {
+	case approval.KindRequest:
+		files := 0
+		if f, ok := d["files"].([]any); ok {
+			files = len(f)
+		}
+		return fmt.Sprintf("%s %s  %s asks to push %s to %s (%s), %d files", head, get("id"), get("worker"),
+			short(get("new")), get("target"), strings.TrimPrefix(get("ref"), "refs/heads/"), files)
+	case approval.KindDecision:
+		reason := ""
+		if rs := get("reason"); rs != "" {
+			reason = fmt.Sprintf(" (%q)", rs)
+		}
+		return fmt.Sprintf("%s %s  %s by %s%s", head, get("request"), get("verdict"), get("by"), reason)
+	case approval.KindPush:
+		msg := fmt.Sprintf("%s %s  %s %s to %s (%s)", head, get("request"), get("result"), short(get("new")), get("target"),
+			strings.TrimPrefix(get("ref"), "refs/heads/"))
+		if e := get("error"); e != "" {
+			msg += ": " + e
+		}
+		return msg
+	case approval.KindWithdrawal:
+		return fmt.Sprintf("%s %s  withdrawn: %s", head, get("request"), get("why"))
+	}
+	return head + " " + string(r.Data)
+}

@@ -1,0 +1,104 @@
+// Command airlock is the sandbox's command line: the MCP server a coding
+// agent talks to (serve), the reviewer's prompt (review), the ledger
+// (ledger verify, ledger show), and a guided demo (demo).
+//
+// Exit codes: 0 success; 1 failure; 2 bad usage; 3 the ledger's chain is
+// broken; 4 no terminal where a person is needed.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime/debug"
+)
+
+const (
+	exitOK         = 0
+	exitFailure    = 1
+	exitUsage      = 2
+	exitBroken     = 3
+	exitNoTerminal = 4
+)
+
+// exitError carries an exit code.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+func usageError(format string, args ...any) error {
+	return &exitError{exitUsage, fmt.Errorf(format, args...)}
+}
+
+const usage = `airlock: a sandbox for coding agents in which git is the only way out.
+
+Usage:
+  airlock serve   [--worker FILE] [--timeout D] [--never-approve] [--auto-approve TARGET]... [--http ADDR]
+  airlock review  [--once]
+  airlock ledger  verify | show [-n N]
+  airlock demo    [--yes]
+  airlock version
+
+Run "airlock COMMAND --help" for a command's options.
+Exit codes: 0 success, 1 failure, 2 bad usage, 3 broken ledger, 4 no terminal.
+`
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return exitUsage
+	}
+	var err error
+	switch args[0] {
+	case "serve":
+		err = serve(args[1:], stdin, stdout, stderr)
+	case "review":
+		err = review(args[1:], stdout, stderr)
+	case "ledger":
+		err = ledger(args[1:], stdout, stderr)
+	case "demo":
+		err = demo(args[1:], stdout, stderr)
+	case "version", "--version":
+		fmt.Fprintln(stdout, "airlock", version())
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+	default:
+		err = usageError("unknown command %q", args[0])
+	}
+	if err == nil {
+		return exitOK
+	}
+	code := exitFailure
+	var ee *exitError
+	if errors.As(err, &ee) {
+		code = ee.code
+	}
+	if code == exitUsage {
+		fmt.Fprintf(stderr, "airlock: %v\n\n%s", err, usage)
+	} else if !errors.Is(err, errHelp) {
+		fmt.Fprintf(stderr, "airlock: %v\n", err)
+	}
+	if errors.Is(err, errHelp) {
+		return exitOK
+	}
+	return code
+}
+
+// errHelp reports that --help was asked for and printed.
+var errHelp = errors.New("help shown")
+
+func version() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "devel"
+}

@@ -1,0 +1,168 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/airlock-dev/airlock/approval"
+	"github.com/airlock-dev/airlock/gittools"
+)
+
+// multiFlag is a repeatable string flag.
+type multiFlag []string
+
+func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
+func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
+
+// newFlags makes a flag set that prints its help to stderr.
+func newFlags(name, synopsis, about string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: %s\n\n%s\n", synopsis, about)
+		if hasFlags(fs) {
+			fmt.Fprintln(stderr, "\nFlags:")
+			fs.PrintDefaults()
+		}
+	}
+	return fs
+}
+
+func hasFlags(fs *flag.FlagSet) bool {
+	n := 0
+	fs.VisitAll(func(*flag.Flag) { n++ })
+	return n > 0
+}
+
+// parse parses args, turning --help into errHelp and mistakes into usage
+// errors.
+func parse(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return errHelp
+		}
+		return &exitError{exitUsage, err}
+	}
+	return nil
+}
+
+func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	fs := newFlags("airlock serve", "airlock serve [--worker FILE] [--timeout D] [--never-approve] [--auto-approve TARGET]... [--http ADDR]",
+		"Runs the MCP server for one worker on stdin/stdout. It never prompts here: pushes wait for\n"+
+			"a reviewer running `airlock review` in another terminal.", stderr)
+	workerFile := fs.String("worker", "", "the worker file (Markdown with YAML frontmatter); default: a worker on the current directory's repository")
+	timeout := fs.Duration("timeout", 5*time.Minute, "how long git_push waits for a reviewer before answering that the request is still pending")
+	never := fs.Bool("never-approve", false, "refuse every push (review-only mode)")
+	var auto multiFlag
+	fs.Var(&auto, "auto-approve", "push to this target without asking (a target name from the worker file, or an id such as local:/path); repeatable")
+	httpAddr := fs.String("http", "", "also serve MCP over Streamable HTTP on this loopback address, e.g. 127.0.0.1:8787")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usageError("serve takes no arguments, got %q", fs.Args())
+	}
+	var w *gittools.Worker
+	var err error
+	if *workerFile != "" {
+		if w, err = gittools.LoadWorker(*workerFile); err != nil {
+			return err
+		}
+	} else {
+		cwd, _ := os.Getwd()
+		w = gittools.DefaultWorker(cwd)
+	}
+	policy := approval.Policy{Mode: approval.ModeAsk}
+	if *never {
+		policy.Mode = approval.ModeNever
+	}
+	for _, a := range auto {
+		id, err := gittools.ResolveTargetID(w, a)
+		if err != nil {
+			return usageError("--auto-approve %s: %v", a, err)
+		}
+		policy.AutoApprove = append(policy.AutoApprove, id)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	state, err := approval.StateDir()
+	if err != nil {
+		return err
+	}
+	ledger, err := approval.OpenLedger(filepath.Join(state, "ledger.jsonl"))
+	if err != nil {
+		return err
+	}
+	defer ledger.Close()
+	gate := approval.NewGate(ledger, policy)
+	sockets, err := approval.SocketDir()
+	if err != nil {
+		return err
+	}
+	broker, err := approval.Listen(gate, sockets, approval.ServerInfo{PID: os.Getpid(), Worker: w.Name, Started: time.Now()})
+	if err != nil {
+		return err
+	}
+	defer broker.Close()
+	sess, err := gittools.NewSession(ctx, w, gittools.Options{Gate: gate, Timeout: *timeout})
+	if err != nil {
+		return err
+	}
+	defer sess.Close()
+	srv := gittools.NewMCPServer(sess, version())
+	fmt.Fprintf(stderr, "airlock serve: worker %q, pushing to %s by default. Review pushes with `airlock review` in another terminal.\n",
+		w.Name, w.DefaultTarget)
+	if *httpAddr != "" {
+		if err := loopbackOnly(*httpAddr); err != nil {
+			return usageError("--http %s: %v", *httpAddr, err)
+		}
+		ln, err := net.Listen("tcp", *httpAddr)
+		if err != nil {
+			return err
+		}
+		hs := &http.Server{Handler: mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)}
+		go hs.Serve(ln)
+		defer hs.Close()
+		fmt.Fprintf(stderr, "airlock serve: also on http://%s\n", ln.Addr())
+	}
+	err = srv.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(stdin), Writer: nopWriteCloser{stdout}})
+	if err != nil && ctx.Err() == nil && !errors.Is(err, io.EOF) {
+		return err
+	}
+	return nil
+}
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
+
+// loopbackOnly refuses an address other machines could reach: the MCP
+// server has no authentication of its own.
+func loopbackOnly(addr string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return err
+	}
+	if host == "localhost" {
+		return nil
+	}
+	ip := net.ParseIP(host)
+	if ip == nil || !ip.IsLoopback() {
+		return errors.New("only a loopback address (127.0.0.1, ::1, localhost) may be used: the MCP server has no authentication of its own")
+	}
+	return nil
+}

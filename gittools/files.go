@@ -1,0 +1,415 @@
+package gittools
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io/fs"
+	"path"
+	"regexp"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/airlock-dev/airlock/memfs"
+	"github.com/airlock-dev/airlock/staging"
+)
+
+const (
+	readPageLines = 2000
+	readPageBytes = 64 << 10
+	listMax       = 1000
+	searchDefault = 100
+	searchMax     = 1000
+	searchLineMax = 200
+)
+
+type readArgs struct {
+	Path      string `json:"path" jsonschema:"the file, relative to the workspace root"`
+	StartLine int    `json:"start_line,omitempty" jsonschema:"first line to read (1-based); default 1"`
+	EndLine   int    `json:"end_line,omitempty" jsonschema:"last line to read; default: a page of 2000 lines"`
+}
+
+type writeArgs struct {
+	Path    string `json:"path" jsonschema:"the file, relative to the workspace root; parent directories are created"`
+	Content string `json:"content" jsonschema:"the whole new content of the file"`
+}
+
+type editArgs struct {
+	Path    string `json:"path" jsonschema:"the file to edit"`
+	OldText string `json:"old_text" jsonschema:"text that occurs exactly once in the file, with enough surrounding lines to be unique"`
+	NewText string `json:"new_text" jsonschema:"what replaces it"`
+}
+
+type listArgs struct {
+	Path      string `json:"path,omitempty" jsonschema:"the directory to list; default: the workspace root"`
+	Pattern   string `json:"pattern,omitempty" jsonschema:"a glob on names, such as *.go; with recursive, on paths below the directory, where ** matches any number of directories"`
+	Recursive bool   `json:"recursive,omitempty" jsonschema:"list everything below the directory, not just its entries"`
+}
+
+type searchArgs struct {
+	Pattern    string `json:"pattern" jsonschema:"a regular expression (Go syntax), matched line by line"`
+	Path       string `json:"path,omitempty" jsonschema:"the directory or file to search; default: the workspace root"`
+	Glob       string `json:"glob,omitempty" jsonschema:"only files whose name matches this glob, such as *.md"`
+	MaxResults int    `json:"max_results,omitempty" jsonschema:"how many matching lines to return at most; default 100, at most 1000"`
+}
+
+type deleteArgs struct {
+	Path      string `json:"path" jsonschema:"the file, symlink or directory to delete"`
+	Recursive bool   `json:"recursive,omitempty" jsonschema:"delete a directory with everything in it"`
+}
+
+type moveArgs struct {
+	Source      string `json:"source" jsonschema:"what to move"`
+	Destination string `json:"destination" jsonschema:"where it goes; parent directories are created"`
+}
+
+func fileTools() []Tool {
+	return []Tool{
+		define("read_file", "Read a text file of the sandbox workspace. Large files come a page (2000 lines) at a time: "+
+			"the answer says which lines it holds and how to ask for the next ones with start_line/end_line.", readFile),
+		define("write_file", "Create a file, or replace a file's whole content, in the sandbox workspace. Nothing leaves the "+
+			"sandbox until git_stage and an approved git_push. Returns the size written.", writeFile),
+		define("edit_file", "Replace one exact piece of text in a file. old_text must occur exactly once: if it occurs "+
+			"several times or not at all, nothing changes and the answer says where it does occur. Returns the change as a diff.", editFile),
+		define("list_files", "List a directory of the workspace (directories end in /, symlinks show their target, files "+
+			"their size). With recursive, everything below it; pattern filters by glob.", listFiles),
+		define("search_files", "Search file contents with a regular expression. Returns path:line: text for each matching "+
+			"line, at most max_results.", searchFiles),
+		define("delete_file", "Delete a file or symlink, or an empty directory (a full one with recursive).", deleteFile),
+		define("move_file", "Move or rename a file or directory within the workspace.", moveFile),
+	}
+}
+
+func readFile(_ context.Context, s *Session, a readArgs, _ Progress) (string, error) {
+	data, err := s.ws.ReadFile(a.Path)
+	if err != nil {
+		return "", err
+	}
+	if !utf8.Valid(data) || bytes.IndexByte(data, 0) >= 0 {
+		return "", &ToolError{Msg: fmt.Sprintf("%s is binary (%d bytes); read_file shows text files only", a.Path, len(data))}
+	}
+	if len(data) == 0 {
+		return fmt.Sprintf("(%s is empty)", a.Path), nil
+	}
+	lines := strings.SplitAfter(string(data), "\n")
+	if lines[len(lines)-1] == "" {
+		lines = lines[:len(lines)-1]
+	}
+	start, end := a.StartLine, a.EndLine
+	if start <= 0 {
+		start = 1
+	}
+	if start > len(lines) {
+		return "", &ToolError{Msg: fmt.Sprintf("%s has %d lines; start_line %d is past the end", a.Path, len(lines), start)}
+	}
+	if end <= 0 || end > len(lines) {
+		end = len(lines)
+	}
+	if end < start {
+		return "", &ToolError{Msg: fmt.Sprintf("end_line %d is before start_line %d", end, start)}
+	}
+	// One page at most, by lines and by bytes.
+	var b strings.Builder
+	last := start - 1
+	for i := start - 1; i < end && i-(start-1) < readPageLines; i++ {
+		if b.Len()+len(lines[i]) > readPageBytes && i > start-1 {
+			break
+		}
+		b.WriteString(lines[i])
+		last = i + 1
+	}
+	out := b.String()
+	if start == 1 && last == len(lines) {
+		return out, nil
+	}
+	if !strings.HasSuffix(out, "\n") {
+		out += "\n"
+	}
+	note := fmt.Sprintf("[lines %d-%d of %d", start, last, len(lines))
+	if last < len(lines) {
+		note += fmt.Sprintf("; read on with start_line=%d", last+1)
+	}
+	return out + note + "]", nil
+}
+
+func writeFile(_ context.Context, s *Session, a writeArgs, _ Progress) (string, error) {
+	_, statErr := s.ws.Lstat(a.Path)
+	if err := s.ws.WriteFile(a.Path, []byte(a.Content), 0o644); err != nil {
+		return "", err
+	}
+	verb := "created"
+	if statErr == nil {
+		verb = "wrote"
+	}
+	return fmt.Sprintf("%s %s (%s)", verb, a.Path, size(int64(len(a.Content)))), nil
+}
+
+func editFile(_ context.Context, s *Session, a editArgs, _ Progress) (string, error) {
+	if a.OldText == "" {
+		return "", &ToolError{Msg: "old_text is empty; give the exact text to replace (use write_file to write a whole file)"}
+	}
+	var before, after []byte
+	err := s.ws.Edit(a.Path, func(old []byte) ([]byte, error) {
+		n := bytes.Count(old, []byte(a.OldText))
+		switch {
+		case n == 0:
+			return nil, &ToolError{Msg: fmt.Sprintf("old_text does not occur in %s; nothing changed. Read the file again: the text must match exactly, spaces and line breaks included", a.Path)}
+		case n > 1:
+			return nil, &ToolError{Msg: fmt.Sprintf("old_text occurs %d times in %s (at lines %s); nothing changed. Include more surrounding text so it matches once",
+				n, a.Path, occurrences(old, []byte(a.OldText)))}
+		}
+		before = old
+		after = bytes.Replace(old, []byte(a.OldText), []byte(a.NewText), 1)
+		return after, nil
+	})
+	if err != nil {
+		return "", err
+	}
+	hunks, added, deleted := staging.TextDiff(before, after)
+	return fmt.Sprintf("edited %s (+%d -%d)\n%s", a.Path, added, deleted, capText(hunks, 8<<10, "the rest of the diff: git_diff")), nil
+}
+
+// occurrences lists the lines where sub starts in data.
+func occurrences(data, sub []byte) string {
+	var lines []string
+	off := 0
+	for len(lines) < 10 {
+		i := bytes.Index(data[off:], sub)
+		if i < 0 {
+			break
+		}
+		lines = append(lines, fmt.Sprint(bytes.Count(data[:off+i], []byte("\n"))+1))
+		off += i + 1
+	}
+	return strings.Join(lines, ", ")
+}
+
+func listFiles(_ context.Context, s *Session, a listArgs, _ Progress) (string, error) {
+	dir := a.Path
+	if dir == "" || dir == "/" {
+		dir = "."
+	}
+	if a.Pattern != "" {
+		if _, err := path.Match(strings.ReplaceAll(a.Pattern, "**", "*"), ""); err != nil {
+			return "", &ToolError{Msg: fmt.Sprintf("pattern %q is not a glob: %v", a.Pattern, err)}
+		}
+	}
+	fi, err := s.ws.Stat(dir)
+	if err != nil {
+		return "", err
+	}
+	if !fi.IsDir() {
+		return entryLine(s, dir, fi), nil
+	}
+	var out []string
+	more := 0
+	var walk func(d, rel string) error
+	walk = func(d, rel string) error {
+		ents, err := s.ws.ReadDir(d)
+		if err != nil {
+			return err
+		}
+		for _, e := range ents {
+			full := e.Name()
+			if d != "." {
+				full = d + "/" + e.Name()
+			}
+			r := e.Name()
+			if rel != "" {
+				r = rel + "/" + e.Name()
+			}
+			if matchGlob(a.Pattern, r, e.Name(), a.Recursive) {
+				if len(out) < listMax {
+					info, _ := e.Info()
+					out = append(out, entryLine(s, r, info))
+				} else {
+					more++
+				}
+			}
+			if a.Recursive && e.IsDir() {
+				if err := walk(full, r); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	if err := walk(dir, ""); err != nil {
+		return "", err
+	}
+	if len(out) == 0 {
+		return fmt.Sprintf("(nothing in %s matches)", dir), nil
+	}
+	res := strings.Join(out, "\n")
+	if more > 0 {
+		res += fmt.Sprintf("\n[%d more entries not shown; narrow the listing with path or pattern]", more)
+	}
+	return res, nil
+}
+
+func matchGlob(pattern, rel, name string, recursive bool) bool {
+	if pattern == "" {
+		return true
+	}
+	if !recursive || !strings.Contains(pattern, "/") && !strings.Contains(pattern, "**") {
+		ok, _ := path.Match(pattern, name)
+		return ok
+	}
+	return globPath(strings.Split(pattern, "/"), strings.Split(rel, "/"))
+}
+
+// globPath matches path components, "**" standing for any number of them.
+func globPath(pat, comps []string) bool {
+	if len(pat) == 0 {
+		return len(comps) == 0
+	}
+	if pat[0] == "**" {
+		for i := 0; i <= len(comps); i++ {
+			if globPath(pat[1:], comps[i:]) {
+				return true
+			}
+		}
+		return false
+	}
+	if len(comps) == 0 {
+		return false
+	}
+	ok, _ := path.Match(pat[0], comps[0])
+	return ok && globPath(pat[1:], comps[1:])
+}
+
+func entryLine(s *Session, p string, fi fs.FileInfo) string {
+	switch {
+	case fi == nil:
+		return p
+	case fi.IsDir():
+		return p + "/"
+	case fi.Mode()&fs.ModeSymlink != 0:
+		target, _ := s.ws.Readlink(p)
+		return p + " -> " + target
+	case fi.Mode()&0o100 != 0:
+		return fmt.Sprintf("%s* (%s)", p, size(fi.Size()))
+	}
+	return fmt.Sprintf("%s (%s)", p, size(fi.Size()))
+}
+
+func searchFiles(_ context.Context, s *Session, a searchArgs, _ Progress) (string, error) {
+	if a.Pattern == "" {
+		return "", &ToolError{Msg: "pattern is empty; give a regular expression, e.g. \"func \\\\w+Handler\""}
+	}
+	if len(a.Pattern) > 1000 {
+		return "", &ToolError{Msg: "pattern is longer than 1000 characters"}
+	}
+	re, err := regexp.Compile(a.Pattern)
+	if err != nil {
+		return "", &ToolError{Msg: fmt.Sprintf("pattern is not a valid regular expression: %v", err)}
+	}
+	max := a.MaxResults
+	if max <= 0 {
+		max = searchDefault
+	}
+	max = min(max, searchMax)
+	root := a.Path
+	if root == "" {
+		root = "."
+	}
+	var out []string
+	total := 0
+	err = fs.WalkDir(s.ws.FS(), root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() || d.Type()&fs.ModeSymlink != 0 {
+			return nil
+		}
+		if a.Glob != "" {
+			if ok, _ := path.Match(a.Glob, d.Name()); !ok {
+				return nil
+			}
+		}
+		data, err := s.ws.ReadFile(p)
+		if err != nil || bytes.IndexByte(data, 0) >= 0 {
+			return nil
+		}
+		for i, line := range strings.Split(string(data), "\n") {
+			if re.MatchString(line) {
+				total++
+				if len(out) < max {
+					if len(line) > searchLineMax {
+						line = line[:searchLineMax] + "..."
+					}
+					out = append(out, fmt.Sprintf("%s:%d: %s", p, i+1, line))
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return "", err
+	}
+	if total == 0 {
+		return "(no matches)", nil
+	}
+	res := strings.Join(out, "\n")
+	if total > len(out) {
+		res += fmt.Sprintf("\n[%d matches in all, %d shown; raise max_results (up to %d) or narrow path, glob or pattern]", total, len(out), searchMax)
+	}
+	return res, nil
+}
+
+func deleteFile(_ context.Context, s *Session, a deleteArgs, _ Progress) (string, error) {
+	// The strict guard first: deleting is no place for "." or "dir/".
+	if _, err := memfs.CheckPath(a.Path); err != nil {
+		return "", err
+	}
+	fi, err := s.ws.Lstat(a.Path)
+	if err != nil {
+		return "", err
+	}
+	if fi.IsDir() && !a.Recursive {
+		ents, _ := s.ws.ReadDir(a.Path)
+		if len(ents) > 0 {
+			return "", &ToolError{Msg: fmt.Sprintf("%s is a directory with %d entries; pass recursive: true to delete it with everything in it", a.Path, len(ents))}
+		}
+	}
+	if a.Recursive {
+		err = s.ws.RemoveAll(a.Path)
+	} else {
+		err = s.ws.Remove(a.Path)
+	}
+	if err != nil {
+		return "", err
+	}
+	return "deleted " + a.Path, nil
+}
+
+func moveFile(_ context.Context, s *Session, a moveArgs, _ Progress) (string, error) {
+	if err := s.ws.Rename(a.Source, a.Destination); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("moved %s to %s", a.Source, a.Destination), nil
+}
+
+// size renders a size compactly.
+func size(n int64) string {
+	switch {
+	case n < 1024:
+		return fmt.Sprintf("%d B", n)
+	case n < 1<<20:
+		return fmt.Sprintf("%.1f KB", float64(n)/1024)
+	}
+	return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))
+}
+
+// capText cuts text over max bytes at a line boundary, with a note.
+func capText(text string, max int, hint string) string {
+	if len(text) <= max {
+		return text
+	}
+	cut := strings.LastIndexByte(text[:max], '\n') + 1
+	if cut <= 0 {
+		cut = max
+	}
+	rest := strings.Count(text[cut:], "\n")
+	return text[:cut] + fmt.Sprintf("[cut: %d more lines (%s); %s]", rest, size(int64(len(text)-cut)), hint)
+}

@@ -1,0 +1,386 @@
+package gittools
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/airlock-dev/airlock/memfs"
+	"github.com/airlock-dev/airlock/staging"
+	"github.com/airlock-dev/airlock/targets"
+)
+
+const (
+	statusMaxFiles = 200
+	diffMaxBytes   = 64 << 10
+)
+
+type statusArgs struct{}
+
+type stageArgs struct {
+	Files   []string `json:"files,omitempty" jsonschema:"files or directories whose changes to stage; omit to stage every unstaged change"`
+	Message string   `json:"message" jsonschema:"the commit message: what the change does and why"`
+}
+
+type diffArgs struct {
+	CommitID string `json:"commit_id,omitempty" jsonschema:"a staged commit (its id or first 7 digits); omit for the unstaged changes"`
+	Path     string `json:"path,omitempty" jsonschema:"only this file or directory"`
+}
+
+type pushArgs struct {
+	CommitID string `json:"commit_id,omitempty" jsonschema:"the staged commit to push (with the staged commits before it); omit for the latest"`
+	Target   string `json:"target,omitempty" jsonschema:"a target name from the worker's configuration; omit for the default target"`
+}
+
+type discardArgs struct {
+	CommitID string `json:"commit_id,omitempty" jsonschema:"the staged commit to drop; its changes become unstaged again"`
+	All      bool   `json:"all,omitempty" jsonschema:"drop every staged commit (their changes become unstaged again)"`
+}
+
+type pullArgs struct {
+	Source      string   `json:"source,omitempty" jsonschema:"a target name from the worker's configuration; omit for the default target"`
+	Paths       []string `json:"paths,omitempty" jsonschema:"files or directories to bring in; omit for everything"`
+	Destination string   `json:"destination,omitempty" jsonschema:"a workspace directory to copy the files into, as new files of your own"`
+}
+
+type checkpointArgs struct {
+	Name string `json:"name,omitempty" jsonschema:"a name for the checkpoint; default: checkpoint-N"`
+}
+
+type rollbackArgs struct {
+	Name string `json:"name,omitempty" jsonschema:"the checkpoint to go back to; default: the latest"`
+}
+
+type noArgs struct{}
+
+func gitTools() []Tool {
+	return []Tool{
+		define("git_status", "Show what is staged (commits waiting to be pushed, oldest first) and what is not staged yet "+
+			"(files new, modified or deleted since the last staged commit).", gitStatus),
+		define("git_stage", "Make a commit of changes in the sandbox: all unstaged changes, or those at or under files. "+
+			"Nothing leaves the sandbox; git_push sends it to a reviewer. Returns the commit id.", gitStage),
+		define("git_diff", "Show a staged commit's changes, or the unstaged changes, as a unified diff.", gitDiff),
+		define("git_push", "Ask a human reviewer to approve pushing a staged commit to a target, and push it if approved. "+
+			"It waits for the decision; if the reviewer takes long, it says the request is still pending, and calling git_push "+
+			"again with the same commit waits on the same request. A rejection comes with the reviewer's reason.", gitPush),
+		define("git_discard", "Drop a staged commit (or all of them). Its changes become unstaged again; no file changes.", gitDiscard),
+		define("git_pull", "Bring files in from a target. From the target the sandbox was pulled from, it updates the sandbox to "+
+			"the target's latest commit (your changes stay) and brings in more paths; from another target, or with "+
+			"destination, it copies the files in as new files of your own.", gitPull),
+	}
+}
+
+func checkpointTools() []Tool {
+	return []Tool{
+		define("checkpoint", "Record the whole workspace so you can come back to it with rollback. Cheap: take one before "+
+			"anything you might want to undo.", takeCheckpoint),
+		define("rollback", "Put the workspace back exactly as it was at a checkpoint (default: the latest). Checkpoints "+
+			"taken after it are dropped; it stays, so you can roll back to it again.", rollback),
+		define("list_checkpoints", "List the checkpoints, oldest first, with when they were taken and how many files "+
+			"differ now.", listCheckpoints),
+	}
+}
+
+func gitStatus(_ context.Context, s *Session, _ statusArgs, _ Progress) (string, error) {
+	st := s.area.Status()
+	var b strings.Builder
+	s.mu.Lock()
+	base, baseRef := s.base, s.baseRef
+	s.mu.Unlock()
+	switch {
+	case st.Base.IsZero():
+		b.WriteString("base: none (nothing pulled yet; a push creates the branch or rebases onto it)\n")
+	case base != nil:
+		fmt.Fprintf(&b, "base: %s from %s (%s)\n", st.Base.String()[:7], specKey(base), targets.BranchName(baseRef))
+	default:
+		fmt.Fprintf(&b, "base: %s\n", st.Base.String()[:7])
+	}
+	if len(st.Staged) == 0 {
+		b.WriteString("staged: nothing\n")
+	} else {
+		b.WriteString("staged (oldest first):\n")
+		for _, c := range st.Staged {
+			fmt.Fprintf(&b, "  %s %q (%s)\n", c.ID.String()[:7], subject(c.Message), fileCount(len(c.Files)))
+		}
+	}
+	if len(st.Unstaged) == 0 {
+		b.WriteString("unstaged: nothing\n")
+	} else {
+		fmt.Fprintf(&b, "unstaged (%d):\n", len(st.Unstaged))
+		for i, c := range st.Unstaged {
+			if i == statusMaxFiles {
+				fmt.Fprintf(&b, "  [%d more not shown; git_diff path=... shows a directory]\n", len(st.Unstaged)-i)
+				break
+			}
+			fmt.Fprintf(&b, "  %s %s%s\n", changeSign(c.Kind), c.Path, changeSize(c))
+		}
+	}
+	if cps := s.ws.Checkpoints(); len(cps) > 0 {
+		last := cps[len(cps)-1]
+		fmt.Fprintf(&b, "checkpoints: %d (latest %q, %d files changed since)\n", len(cps), last.Name, last.Changed)
+	}
+	return strings.TrimRight(b.String(), "\n"), nil
+}
+
+func changeSign(k memfs.ChangeKind) string {
+	switch k {
+	case memfs.Created:
+		return "+"
+	case memfs.Deleted:
+		return "-"
+	}
+	return "M"
+}
+
+func changeSize(c memfs.Change) string {
+	if c.Kind == memfs.Deleted {
+		return ""
+	}
+	return " (" + size(c.Size) + ")"
+}
+
+func fileCount(n int) string {
+	if n == 1 {
+		return "1 file"
+	}
+	return fmt.Sprintf("%d files", n)
+}
+
+func subject(msg string) string {
+	line, _, _ := strings.Cut(msg, "\n")
+	if len(line) > 72 {
+		line = line[:72] + "..."
+	}
+	return line
+}
+
+func gitStage(_ context.Context, s *Session, a stageArgs, _ Progress) (string, error) {
+	c, err := s.area.Stage(a.Files, a.Message)
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "staged %s %q (%s):\n", c.ID.String()[:7], subject(c.Message), fileCount(len(c.Files)))
+	for i, f := range c.Files {
+		if i == 50 {
+			fmt.Fprintf(&b, "  [%d more]\n", len(c.Files)-i)
+			break
+		}
+		sign := map[staging.Op]string{staging.Create: "+", staging.Update: "M", staging.Delete: "-"}[f.Op]
+		fmt.Fprintf(&b, "  %s %s\n", sign, f.Path)
+	}
+	fmt.Fprintf(&b, "next: git_diff commit_id=%s to check it, git_push commit_id=%s to ask for approval", c.ID.String()[:7], c.ID.String()[:7])
+	return b.String(), nil
+}
+
+func gitDiff(_ context.Context, s *Session, a diffArgs, _ Progress) (string, error) {
+	var p *staging.Patch
+	var err error
+	what := "unstaged changes"
+	if a.CommitID != "" {
+		c, lerr := s.area.Lookup(a.CommitID)
+		if lerr != nil {
+			return "", lerr
+		}
+		p, err = s.area.DiffCommit(c.ID)
+		what = fmt.Sprintf("staged commit %s %q", c.ID.String()[:7], subject(c.Message))
+	} else {
+		p, err = s.area.DiffUnstaged()
+	}
+	if err != nil {
+		return "", err
+	}
+	if a.Path != "" {
+		prefix := strings.TrimSuffix(a.Path, "/")
+		var keep []*staging.FilePatch
+		for _, f := range p.Files {
+			if f.Path == prefix || strings.HasPrefix(f.Path, prefix+"/") {
+				keep = append(keep, f)
+			}
+		}
+		p = &staging.Patch{Files: keep}
+	}
+	if len(p.Files) == 0 {
+		return "(no changes in the " + what + ")", nil
+	}
+	return fmt.Sprintf("%s: %s\n%s", what, p.Stats(), capText(p.String(), diffMaxBytes, "git_diff with path shows one file or directory")), nil
+}
+
+func gitDiscard(_ context.Context, s *Session, a discardArgs, _ Progress) (string, error) {
+	if a.All {
+		n := len(s.area.Commits())
+		s.area.DiscardAll()
+		return fmt.Sprintf("dropped %d staged commits; their changes are unstaged again", n), nil
+	}
+	if a.CommitID == "" {
+		return "", &ToolError{Msg: "give commit_id (see git_status), or all: true to drop every staged commit"}
+	}
+	c, err := s.area.Lookup(a.CommitID)
+	if err != nil {
+		return "", err
+	}
+	res, err := s.area.Discard(c.ID)
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "dropped %s %q; unstaged again: %s", c.ID.String()[:7], subject(c.Message), listOrNone(res.Unstaged))
+	if len(res.StillStaged) > 0 {
+		fmt.Fprintf(&b, "\nstill staged, with later commits that change them too: %s", strings.Join(res.StillStaged, ", "))
+	}
+	for old, nu := range res.Rebuilt {
+		fmt.Fprintf(&b, "\nlater commit %s is now %s", old.String()[:7], nu.String()[:7])
+	}
+	return b.String(), nil
+}
+
+func listOrNone(s []string) string {
+	if len(s) == 0 {
+		return "nothing"
+	}
+	if len(s) > 20 {
+		return strings.Join(s[:20], ", ") + fmt.Sprintf(" and %d more", len(s)-20)
+	}
+	return strings.Join(s, ", ")
+}
+
+func gitPull(ctx context.Context, s *Session, a pullArgs, _ Progress) (string, error) {
+	spec, err := s.resolveSpec(a.Source)
+	if err != nil {
+		return "", err
+	}
+	for _, p := range a.Paths {
+		if q := strings.TrimSuffix(p, "/"); q != "." && q != "" {
+			if _, err := memfs.CheckPath(q); err != nil {
+				return "", err
+			}
+		}
+	}
+	s.mu.Lock()
+	base := s.base
+	s.mu.Unlock()
+	sameBase := base != nil && specKey(base) == specKey(spec) && base.Branch == spec.Branch
+	switch {
+	case a.Destination != "" || (base != nil && !sameBase):
+		if a.Destination != "" {
+			if _, err := memfs.CheckPath(strings.TrimSuffix(a.Destination, "/")); err != nil {
+				return "", err
+			}
+		}
+		res, err := s.importFiles(ctx, spec, a.Paths, a.Destination)
+		if err != nil {
+			return "", err
+		}
+		return pullSummary(fmt.Sprintf("copied %d files from %s (%s) as new files of yours", res.Files, specKey(spec), res.Head.String()[:7]), res), nil
+	case base == nil && len(s.area.Commits()) == 0 && len(s.area.Status().Unstaged) == 0:
+		res, err := s.seed(ctx, spec, a.Paths)
+		if err != nil {
+			return "", err
+		}
+		return pullSummary(fmt.Sprintf("pulled %d files from %s at %s; changes are now tracked against it", res.Files, specKey(spec), res.Head.String()[:7]), res), nil
+	}
+	return s.syncBase(ctx, spec, a.Paths)
+}
+
+// syncBase brings the sandbox up to the target's latest commit (rebasing
+// staged work onto it) and brings in paths not pulled before.
+func (s *Session) syncBase(ctx context.Context, spec *TargetSpec, paths []string) (string, error) {
+	t, err := s.target(ctx, spec)
+	if err != nil {
+		return "", err
+	}
+	ref, err := s.ref(ctx, spec, t)
+	if err != nil {
+		return "", err
+	}
+	fetchPaths := append(s.area.Pulled(), paths...)
+	if s.area.Pulled() == nil {
+		fetchPaths = nil
+	}
+	head, err := t.Fetch(ctx, ref, fetchPaths, s.store)
+	if err != nil {
+		return "", err
+	}
+	var msgs []string
+	if head != s.area.Base() {
+		res, err := s.area.Rebase(head)
+		if err != nil {
+			return "", err
+		}
+		msgs = append(msgs, fmt.Sprintf("updated to %s at %s: %d files changed there came in (%s); your work is on top",
+			specKey(spec), head.String()[:7], len(res.Updated), listOrNone(res.Updated)))
+		for old, nu := range res.Rebuilt {
+			msgs = append(msgs, fmt.Sprintf("staged commit %s is now %s", old.String()[:7], nu.String()[:7]))
+		}
+	} else {
+		msgs = append(msgs, fmt.Sprintf("%s is still at %s", specKey(spec), head.String()[:7]))
+	}
+	if len(paths) > 0 {
+		got, refused, err := s.area.PullPaths(paths)
+		if err != nil {
+			return "", err
+		}
+		msgs = append(msgs, fmt.Sprintf("brought in %d more files", len(got)))
+		for _, r := range refused {
+			msgs = append(msgs, fmt.Sprintf("left out %s: %v", r.Path, r.Err))
+		}
+	}
+	s.mu.Lock()
+	s.base, s.baseRef = spec, ref
+	s.mu.Unlock()
+	return strings.Join(msgs, "\n"), nil
+}
+
+func pullSummary(head string, res pullResult) string {
+	var b strings.Builder
+	b.WriteString(head)
+	if len(res.Refused) > 0 {
+		fmt.Fprintf(&b, "\nleft out %d paths the sandbox's rules refuse:", len(res.Refused))
+		for i, r := range res.Refused {
+			if i == 20 {
+				fmt.Fprintf(&b, "\n  [%d more]", len(res.Refused)-i)
+				break
+			}
+			fmt.Fprintf(&b, "\n  %s: %v", r.Path, shortRefusal(r.Err))
+		}
+	}
+	return b.String()
+}
+
+func shortRefusal(err error) string {
+	var e *memfs.Error
+	if errors.As(err, &e) && e.Rule != "" {
+		return string(e.Rule)
+	}
+	return err.Error()
+}
+
+func takeCheckpoint(_ context.Context, s *Session, a checkpointArgs, _ Progress) (string, error) {
+	info, err := s.ws.Checkpoint(a.Name)
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("checkpoint %q taken; rollback name=%q comes back to it", info.Name, info.Name), nil
+}
+
+func rollback(_ context.Context, s *Session, a rollbackArgs, _ Progress) (string, error) {
+	info, err := s.ws.Rollback(a.Name)
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("rolled back to %q (taken %s); the workspace is exactly as it was then", info.Name, info.Time.Format(time.TimeOnly)), nil
+}
+
+func listCheckpoints(_ context.Context, s *Session, _ noArgs, _ Progress) (string, error) {
+	cps := s.ws.Checkpoints()
+	if len(cps) == 0 {
+		return "(no checkpoints; take one with checkpoint)", nil
+	}
+	var b strings.Builder
+	for _, cp := range cps {
+		fmt.Fprintf(&b, "%s  %s  %d files changed since\n", cp.Name, cp.Time.Format(time.TimeOnly), cp.Changed)
+	}
+	return strings.TrimRight(b.String(), "\n"), nil
+}

@@ -1,0 +1,53 @@
+package gittools
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// serverInstructions tell an MCP client what airlock is, in the words an
+// agent needs.
+const serverInstructions = `airlock is a sandbox: read_file, write_file, edit_file and the other file tools work on an in-memory workspace that never touches the host's disk, so write freely. checkpoint and rollback undo. To deliver work: git_stage makes a commit, git_diff shows it, git_push asks a human reviewer to approve it and pushes it if approved. Nothing leaves any other way.`
+
+// NewMCPServer serves a session over MCP: every tool, and the worker's
+// instructions as a prompt named after the worker.
+func NewMCPServer(s *Session, version string) *mcp.Server {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "airlock", Title: "airlock sandbox", Version: version},
+		&mcp.ServerOptions{Instructions: serverInstructions})
+	for _, t := range Tools() {
+		srv.AddTool(&mcp.Tool{Name: t.Name, Description: t.Description, InputSchema: t.Schema},
+			func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				progress := func(done, total float64, msg string) {
+					if tok := req.Params.GetProgressToken(); tok != nil && req.Session != nil {
+						req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
+							ProgressToken: tok, Progress: done, Total: total, Message: msg})
+					}
+				}
+				out, err := s.Call(ctx, t.Name, req.Params.Arguments, progress)
+				if err != nil {
+					return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: err.Error()}}}, nil
+				}
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: out}}}, nil
+			})
+	}
+	w := s.Worker()
+	srv.AddPrompt(&mcp.Prompt{Name: w.Name, Description: promptDescription(w)},
+		func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+			text := w.Instructions
+			if text == "" {
+				text = serverInstructions
+			}
+			return &mcp.GetPromptResult{Description: promptDescription(w),
+				Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: text}}}}, nil
+		})
+	return srv
+}
+
+func promptDescription(w *Worker) string {
+	if w.Description != "" {
+		return w.Description
+	}
+	return fmt.Sprintf("The instructions of worker %s", w.Name)
+}

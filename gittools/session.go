@@ -1,0 +1,341 @@
+package gittools
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/airlock-dev/airlock/approval"
+	"github.com/airlock-dev/airlock/memfs"
+	"github.com/airlock-dev/airlock/staging"
+	"github.com/airlock-dev/airlock/targets"
+)
+
+// Options are the operator's settings for a session: they come from
+// airlock serve's command line, never from the worker's file.
+type Options struct {
+	// Gate decides pushes. Required.
+	Gate *approval.Gate
+	// Timeout is how long git_push waits for a reviewer before it answers
+	// that the request is still pending; 0 means 5 minutes.
+	Timeout time.Duration
+	// OpenTarget opens a target; nil means OpenTarget.
+	OpenTarget func(ctx context.Context, spec *TargetSpec) (targets.Target, error)
+	// Rules configures the push risk flags.
+	Rules approval.Rules
+	// Now is the clock for commits; nil is time.Now.
+	Now func() time.Time
+}
+
+// OpenTarget opens the target a spec names.
+func OpenTarget(ctx context.Context, spec *TargetSpec) (targets.Target, error) {
+	switch spec.Type {
+	case "local":
+		return targets.OpenLocal(ctx, spec.Path)
+	case "local-bare":
+		return targets.OpenLocalBare(ctx, spec.Path)
+	case "github":
+		// GitHub Enterprise (or an emulator) is named by the environment,
+		// never by a worker file: a worker cannot redirect where its
+		// token goes.
+		g, err := targets.OpenGitHub(ctx, spec.Repo, targets.GitHubOptions{
+			APIURL: os.Getenv("AIRLOCK_GITHUB_API_URL"),
+			GitURL: os.Getenv("AIRLOCK_GITHUB_GIT_URL"),
+		})
+		if err != nil {
+			return nil, err
+		}
+		return g, nil
+	}
+	return nil, fmt.Errorf("unknown target type %q", spec.Type)
+}
+
+// Session is one worker's sandbox: its workspace, staging area, targets
+// and the gate its pushes go through. It is safe for concurrent use.
+type Session struct {
+	w     *Worker
+	ws    *memfs.Workspace
+	store *staging.Store
+	area  *staging.Area
+	gate  *approval.Gate
+	opts  Options
+
+	mu      sync.Mutex
+	opened  map[string]targets.Target
+	base    *TargetSpec // where the base was pulled from; nil: nowhere yet
+	baseRef string
+	tickets map[string]*approval.Ticket // pushes this session asked about, by request id
+}
+
+// NewSession makes a worker's sandbox and runs its auto_pull.
+func NewSession(ctx context.Context, w *Worker, opts Options) (*Session, error) {
+	if opts.Gate == nil {
+		return nil, errors.New("gittools: a session needs a gate")
+	}
+	if opts.Timeout <= 0 {
+		opts.Timeout = 5 * time.Minute
+	}
+	if opts.OpenTarget == nil {
+		opts.OpenTarget = OpenTarget
+	}
+	ws, err := memfs.New(memfs.WithLimits(w.Limits), memfs.WithDeny(w.Deny...))
+	if err != nil {
+		return nil, err
+	}
+	store := staging.NewStore(0)
+	area, err := staging.New(ws, store, staging.Config{
+		Author: staging.Signature{Name: w.Author.Name, Email: w.Author.Email},
+		Now:    opts.Now,
+	})
+	if err != nil {
+		return nil, err
+	}
+	s := &Session{w: w, ws: ws, store: store, area: area, gate: opts.Gate, opts: opts,
+		opened: map[string]targets.Target{}, tickets: map[string]*approval.Ticket{}}
+	if err := s.autoPull(ctx); err != nil {
+		return nil, fmt.Errorf("auto_pull: %w", err)
+	}
+	return s, nil
+}
+
+// Worker returns the session's worker configuration.
+func (s *Session) Worker() *Worker { return s.w }
+
+// Workspace returns the sandbox's filesystem.
+func (s *Session) Workspace() *memfs.Workspace { return s.ws }
+
+// Area returns the sandbox's staging area.
+func (s *Session) Area() *staging.Area { return s.area }
+
+// Close withdraws the pushes still waiting for a reviewer: their worker is
+// gone.
+func (s *Session) Close() {
+	s.mu.Lock()
+	ids := make([]string, 0, len(s.tickets))
+	for id := range s.tickets {
+		ids = append(ids, id)
+	}
+	s.mu.Unlock()
+	for _, id := range ids {
+		s.gate.Withdraw(id, "the worker's session ended")
+	}
+}
+
+func specKey(t *TargetSpec) string {
+	if t.Type == "github" {
+		return "github:" + t.Repo
+	}
+	return t.Type + ":" + t.Path
+}
+
+// target opens (once) the target of spec.
+func (s *Session) target(ctx context.Context, spec *TargetSpec) (targets.Target, error) {
+	key := specKey(spec)
+	s.mu.Lock()
+	t, ok := s.opened[key]
+	s.mu.Unlock()
+	if ok {
+		return t, nil
+	}
+	t, err := s.opts.OpenTarget(ctx, spec)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	s.opened[key] = t
+	s.mu.Unlock()
+	return t, nil
+}
+
+// ref is the full ref a spec pushes to and pulls from: its branch, or the
+// target's default branch.
+func (s *Session) ref(ctx context.Context, spec *TargetSpec, t targets.Target) (string, error) {
+	branch := spec.Branch
+	if branch == "" {
+		if db, ok := t.(targets.DefaultBrancher); ok {
+			if b, err := db.DefaultBranch(ctx); err == nil && b != "" {
+				branch = b
+			}
+		}
+	}
+	if branch == "" {
+		branch = "main"
+	}
+	return targets.BranchRef(branch)
+}
+
+// resolveSpec finds a target by name ("" or "default": the default one).
+func (s *Session) resolveSpec(name string) (*TargetSpec, error) {
+	name = strings.TrimSpace(name)
+	if name == "" || name == "default" {
+		return s.w.DefaultTarget, nil
+	}
+	if t, ok := s.w.Targets[name]; ok {
+		return t, nil
+	}
+	return nil, fmt.Errorf("no target is named %q; the targets are %s", name, strings.Join(s.w.TargetNames(), ", "))
+}
+
+func (s *Session) autoPull(ctx context.Context) error {
+	// Entries from the default target make the base (one pull of all their
+	// paths; "." means everything); entries from elsewhere come in as the
+	// worker's own files.
+	var basePaths []string
+	seed, all := false, false
+	imports := map[string][]string{}
+	specs := map[string]*TargetSpec{}
+	for _, ap := range s.w.AutoPull {
+		if specKey(ap.Source) == specKey(s.w.DefaultTarget) && ap.Source.Branch == s.w.DefaultTarget.Branch {
+			seed = true
+			all = all || ap.Path == "."
+			basePaths = append(basePaths, ap.Path)
+			continue
+		}
+		key := ap.Source.String()
+		specs[key] = ap.Source
+		imports[key] = append(imports[key], ap.Path)
+	}
+	if all {
+		basePaths = nil
+	}
+	if seed {
+		// A branch that does not exist yet is created by the first push.
+		if _, err := s.seed(ctx, s.w.DefaultTarget, basePaths); err != nil && !errors.Is(err, targets.ErrRefNotFound) {
+			return err
+		}
+	}
+	keys := make([]string, 0, len(imports))
+	for k := range imports {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if _, err := s.importFiles(ctx, specs[k], imports[k], ""); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// seed makes the workspace the tree of spec's branch (all, or paths).
+func (s *Session) seed(ctx context.Context, spec *TargetSpec, paths []string) (pullResult, error) {
+	t, err := s.target(ctx, spec)
+	if err != nil {
+		return pullResult{}, err
+	}
+	ref, err := s.ref(ctx, spec, t)
+	if err != nil {
+		return pullResult{}, err
+	}
+	head, err := t.Fetch(ctx, ref, paths, s.store)
+	if err != nil {
+		return pullResult{}, err
+	}
+	refused, err := s.area.SeedFrom(head, paths)
+	if err != nil {
+		return pullResult{}, err
+	}
+	s.mu.Lock()
+	s.base, s.baseRef = spec, ref
+	s.mu.Unlock()
+	n := 0
+	s.ws.Base().Walk(func(memfs.Entry) error { n++; return nil })
+	return pullResult{Head: head, Ref: ref, Target: t, Files: n, Refused: refused}, nil
+}
+
+type pullResult struct {
+	Head    plumbing.Hash
+	Ref     string
+	Target  targets.Target
+	Files   int
+	Updated []string
+	Refused []memfs.Refused
+}
+
+// importFiles copies the files of spec's branch at or under paths into
+// the workspace (under dest), as the worker's own new changes.
+func (s *Session) importFiles(ctx context.Context, spec *TargetSpec, paths []string, dest string) (pullResult, error) {
+	t, err := s.target(ctx, spec)
+	if err != nil {
+		return pullResult{}, err
+	}
+	ref, err := s.ref(ctx, spec, t)
+	if err != nil {
+		return pullResult{}, err
+	}
+	// A separate store: these objects are not the base's.
+	tmp := staging.NewStore(0)
+	head, err := t.Fetch(ctx, ref, paths, tmp)
+	if err != nil {
+		return pullResult{}, err
+	}
+	scratch, err := memfs.New(memfs.WithLimits(s.w.Limits), memfs.WithDeny(s.w.Deny...))
+	if err != nil {
+		return pullResult{}, err
+	}
+	sa, err := staging.New(scratch, tmp, staging.Config{Author: staging.Signature{Name: "x", Email: "x@x"}})
+	if err != nil {
+		return pullResult{}, err
+	}
+	refused, err := sa.SeedFrom(head, paths)
+	if err != nil {
+		return pullResult{}, err
+	}
+	res := pullResult{Head: head, Ref: ref, Target: t, Refused: refused}
+	err = scratch.Base().Walk(func(e memfs.Entry) error {
+		p := e.Path
+		if dest != "" {
+			p = strings.TrimSuffix(dest, "/") + "/" + p
+		}
+		var werr error
+		if e.Mode&fs.ModeSymlink != 0 {
+			werr = s.ws.Symlink(string(e.Data), p)
+		} else {
+			if werr = s.ws.WriteFile(p, e.Data, e.Mode.Perm()); werr == nil {
+				werr = s.ws.Chmod(p, e.Mode.Perm())
+			}
+		}
+		if werr != nil {
+			res.Refused = append(res.Refused, memfs.Refused{Path: p, Err: werr})
+			return nil
+		}
+		res.Updated = append(res.Updated, p)
+		res.Files++
+		return nil
+	})
+	return res, err
+}
+
+// TargetID is the id a target of spec has (what grants and auto-approval
+// name): "local:/abs/path", "local-bare:/abs/path", "github:owner/repo".
+func TargetID(spec *TargetSpec) string { return specKey(spec) }
+
+// ResolveTargetID turns what an operator wrote (a target name of the
+// worker, or a target id) into a target id.
+func ResolveTargetID(w *Worker, s string) (string, error) {
+	if s == "default" {
+		return TargetID(w.DefaultTarget), nil
+	}
+	if spec, ok := w.Targets[s]; ok {
+		return TargetID(spec), nil
+	}
+	kind, rest, ok := strings.Cut(s, ":")
+	switch {
+	case !ok:
+		return "", fmt.Errorf("no target is named %q; name one of %s, or give an id such as local:/path/to/repo", s, strings.Join(w.TargetNames(), ", "))
+	case kind == "github" && repoRe.MatchString(rest):
+		return s, nil
+	case (kind == "local" || kind == "local-bare") && filepath.IsAbs(rest):
+		return kind + ":" + filepath.Clean(rest), nil
+	}
+	return "", fmt.Errorf("%q is not a target id: use local:/abs/path, local-bare:/abs/path or github:owner/repo", s)
+}

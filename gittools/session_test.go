@@ -1,0 +1,344 @@
+package gittools_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/airlock-dev/airlock/approval"
+	"github.com/airlock-dev/airlock/gittools"
+)
+
+func git(t testing.TB, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1",
+		"GIT_AUTHOR_NAME=Owner", "GIT_AUTHOR_EMAIL=owner@example.com", "GIT_COMMITTER_NAME=Owner", "GIT_COMMITTER_EMAIL=owner@example.com")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, stderr.String())
+	}
+	return string(out)
+}
+
+// project makes a repository with a main branch the worker pulls from.
+func project(t testing.TB) string {
+	t.Helper()
+	dir := t.TempDir()
+	git(t, dir, "init", "-q", "-b", "main", ".")
+	os.MkdirAll(filepath.Join(dir, "templates"), 0o755)
+	os.WriteFile(filepath.Join(dir, "README.md"), []byte("# Project\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "templates", "report.md"), []byte("# Report\n\nTODO\n"), 0o644)
+	git(t, dir, "add", "-A")
+	git(t, dir, "commit", "-qm", "init")
+	return dir
+}
+
+type harness struct {
+	t    *testing.T
+	repo string
+	s    *gittools.Session
+	gate *approval.Gate
+	l    *approval.Ledger
+}
+
+func newHarness(t *testing.T, policy approval.Policy, timeout time.Duration) *harness {
+	t.Helper()
+	repo := project(t)
+	w := &gittools.Worker{
+		Name: "tester", Author: gittools.Person{Name: "Tester", Email: "tester@example.com"},
+		DefaultTarget: &gittools.TargetSpec{Type: "local", Path: repo, Branch: "main"},
+		Targets:       map[string]*gittools.TargetSpec{},
+		AutoPull:      []gittools.PullSpec{{Path: ".", Source: &gittools.TargetSpec{Type: "local", Path: repo, Branch: "main"}}},
+	}
+	l, err := approval.OpenLedger(filepath.Join(t.TempDir(), "ledger.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	if policy.AutoApprove != nil {
+		policy.AutoApprove = []string{"local:" + repo}
+	}
+	gate := approval.NewGate(l, policy)
+	s, err := gittools.NewSession(context.Background(), w, gittools.Options{Gate: gate, Timeout: timeout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	return &harness{t, repo, s, gate, l}
+}
+
+// call runs a tool and fails the test if it errs.
+func (h *harness) call(tool string, args map[string]any) string {
+	h.t.Helper()
+	out, err := h.try(tool, args)
+	if err != nil {
+		h.t.Fatalf("%s %v: %v", tool, args, err)
+	}
+	return out
+}
+
+func (h *harness) try(tool string, args map[string]any) (string, error) {
+	raw, _ := json.Marshal(args)
+	return h.s.Call(context.Background(), tool, raw, nil)
+}
+
+func mustContain(t *testing.T, what, got string, wants ...string) {
+	t.Helper()
+	for _, w := range wants {
+		if !strings.Contains(got, w) {
+			t.Errorf("%s does not mention %q:\n%s", what, w, got)
+		}
+	}
+}
+
+func TestFileTools(t *testing.T) {
+	h := newHarness(t, approval.Policy{}, time.Second)
+	mustContain(t, "read_file", h.call("read_file", map[string]any{"path": "README.md"}), "# Project")
+	mustContain(t, "write_file", h.call("write_file", map[string]any{"path": "notes/a.md", "content": "one\ntwo\nthree\ntwo\n"}), "created notes/a.md")
+	_, err := h.try("edit_file", map[string]any{"path": "notes/a.md", "old_text": "two", "new_text": "2"})
+	mustContain(t, "an ambiguous edit", errString(err), "occurs 2 times", "lines 2, 4")
+	_, err = h.try("edit_file", map[string]any{"path": "notes/a.md", "old_text": "nine", "new_text": "9"})
+	mustContain(t, "a missing edit", errString(err), "does not occur")
+	mustContain(t, "edit_file", h.call("edit_file", map[string]any{"path": "notes/a.md", "old_text": "three\n", "new_text": "3\n"}), "+1 -1", "-three", "+3")
+	mustContain(t, "list_files", h.call("list_files", map[string]any{"recursive": true}), "notes/", "notes/a.md (", "templates/report.md")
+	mustContain(t, "list_files pattern", h.call("list_files", map[string]any{"recursive": true, "pattern": "**/*.md"}), "notes/a.md")
+	mustContain(t, "search_files", h.call("search_files", map[string]any{"pattern": "^t.o$"}), "notes/a.md:2: two", "notes/a.md:4: two")
+	mustContain(t, "move_file", h.call("move_file", map[string]any{"source": "notes/a.md", "destination": "notes/b.md"}), "moved")
+	mustContain(t, "delete_file", h.call("delete_file", map[string]any{"path": "notes", "recursive": true}), "deleted notes")
+
+	// A big file comes a page at a time.
+	var big strings.Builder
+	for i := 0; i < 5000; i++ {
+		big.WriteString("line\n")
+	}
+	h.call("write_file", map[string]any{"path": "big.txt", "content": big.String()})
+	mustContain(t, "a paged read", h.call("read_file", map[string]any{"path": "big.txt"}), "[lines 1-2000 of 5000; read on with start_line=2001]")
+	mustContain(t, "a range", h.call("read_file", map[string]any{"path": "big.txt", "start_line": 4999}), "[lines 4999-5000 of 5000]")
+
+	// Bad arguments are tool errors that say what the arguments are.
+	_, err = h.try("write_file", map[string]any{"path": "x", "text": "y"})
+	mustContain(t, "an unknown argument", errString(err), `"text" is not an argument of write_file`, "content, path")
+	_, err = h.try("read_file", map[string]any{"path": 7})
+	mustContain(t, "a wrong type", errString(err), `argument "path" must be a string`)
+}
+
+func errString(err error) string {
+	if err == nil {
+		return "<nil>"
+	}
+	return err.Error()
+}
+
+// The hostile corpus and the deny list reach the worker as errors naming
+// the rule, and no host path appears in them.
+func TestHostilePathsAreToolErrors(t *testing.T) {
+	h := newHarness(t, approval.Policy{}, time.Second)
+	data, err := os.ReadFile("../memfs/testdata/hostile-paths-rules.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var c struct{ Path, Rule string }
+		json.Unmarshal([]byte(line), &c)
+		for _, tool := range []string{"write_file", "read_file", "delete_file"} {
+			args := map[string]any{"path": c.Path}
+			if tool == "write_file" {
+				args["content"] = "x"
+			}
+			_, err := h.try(tool, args)
+			var te *gittools.ToolError
+			if !errors.As(err, &te) || !strings.Contains(err.Error(), "rule "+c.Rule) {
+				t.Errorf("%s %q: %v, want a tool error naming rule %s", tool, c.Path, err, c.Rule)
+			}
+			if err != nil && strings.Contains(err.Error(), h.repo) {
+				t.Errorf("%s %q: the error shows a host path: %v", tool, c.Path, err)
+			}
+		}
+	}
+}
+
+func TestStageDiffPushApproved(t *testing.T) {
+	h := newHarness(t, approval.Policy{AutoApprove: []string{}}, 5*time.Second)
+	h.call("write_file", map[string]any{"path": "reports/q3.md", "content": "# Q3\n"})
+	mustContain(t, "git_status", h.call("git_status", nil), "base: ", "unstaged (1):", "+ reports/q3.md")
+	staged := h.call("git_stage", map[string]any{"message": "Add Q3"})
+	mustContain(t, "git_stage", staged, `staged `, `"Add Q3"`, "+ reports/q3.md")
+	mustContain(t, "git_diff", h.call("git_diff", map[string]any{"commit_id": strings.Fields(staged)[1]}), "+# Q3", "+1 -0 across 1 file")
+	out := h.call("git_push", map[string]any{})
+	mustContain(t, "git_push", out, "pushed", "main")
+	if got := git(t, h.repo, "show", "main:reports/q3.md"); got != "# Q3\n" {
+		t.Errorf("the target has %q", got)
+	}
+	if got, _ := os.ReadFile(filepath.Join(h.repo, "reports", "q3.md")); string(got) != "# Q3\n" {
+		t.Errorf("the checked-out working tree has %q", got)
+	}
+	mustContain(t, "status after the push", h.call("git_status", nil), "staged: nothing", "unstaged: nothing")
+	if rep, _ := approval.Verify(h.l.Path()); !rep.OK() || rep.Records != 3 {
+		t.Errorf("ledger: %+v", rep)
+	}
+}
+
+// reviewer answers every request of the gate with decide.
+func reviewer(t *testing.T, gate *approval.Gate, decide func(*approval.Request) approval.Decision) {
+	events, stop := gate.Subscribe()
+	t.Cleanup(stop)
+	go func() {
+		for e := range events {
+			if e.Kind == approval.EventAdded {
+				d := decide(e.Request)
+				d.Request = e.Request.ID
+				gate.Resolve(d)
+			}
+		}
+	}()
+}
+
+func TestPushRejectedWithReason(t *testing.T) {
+	h := newHarness(t, approval.Policy{}, 5*time.Second)
+	reviewer(t, h.gate, func(*approval.Request) approval.Decision {
+		return approval.Decision{Verdict: approval.Reject, Reason: "not in the README"}
+	})
+	h.call("write_file", map[string]any{"path": "README.md", "content": "# Rewritten\n"})
+	h.call("git_stage", map[string]any{"message": "Rewrite"})
+	_, err := h.try("git_push", nil)
+	mustContain(t, "a rejected push", errString(err), "push rejected", "not in the README")
+	if got := git(t, h.repo, "show", "main:README.md"); got != "# Project\n" {
+		t.Errorf("a rejected push reached the target: %q", got)
+	}
+	// The same change again is refused at once, without asking.
+	_, err = h.try("git_push", nil)
+	mustContain(t, "a repeated push", errString(err), "already rejected in this session", "not in the README")
+}
+
+func TestPushPickedFiles(t *testing.T) {
+	h := newHarness(t, approval.Policy{}, 5*time.Second)
+	reviewer(t, h.gate, func(r *approval.Request) approval.Decision {
+		return approval.Decision{Verdict: approval.Pick, Paths: []string{"reports/keep.md"}}
+	})
+	h.call("write_file", map[string]any{"path": "reports/keep.md", "content": "keep\n"})
+	h.call("write_file", map[string]any{"path": "reports/drop.md", "content": "drop\n"})
+	h.call("git_stage", map[string]any{"message": "Two reports"})
+	mustContain(t, "a picked push", h.call("git_push", nil), "only the files the reviewer picked: reports/keep.md")
+	if files := git(t, h.repo, "ls-tree", "-r", "--name-only", "main"); !strings.Contains(files, "reports/keep.md") || strings.Contains(files, "drop.md") {
+		t.Errorf("target files:\n%s", files)
+	}
+	mustContain(t, "status after a pick", h.call("git_status", nil), "+ reports/drop.md")
+}
+
+// A push that outlasts the timeout stays pending; calling again waits on
+// the same request, and the reviewer is asked once.
+func TestPushPendingThenReattached(t *testing.T) {
+	h := newHarness(t, approval.Policy{}, 200*time.Millisecond)
+	h.call("write_file", map[string]any{"path": "a.txt", "content": "a\n"})
+	h.call("git_stage", map[string]any{"message": "A"})
+	mustContain(t, "a push that timed out", h.call("git_push", nil), "still waiting for a reviewer", "again to keep waiting")
+	pending := h.gate.Pending()
+	if len(pending) != 1 {
+		t.Fatalf("%d requests pending", len(pending))
+	}
+	go func() {
+		time.Sleep(50 * time.Millisecond)
+		h.gate.Resolve(approval.Decision{Request: pending[0].ID, Verdict: approval.Approve})
+	}()
+	mustContain(t, "the second call", h.call("git_push", nil), "pushed")
+	requests := 0
+	recs, _ := approval.Records(h.l.Path())
+	for _, r := range recs {
+		if r.Kind == approval.KindRequest {
+			requests++
+		}
+	}
+	if requests != 1 {
+		t.Errorf("%d requests in the ledger, want 1", requests)
+	}
+}
+
+func TestPushMovedTargetIsRebased(t *testing.T) {
+	h := newHarness(t, approval.Policy{AutoApprove: []string{}}, 5*time.Second)
+	h.call("write_file", map[string]any{"path": "mine.txt", "content": "mine\n"})
+	h.call("git_stage", map[string]any{"message": "Mine"})
+	// Someone commits to main meanwhile.
+	os.WriteFile(filepath.Join(h.repo, "theirs.txt"), []byte("theirs\n"), 0o644)
+	git(t, h.repo, "add", "theirs.txt")
+	git(t, h.repo, "commit", "-qm", "theirs")
+	out := h.call("git_push", nil)
+	mustContain(t, "a push over a moved target", out, "moved to", "rebased onto it", "pushed")
+	log := git(t, h.repo, "log", "--format=%s", "main")
+	if log != "Mine\ntheirs\ninit\n" {
+		t.Errorf("log:\n%s", log)
+	}
+	// Overlapping changes are refused with the paths.
+	h.call("write_file", map[string]any{"path": "theirs.txt", "content": "mine too\n"})
+	h.call("git_stage", map[string]any{"message": "Edit theirs"})
+	os.WriteFile(filepath.Join(h.repo, "theirs.txt"), []byte("theirs v2\n"), 0o644)
+	git(t, h.repo, "commit", "-qam", "theirs v2")
+	_, err := h.try("git_push", nil)
+	mustContain(t, "a conflicting push", errString(err), "theirs.txt", "nothing was merged")
+}
+
+// A client that goes away withdraws its pending push.
+func TestPushWithdrawnWhenClientLeaves(t *testing.T) {
+	h := newHarness(t, approval.Policy{}, time.Minute)
+	h.call("write_file", map[string]any{"path": "a.txt", "content": "a\n"})
+	h.call("git_stage", map[string]any{"message": "A"})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := h.s.Call(ctx, "git_push", json.RawMessage(`{}`), nil)
+		done <- err
+	}()
+	deadline := time.Now().Add(5 * time.Second)
+	for len(h.gate.Pending()) == 0 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	cancel()
+	<-done
+	if len(h.gate.Pending()) != 0 {
+		t.Error("the request stayed pending after its client left")
+	}
+	recs, _ := approval.Records(h.l.Path())
+	if recs[len(recs)-1].Kind != approval.KindWithdrawal {
+		t.Errorf("the last ledger record is %s, want a withdrawal", recs[len(recs)-1].Kind)
+	}
+}
+
+func TestCheckpointTools(t *testing.T) {
+	h := newHarness(t, approval.Policy{}, time.Second)
+	h.call("write_file", map[string]any{"path": "a.txt", "content": "1"})
+	h.call("checkpoint", map[string]any{"name": "one"})
+	h.call("write_file", map[string]any{"path": "a.txt", "content": "2"})
+	h.call("delete_file", map[string]any{"path": "README.md"})
+	mustContain(t, "list_checkpoints", h.call("list_checkpoints", nil), "one", "2 files changed since")
+	h.call("rollback", nil)
+	if got := h.call("read_file", map[string]any{"path": "a.txt"}); got != "1" {
+		t.Errorf("after rollback a.txt = %q", got)
+	}
+	mustContain(t, "README after rollback", h.call("read_file", map[string]any{"path": "README.md"}), "# Project")
+	_, err := h.try("rollback", map[string]any{"name": "nope"})
+	mustContain(t, "an unknown checkpoint", errString(err), `"one"`)
+}
+
+func TestPullTools(t *testing.T) {
+	h := newHarness(t, approval.Policy{}, time.Second)
+	os.WriteFile(filepath.Join(h.repo, "new.txt"), []byte("new upstream\n"), 0o644)
+	git(t, h.repo, "add", "new.txt")
+	git(t, h.repo, "commit", "-qm", "upstream")
+	mustContain(t, "git_pull", h.call("git_pull", nil), "updated to", "new.txt")
+	mustContain(t, "pulled file", h.call("read_file", map[string]any{"path": "new.txt"}), "new upstream")
+	mustContain(t, "status after pull", h.call("git_status", nil), "unstaged: nothing")
+	mustContain(t, "git_pull into a directory", h.call("git_pull", map[string]any{"paths": []string{"templates/"}, "destination": "copied"}), "copied 1 files")
+	mustContain(t, "status after a copy", h.call("git_status", nil), "+ copied/templates/report.md")
+	_, err := h.try("git_pull", map[string]any{"source": "/etc"})
+	mustContain(t, "an unknown source", errString(err), `no target is named "/etc"`)
+}

@@ -1,0 +1,115 @@
+package gittools
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/google/jsonschema-go/jsonschema"
+)
+
+// Tool is one tool of the worker's surface, described once: served over
+// MCP and callable in process.
+type Tool struct {
+	Name        string
+	Description string
+	// Schema is the JSON schema of the input.
+	Schema *jsonschema.Schema
+	call   func(ctx context.Context, s *Session, raw json.RawMessage, p Progress) (string, error)
+}
+
+// Progress reports how a long call is going (MCP progress notifications).
+type Progress func(done, total float64, message string)
+
+// ToolError is an error a worker can act on: it is shown to the worker as
+// the tool's result, never as a protocol failure or a stack trace.
+type ToolError struct{ Msg string }
+
+func (e *ToolError) Error() string { return e.Msg }
+
+// define makes a Tool whose input is In, decoded strictly: unknown
+// arguments and wrong types are errors that say what was expected.
+func define[In any](name, description string, fn func(ctx context.Context, s *Session, in In, p Progress) (string, error)) Tool {
+	schema, err := jsonschema.For[In](nil)
+	if err != nil {
+		panic(fmt.Sprintf("gittools: schema of %s: %v", name, err))
+	}
+	return Tool{Name: name, Description: description, Schema: schema,
+		call: func(ctx context.Context, s *Session, raw json.RawMessage, p Progress) (string, error) {
+			var in In
+			if len(bytes.TrimSpace(raw)) > 0 && string(bytes.TrimSpace(raw)) != "null" {
+				dec := json.NewDecoder(bytes.NewReader(raw))
+				dec.DisallowUnknownFields()
+				if err := dec.Decode(&in); err != nil {
+					return "", &ToolError{Msg: argumentError(name, schema, err)}
+				}
+			}
+			return fn(ctx, s, in, p)
+		}}
+}
+
+// argumentError explains a decoding failure in terms of the tool's
+// arguments.
+func argumentError(tool string, schema *jsonschema.Schema, err error) string {
+	var names []string
+	for k := range schema.Properties {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	msg := err.Error()
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &te):
+		msg = fmt.Sprintf("argument %q must be a %s, not a JSON %s", te.Field, te.Type.Kind(), te.Value)
+	case strings.HasPrefix(msg, "json: unknown field "):
+		msg = fmt.Sprintf("%s is not an argument of %s", strings.TrimPrefix(msg, "json: unknown field "), tool)
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		msg = "the arguments are not complete JSON"
+	}
+	return fmt.Sprintf("%s: %s; its arguments are %s", tool, msg, strings.Join(names, ", "))
+}
+
+// Tools is the worker's whole surface.
+func Tools() []Tool { return toolList }
+
+// Call runs a tool in process. Errors a worker can act on are returned as
+// *ToolError.
+func (s *Session) Call(ctx context.Context, name string, args json.RawMessage, p Progress) (string, error) {
+	if p == nil {
+		p = func(float64, float64, string) {}
+	}
+	for _, t := range toolList {
+		if t.Name == name {
+			out, err := t.call(ctx, s, args, p)
+			if err != nil {
+				var te *ToolError
+				if !errors.As(err, &te) {
+					err = &ToolError{Msg: workerMessage(err)}
+				}
+			}
+			return out, err
+		}
+	}
+	return "", &ToolError{Msg: fmt.Sprintf("no tool is named %q", name)}
+}
+
+// workerMessage is an error as the worker sees it: one paragraph, no Go
+// error plumbing that would mean nothing to it.
+func workerMessage(err error) string {
+	msg := err.Error()
+	if len(msg) > 4000 {
+		msg = msg[:4000] + "..."
+	}
+	return msg
+}
+
+var toolList []Tool
+
+func init() {
+	toolList = append(fileTools(), append(gitTools(), checkpointTools()...)...)
+}

@@ -1,0 +1,571 @@
+package gittools
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/airlock-dev/airlock/memfs"
+	"github.com/airlock-dev/airlock/targets"
+)
+
+// Worker is a worker's configuration: the YAML frontmatter of its Markdown
+// file, and the body as its instructions.
+type Worker struct {
+	Name         string
+	Description  string
+	Author       Person
+	Instructions string // the Markdown body
+
+	DefaultTarget *TargetSpec
+	Targets       map[string]*TargetSpec // further named targets
+	AutoPull      []PullSpec
+
+	Deny   []string     // added to memfs.DefaultDenyPatterns
+	Limits memfs.Limits // zero fields: defaults
+
+	File string // where it was read from; "" for the built-in default
+}
+
+// Person is a commit author.
+type Person struct {
+	Name  string
+	Email string
+}
+
+// TargetSpec says where a target is.
+type TargetSpec struct {
+	Type   string // "local", "local-bare" or "github"
+	Path   string // local and local-bare: absolute, resolved against the worker file
+	Repo   string // github: "owner/repo"
+	Branch string // "" means the target's default branch
+}
+
+// String is the target as people and error messages name it.
+func (t *TargetSpec) String() string {
+	s := t.Type + ":" + t.Path
+	if t.Type == "github" {
+		s = "github:" + t.Repo
+	}
+	if t.Branch != "" {
+		s += " (branch " + t.Branch + ")"
+	}
+	return s
+}
+
+// PullSpec is one auto_pull entry.
+type PullSpec struct {
+	Path   string
+	Source *TargetSpec
+}
+
+// ConfigError is a mistake in a worker file, with where it is.
+type ConfigError struct {
+	File         string
+	Line, Column int
+	Key          string // the dotted key, e.g. git.default_target.type
+	Msg          string
+}
+
+func (e *ConfigError) Error() string {
+	loc := e.File
+	if e.Line > 0 {
+		loc = fmt.Sprintf("%s:%d:%d", e.File, e.Line, e.Column)
+	}
+	if e.Key != "" {
+		return fmt.Sprintf("%s: %s: %s", loc, e.Key, e.Msg)
+	}
+	return fmt.Sprintf("%s: %s", loc, e.Msg)
+}
+
+// maxWorkerFile bounds a worker file.
+const maxWorkerFile = 1 << 20
+
+// LoadWorker reads and checks a worker file.
+func LoadWorker(path string) (*Worker, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxWorkerFile+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > maxWorkerFile {
+		return nil, &ConfigError{File: path, Msg: fmt.Sprintf("the file is larger than %d bytes; a worker file is a short Markdown file", maxWorkerFile)}
+	}
+	abs, _ := filepath.Abs(path)
+	return ParseWorker(abs, data)
+}
+
+// ParseWorker parses a worker file's content. file names it in errors and
+// anchors relative paths (its directory).
+func ParseWorker(file string, data []byte) (*Worker, error) {
+	p := &parser{file: file, dir: filepath.Dir(file)}
+	front, body, offset, err := splitFrontmatter(data)
+	if err != nil {
+		return nil, &ConfigError{File: file, Line: 1, Column: 1, Msg: err.Error()}
+	}
+	p.offset = offset
+	var doc yaml.Node
+	if err := yaml.Unmarshal(front, &doc); err != nil {
+		return nil, p.yamlError(err)
+	}
+	if len(doc.Content) == 0 {
+		return nil, &ConfigError{File: file, Line: 1, Column: 1, Msg: "the frontmatter is empty; it needs at least name and git.default_target"}
+	}
+	w := &Worker{File: file, Instructions: strings.TrimSpace(string(body))}
+	if err := p.worker(doc.Content[0], w); err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+// splitFrontmatter cuts "---\n...\n---\n" off the top.
+func splitFrontmatter(data []byte) (front, body []byte, offset int, err error) {
+	data = bytes.TrimPrefix(data, []byte("\ufeff"))
+	s := string(data)
+	if !strings.HasPrefix(s, "---\n") && !strings.HasPrefix(s, "---\r\n") {
+		return nil, nil, 0, errors.New(`a worker file starts with YAML frontmatter between two "---" lines`)
+	}
+	rest := s[strings.Index(s, "\n")+1:]
+	for i, line := range strings.SplitAfter(rest, "\n") {
+		if strings.TrimRight(line, "\r\n") == "---" {
+			lines := strings.SplitAfter(rest, "\n")
+			front := strings.Join(lines[:i], "")
+			body := strings.Join(lines[i+1:], "")
+			return []byte(front), []byte(body), 1, nil
+		}
+	}
+	return nil, nil, 0, errors.New(`the frontmatter has no closing "---" line`)
+}
+
+type parser struct {
+	file   string
+	dir    string
+	offset int // lines before the YAML starts
+}
+
+func (p *parser) errAt(n *yaml.Node, key, format string, args ...any) error {
+	return &ConfigError{File: p.file, Line: n.Line + p.offset, Column: n.Column, Key: key, Msg: fmt.Sprintf(format, args...)}
+}
+
+var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+
+func (p *parser) yamlError(err error) error {
+	msg := err.Error()
+	if m := yamlLine.FindStringSubmatch(msg); m != nil {
+		line, _ := strconv.Atoi(m[1])
+		return &ConfigError{File: p.file, Line: line + p.offset, Column: 1, Msg: "YAML: " + m[2]}
+	}
+	return &ConfigError{File: p.file, Msg: "YAML: " + strings.TrimPrefix(msg, "yaml: ")}
+}
+
+// fields checks that n is a mapping with only the known keys, and returns
+// key -> (key node, value node).
+func (p *parser) fields(n *yaml.Node, key string, known ...string) (map[string][2]*yaml.Node, error) {
+	if n.Kind != yaml.MappingNode {
+		return nil, p.errAt(n, key, "must be a mapping (key: value lines), not %s", kindName(n))
+	}
+	out := map[string][2]*yaml.Node{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		full := joinKey(key, k.Value)
+		if !contains(known, k.Value) {
+			return nil, p.errAt(k, full, "unknown key; the keys here are %s", strings.Join(known, ", "))
+		}
+		if _, dup := out[k.Value]; dup {
+			return nil, p.errAt(k, full, "given twice")
+		}
+		out[k.Value] = [2]*yaml.Node{k, v}
+	}
+	return out, nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func joinKey(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "." + b
+}
+
+func kindName(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.ScalarNode:
+		if n.Tag == "!!null" {
+			return "empty"
+		}
+		return fmt.Sprintf("%q", n.Value)
+	case yaml.AliasNode:
+		return "an alias"
+	}
+	return "something else"
+}
+
+func (p *parser) str(n *yaml.Node, key string) (string, error) {
+	if n.Kind != yaml.ScalarNode || n.Tag == "!!null" || n.Tag == "!!map" || n.Tag == "!!seq" {
+		return "", p.errAt(n, key, "must be a string, not %s", kindName(n))
+	}
+	return n.Value, nil
+}
+
+var nameRe = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,63}$`)
+
+func (p *parser) worker(n *yaml.Node, w *Worker) error {
+	f, err := p.fields(n, "", "name", "description", "author", "git", "sandbox")
+	if err != nil {
+		return err
+	}
+	nameNode, ok := f["name"]
+	if !ok {
+		return p.errAt(n, "name", "missing; every worker needs a name, e.g. name: report-writer")
+	}
+	if w.Name, err = p.str(nameNode[1], "name"); err != nil {
+		return err
+	}
+	if !nameRe.MatchString(w.Name) {
+		return p.errAt(nameNode[1], "name", "%q is not a worker name: use lowercase letters, digits, \".\", \"_\" and \"-\", at most 64", w.Name)
+	}
+	if d, ok := f["description"]; ok {
+		if w.Description, err = p.str(d[1], "description"); err != nil {
+			return err
+		}
+	}
+	w.Author = Person{Name: w.Name, Email: w.Name + "@airlock.invalid"}
+	if a, ok := f["author"]; ok {
+		if w.Author, err = p.person(a[1], "author"); err != nil {
+			return err
+		}
+	}
+	g, ok := f["git"]
+	if !ok {
+		return p.errAt(n, "git", "missing; say where pushes go, e.g. git: { default_target: { type: local, path: . } }")
+	}
+	if err := p.git(g[1], w); err != nil {
+		return err
+	}
+	if s, ok := f["sandbox"]; ok {
+		if err := p.sandbox(s[1], w); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (p *parser) person(n *yaml.Node, key string) (Person, error) {
+	f, err := p.fields(n, key, "name", "email")
+	if err != nil {
+		return Person{}, err
+	}
+	var out Person
+	for _, k := range []string{"name", "email"} {
+		v, ok := f[k]
+		if !ok {
+			return Person{}, p.errAt(n, joinKey(key, k), "missing")
+		}
+		s, err := p.str(v[1], joinKey(key, k))
+		if err != nil {
+			return Person{}, err
+		}
+		if strings.TrimSpace(s) == "" || strings.ContainsAny(s, "<>\n\r\x00") {
+			return Person{}, p.errAt(v[1], joinKey(key, k), "%q cannot go into a git commit (empty, or has <, > or a line break)", s)
+		}
+		if k == "name" {
+			out.Name = s
+		} else {
+			out.Email = s
+		}
+	}
+	return out, nil
+}
+
+func (p *parser) git(n *yaml.Node, w *Worker) error {
+	f, err := p.fields(n, "git", "default_target", "targets", "auto_pull")
+	if err != nil {
+		return err
+	}
+	d, ok := f["default_target"]
+	if !ok {
+		return p.errAt(n, "git.default_target", "missing; say where git_push goes by default, e.g. { type: local, path: ., branch: reports }")
+	}
+	if w.DefaultTarget, err = p.target(d[1], "git.default_target"); err != nil {
+		return err
+	}
+	w.Targets = map[string]*TargetSpec{}
+	if t, ok := f["targets"]; ok {
+		tf := t[1]
+		if tf.Kind != yaml.MappingNode {
+			return p.errAt(tf, "git.targets", "must be a mapping of names to targets, not %s", kindName(tf))
+		}
+		for i := 0; i+1 < len(tf.Content); i += 2 {
+			k, v := tf.Content[i], tf.Content[i+1]
+			key := "git.targets." + k.Value
+			if !nameRe.MatchString(k.Value) || k.Value == "default" {
+				return p.errAt(k, key, "%q is not a target name: use lowercase letters, digits, \".\", \"_\" and \"-\" (and not \"default\", which names default_target)", k.Value)
+			}
+			if _, dup := w.Targets[k.Value]; dup {
+				return p.errAt(k, key, "given twice")
+			}
+			spec, err := p.target(v, key)
+			if err != nil {
+				return err
+			}
+			w.Targets[k.Value] = spec
+		}
+	}
+	if a, ok := f["auto_pull"]; ok {
+		an := a[1]
+		if an.Kind != yaml.SequenceNode {
+			return p.errAt(an, "git.auto_pull", "must be a list of { path, source } entries, not %s", kindName(an))
+		}
+		for i, item := range an.Content {
+			key := fmt.Sprintf("git.auto_pull[%d]", i)
+			pf, err := p.fields(item, key, "path", "source")
+			if err != nil {
+				return err
+			}
+			pv, ok := pf["path"]
+			if !ok {
+				return p.errAt(item, key+".path", "missing; name a file or directory of the source, e.g. templates/")
+			}
+			path, err := p.str(pv[1], key+".path")
+			if err != nil {
+				return err
+			}
+			if path != "." {
+				if _, err := memfs.CheckPath(strings.TrimSuffix(path, "/")); err != nil {
+					return p.errAt(pv[1], key+".path", "%v", err)
+				}
+			}
+			spec := w.DefaultTarget
+			if sv, ok := pf["source"]; ok {
+				if sv[1].Kind == yaml.ScalarNode {
+					name, _ := p.str(sv[1], key+".source")
+					if name == "default" {
+						spec = w.DefaultTarget
+					} else if spec = w.Targets[name]; spec == nil {
+						return p.errAt(sv[1], key+".source", "no target is named %q; name one of git.targets, or give a target such as { type: local, path: . }", name)
+					}
+				} else if spec, err = p.target(sv[1], key+".source"); err != nil {
+					return err
+				}
+			}
+			w.AutoPull = append(w.AutoPull, PullSpec{Path: path, Source: spec})
+		}
+	}
+	return nil
+}
+
+var repoRe = regexp.MustCompile(`^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/[A-Za-z0-9._-]{1,100}$`)
+
+func (p *parser) target(n *yaml.Node, key string) (*TargetSpec, error) {
+	f, err := p.fields(n, key, "type", "path", "repo", "branch")
+	if err != nil {
+		return nil, err
+	}
+	tn, ok := f["type"]
+	if !ok {
+		return nil, p.errAt(n, key+".type", "missing; use local, local-bare or github")
+	}
+	typ, err := p.str(tn[1], key+".type")
+	if err != nil {
+		return nil, err
+	}
+	spec := &TargetSpec{Type: typ}
+	switch typ {
+	case "local", "local-bare":
+		if _, ok := f["repo"]; ok {
+			return nil, p.errAt(f["repo"][0], key+".repo", "is for github targets; a %s target takes path", typ)
+		}
+		pv, ok := f["path"]
+		if !ok {
+			return nil, p.errAt(n, key+".path", "missing; give the repository's path, e.g. path: .")
+		}
+		path, err := p.str(pv[1], key+".path")
+		if err != nil {
+			return nil, err
+		}
+		if spec.Path, err = p.resolvePath(path); err != nil {
+			return nil, p.errAt(pv[1], key+".path", "%v", err)
+		}
+	case "github":
+		if _, ok := f["path"]; ok {
+			return nil, p.errAt(f["path"][0], key+".path", "is for local targets; a github target takes repo: owner/name")
+		}
+		rv, ok := f["repo"]
+		if !ok {
+			return nil, p.errAt(n, key+".repo", "missing; give the repository as owner/name")
+		}
+		if spec.Repo, err = p.str(rv[1], key+".repo"); err != nil {
+			return nil, err
+		}
+		if !repoRe.MatchString(spec.Repo) {
+			return nil, p.errAt(rv[1], key+".repo", "%q is not a GitHub repository; write it as owner/name", spec.Repo)
+		}
+	default:
+		return nil, p.errAt(tn[1], key+".type", "unknown target type %q; use local, local-bare or github", typ)
+	}
+	if b, ok := f["branch"]; ok {
+		if spec.Branch, err = p.str(b[1], key+".branch"); err != nil {
+			return nil, err
+		}
+		if err := checkBranch(spec.Branch); err != nil {
+			return nil, p.errAt(b[1], key+".branch", "%v", err)
+		}
+	}
+	return spec, nil
+}
+
+// resolvePath makes a target path absolute. A relative path is taken from
+// the worker file's directory and may not climb out of it: a worker file
+// that could reach anywhere by ".." would be a way around the operator.
+func (p *parser) resolvePath(path string) (string, error) {
+	if strings.ContainsRune(path, 0) || path == "" {
+		return "", errors.New("an empty or malformed path")
+	}
+	if filepath.IsAbs(path) {
+		return filepath.Clean(path), nil
+	}
+	clean := filepath.Clean(path)
+	if clean == ".." || strings.HasPrefix(clean, ".."+string(filepath.Separator)) {
+		return "", fmt.Errorf("%q climbs out of the worker file's directory; use an absolute path for a repository elsewhere", path)
+	}
+	return filepath.Join(p.dir, clean), nil
+}
+
+func (p *parser) sandbox(n *yaml.Node, w *Worker) error {
+	f, err := p.fields(n, "sandbox", "deny", "max_file_bytes", "max_total_bytes", "max_files", "max_checkpoints")
+	if err != nil {
+		return err
+	}
+	if d, ok := f["deny"]; ok {
+		dn := d[1]
+		if dn.Kind != yaml.SequenceNode {
+			return p.errAt(dn, "sandbox.deny", "must be a list of patterns, e.g. [\"*.sqlite\"], not %s", kindName(dn))
+		}
+		for i, item := range dn.Content {
+			key := fmt.Sprintf("sandbox.deny[%d]", i)
+			pat, err := p.str(item, key)
+			if err != nil {
+				return err
+			}
+			if _, err := memfs.NewDenyList(pat); err != nil {
+				return p.errAt(item, key, "%v", err)
+			}
+			w.Deny = append(w.Deny, pat)
+		}
+	}
+	size := func(k string, dst *int64) error {
+		v, ok := f[k]
+		if !ok {
+			return nil
+		}
+		s, err := p.str(v[1], "sandbox."+k)
+		if err != nil {
+			return err
+		}
+		n, err := parseSize(s)
+		if err != nil {
+			return p.errAt(v[1], "sandbox."+k, "%v", err)
+		}
+		*dst = n
+		return nil
+	}
+	count := func(k string, dst *int) error {
+		v, ok := f[k]
+		if !ok {
+			return nil
+		}
+		s, err := p.str(v[1], "sandbox."+k)
+		if err != nil {
+			return err
+		}
+		n, err := strconv.Atoi(strings.ReplaceAll(s, "_", ""))
+		if err != nil || n <= 0 || n > 10_000_000 {
+			return p.errAt(v[1], "sandbox."+k, "%q is not a count between 1 and 10000000", s)
+		}
+		*dst = n
+		return nil
+	}
+	for _, e := range []error{
+		size("max_file_bytes", &w.Limits.MaxFileBytes), size("max_total_bytes", &w.Limits.MaxTotalBytes),
+		count("max_files", &w.Limits.MaxFiles), count("max_checkpoints", &w.Limits.MaxCheckpoints),
+	} {
+		if e != nil {
+			return e
+		}
+	}
+	if w.Limits.MaxFileBytes > 0 && w.Limits.MaxTotalBytes > 0 && w.Limits.MaxFileBytes > w.Limits.MaxTotalBytes {
+		return p.errAt(n, "sandbox", "max_file_bytes (%d) is larger than max_total_bytes (%d)", w.Limits.MaxFileBytes, w.Limits.MaxTotalBytes)
+	}
+	return nil
+}
+
+var sizeRe = regexp.MustCompile(`^(\d+(?:\.\d+)?)\s*([KMGT]i?B|B)?$`)
+
+// parseSize reads "10MiB", "512 KB", "1048576".
+func parseSize(s string) (int64, error) {
+	m := sizeRe.FindStringSubmatch(strings.TrimSpace(s))
+	if m == nil {
+		return 0, fmt.Errorf("%q is not a size; write it like 10MiB, 512KB or 1048576", s)
+	}
+	num, _ := strconv.ParseFloat(m[1], 64)
+	mult := map[string]float64{"": 1, "B": 1, "KB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12,
+		"KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40}[m[2]]
+	n := num * mult
+	if n < 1 || n > 1<<40 {
+		return 0, fmt.Errorf("%q is out of range (1 byte to 1 TiB)", s)
+	}
+	return int64(n), nil
+}
+
+// DefaultWorker is the worker airlock serve runs without --worker: it
+// works on the repository at dir, pushing to its current branch.
+func DefaultWorker(dir string) *Worker {
+	abs, _ := filepath.Abs(dir)
+	return &Worker{
+		Name: "default", Description: "A worker on " + abs,
+		Author:        Person{Name: "airlock worker", Email: "worker@airlock.invalid"},
+		DefaultTarget: &TargetSpec{Type: "local", Path: abs},
+		Targets:       map[string]*TargetSpec{},
+	}
+}
+
+// TargetNames lists the worker's target names, "default" first.
+func (w *Worker) TargetNames() []string {
+	names := []string{"default"}
+	var rest []string
+	for n := range w.Targets {
+		rest = append(rest, n)
+	}
+	sort.Strings(rest)
+	return append(names, rest...)
+}
+
+func checkBranch(b string) error {
+	_, err := targets.BranchRef(b)
+	return err
+}

@@ -1,0 +1,146 @@
+package gittools_test
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/airlock-dev/airlock/gittools"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+const exampleWorker = `---
+name: report-writer
+description: Writes analysis reports
+author: { name: Report Writer, email: reports@example.com }
+git:
+  default_target: { type: local, path: ., branch: reports }   # or github / local-bare
+  targets:                                                     # further named targets
+    backup: { type: local-bare, path: /srv/backup.git }
+    site: { type: github, repo: acme/site, branch: main }
+  auto_pull:
+    - path: templates/
+      source: { type: local, path: . }
+    - path: data/
+      source: backup
+sandbox:
+  deny: ["*.sqlite"]            # added to the defaults, never replacing them
+  max_file_bytes: 10MiB
+  max_total_bytes: 256MiB
+  max_files: 5000
+---
+# Report writer
+
+Write the quarterly report from templates/.
+`
+
+func TestParseWorkerExample(t *testing.T) {
+	w, err := gittools.ParseWorker("/work/proj/workers/report.md", []byte(exampleWorker))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &gittools.Worker{
+		Name: "report-writer", Description: "Writes analysis reports",
+		Author:        gittools.Person{Name: "Report Writer", Email: "reports@example.com"},
+		Instructions:  "# Report writer\n\nWrite the quarterly report from templates/.",
+		DefaultTarget: &gittools.TargetSpec{Type: "local", Path: "/work/proj/workers", Branch: "reports"},
+		Targets: map[string]*gittools.TargetSpec{
+			"backup": {Type: "local-bare", Path: "/srv/backup.git"},
+			"site":   {Type: "github", Repo: "acme/site", Branch: "main"},
+		},
+		Deny: []string{"*.sqlite"},
+		File: "/work/proj/workers/report.md",
+	}
+	want.AutoPull = []gittools.PullSpec{
+		{Path: "templates/", Source: &gittools.TargetSpec{Type: "local", Path: "/work/proj/workers"}},
+		{Path: "data/", Source: want.Targets["backup"]},
+	}
+	want.Limits.MaxFileBytes, want.Limits.MaxTotalBytes, want.Limits.MaxFiles = 10<<20, 256<<20, 5000
+	if !reflect.DeepEqual(w, want) {
+		t.Errorf("parsed\n%#v\nwant\n%#v", w, want)
+	}
+}
+
+// Every kind of mistake is refused with the file, line and column, the key,
+// and a plain explanation (golden messages).
+func TestParseWorkerMistakes(t *testing.T) {
+	head := "---\nname: w\ngit:\n  default_target: { type: local, path: . }\n"
+	cases := []struct{ name, doc string }{
+		{"no frontmatter", "# just markdown\n"},
+		{"unclosed frontmatter", "---\nname: w\n"},
+		{"empty frontmatter", "---\n---\nbody\n"},
+		{"yaml syntax", "---\nname: [w\ngit: {}\n---\n"},
+		{"unknown top-level key", head + "colour: blue\n---\n"},
+		{"name missing", "---\ngit:\n  default_target: { type: local, path: . }\n---\n"},
+		{"name is a list", "---\nname: [a, b]\ngit: {default_target: {type: local, path: .}}\n---\n"},
+		{"name with spaces", "---\nname: Report Writer\ngit: {default_target: {type: local, path: .}}\n---\n"},
+		{"git missing", "---\nname: w\n---\n"},
+		{"git not a mapping", "---\nname: w\ngit: yes\n---\n"},
+		{"default target missing", "---\nname: w\ngit:\n  targets: {}\n---\n"},
+		{"unknown target type", "---\nname: w\ngit:\n  default_target: { type: ftp, path: . }\n---\n"},
+		{"target type missing", "---\nname: w\ngit:\n  default_target: { path: . }\n---\n"},
+		{"local target without path", "---\nname: w\ngit:\n  default_target: { type: local }\n---\n"},
+		{"github target with path", "---\nname: w\ngit:\n  default_target: { type: github, path: . }\n---\n"},
+		{"github repo malformed", "---\nname: w\ngit:\n  default_target: { type: github, repo: \"not a repo\" }\n---\n"},
+		{"unknown key in a target", "---\nname: w\ngit:\n  default_target: { type: local, path: ., brnch: main }\n---\n"},
+		{"relative path escapes", "---\nname: w\ngit:\n  default_target: { type: local, path: ../../etc }\n---\n"},
+		{"branch invalid", "---\nname: w\ngit:\n  default_target: { type: local, path: ., branch: \"a..b\" }\n---\n"},
+		{"branch is a number list", "---\nname: w\ngit:\n  default_target: { type: local, path: ., branch: [1] }\n---\n"},
+		{"targets not a mapping", head + "  targets: [backup]\n---\n"},
+		{"target named default", head + "  targets:\n    default: { type: local-bare, path: /srv/b.git }\n---\n"},
+		{"auto_pull not a list", head + "  auto_pull: templates/\n---\n"},
+		{"auto_pull entry without path", head + "  auto_pull:\n    - source: { type: local, path: . }\n---\n"},
+		{"auto_pull path into .git", head + "  auto_pull:\n    - path: .git/hooks\n---\n"},
+		{"auto_pull unknown source name", head + "  auto_pull:\n    - path: templates/\n      source: elsewhere\n---\n"},
+		{"auto_pull unknown key", head + "  auto_pull:\n    - path: templates/\n      from: x\n---\n"},
+		{"sandbox unknown key", head + "sandbox:\n  allow: [\"*\"]\n---\n"},
+		{"deny not a list", head + "sandbox:\n  deny: \"*.db\"\n---\n"},
+		{"deny negation", head + "sandbox:\n  deny: [\"!.env\"]\n---\n"},
+		{"size malformed", head + "sandbox:\n  max_file_bytes: ten megabytes\n---\n"},
+		{"size zero", head + "sandbox:\n  max_file_bytes: 0\n---\n"},
+		{"count not a number", head + "sandbox:\n  max_files: lots\n---\n"},
+		{"file larger than total", head + "sandbox:\n  max_file_bytes: 2MiB\n  max_total_bytes: 1MiB\n---\n"},
+		{"author without email", "---\nname: w\nauthor: { name: W }\ngit: {default_target: {type: local, path: .}}\n---\n"},
+		{"author with angle brackets", "---\nname: w\nauthor: { name: W, email: \"a<b>@c\" }\ngit: {default_target: {type: local, path: .}}\n---\n"},
+		{"duplicate key", "---\nname: w\nname: v\ngit: {default_target: {type: local, path: .}}\n---\n"},
+	}
+	var got strings.Builder
+	for _, c := range cases {
+		_, err := gittools.ParseWorker("/proj/worker.md", []byte(c.doc))
+		var ce *gittools.ConfigError
+		if !errors.As(err, &ce) {
+			t.Errorf("%s: %v, want a ConfigError", c.name, err)
+			continue
+		}
+		if !strings.HasPrefix(err.Error(), "/proj/worker.md") {
+			t.Errorf("%s: %v does not name the file", c.name, err)
+		}
+		fmt.Fprintf(&got, "%s:\n  %v\n", c.name, err)
+	}
+	golden := filepath.Join("testdata", "worker-errors.golden")
+	if *update {
+		os.MkdirAll("testdata", 0o755)
+		os.WriteFile(golden, []byte(got.String()), 0o644)
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run with -update)", err)
+	}
+	if got.String() != string(want) {
+		t.Errorf("messages differ from %s:\n%s", golden, got.String())
+	}
+}
+
+func TestLoadWorkerTooLarge(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "big.md")
+	os.WriteFile(p, []byte("---\nname: w\n---\n"+strings.Repeat("x", 2<<20)), 0o644)
+	if _, err := gittools.LoadWorker(p); err == nil || !strings.Contains(err.Error(), "larger than") {
+		t.Errorf("a 2 MB worker file: %v", err)
+	}
+}
