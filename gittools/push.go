@@ -166,6 +166,11 @@ func (s *Session) request(ctx context.Context, spec *TargetSpec, t targets.Targe
 			return nil, fmt.Errorf("the target's commit %s is not in the sandbox: %w", head.String()[:7], err)
 		}
 		oldTree = hc.TreeHash
+	} else if bc, err := object.GetCommit(s.store, c.Base); err == nil && s.baseFrom(spec) {
+		// A new branch on the target the base came from shows what the
+		// worker changed since that commit, as git shows the commits a
+		// new branch adds, not every file of the repository.
+		oldTree = bc.TreeHash
 	}
 	patch, err := s.store.DiffPatch(oldTree, c.Tree)
 	if err != nil {
@@ -238,4 +243,12 @@ func (s *Session) request(ctx context.Context, spec *TargetSpec, t targets.Targe
 		return data, err == nil
 	})
 	return req, nil
+}
+
+// baseFrom reports whether the sandbox's base was pulled from spec's
+// target, which therefore holds it.
+func (s *Session) baseFrom(spec *TargetSpec) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.base != nil && specKey(s.base) == specKey(spec)
 }
