@@ -1,0 +1,175 @@
+package gittools_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/airlock-dev/airlock/approval"
+	"github.com/airlock-dev/airlock/gittools"
+)
+
+// connect serves h's session over MCP in memory and returns a client
+// session; progress notifications go to onProgress.
+func connect(t *testing.T, h *harness, onProgress func(*mcp.ProgressNotificationParams)) *mcp.ClientSession {
+	t.Helper()
+	ctx := context.Background()
+	srv := gittools.NewMCPServer(h.s, "test")
+	st, ct := mcp.NewInMemoryTransports()
+	ss, err := srv.Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ss.Close() })
+	client := mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "1"}, &mcp.ClientOptions{
+		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+			if onProgress != nil {
+				onProgress(req.Params)
+			}
+		},
+	})
+	cs, err := client.Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+func text(r *mcp.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range r.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
+}
+
+func TestMCPToolsAndPrompt(t *testing.T) {
+	h := newHarness(t, approval.Policy{}, time.Second)
+	cs := connect(t, h, nil)
+	ctx := context.Background()
+	tools, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][]string{ // tool: required arguments
+		"read_file": {"path"}, "write_file": {"path", "content"}, "edit_file": {"path"}, "list_files": nil,
+		"search_files": {"pattern"}, "delete_file": {"path"}, "move_file": {"source", "destination"},
+		"git_status": nil, "git_stage": {"message"}, "git_diff": nil, "git_push": nil, "git_discard": nil, // commit_id or all
+		"git_pull": nil, "checkpoint": nil, "rollback": nil, "list_checkpoints": nil,
+	}
+	got := map[string]*mcp.Tool{}
+	for _, tool := range tools.Tools {
+		got[tool.Name] = tool
+	}
+	for name, req := range want {
+		tool, ok := got[name]
+		if !ok {
+			t.Errorf("tool %s is missing", name)
+			continue
+		}
+		if len(tool.Description) < 40 {
+			t.Errorf("%s: a description of %d characters does not tell an LLM enough", name, len(tool.Description))
+		}
+		raw, _ := json.Marshal(tool.InputSchema)
+		var schema struct {
+			Type     string
+			Required []string
+		}
+		json.Unmarshal(raw, &schema)
+		if schema.Type != "object" {
+			t.Errorf("%s: schema type %q", name, schema.Type)
+		}
+		for _, r := range req {
+			if !strings.Contains(strings.Join(schema.Required, ","), r) {
+				t.Errorf("%s: %q is not required in %s", name, r, raw)
+			}
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("%d tools, want %d", len(got), len(want))
+	}
+
+	// A tool error is a result the model reads, not a protocol error.
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "write_file", Arguments: map[string]any{"path": "../escape.txt", "content": "x"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.IsError || !strings.Contains(text(res), "..") {
+		t.Errorf("a hostile path: error %v, %q", res.IsError, text(res))
+	}
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "write_file", Arguments: map[string]any{"path": "notes.md", "content": "hello\n"}})
+	if err != nil || res.IsError {
+		t.Fatalf("write_file: %v %q", err, text(res))
+	}
+
+	prompts, err := cs.ListPrompts(ctx, nil)
+	if err != nil || len(prompts.Prompts) != 1 || prompts.Prompts[0].Name != "tester" {
+		t.Fatalf("prompts: %+v %v", prompts, err)
+	}
+	p, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "tester"})
+	if err != nil || len(p.Messages) != 1 {
+		t.Fatalf("prompt: %+v %v", p, err)
+	}
+}
+
+// git_push sends progress while the reviewer decides, then the result.
+func TestMCPPushReportsProgress(t *testing.T) {
+	h := newHarness(t, approval.Policy{}, time.Minute)
+	var mu sync.Mutex
+	var notes []string
+	cs := connect(t, h, func(p *mcp.ProgressNotificationParams) {
+		mu.Lock()
+		notes = append(notes, p.Message)
+		mu.Unlock()
+	})
+	ctx := context.Background()
+	for _, c := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"write_file", map[string]any{"path": "a.txt", "content": "a\n"}},
+		{"git_stage", map[string]any{"message": "A"}},
+	} {
+		if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: c.tool, Arguments: c.args}); err != nil || res.IsError {
+			t.Fatalf("%s: %v %q", c.tool, err, text(res))
+		}
+	}
+	go func() {
+		deadline := time.Now().Add(10 * time.Second)
+		for time.Now().Before(deadline) {
+			mu.Lock()
+			n := len(notes)
+			mu.Unlock()
+			if p := h.gate.Pending(); len(p) == 1 && n > 0 {
+				h.gate.Resolve(approval.Decision{Request: p[0].ID, Verdict: approval.Approve})
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}()
+	params := &mcp.CallToolParams{Name: "git_push", Arguments: map[string]any{}}
+	params.SetProgressToken("push-1")
+	res, err := cs.CallTool(ctx, params)
+	if err != nil || res.IsError {
+		t.Fatalf("git_push: %v %q", err, text(res))
+	}
+	if !strings.Contains(text(res), "pushed") {
+		t.Errorf("git_push said %q", text(res))
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(notes) == 0 || !strings.Contains(notes[0], "reviewer") {
+		t.Errorf("progress notifications: %q", notes)
+	}
+	if log := git(t, h.repo, "log", "--format=%s", "main"); log != "A\ninit\n" {
+		t.Errorf("log:\n%s", log)
+	}
+}
