@@ -99,7 +99,9 @@ func copyRepo(t *testing.T, template string) string {
 func startKillChild(t *testing.T, dir, kind string) (*exec.Cmd, <-chan struct{}) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestKillChild$")
-	cmd.Env = append(gitEnv(), "AIRLOCK_KILL_CHILD="+dir, "AIRLOCK_KILL_KIND="+kind)
+	// A killed child cannot remove its temporary directories: they go
+	// under one of ours.
+	cmd.Env = append(gitEnv(), "AIRLOCK_KILL_CHILD="+dir, "AIRLOCK_KILL_KIND="+kind, "TMPDIR="+t.TempDir())
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	out, err := cmd.StdoutPipe()
 	if err != nil {
