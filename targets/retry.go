@@ -81,12 +81,11 @@ func (rt *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if !retry {
 			return resp, err
 		}
-		if wait > rt.maxWait {
-			if resp != nil {
-				resp.Body.Close()
-			}
+		if wait > rt.maxWait && resp != nil {
+			resp.Body.Close()
 			return nil, &RateLimitedError{Status: resp.StatusCode, Wait: wait}
 		}
+		wait = min(wait, rt.maxWait)
 		if attempt >= rt.retries {
 			return resp, err
 		}
