@@ -457,6 +457,12 @@ func (s *serverConn) read() {
 		case "withdrawn":
 			r.goneLocked(m.ID, "the worker's push went away, so the request was withdrawn")
 		case "ack":
+			if m.Error == "" {
+				// Decided here: the server acknowledges before it tells
+				// every reviewer "settled", and the next Next must not
+				// offer the request again in between.
+				r.goneLocked(m.ID, "it was decided here")
+			}
 			if ch := s.acks[m.ID]; ch != nil {
 				ch <- m
 				delete(s.acks, m.ID)

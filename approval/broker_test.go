@@ -379,3 +379,36 @@ func TestBrokerServerChild(t *testing.T) {
 		fmt.Println("OUTCOME approved")
 	}
 }
+
+// A reviewer that decides one request is offered the next one, never the
+// one it just decided (the server's ack arrives before its "settled").
+func TestBrokerNextAfterADecision(t *testing.T) {
+	dir := socketDir(t)
+	s := newServer(t, dir, filepath.Join(t.TempDir(), "l.jsonl"), "w")
+	r := watch(t, dir)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	const n = 30
+	for i := 0; i < n; i++ {
+		req := requestFor("w")
+		req.Ref = fmt.Sprintf("refs/heads/r%d", i)
+		if _, err := s.gate.Submit(req, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	eventually(t, "all requests offered", func() bool { return len(r.Pending()) == n })
+	decided := map[string]bool{}
+	for i := 0; i < n; i++ {
+		in, err := r.Next(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if decided[in.Request.ID] {
+			t.Fatalf("decision %d: offered %s again, which was just decided", i, in.Request.Ref)
+		}
+		if _, err := in.Decide(approval.Decision{Verdict: approval.Approve}); err != nil {
+			t.Fatalf("decision %d: %v", i, err)
+		}
+		decided[in.Request.ID] = true
+	}
+}

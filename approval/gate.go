@@ -237,20 +237,20 @@ func NewGate(ledger *Ledger, p Policy) *Gate {
 // ledgerRequest is what the ledger keeps of a request: no diff and no
 // file contents, so no secret a file holds ends up in the ledger.
 type ledgerRequest struct {
-	ID       string        `json:"id"`
-	Worker   string        `json:"worker"`
-	Target   string        `json:"target"`
-	Ref      string        `json:"ref"`
-	NewRef   bool          `json:"new_ref"`
-	Old      plumbing.Hash `json:"old"`
-	New      plumbing.Hash `json:"new"`
-	Tree     plumbing.Hash `json:"tree"`
-	Commits  []CommitInfo  `json:"commits"`
-	Files    []FileChange  `json:"files"`
-	Added    int           `json:"added"`
-	Deleted  int           `json:"deleted"`
-	Flags    []Flag        `json:"flags"`
-	Attached bool          `json:"attached,omitempty"`
+	ID       string       `json:"id"`
+	Worker   string       `json:"worker"`
+	Target   string       `json:"target"`
+	Ref      string       `json:"ref"`
+	NewRef   bool         `json:"new_ref"`
+	Old      hexHash      `json:"old"`
+	New      hexHash      `json:"new"`
+	Tree     hexHash      `json:"tree"`
+	Commits  []CommitInfo `json:"commits"`
+	Files    []FileChange `json:"files"`
+	Added    int          `json:"added"`
+	Deleted  int          `json:"deleted"`
+	Flags    []Flag       `json:"flags"`
+	Attached bool         `json:"attached,omitempty"`
 }
 
 // Submit records req and returns its ticket. The policy, or the memory of
@@ -274,7 +274,7 @@ func (g *Gate) Submit(req *Request, pick PickFunc) (*Ticket, error) {
 	t := &Ticket{req: req, pick: pick, done: make(chan struct{})}
 	if _, err := g.ledger.Append(KindRequest, ledgerRequest{
 		ID: req.ID, Worker: req.Worker, Target: req.Target, Ref: req.Ref, NewRef: req.NewRef,
-		Old: req.Old, New: req.New, Tree: req.Tree, Commits: req.Commits, Files: req.Files,
+		Old: hexHash(req.Old), New: hexHash(req.New), Tree: hexHash(req.Tree), Commits: req.Commits, Files: req.Files,
 		Added: req.Added, Deleted: req.Deleted, Flags: req.Flags,
 	}); err != nil {
 		return nil, fmt.Errorf("approval: recording the request: %w", err)

@@ -21,6 +21,7 @@ var ErrCanceled = errors.New("prompt cancelled")
 // person at the keyboard uses, whatever stdin and stdout are.
 type TTY struct {
 	f     *os.File
+	fd    int // read once through SyscallConn: f.Fd() would make f blocking, and Cancel's deadline would no longer interrupt a read
 	r     *bufio.Reader
 	color bool
 
@@ -35,12 +36,16 @@ func OpenTTY() (*TTY, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrNoTerminal, err)
 	}
-	if !term.IsTerminal(int(f.Fd())) {
+	fd := -1
+	if rc, err := f.SyscallConn(); err == nil {
+		rc.Control(func(u uintptr) { fd = int(u) })
+	}
+	if fd < 0 || !term.IsTerminal(fd) {
 		f.Close()
 		return nil, ErrNoTerminal
 	}
 	color := os.Getenv("NO_COLOR") == "" && os.Getenv("TERM") != "dumb"
-	return &TTY{f: f, r: bufio.NewReader(f), color: color}, nil
+	return &TTY{f: f, fd: fd, r: bufio.NewReader(f), color: color}, nil
 }
 
 // Close closes the terminal.
@@ -52,7 +57,7 @@ func (t *TTY) Write(p []byte) (int, error) {
 	return t.f.Write([]byte(strings.ReplaceAll(string(p), "\n", "\r\n")))
 }
 
-func (t *TTY) IsTerminal() bool { return term.IsTerminal(int(t.f.Fd())) }
+func (t *TTY) IsTerminal() bool { return term.IsTerminal(t.fd) }
 func (t *TTY) Color() bool      { return t.color }
 
 // Cancel makes a pending or later read return ErrCanceled: the request
@@ -85,7 +90,7 @@ func (t *TTY) readErr(err error) error {
 // ReadKey reads one key in raw mode, so the reviewer need not press Enter.
 // Ctrl-C and Ctrl-D end the prompt without a decision.
 func (t *TTY) ReadKey() (rune, error) {
-	fd := int(t.f.Fd())
+	fd := t.fd
 	state, err := term.MakeRaw(fd)
 	if err != nil {
 		return 0, err
@@ -124,9 +129,18 @@ func (t *TTY) Page(text string) error {
 	if pager == "" {
 		pager = "less -R"
 	}
+	// The pager gets a terminal file of its own: handing t.f to a child
+	// process would make it blocking (os.StartProcess calls Fd), and then
+	// Cancel could no longer interrupt a read.
+	out, err := os.OpenFile("/dev/tty", os.O_RDWR, 0)
+	if err != nil {
+		_, werr := io.WriteString(t, text)
+		return werr
+	}
+	defer out.Close()
 	cmd := exec.Command("sh", "-c", pager)
 	cmd.Stdin = strings.NewReader(text)
-	cmd.Stdout, cmd.Stderr = t.f, t.f
+	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Run(); err != nil {
 		_, werr := io.WriteString(t, text)
 		return werr

@@ -3,6 +3,8 @@ package approval_test
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -137,4 +139,66 @@ func TestOpenTTYWithoutTerminal(t *testing.T) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Errorf("a process without a terminal opened one: %v\n%s", err, out)
 	}
+}
+
+// TestCancelInterruptsARead: a request that goes away while its prompt is
+// waiting for a key takes the prompt down, even after the pager has run
+// (a child process given the terminal must not make it blocking).
+func TestCancelInterruptsARead(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "result")
+	cmd := exec.Command(os.Args[0], "-test.run=^TestCancelChild$")
+	cmd.Env = append(os.Environ(), "AIRLOCK_CANCEL_CHILD="+out, "PAGER=cat", "TERM=xterm")
+	f, err := pty.Start(cmd)
+	if err != nil {
+		t.Skipf("no pseudo-terminal here: %v", err)
+	}
+	defer f.Close()
+	var scr screen
+	go func() {
+		buf := make([]byte, 4096)
+		for {
+			n, err := f.Read(buf)
+			scr.Write(buf[:n])
+			if err != nil {
+				return
+			}
+		}
+	}()
+	scr.waitFor(t, 0, "paged text")
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("child: %v\n%s", err, scr.String())
+		}
+	case <-time.After(10 * time.Second):
+		cmd.Process.Kill()
+		t.Fatalf("Cancel did not interrupt the read; the screen:\n%s", scr.String())
+	}
+	if got, _ := os.ReadFile(out); string(got) != "canceled" {
+		t.Errorf("the read ended with %q", got)
+	}
+}
+
+func TestCancelChild(t *testing.T) {
+	out := os.Getenv("AIRLOCK_CANCEL_CHILD")
+	if out == "" {
+		t.Skip("run by TestCancelInterruptsARead")
+	}
+	tty, err := approval.OpenTTY()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tty.Close()
+	if err := tty.Page("paged text\n"); err != nil {
+		t.Fatal(err)
+	}
+	time.AfterFunc(300*time.Millisecond, tty.Cancel)
+	_, err = tty.ReadKey()
+	result := "read returned " + fmt.Sprint(err)
+	if errors.Is(err, approval.ErrCanceled) {
+		result = "canceled"
+	}
+	os.WriteFile(out, []byte(result), 0o600)
 }
