@@ -68,7 +68,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case "demo":
 		err = demo(args[1:], stdout, stderr)
 	case "version", "--version":
-		fmt.Fprintln(stdout, "airlock", version())
+		err = versionCommand(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 	default:
@@ -95,6 +95,18 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 // errHelp reports that --help was asked for and printed.
 var errHelp = errors.New("help shown")
+
+func versionCommand(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("airlock version", "airlock version", "Prints airlock's version.", stderr)
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usageError("version takes no arguments, got %q", fs.Args())
+	}
+	fmt.Fprintln(stdout, "airlock", version())
+	return nil
+}
 
 func version() string {
 	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
