@@ -295,13 +295,7 @@ func (g *GitHub) Push(ctx context.Context, gr approval.Grant, store *staging.Sto
 	if err != nil {
 		return err
 	}
-	if cur == gr.New() && gr.Old() != gr.New() {
-		return nil // already there: pushing the same thing again is a no-op
-	}
-	if cur != gr.Old() {
-		return &MovedError{Ref: ref, Expected: gr.Old(), Head: cur}
-	}
-	if err := gr.Check(g.ID(), ref, cur, gr.New()); err != nil {
+	if done, err := admit(g.ID(), ref, gr, cur); done || err != nil {
 		return err
 	}
 	chain, err := chainOf(store, gr.New(), gr.Old())

@@ -308,13 +308,7 @@ func (l *Local) receivePack(ctx context.Context, ref string, g approval.Grant, s
 		return err
 	}
 	if check {
-		if cur == g.New() && g.Old() != g.New() {
-			return nil // already there: pushing the same thing again is a no-op
-		}
-		if cur != g.Old() {
-			return &MovedError{Ref: ref, Expected: g.Old(), Head: cur}
-		}
-		if err := g.Check(l.ID(), ref, cur, g.New()); err != nil {
+		if done, err := admit(l.ID(), ref, g, cur); done || err != nil {
 			return err
 		}
 		have = cur
@@ -455,13 +449,7 @@ func (l *Local) pushCheckedOut(ctx context.Context, wt string, g approval.Grant,
 	if err != nil {
 		return err
 	}
-	if cur == g.New() && g.Old() != g.New() {
-		return nil
-	}
-	if cur != g.Old() {
-		return &MovedError{Ref: ref, Expected: g.Old(), Head: cur}
-	}
-	if err := g.Check(l.ID(), ref, cur, g.New()); err != nil {
+	if done, err := admit(l.ID(), ref, g, cur); done || err != nil {
 		return err
 	}
 	paths, err := changedPaths(store, cur, g.New())

@@ -143,3 +143,17 @@ func checkRefFormat(ref string) error {
 
 // BranchName is a ref's branch name: "refs/heads/main" is "main".
 func BranchName(ref string) string { return strings.TrimPrefix(ref, "refs/heads/") }
+
+// admit judges a grant against the commit the target's ref holds now:
+// done when the ref already holds the pushed commit (pushing the same thing
+// twice is a no-op), a MovedError when it holds anything but the grant's
+// old commit, and the grant's own check otherwise.
+func admit(id, ref string, g approval.Grant, cur plumbing.Hash) (done bool, err error) {
+	if cur == g.New() && g.Old() != g.New() {
+		return true, nil
+	}
+	if cur != g.Old() {
+		return false, &MovedError{Ref: ref, Expected: g.Old(), Head: cur}
+	}
+	return false, g.Check(id, ref, cur, g.New())
+}
