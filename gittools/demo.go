@@ -90,9 +90,6 @@ func RunDemo(ctx context.Context, o DemoOptions) error {
 		return err
 	}
 	defer s.Close()
-	if err := s.seedFromMain(ctx, repo); err != nil {
-		return err
-	}
 
 	call := func(tool string, args map[string]any) (string, error) {
 		raw, _ := json.Marshal(args)
@@ -155,17 +152,6 @@ func RunDemo(ctx context.Context, o DemoOptions) error {
 		say("Every request and decision is in the ledger (%d records, chain intact).", rep.Records)
 	}
 	return nil
-}
-
-// seedFromMain makes the sandbox's base the repository's main branch
-// while pushes go to the reports branch, as a worker that writes reports
-// from templates would be set up.
-func (s *Session) seedFromMain(ctx context.Context, repo string) error {
-	if !s.area.Base().IsZero() {
-		return nil
-	}
-	_, err := s.seed(ctx, &TargetSpec{Type: "local", Path: repo, Branch: "main"}, nil)
-	return err
 }
 
 // reviewLocally answers the gate's requests on t, as airlock review would.

@@ -186,16 +186,40 @@ func (s *Session) resolveSpec(name string) (*TargetSpec, error) {
 }
 
 func (s *Session) autoPull(ctx context.Context) error {
-	// Entries from the default target make the base (one pull of all their
-	// paths; "." means everything); entries from elsewhere come in as the
-	// worker's own files.
+	// Entries from the default target's branch make the base (one pull of
+	// all their paths; "." means everything). When that branch does not
+	// exist yet, entries from another branch of the same repository make
+	// the base instead: the new branch forks from the branch its files came
+	// from, as `git switch -c` would. Entries from anywhere else come in as
+	// the worker's own files.
+	def := s.w.DefaultTarget
+	sameRepo := func(src *TargetSpec) bool { return specKey(src) == specKey(def) }
+	var base *TargetSpec
+	for _, ap := range s.w.AutoPull {
+		if sameRepo(ap.Source) && ap.Source.Branch == def.Branch {
+			base = def
+		}
+	}
+	if base == nil {
+		for _, ap := range s.w.AutoPull {
+			if sameRepo(ap.Source) {
+				exists, err := s.branchExists(ctx, def)
+				if err != nil {
+					return err
+				}
+				if !exists {
+					base = ap.Source
+				}
+				break
+			}
+		}
+	}
 	var basePaths []string
-	seed, all := false, false
+	all := false
 	imports := map[string][]string{}
 	specs := map[string]*TargetSpec{}
 	for _, ap := range s.w.AutoPull {
-		if specKey(ap.Source) == specKey(s.w.DefaultTarget) && ap.Source.Branch == s.w.DefaultTarget.Branch {
-			seed = true
+		if base != nil && sameRepo(ap.Source) && ap.Source.Branch == base.Branch {
 			all = all || ap.Path == "."
 			basePaths = append(basePaths, ap.Path)
 			continue
@@ -207,9 +231,10 @@ func (s *Session) autoPull(ctx context.Context) error {
 	if all {
 		basePaths = nil
 	}
-	if seed {
-		// A branch that does not exist yet is created by the first push.
-		if _, err := s.seed(ctx, s.w.DefaultTarget, basePaths); err != nil && !errors.Is(err, targets.ErrRefNotFound) {
+	if base != nil {
+		// A default branch that does not exist yet is created by the
+		// first push.
+		if _, err := s.seed(ctx, base, basePaths); err != nil && !errors.Is(err, targets.ErrRefNotFound) {
 			return err
 		}
 	}
@@ -224,6 +249,20 @@ func (s *Session) autoPull(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// branchExists reports whether spec's branch exists on its target.
+func (s *Session) branchExists(ctx context.Context, spec *TargetSpec) (bool, error) {
+	t, err := s.target(ctx, spec)
+	if err != nil {
+		return false, err
+	}
+	ref, err := s.ref(ctx, spec, t)
+	if err != nil {
+		return false, err
+	}
+	head, err := t.Head(ctx, ref)
+	return !head.IsZero(), err
 }
 
 // seed makes the workspace the tree of spec's branch (all, or paths).

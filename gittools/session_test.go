@@ -342,3 +342,48 @@ func TestPullTools(t *testing.T) {
 	_, err := h.try("git_pull", map[string]any{"source": "/etc"})
 	mustContain(t, "an unknown source", errString(err), `no target is named "/etc"`)
 }
+
+// The brief's worker: pushes go to a branch that does not exist yet, and
+// templates/ is pulled from the repository's main branch. The new branch
+// forks from main, as `git switch -c reports main` would, and carries the
+// worker's commit only; with the branch already there, the templates come
+// in as the worker's own files instead.
+func TestNewBranchForksFromPulledBranch(t *testing.T) {
+	repo := project(t)
+	w := &gittools.Worker{
+		Name: "reports", Author: gittools.Person{Name: "Reporter", Email: "r@example.com"},
+		DefaultTarget: &gittools.TargetSpec{Type: "local", Path: repo, Branch: "reports"},
+		Targets:       map[string]*gittools.TargetSpec{},
+		AutoPull:      []gittools.PullSpec{{Path: "templates/", Source: &gittools.TargetSpec{Type: "local", Path: repo}}},
+	}
+	open := func() *harness {
+		l, err := approval.OpenLedger(filepath.Join(t.TempDir(), "ledger.jsonl"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { l.Close() })
+		gate := approval.NewGate(l, approval.Policy{AutoApprove: []string{"local:" + repo}})
+		s, err := gittools.NewSession(context.Background(), w, gittools.Options{Gate: gate, Timeout: 5 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(s.Close)
+		return &harness{t, repo, s, gate, l}
+	}
+	h := open()
+	mustContain(t, "the pulled template", h.call("read_file", map[string]any{"path": "templates/report.md"}), "TODO")
+	mustContain(t, "status after the pull", h.call("git_status", nil), "unstaged: nothing")
+	h.call("write_file", map[string]any{"path": "reports/q3.md", "content": "# Q3\n"})
+	h.call("git_stage", map[string]any{"message": "Q3"})
+	mustContain(t, "git_push", h.call("git_push", nil), "pushed", "(reports): 1 file")
+	if log := git(t, repo, "log", "--format=%s", "reports"); log != "Q3\ninit\n" {
+		t.Errorf("reports:\n%s", log)
+	}
+	if files := git(t, repo, "ls-tree", "-r", "--name-only", "reports"); files != "README.md\nreports/q3.md\ntemplates/report.md\n" {
+		t.Errorf("reports holds:\n%s", files)
+	}
+
+	// Now that reports exists, a new session bases itself on it.
+	h = open()
+	mustContain(t, "status on the existing branch", h.call("git_status", nil), "unstaged (1)", "templates/report.md")
+}

@@ -267,7 +267,8 @@ func (a *Area) filesIn(tree plumbing.Hash, paths []string) ([]memfs.SeedFile, er
 		return nil, err
 	}
 	for i, ok := range matched {
-		if !ok {
+		// The root always exists, even in an empty tree.
+		if root := strings.TrimSuffix(paths[i], "/"); !ok && root != "." && root != "" {
 			return nil, fmt.Errorf("%q is not in tree %s: nothing at or under that path", paths[i], short(tree))
 		}
 	}

@@ -298,7 +298,25 @@ func (g *GitHub) Push(ctx context.Context, gr approval.Grant, store *staging.Sto
 	if done, err := admit(g.ID(), ref, gr, cur); done || err != nil {
 		return err
 	}
-	chain, err := chainOf(store, gr.New(), gr.Old())
+	have := gr.Old()
+	if have.IsZero() {
+		// A new branch: commits GitHub already has are not sent again,
+		// and the sandbox may not even hold their content (a partial
+		// pull).
+		if have, err = forkPoint(store, gr.New(), func(h plumbing.Hash) (bool, error) {
+			_, _, err := g.client.Git.GetCommit(ctx, g.owner, g.repo, h.String())
+			switch status(err) {
+			case 0:
+				return true, nil
+			case http.StatusNotFound, http.StatusUnprocessableEntity, http.StatusConflict:
+				return false, nil
+			}
+			return false, g.explain("looking for commit "+h.String()[:7], err)
+		}); err != nil {
+			return err
+		}
+	}
+	chain, err := chainOf(store, gr.New(), have)
 	if err != nil {
 		return err
 	}

@@ -126,8 +126,9 @@ func runAPIHarness(t *testing.T, apiURL, gitURL, token, repo string) {
 	c.BaseURL = u
 	insp := &apiInspector{c: c, owner: owner, repo: name, token: token, gitURL: strings.TrimSuffix(gitURL, "/") + "/" + repo + ".git"}
 	targettest.Run(t, targettest.Harness{Branch: branch, Short: true, New: func(t *testing.T) (targets.Target, targettest.Inspector) {
-		insp.deleteBranch(branch)
-		t.Cleanup(func() { insp.deleteBranch(branch) })
+		clean := func() { insp.deleteBranch(branch); insp.deleteBranch(branch + "-fork") }
+		clean()
+		t.Cleanup(clean)
 		tgt, err := targets.OpenGitHub(context.Background(), repo, targets.GitHubOptions{APIURL: apiURL, GitURL: gitURL, Token: token})
 		if err != nil {
 			t.Fatal(err)

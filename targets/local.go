@@ -312,6 +312,21 @@ func (l *Local) receivePack(ctx context.Context, ref string, g approval.Grant, s
 			return err
 		}
 		have = cur
+		if have.IsZero() {
+			// A new branch: the pack need not carry what the repository
+			// already has, and the sandbox may not even hold it (a
+			// partial pull).
+			repo, err := l.open()
+			if err != nil {
+				return err
+			}
+			if have, err = forkPoint(store, g.New(), func(h plumbing.Hash) (bool, error) {
+				_, err := repo.CommitObject(h)
+				return err == nil, nil
+			}); err != nil {
+				return err
+			}
+		}
 	}
 	// Everything the pack needs is listed and checked before git-receive-pack
 	// starts: a pack that failed halfway would leave it waiting for the rest.

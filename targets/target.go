@@ -8,6 +8,7 @@ import (
 	"unicode"
 
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/airlock-dev/airlock/approval"
 	"github.com/airlock-dev/airlock/staging"
@@ -156,4 +157,25 @@ func admit(id, ref string, g approval.Grant, cur plumbing.Hash) (done bool, err 
 		return false, &MovedError{Ref: ref, Expected: g.Old(), Head: cur}
 	}
 	return false, g.Check(id, ref, cur, g.New())
+}
+
+// forkPoint walks the first parents of commit, as far as store holds them,
+// and returns the first that has reports the target holds: where a new
+// branch forks from what the target already has. Zero when none is found.
+func forkPoint(store *staging.Store, commit plumbing.Hash, has func(plumbing.Hash) (bool, error)) (plumbing.Hash, error) {
+	for id := commit; ; {
+		c, err := object.GetCommit(store, id)
+		if err != nil || len(c.ParentHashes) == 0 {
+			return plumbing.ZeroHash, nil
+		}
+		p := c.ParentHashes[0]
+		ok, err := has(p)
+		if err != nil {
+			return plumbing.ZeroHash, err
+		}
+		if ok {
+			return p, nil
+		}
+		id = p
+	}
 }

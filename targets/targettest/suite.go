@@ -72,6 +72,7 @@ func Run(t *testing.T, h Harness) {
 		{"PushTwice", pushTwice},
 		{"ConcurrentPushes", concurrentPushes},
 		{"FetchWholeAndPaths", fetchWholeAndPaths},
+		{"NewBranchFromPartialFetch", newBranchFromPartialFetch},
 		{"ContentKinds", contentKinds},
 		{"Deletions", deletions},
 		{"BigFile", bigFile},
@@ -440,6 +441,37 @@ func fetchWholeAndPaths(t *testing.T, s *suite) {
 			s.insp.Fsck(t)
 		}
 	}
+}
+
+// A new branch forked from a branch the sandbox fetched only some paths
+// of: the target already holds the fork point and everything in it, so
+// the push sends only the new commit (the sandbox has nothing else).
+func newBranchFromPartialFetch(t *testing.T, s *suite) {
+	files := map[string]File{"README.md": {Data: "r\n"}, "templates/a.md": {Data: "a\n"}, "src/x.go": {Data: "x\n"}}
+	head := s.insp.Commit(t, s.h.Branch, files)
+	sb := s.sandbox()
+	s.pull(sb, []string{"templates/"})
+	write(t, sb.ws, map[string]File{"templates/b.md": {Data: "b\n"}})
+	c, err := sb.area.Stage(nil, "fork")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fork := s.h.Branch + "-fork"
+	if err := s.target.Push(ctx(t), s.grant(sb, s.target.ID(), "refs/heads/"+fork, plumbing.ZeroHash, c.ID), sb.store); err != nil {
+		t.Fatalf("push to a new branch: %v", err)
+	}
+	if got := s.insp.Head(t, fork); got != c.ID {
+		t.Fatalf("%s is at %s, want %s", fork, got, c.ID)
+	}
+	if got := s.insp.Head(t, s.h.Branch); got != head {
+		t.Errorf("%s moved to %s", s.h.Branch, got)
+	}
+	want := map[string]File{"templates/b.md": {Data: "b\n"}}
+	for p, f := range files {
+		want[p] = f
+	}
+	s.expectTree(c.ID, want)
+	s.insp.Fsck(t)
 }
 
 func contentKinds(t *testing.T, s *suite) {
