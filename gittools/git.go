@@ -261,6 +261,11 @@ func gitPull(ctx context.Context, s *Session, a pullArgs, _ Progress) (string, e
 	s.mu.Lock()
 	base := s.base
 	s.mu.Unlock()
+	if strings.TrimSpace(a.Source) == "" && base != nil {
+		// No source: update from where the sandbox's base came from (the
+		// branch it forked from, until its first push lands elsewhere).
+		spec = base
+	}
 	sameBase := base != nil && specKey(base) == specKey(spec) && base.Branch == spec.Branch
 	switch {
 	case a.Destination != "" || (base != nil && !sameBase):

@@ -116,6 +116,11 @@ func gitPush(ctx context.Context, s *Session, a pushArgs, p Progress) (string, e
 	if err := s.area.Advance(grant.New()); err != nil {
 		return "", err
 	}
+	// The pushed commit is the base now, and where it lives is where
+	// later pulls update from.
+	s.mu.Lock()
+	s.base, s.baseRef = spec, ref
+	s.mu.Unlock()
 	var out string
 	if dec.Verdict == approval.Pick {
 		out = fmt.Sprintf("pushed %s to %s (%s) with only the files the reviewer picked: %s; the other changes are unstaged in the sandbox",

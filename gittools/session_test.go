@@ -373,6 +373,8 @@ func TestNewBranchForksFromPulledBranch(t *testing.T) {
 	h := open()
 	mustContain(t, "the pulled template", h.call("read_file", map[string]any{"path": "templates/report.md"}), "TODO")
 	mustContain(t, "status after the pull", h.call("git_status", nil), "unstaged: nothing")
+	// Before the first push, git_pull updates from the branch forked from.
+	mustContain(t, "git_pull before the first push", h.call("git_pull", nil), "still at")
 	h.call("write_file", map[string]any{"path": "reports/q3.md", "content": "# Q3\n"})
 	h.call("git_stage", map[string]any{"message": "Q3"})
 	mustContain(t, "git_push", h.call("git_push", nil), "pushed", "(reports): 1 file")
@@ -382,6 +384,15 @@ func TestNewBranchForksFromPulledBranch(t *testing.T) {
 	if files := git(t, repo, "ls-tree", "-r", "--name-only", "reports"); files != "README.md\nreports/q3.md\ntemplates/report.md\n" {
 		t.Errorf("reports holds:\n%s", files)
 	}
+
+	// After it, from the branch pushed to.
+	other := t.TempDir()
+	git(t, other, "clone", "-q", "-b", "reports", repo, ".")
+	os.WriteFile(filepath.Join(other, "templates", "report.md"), []byte("# Report v2\n"), 0o644)
+	git(t, other, "commit", "-qam", "template v2")
+	git(t, other, "push", "-q", "origin", "reports")
+	mustContain(t, "git_pull after the push", h.call("git_pull", nil), "updated to", "templates/report.md")
+	mustContain(t, "the updated template", h.call("read_file", map[string]any{"path": "templates/report.md"}), "Report v2")
 
 	// Now that reports exists, a new session bases itself on it.
 	h = open()
