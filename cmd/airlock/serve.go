@@ -134,7 +134,7 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		hs := &http.Server{Handler: mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)}
+		hs := &http.Server{Handler: httpHandler(srv)}
 		go hs.Serve(ln)
 		defer hs.Close()
 		fmt.Fprintf(stderr, "airlock serve: also on http://%s\n", ln.Addr())
@@ -149,6 +149,15 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 type nopWriteCloser struct{ io.Writer }
 
 func (nopWriteCloser) Close() error { return nil }
+
+// httpHandler serves srv over Streamable HTTP. A web page in the user's
+// browser can reach a loopback port too: the SDK refuses Host headers that
+// are not loopback (DNS rebinding), and cross-origin requests are refused
+// here, so no page can drive the sandbox or read what it pulled.
+func httpHandler(srv *mcp.Server) http.Handler {
+	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
+		&mcp.StreamableHTTPOptions{CrossOriginProtection: http.NewCrossOriginProtection()})
+}
 
 // loopbackOnly refuses an address other machines could reach: the MCP
 // server has no authentication of its own.

@@ -1,0 +1,54 @@
+package main
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+func TestLoopbackOnly(t *testing.T) {
+	for addr, ok := range map[string]bool{
+		"127.0.0.1:8787": true, "[::1]:8787": true, "localhost:0": true,
+		"0.0.0.0:8787": false, ":8787": false, "192.168.1.5:80": false, "example.com:80": false, "127.0.0.1": false,
+	} {
+		if err := loopbackOnly(addr); (err == nil) != ok {
+			t.Errorf("%s: %v, want accepted %v", addr, err, ok)
+		}
+	}
+}
+
+// A page in the user's browser can reach a loopback port: neither a
+// cross-origin request nor a rebound host name gets through.
+func TestHTTPRefusesBrowsers(t *testing.T) {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "t", Version: "1"}, nil)
+	ts := httptest.NewServer(httpHandler(srv))
+	defer ts.Close()
+	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`
+	post := func(mod func(*http.Request)) int {
+		req, _ := http.NewRequest("POST", ts.URL, strings.NewReader(init))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		mod(req)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if code := post(func(*http.Request) {}); code != http.StatusOK {
+		t.Fatalf("a local client got %d", code)
+	}
+	if code := post(func(r *http.Request) {
+		r.Header.Set("Origin", "https://evil.example")
+		r.Header.Set("Sec-Fetch-Site", "cross-site")
+	}); code != http.StatusForbidden {
+		t.Errorf("a cross-origin request got %d, want 403", code)
+	}
+	if code := post(func(r *http.Request) { r.Host = "evil.example:80" }); code != http.StatusForbidden {
+		t.Errorf("a rebound host name got %d, want 403", code)
+	}
+}
