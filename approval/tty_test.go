@@ -1,7 +1,6 @@
 package approval_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,48 +8,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/creack/pty"
-
 	"github.com/airlock-dev/airlock/approval"
+	"github.com/airlock-dev/airlock/internal/ptytest"
 )
-
-// screen collects what a pty shows.
-type screen struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (s *screen) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.buf.Write(p)
-}
-
-func (s *screen) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.buf.String()
-}
-
-// waitFor waits until the screen shows text after position from, and
-// returns the position after it.
-func (s *screen) waitFor(t *testing.T, from int, text string) int {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		out := s.String()
-		if i := strings.Index(out[from:], text); i >= 0 {
-			return from + i + len(text)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	t.Fatalf("the screen never showed %q; it shows:\n%s", text, s.String())
-	return 0
-}
 
 // TestPromptInPseudoTerminal drives the real prompt on a real terminal, as
 // a reviewer would: it reads the screen and types keys.
@@ -58,38 +21,25 @@ func TestPromptInPseudoTerminal(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "decision.json")
 	cmd := exec.Command(os.Args[0], "-test.run=^TestPromptChild$")
 	cmd.Env = append(os.Environ(), "AIRLOCK_PROMPT_CHILD="+out, "PAGER=cat", "TERM=xterm")
-	f, err := pty.Start(cmd)
-	if err != nil {
-		t.Skipf("no pseudo-terminal here: %v", err)
-	}
-	defer f.Close()
-	var scr screen
-	go func() {
-		buf := make([]byte, 4096)
-		for {
-			n, err := f.Read(buf)
-			scr.Write(buf[:n])
-			if err != nil {
-				return
-			}
-		}
-	}()
+	p := ptytest.Start(t, cmd)
+	scr := p.Screen
+	const within = 10 * time.Second
 
-	at := scr.waitFor(t, 0, "help")
+	at := scr.WaitFor(t, 0, "help", within)
 	if !strings.Contains(scr.String(), "report.md") || !strings.Contains(scr.String(), "Target: local:/path/to/project (branch: reports)") {
 		t.Fatalf("the prompt did not show the push:\n%s", scr.String())
 	}
-	f.Write([]byte("?"))
-	at = scr.waitFor(t, at, "pick files: push only the files you choose")
-	f.Write([]byte("x"))
-	at = scr.waitFor(t, at, "Unknown key")
-	f.Write([]byte("d")) // the pager is cat: the diff scrolls by
-	at = scr.waitFor(t, at, "+# Q3")
-	f.Write([]byte("r"))
-	at = scr.waitFor(t, at, "Reason")
-	f.Write([]byte("wrong quarter\r"))
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("the prompt process failed: %v\n%s", err, scr.String())
+	p.Press(t, "?")
+	at = scr.WaitFor(t, at, "pick files: push only the files you choose", within)
+	p.Press(t, "x")
+	at = scr.WaitFor(t, at, "Unknown key", within)
+	p.Press(t, "d") // the pager is cat: the diff scrolls by
+	at = scr.WaitFor(t, at, "+# Q3", within)
+	p.Press(t, "r")
+	at = scr.WaitFor(t, at, "Reason", within)
+	p.Press(t, "wrong quarter\r")
+	if code := p.Wait(t, within); code != 0 {
+		t.Fatalf("the prompt process exited %d\n%s", code, scr.String())
 	}
 	data, err := os.ReadFile(out)
 	if err != nil {
@@ -148,33 +98,11 @@ func TestCancelInterruptsARead(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "result")
 	cmd := exec.Command(os.Args[0], "-test.run=^TestCancelChild$")
 	cmd.Env = append(os.Environ(), "AIRLOCK_CANCEL_CHILD="+out, "PAGER=cat", "TERM=xterm")
-	f, err := pty.Start(cmd)
-	if err != nil {
-		t.Skipf("no pseudo-terminal here: %v", err)
-	}
-	defer f.Close()
-	var scr screen
-	go func() {
-		buf := make([]byte, 4096)
-		for {
-			n, err := f.Read(buf)
-			scr.Write(buf[:n])
-			if err != nil {
-				return
-			}
-		}
-	}()
-	scr.waitFor(t, 0, "paged text")
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("child: %v\n%s", err, scr.String())
-		}
-	case <-time.After(10 * time.Second):
-		cmd.Process.Kill()
-		t.Fatalf("Cancel did not interrupt the read; the screen:\n%s", scr.String())
+	p := ptytest.Start(t, cmd)
+	p.Screen.WaitFor(t, 0, "paged text", 10*time.Second)
+	// Wait fails the test if Cancel does not interrupt the read.
+	if code := p.Wait(t, 10*time.Second); code != 0 {
+		t.Fatalf("child exited %d", code)
 	}
 	if got, _ := os.ReadFile(out); string(got) != "canceled" {
 		t.Errorf("the read ended with %q", got)

@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/airlock-dev/airlock/internal/ptytest"
 )
 
 // runAirlock runs the binary with args, without a controlling terminal
@@ -32,7 +34,7 @@ func runAirlock(t *testing.T, env []string, dir string, args ...string) (stdout,
 	if ctx.Err() != nil {
 		t.Fatalf("airlock %s did not finish in time\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), o.String(), e.String())
 	}
-	code = exitCode(err)
+	code = ptytest.ExitCode(err)
 	if code < 0 {
 		t.Fatalf("airlock %s: %v", strings.Join(args, " "), err)
 	}
@@ -103,29 +105,29 @@ func TestDemoInPTY(t *testing.T) {
 	cmd := exec.Command(airlockBinary(t), "demo")
 	cmd.Env = env
 	cmd.Dir = t.TempDir()
-	p := startPTY(t, cmd)
-	scr := p.scr
+	p := ptytest.Start(t, cmd)
+	scr := p.Screen
 
-	at := scr.waitFor(t, 0, "You are the reviewer", 30*time.Second)
-	at = scr.waitFor(t, at, "Commit: ", 20*time.Second)
-	at = scr.waitFor(t, at, "[?]help", 10*time.Second)
+	at := scr.WaitFor(t, 0, "You are the reviewer", 30*time.Second)
+	at = scr.WaitFor(t, at, "Commit: ", 20*time.Second)
+	at = scr.WaitFor(t, at, "[?]help", 10*time.Second)
 	prompt := scr.String()[:at]
 	mustContain(t, "the demo's prompt", prompt[strings.LastIndex(prompt, "git_push"):],
 		"Target: local:", "(branch: reports)", `"Add the Q3 report"`, "+ reports/q3.md", "[a]pprove", "[r]eject")
 
 	// d: the full diff, through PAGER=cat; then the keys again.
-	p.press(t, "d")
-	at = scr.waitFor(t, at, "+++ b/reports/q3.md", 10*time.Second)
-	at = scr.waitFor(t, at, "+Costs fell 2%.", 10*time.Second)
-	at = scr.waitFor(t, at, "[?]help", 10*time.Second)
+	p.Press(t, "d")
+	at = scr.WaitFor(t, at, "+++ b/reports/q3.md", 10*time.Second)
+	at = scr.WaitFor(t, at, "+Costs fell 2%.", 10*time.Second)
+	at = scr.WaitFor(t, at, "[?]help", 10*time.Second)
 
 	// a: approve (and confirm, if the prompt asks).
-	p.press(t, "a")
-	if got, pos := scr.waitForAny(t, at, 10*time.Second, "Type yes to approve anyway", "pushed "); got != "pushed " {
-		p.press(t, "yes\r")
-		scr.waitFor(t, pos, "pushed ", 10*time.Second)
+	p.Press(t, "a")
+	if got, pos := scr.WaitForAny(t, at, 10*time.Second, "Type yes to approve anyway", "pushed "); got != "pushed " {
+		p.Press(t, "yes\r")
+		scr.WaitFor(t, pos, "pushed ", 10*time.Second)
 	}
-	if code := p.wait(t, 30*time.Second); code != 0 {
+	if code := p.Wait(t, 30*time.Second); code != 0 {
 		t.Fatalf("airlock demo exited %d; the terminal shows:\n%s", code, scr.String())
 	}
 	rest := scr.String()[at:]

@@ -7,19 +7,17 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/creack/pty"
+	"github.com/airlock-dev/airlock/internal/ptytest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -128,156 +126,6 @@ func mustGit(t *testing.T, env []string, dir string, args ...string) string {
 	return out
 }
 
-// screen is what a pseudo-terminal shows, collected as it comes.
-type screen struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (s *screen) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.buf.Write(p)
-}
-
-var ansiRe = regexp.MustCompile(`\x1b\[[0-9;?]*[ -/]*[@-~]`)
-
-// String is the text shown, without colours and carriage returns.
-func (s *screen) String() string {
-	s.mu.Lock()
-	raw := s.buf.String()
-	s.mu.Unlock()
-	return strings.ReplaceAll(ansiRe.ReplaceAllString(raw, ""), "\r", "")
-}
-
-// waitFor waits until the screen shows text after position from (of
-// String), and returns the position just after it.
-func (s *screen) waitFor(t *testing.T, from int, text string, within time.Duration) int {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for {
-		out := s.String()
-		if from > len(out) {
-			from = len(out)
-		}
-		if i := strings.Index(out[from:], text); i >= 0 {
-			return from + i + len(text)
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the screen never showed %q (after position %d) within %v; it shows:\n%s", text, from, within, out)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
-// waitForAny waits until the screen shows one of texts after from, and
-// returns which and the position after it.
-func (s *screen) waitForAny(t *testing.T, from int, within time.Duration, texts ...string) (string, int) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for {
-		out := s.String()
-		best, bestAt := "", -1
-		if from > len(out) {
-			from = len(out)
-		}
-		for _, text := range texts {
-			if i := strings.Index(out[from:], text); i >= 0 && (bestAt < 0 || i < bestAt) {
-				best, bestAt = text, i
-			}
-		}
-		if bestAt >= 0 {
-			return best, from + bestAt + len(best)
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the screen never showed any of %q within %v; it shows:\n%s", texts, within, out)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
-// ptyProcess is a command running in a pseudo-terminal, as a person at a
-// terminal runs it.
-type ptyProcess struct {
-	cmd  *exec.Cmd
-	f    *os.File
-	scr  *screen
-	done chan struct{}
-	err  error // cmd.Wait's, once done is closed
-}
-
-// startPTY starts cmd with a new pseudo-terminal as its controlling
-// terminal and reads what it shows. The process is killed at cleanup if it
-// is still running.
-func startPTY(t *testing.T, cmd *exec.Cmd) *ptyProcess {
-	t.Helper()
-	f, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 50, Cols: 200})
-	if err != nil {
-		t.Fatalf("starting %s in a pseudo-terminal: %v", cmd.Path, err)
-	}
-	p := &ptyProcess{cmd: cmd, f: f, scr: &screen{}, done: make(chan struct{})}
-	read := make(chan struct{})
-	go func() {
-		defer close(read)
-		buf := make([]byte, 4096)
-		for {
-			n, err := f.Read(buf)
-			p.scr.Write(buf[:n])
-			if err != nil {
-				return
-			}
-		}
-	}()
-	go func() {
-		p.err = cmd.Wait()
-		close(p.done)
-	}()
-	t.Cleanup(func() {
-		select {
-		case <-p.done:
-		default:
-			cmd.Process.Kill()
-			<-p.done
-		}
-		f.Close()
-		<-read
-		if t.Failed() {
-			t.Logf("the terminal of %s showed:\n%s", filepath.Base(cmd.Path), p.scr.String())
-		}
-	})
-	return p
-}
-
-// press types keys at the terminal.
-func (p *ptyProcess) press(t *testing.T, keys string) {
-	t.Helper()
-	if _, err := p.f.Write([]byte(keys)); err != nil {
-		t.Fatalf("typing %q: %v", keys, err)
-	}
-}
-
-// wait waits for the process to exit and returns its exit code.
-func (p *ptyProcess) wait(t *testing.T, within time.Duration) int {
-	t.Helper()
-	select {
-	case <-p.done:
-	case <-time.After(within):
-		t.Fatalf("%s did not exit within %v; its terminal shows:\n%s", filepath.Base(p.cmd.Path), within, p.scr.String())
-	}
-	return exitCode(p.err)
-}
-
-func exitCode(err error) int {
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-		return 0
-	case errors.As(err, &ee):
-		return ee.ExitCode()
-	}
-	return -1
-}
-
 // lockedBuffer collects a process's output where the test reads it too.
 type lockedBuffer struct {
 	mu sync.Mutex
@@ -368,7 +216,7 @@ func (w *worker) pushAsync(args map[string]any) <-chan pushResult {
 	return ch
 }
 
-func awaitPush(t *testing.T, ch <-chan pushResult, scr *screen) pushResult {
+func awaitPush(t *testing.T, ch <-chan pushResult, scr *ptytest.Screen) pushResult {
 	t.Helper()
 	select {
 	case r := <-ch:
@@ -433,12 +281,12 @@ func hostileSample(t *testing.T, n int) []struct{ Path, Rule string } {
 }
 
 // startReview starts `airlock review [args]` in a pseudo-terminal.
-func startReview(t *testing.T, bin string, env []string, dir string, args ...string) *ptyProcess {
+func startReview(t *testing.T, bin string, env []string, dir string, args ...string) *ptytest.Process {
 	t.Helper()
 	cmd := exec.Command(bin, append([]string{"review"}, args...)...)
 	cmd.Env = env
 	cmd.Dir = dir
-	return startPTY(t, cmd)
+	return ptytest.Start(t, cmd)
 }
 
 // waitPending waits until the server has a push waiting for a reviewer
@@ -654,24 +502,24 @@ You write the quarterly reports in reports/.
 	// The reviewer, at a terminal: one long-running `airlock review` for
 	// both decisions, as a person would keep it open.
 	rv := startReview(t, bin, env, root)
-	scr := rv.scr
-	at := scr.waitFor(t, 0, "waiting for pushes", 10*time.Second)
+	scr := rv.Screen
+	at := scr.WaitFor(t, 0, "waiting for pushes", 10*time.Second)
 
 	// Push 1: the worker asks while the person watches; they read the
 	// prompt and approve.
 	push1 := w.pushAsync(map[string]any{"commit_id": first})
-	at = scr.waitFor(t, at, `from worker "e2e-writer"`, 20*time.Second)
-	at = scr.waitFor(t, at, "[?]help", 10*time.Second)
+	at = scr.WaitFor(t, at, `from worker "e2e-writer"`, 20*time.Second)
+	at = scr.WaitFor(t, at, "[?]help", 10*time.Second)
 	prompt1 := scr.String()[:at]
 	mustContain(t, "the first prompt", prompt1[strings.LastIndex(prompt1, "Request "):],
 		"Target: local:"+repo+" (branch: agent)",
 		"Base:   "+initial[:7],
 		"Commit: "+first+` "Add the Q3 report"`,
 		"+ reports/q3.md", "M docs/guide.md", "[d]iff", "[a]pprove", "[r]eject")
-	rv.press(t, "a")
-	if got, pos := scr.waitForAny(t, at, 10*time.Second, "Type yes to approve anyway", "Approved; the push goes ahead."); got != "Approved; the push goes ahead." {
-		rv.press(t, "yes\r")
-		scr.waitFor(t, pos, "Approved; the push goes ahead.", 10*time.Second)
+	rv.Press(t, "a")
+	if got, pos := scr.WaitForAny(t, at, 10*time.Second, "Type yes to approve anyway", "Approved; the push goes ahead."); got != "Approved; the push goes ahead." {
+		rv.Press(t, "yes\r")
+		scr.WaitFor(t, pos, "Approved; the push goes ahead.", 10*time.Second)
 	}
 	r1 := awaitPush(t, push1, scr)
 	if r1.isErr {
@@ -727,23 +575,23 @@ You write the quarterly reports in reports/.
 	second := strings.Fields(staged)[1]
 	push2 := w.pushAsync(map[string]any{})
 	waitPending(t, w, "Add the Q4 forecast")
-	at = scr.waitFor(t, at, "Commit: "+second+` "Add the Q4 forecast"`, 20*time.Second)
-	at = scr.waitFor(t, at, "[?]help", 10*time.Second)
+	at = scr.WaitFor(t, at, "Commit: "+second+` "Add the Q4 forecast"`, 20*time.Second)
+	at = scr.WaitFor(t, at, "[?]help", 10*time.Second)
 	prompt2 := scr.String()[:at]
 	mustContain(t, "the second prompt", prompt2[strings.LastIndex(prompt2, "Request "):],
 		"Base:   "+pushed[:7], "+ reports/q4.md", "M reports/q3.md")
-	rv.press(t, "r")
-	at = scr.waitFor(t, at, "Reason", 10*time.Second)
+	rv.Press(t, "r")
+	at = scr.WaitFor(t, at, "Reason", 10*time.Second)
 	const reason = "the forecast needs finance sign-off"
-	rv.press(t, reason+"\r")
-	scr.waitFor(t, at, "Rejected; the worker is told", 10*time.Second)
+	rv.Press(t, reason+"\r")
+	scr.WaitFor(t, at, "Rejected; the worker is told", 10*time.Second)
 	r2 := awaitPush(t, push2, scr)
 	if !r2.isErr {
 		t.Fatalf("the rejected git_push did not fail: %s", r2.text)
 	}
 	// The person is done: Ctrl-C ends the reviewer cleanly.
-	rv.press(t, "\x03")
-	if code := rv.wait(t, 10*time.Second); code != 0 {
+	rv.Press(t, "\x03")
+	if code := rv.Wait(t, 10*time.Second); code != 0 {
 		t.Errorf("airlock review exited %d after Ctrl-C\n%s", code, scr.String())
 	}
 	mustContain(t, "the rejected git_push", r2.text, reason, "rejected")
@@ -818,7 +666,7 @@ You write the quarterly reports in reports/.
 	verify = exec.Command(bin, "ledger", "verify", "--file", tamperedFile)
 	verify.Env = env
 	out, err = verify.CombinedOutput()
-	if code := exitCode(err); code != 3 {
+	if code := ptytest.ExitCode(err); code != 3 {
 		t.Errorf("ledger verify of a tampered ledger exited %d, want 3:\n%s", code, out)
 	}
 }
@@ -835,9 +683,9 @@ func TestReviewTerminal(t *testing.T) {
 	mustContain(t, "airlock review without a terminal", errOut, "runs only in a terminal")
 
 	rv := startReview(t, airlockBinary(t), env, root)
-	rv.scr.waitFor(t, 0, "no airlock server is running yet", 10*time.Second)
-	rv.press(t, "\x03")
-	if code := rv.wait(t, 10*time.Second); code != 0 {
+	rv.Screen.WaitFor(t, 0, "no airlock server is running yet", 10*time.Second)
+	rv.Press(t, "\x03")
+	if code := rv.Wait(t, 10*time.Second); code != 0 {
 		t.Errorf("airlock review exited %d after Ctrl-C", code)
 	}
 }
