@@ -1,5 +1,3 @@
-// Package targettest is the conformance suite every Target passes: each
-// target's test file fills in a Harness and calls Run.
 package targettest
 
 import (

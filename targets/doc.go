@@ -1,0 +1,20 @@
+// Package targets is where commits go and files come from: a local
+// working-tree repository (local:PATH), a local bare repository
+// (local-bare:PATH) and GitHub (github:OWNER/REPO), behind one small
+// Target interface and one conformance suite (targets/targettest).
+//
+// Push requires an approval.Grant naming the target, the ref, the commit
+// the ref holds and the commit to push; a target checks all four, moves the
+// ref only from exactly the old commit to exactly the new one, and never
+// forces. Local pushes go through git-receive-pack, so git's own ref
+// locking makes the update a compare-and-swap that coordinates with a git
+// CLI writing at the same moment; a push to a checked-out branch updates
+// the working tree and index too, and is refused, naming the paths, when
+// uncommitted changes are in the way. GitHub pushes go through the Git
+// Data API (text inline in tree entries, SHAs checked against the staged
+// ones, retries that cannot create a second ref or commit); see GitHub.
+//
+// Fetch copies a branch's commit, its trees and the blobs under chosen
+// paths into a staging.Store: from a local repository by reading its
+// object database directly, from GitHub with one shallow smart-HTTP fetch.
+package targets
