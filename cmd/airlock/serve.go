@@ -19,6 +19,7 @@ import (
 
 	"github.com/airlock-dev/airlock/approval"
 	"github.com/airlock-dev/airlock/gittools"
+	"github.com/airlock-dev/airlock/memfs"
 )
 
 // multiFlag is a repeatable string flag.
@@ -139,16 +140,18 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		defer hs.Close()
 		fmt.Fprintf(stderr, "airlock serve: also on http://%s\n", ln.Addr())
 	}
-	err = srv.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(stdin), Writer: nopWriteCloser{stdout}})
+	maxFile := w.Limits.MaxFileBytes
+	if maxFile <= 0 {
+		maxFile = memfs.DefaultLimits().MaxFileBytes
+	}
+	out := &lockedWriter{w: stdout}
+	in := newBoundedLines(stdin, out, int(6*maxFile+1<<20))
+	err = srv.Run(ctx, &mcp.IOTransport{Reader: in, Writer: out})
 	if err != nil && ctx.Err() == nil && !errors.Is(err, io.EOF) {
 		return err
 	}
 	return nil
 }
-
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }
 
 // httpHandler serves srv over Streamable HTTP. A web page in the user's
 // browser can reach a loopback port too: the SDK refuses Host headers that
