@@ -159,7 +159,7 @@ func Assess(r *Request, rules Rules, content Content) []Flag {
 			add(FlagBinary, Low, f.Path, "%s is binary: the diff cannot show what it holds", f.Path)
 		}
 		if f.Size > rules.LargeFile {
-			add(FlagLarge, Low, f.Path, "%s is %s", f.Path, formatSize(f.Size))
+			add(FlagLarge, Low, f.Path, "%s is %s", f.Path, promptSize(f.Size))
 		}
 		if f.NewMode == filemode.Executable && f.OldMode != filemode.Executable {
 			add(FlagExecutable, Medium, f.Path, "makes %s executable", f.Path)
@@ -283,18 +283,4 @@ func clip(s string, n int) string {
 		return s
 	}
 	return s[:n] + "..."
-}
-
-// formatSize renders a size as the prompt shows it: "512 B", "1.2 KB".
-func formatSize(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %cB", float64(n)/float64(div), "KMGTPE"[exp])
 }

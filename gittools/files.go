@@ -10,6 +10,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/airlock-dev/airlock/internal/bytesize"
 	"github.com/airlock-dev/airlock/memfs"
 	"github.com/airlock-dev/airlock/staging"
 )
@@ -141,7 +142,7 @@ func writeFile(_ context.Context, s *Session, a writeArgs, _ Progress) (string, 
 	if statErr == nil {
 		verb = "wrote"
 	}
-	return fmt.Sprintf("%s %s (%s)", verb, a.Path, size(int64(len(a.Content)))), nil
+	return fmt.Sprintf("%s %s (%s)", verb, a.Path, bytesize.Format(int64(len(a.Content)))), nil
 }
 
 func editFile(_ context.Context, s *Session, a editArgs, _ Progress) (string, error) {
@@ -288,9 +289,9 @@ func entryLine(s *Session, p string, fi fs.FileInfo) string {
 		target, _ := s.ws.Readlink(p)
 		return p + " -> " + target
 	case fi.Mode()&0o100 != 0:
-		return fmt.Sprintf("%s* (%s)", p, size(fi.Size()))
+		return fmt.Sprintf("%s* (%s)", p, bytesize.Format(fi.Size()))
 	}
-	return fmt.Sprintf("%s (%s)", p, size(fi.Size()))
+	return fmt.Sprintf("%s (%s)", p, bytesize.Format(fi.Size()))
 }
 
 func searchFiles(_ context.Context, s *Session, a searchArgs, _ Progress) (string, error) {
@@ -390,17 +391,6 @@ func moveFile(_ context.Context, s *Session, a moveArgs, _ Progress) (string, er
 	return fmt.Sprintf("moved %s to %s", a.Source, a.Destination), nil
 }
 
-// size renders a size compactly.
-func size(n int64) string {
-	switch {
-	case n < 1024:
-		return fmt.Sprintf("%d B", n)
-	case n < 1<<20:
-		return fmt.Sprintf("%.1f KB", float64(n)/1024)
-	}
-	return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))
-}
-
 // capText cuts text over max bytes at a line boundary, with a note.
 func capText(text string, max int, hint string) string {
 	if len(text) <= max {
@@ -411,5 +401,5 @@ func capText(text string, max int, hint string) string {
 		cut = max
 	}
 	rest := strings.Count(text[cut:], "\n")
-	return text[:cut] + fmt.Sprintf("[cut: %d more lines (%s); %s]", rest, size(int64(len(text)-cut)), hint)
+	return text[:cut] + fmt.Sprintf("[cut: %d more lines (%s); %s]", rest, bytesize.Format(int64(len(text)-cut)), hint)
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/airlock-dev/airlock/internal/bytesize"
 	"github.com/airlock-dev/airlock/memfs"
 	"github.com/airlock-dev/airlock/staging"
 	"github.com/airlock-dev/airlock/targets"
@@ -138,7 +139,7 @@ func changeSize(c memfs.Change) string {
 	if c.Kind == memfs.Deleted {
 		return ""
 	}
-	return " (" + size(c.Size) + ")"
+	return " (" + bytesize.Format(c.Size) + ")"
 }
 
 func fileCount(n int) string {
@@ -292,11 +293,7 @@ func gitPull(ctx context.Context, s *Session, a pullArgs, _ Progress) (string, e
 // syncBase brings the sandbox up to the target's latest commit (rebasing
 // staged work onto it) and brings in paths not pulled before.
 func (s *Session) syncBase(ctx context.Context, spec *TargetSpec, paths []string) (string, error) {
-	t, err := s.target(ctx, spec)
-	if err != nil {
-		return "", err
-	}
-	ref, err := s.ref(ctx, spec, t)
+	t, ref, err := s.targetRef(ctx, spec)
 	if err != nil {
 		return "", err
 	}

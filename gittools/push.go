@@ -23,11 +23,7 @@ func gitPush(ctx context.Context, s *Session, a pushArgs, p Progress) (string, e
 	if err != nil {
 		return "", err
 	}
-	t, err := s.target(ctx, spec)
-	if err != nil {
-		return "", err
-	}
-	ref, err := s.ref(ctx, spec, t)
+	t, ref, err := s.targetRef(ctx, spec)
 	if err != nil {
 		return "", err
 	}

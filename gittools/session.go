@@ -32,7 +32,8 @@ type Options struct {
 	OpenTarget func(ctx context.Context, spec *TargetSpec) (targets.Target, error)
 	// Rules configures the push risk flags.
 	Rules approval.Rules
-	// Now is the clock for commits; nil is time.Now.
+	// Now is the sandbox's clock (file times, checkpoints, commits); nil
+	// is time.Now.
 	Now func() time.Time
 }
 
@@ -87,7 +88,12 @@ func NewSession(ctx context.Context, w *Worker, opts Options) (*Session, error) 
 	if opts.OpenTarget == nil {
 		opts.OpenTarget = OpenTarget
 	}
-	ws, err := memfs.New(memfs.WithLimits(w.Limits), memfs.WithDeny(w.Deny...))
+	fsOpts := []memfs.Option{memfs.WithLimits(w.Limits), memfs.WithDeny(w.Deny...)}
+	if opts.Now != nil {
+		// One clock for the sandbox: file times, checkpoints and commits.
+		fsOpts = append(fsOpts, memfs.WithClock(opts.Now))
+	}
+	ws, err := memfs.New(fsOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -156,9 +162,13 @@ func (s *Session) target(ctx context.Context, spec *TargetSpec) (targets.Target,
 	return t, nil
 }
 
-// ref is the full ref a spec pushes to and pulls from: its branch, or the
-// target's default branch.
-func (s *Session) ref(ctx context.Context, spec *TargetSpec, t targets.Target) (string, error) {
+// targetRef opens spec's target and names the full ref it pushes to and
+// pulls from: its branch, or the target's default branch.
+func (s *Session) targetRef(ctx context.Context, spec *TargetSpec) (targets.Target, string, error) {
+	t, err := s.target(ctx, spec)
+	if err != nil {
+		return nil, "", err
+	}
 	branch := spec.Branch
 	if branch == "" {
 		if db, ok := t.(targets.DefaultBrancher); ok {
@@ -170,7 +180,8 @@ func (s *Session) ref(ctx context.Context, spec *TargetSpec, t targets.Target) (
 	if branch == "" {
 		branch = "main"
 	}
-	return targets.BranchRef(branch)
+	ref, err := targets.BranchRef(branch)
+	return t, ref, err
 }
 
 // resolveSpec finds a target by name ("" or "default": the default one).
@@ -253,11 +264,7 @@ func (s *Session) autoPull(ctx context.Context) error {
 
 // branchExists reports whether spec's branch exists on its target.
 func (s *Session) branchExists(ctx context.Context, spec *TargetSpec) (bool, error) {
-	t, err := s.target(ctx, spec)
-	if err != nil {
-		return false, err
-	}
-	ref, err := s.ref(ctx, spec, t)
+	t, ref, err := s.targetRef(ctx, spec)
 	if err != nil {
 		return false, err
 	}
@@ -267,11 +274,7 @@ func (s *Session) branchExists(ctx context.Context, spec *TargetSpec) (bool, err
 
 // seed makes the workspace the tree of spec's branch (all, or paths).
 func (s *Session) seed(ctx context.Context, spec *TargetSpec, paths []string) (pullResult, error) {
-	t, err := s.target(ctx, spec)
-	if err != nil {
-		return pullResult{}, err
-	}
-	ref, err := s.ref(ctx, spec, t)
+	t, ref, err := s.targetRef(ctx, spec)
 	if err != nil {
 		return pullResult{}, err
 	}
@@ -303,11 +306,7 @@ type pullResult struct {
 // importFiles copies the files of spec's branch at or under paths into
 // the workspace (under dest), as the worker's own new changes.
 func (s *Session) importFiles(ctx context.Context, spec *TargetSpec, paths []string, dest string) (pullResult, error) {
-	t, err := s.target(ctx, spec)
-	if err != nil {
-		return pullResult{}, err
-	}
-	ref, err := s.ref(ctx, spec, t)
+	t, ref, err := s.targetRef(ctx, spec)
 	if err != nil {
 		return pullResult{}, err
 	}

@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 	"syscall"
+
+	"github.com/airlock-dev/airlock/internal/bytesize"
 )
 
 // Snapshot is one state of a workspace's tree, frozen: it never changes, so
@@ -196,7 +198,7 @@ func (w *Workspace) NewSnapshot(files []SeedFile) (*Snapshot, []Refused, error) 
 	if u := s.Usage(); u.Bytes > lim.MaxTotalBytes || u.Files > lim.MaxFiles || u.Dirs > lim.MaxDirs {
 		return nil, refused, &Error{Op: "seed", Path: ".", Err: ErrQuotaExceeded, Detail: fmt.Sprintf(
 			"the files hold %s in %d files and %d directories; the workspace allows %s, %d files and %d directories",
-			formatBytes(u.Bytes), u.Files, u.Dirs, formatBytes(lim.MaxTotalBytes), lim.MaxFiles, lim.MaxDirs)}
+			bytesize.Format(u.Bytes), u.Files, u.Dirs, bytesize.Format(lim.MaxTotalBytes), lim.MaxFiles, lim.MaxDirs)}
 	}
 	return s, refused, nil
 }

@@ -7,6 +7,8 @@ import (
 	"io/fs"
 	"syscall"
 	"time"
+
+	"github.com/airlock-dev/airlock/internal/bytesize"
 )
 
 // txn builds the next version of the live tree. Nothing it does is visible
@@ -201,23 +203,9 @@ func (w *Workspace) checkQuota(op, name string, next usage) error {
 
 func (w *Workspace) amount(what string, n int64) string {
 	if what == "bytes" {
-		return formatBytes(n)
+		return bytesize.Format(n)
 	}
 	return fmt.Sprintf("%d %s", n, what)
-}
-
-// formatBytes renders sizes the way a person reads them.
-func formatBytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }
 
 // fileTooBig refuses content over the per-file limit.
@@ -227,5 +215,5 @@ func (w *Workspace) fileTooBig(op, name string, size int64) error {
 	}
 	return &Error{Op: op, Path: name, Err: ErrQuotaExceeded, Detail: fmt.Sprintf(
 		"the file would be %s, over the per-file limit of %s; split it into smaller files",
-		formatBytes(size), formatBytes(w.limits.MaxFileBytes))}
+		bytesize.Format(size), bytesize.Format(w.limits.MaxFileBytes))}
 }

@@ -78,7 +78,7 @@ func BenchmarkStage10kNewFiles(b *testing.B) {
 			b.StartTimer()
 			cmd = exec.Command("sh", "-c", "git add -A && git commit -q -m x")
 			cmd.Dir = dir
-			cmd.Env = gitEnv("GIT_AUTHOR_NAME=b", "GIT_AUTHOR_EMAIL=b@example.com", "GIT_COMMITTER_NAME=b", "GIT_COMMITTER_EMAIL=b@example.com")
+			cmd.Env = benchGitEnv()
 			if out, err := cmd.CombinedOutput(); err != nil {
 				b.Fatalf("%v: %s", err, out)
 			}
@@ -123,14 +123,8 @@ func BenchmarkStatus10Edits(b *testing.B) {
 	b.Run("git-status", func(b *testing.B) {
 		gitBin := needGit(b)
 		dir := fastDir(b)
-		env := gitEnv("GIT_AUTHOR_NAME=b", "GIT_AUTHOR_EMAIL=b@example.com", "GIT_COMMITTER_NAME=b", "GIT_COMMITTER_EMAIL=b@example.com")
-		sh := func(script string) {
-			cmd := exec.Command("sh", "-c", script)
-			cmd.Dir, cmd.Env = dir, env
-			if out, err := cmd.CombinedOutput(); err != nil {
-				b.Fatalf("%s: %v: %s", script, err, out)
-			}
-		}
+		env := benchGitEnv()
+		sh := shellIn(b, dir)
 		sh("git init -q .")
 		for j := 0; j < 100; j++ {
 			os.Mkdir(filepath.Join(dir, fmt.Sprintf("d%02d", j)), 0o755)
@@ -249,14 +243,8 @@ func BenchmarkDiff5MB(b *testing.B) {
 	b.Run("git-diff", func(b *testing.B) {
 		gitBin := needGit(b)
 		dir := fastDir(b)
-		env := gitEnv("GIT_AUTHOR_NAME=b", "GIT_AUTHOR_EMAIL=b@example.com", "GIT_COMMITTER_NAME=b", "GIT_COMMITTER_EMAIL=b@example.com")
-		sh := func(script string) {
-			cmd := exec.Command("sh", "-c", script)
-			cmd.Dir, cmd.Env = dir, env
-			if out, err := cmd.CombinedOutput(); err != nil {
-				b.Fatalf("%s: %v: %s", script, err, out)
-			}
-		}
+		env := benchGitEnv()
+		sh := shellIn(b, dir)
 		sh("git init -q .")
 		os.WriteFile(filepath.Join(dir, "big.txt"), before, 0o644)
 		sh("git add -A && git commit -q -m base")
@@ -271,4 +259,22 @@ func BenchmarkDiff5MB(b *testing.B) {
 			}
 		}
 	})
+}
+
+// shellIn runs shell scripts (git commands, mostly) in dir, as a person
+// would, failing the benchmark on an error.
+func shellIn(b *testing.B, dir string) func(script string) {
+	env := benchGitEnv()
+	return func(script string) {
+		b.Helper()
+		cmd := exec.Command("sh", "-c", script)
+		cmd.Dir, cmd.Env = dir, env
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.Fatalf("%s: %v: %s", script, err, out)
+		}
+	}
+}
+
+func benchGitEnv() []string {
+	return gitEnv("GIT_AUTHOR_NAME=b", "GIT_AUTHOR_EMAIL=b@example.com", "GIT_COMMITTER_NAME=b", "GIT_COMMITTER_EMAIL=b@example.com")
 }

@@ -14,7 +14,6 @@ import (
 
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/airlock-dev/airlock/memfs"
 	"github.com/airlock-dev/airlock/staging"
@@ -211,15 +210,6 @@ func fsck(t testing.TB, dir string) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("git fsck --strict: %v\n%s", err, out)
 	}
-}
-
-func commitObject(t testing.TB, store *staging.Store, id plumbing.Hash) *object.Commit {
-	t.Helper()
-	c, err := object.GetCommit(store, id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
 }
 
 func fileList(c *staging.Commit) []string {

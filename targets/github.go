@@ -178,10 +178,6 @@ func status(err error) int {
 	if errors.As(err, &er) && er.Response != nil {
 		return er.Response.StatusCode
 	}
-	var ar *github.AcceptedError
-	if errors.As(err, &ar) {
-		return http.StatusAccepted
-	}
 	return 0
 }
 
@@ -253,7 +249,7 @@ func (g *GitHub) Fetch(ctx context.Context, ref string, paths []string, store *s
 	switch {
 	case errors.Is(err, transport.ErrEmptyRemoteRepository):
 		return plumbing.ZeroHash, fmt.Errorf("%w: %s is empty, it has no %s", ErrRefNotFound, g.ID(), full)
-	case err != nil && strings.Contains(err.Error(), "couldn't find remote ref"):
+	case errors.Is(err, git.NoMatchingRefSpecError{}):
 		return plumbing.ZeroHash, fmt.Errorf("%w: %s has no %s", ErrRefNotFound, g.ID(), full)
 	case errors.Is(err, transport.ErrAuthenticationRequired), errors.Is(err, transport.ErrAuthorizationFailed):
 		return plumbing.ZeroHash, fmt.Errorf("%s: fetching %s: GitHub refused the token; set a valid GITHUB_TOKEN or run `gh auth login`", g.ID(), full)
@@ -565,7 +561,9 @@ func (g *GitHub) moveRef(ctx context.Context, ref string, old, new plumbing.Hash
 	if s := status(err); s == http.StatusUnprocessableEntity && herr == nil {
 		// 422 with the ref still at old: GitHub judged new not a
 		// fast-forward of it, which a staged chain always is.
-		return fmt.Errorf("%s: GitHub refused to move %s to %s (422): %w", g.ID(), ref, new.String()[:7], g.clean(err))
+		return fmt.Errorf("%s: GitHub refused to move %s to %s (422), though it is still where the push expected: "+
+			"the branch is likely protected on GitHub (required reviews or checks); push to another branch and open a pull request: %w",
+			g.ID(), BranchName(ref), new.String()[:7], g.clean(err))
 	}
 	return g.explain("moving "+ref, err)
 }

@@ -558,6 +558,9 @@ func TestGitHubPullRequestAndDefaultBranch(t *testing.T) {
 	if err := tgt.Push(context.Background(), ch.grant, ch.store); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := tgt.Fetch(context.Background(), "no-such-branch", nil, staging.NewStore(1<<20)); !errors.Is(err, targets.ErrRefNotFound) {
+		t.Errorf("fetch of a branch that does not exist: %v, want ErrRefNotFound", err)
+	}
 	def, err := tgt.DefaultBranch(context.Background())
 	if err != nil || def != "main" {
 		t.Fatalf("default branch %q, %v", def, err)

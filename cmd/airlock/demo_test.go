@@ -191,6 +191,9 @@ func TestHelp(t *testing.T) {
 		{[]string{"ledger", "show", "-n", "many"}, []string{"invalid value"}},
 		{[]string{"demo", "--no"}, []string{"-no"}},
 		{[]string{"version", "extra"}, []string{"version takes no arguments"}},
+		{[]string{"demo", "extra"}, []string{"demo takes no arguments"}},
+		{[]string{"ledger", "verify", "my-ledger.jsonl"}, []string{"ledger verify takes no arguments", "--help"}},
+		{[]string{"ledger", "show", "10"}, []string{"ledger show takes no arguments"}},
 	} {
 		t.Run("usage error "+strings.Join(tc.args, " "), func(t *testing.T) {
 			out, errOut, code := runAirlock(t, env, dir, tc.args...)

@@ -95,9 +95,6 @@ func versionCommand(args []string, stdout, stderr io.Writer) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
-		return usageError("version takes no arguments, got %q", fs.Args())
-	}
 	fmt.Fprintln(stdout, "airlock", version())
 	return nil
 }

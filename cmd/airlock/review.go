@@ -20,9 +20,6 @@ func review(args []string, stdout, stderr io.Writer) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
-		return usageError("review takes no arguments, got %q", fs.Args())
-	}
 	tty, err := approval.OpenTTY()
 	if err != nil {
 		return &exitError{exitNoTerminal, fmt.Errorf("%w: airlock review shows the exact diff of every push and asks you to decide, so it runs only in a terminal", approval.ErrNoTerminal)}

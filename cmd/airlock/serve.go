@@ -49,13 +49,18 @@ func hasFlags(fs *flag.FlagSet) bool {
 }
 
 // parse parses args, turning --help into errHelp and mistakes into usage
-// errors.
+// errors. No command takes arguments besides its flags: a stray one (say
+// a ledger file given without --file) is a mistake to report, not to
+// ignore.
 func parse(fs *flag.FlagSet, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return errHelp
 		}
 		return &exitError{exitUsage, err}
+	}
+	if fs.NArg() > 0 {
+		return usageError("%s takes no arguments besides its flags, got %q; see %s --help", fs.Name(), fs.Args(), fs.Name())
 	}
 	return nil
 }
@@ -72,9 +77,6 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	httpAddr := fs.String("http", "", "also serve MCP over Streamable HTTP on this loopback address, e.g. 127.0.0.1:8787")
 	if err := parse(fs, args); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return usageError("serve takes no arguments, got %q", fs.Args())
 	}
 	var w *gittools.Worker
 	var err error

@@ -7,6 +7,8 @@ import (
 	"io"
 	"regexp"
 	"sync"
+
+	"github.com/airlock-dev/airlock/internal/bytesize"
 )
 
 // boundedLines passes the client's newline-delimited JSON-RPC messages to
@@ -38,7 +40,7 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 func (l *lockedWriter) Close() error { return nil }
 
 func newBoundedLines(r io.Reader, out *lockedWriter, max int) *boundedLines {
-	return &boundedLines{r: bufio.NewReaderSize(r, 64<<10), max: max, out: out, limit: humanBytes(max)}
+	return &boundedLines{r: bufio.NewReaderSize(r, 64<<10), max: max, out: out, limit: bytesize.Format(int64(max))}
 }
 
 func (b *boundedLines) Read(p []byte) (int, error) {
@@ -103,14 +105,4 @@ func (b *boundedLines) refuse(head []byte) {
 		"error": map[string]any{"code": -32600, "message": msg},
 	})
 	b.out.Write(append(resp, '\n'))
-}
-
-func humanBytes(n int) string {
-	switch {
-	case n >= 1<<20 && n%(1<<20) == 0:
-		return fmt.Sprintf("%d MiB", n>>20)
-	case n >= 1<<10 && n%(1<<10) == 0:
-		return fmt.Sprintf("%d KiB", n>>10)
-	}
-	return fmt.Sprintf("%d bytes", n)
 }

@@ -32,7 +32,7 @@ func TestBoundedLines(t *testing.T) {
 		t.Fatalf("answers:\n%s", out.String())
 	}
 	for _, a := range answers {
-		if !strings.Contains(a, `"code":-32600`) || !strings.Contains(a, "larger than 100 bytes") || !strings.Contains(a, "max_file_bytes") {
+		if !strings.Contains(a, `"code":-32600`) || !strings.Contains(a, "larger than 100 B") || !strings.Contains(a, "max_file_bytes") {
 			t.Errorf("answer %s does not say what was wrong and what to do", a)
 		}
 	}

@@ -122,25 +122,3 @@ func gitNumstat(t testing.TB, dir string, a, b []byte) Stats {
 	}
 	return Stats{Added: add, Deleted: del}
 }
-
-// gitApply applies hunks (our output) to a with git apply and returns the
-// result; it fails the test if the patch does not apply cleanly.
-func gitApply(t testing.TB, dir string, a, hunks []byte) []byte {
-	t.Helper()
-	f := filepath.Join(dir, "f")
-	if err := os.WriteFile(f, a, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	patch := append([]byte("diff --git a/f b/f\n--- a/f\n+++ b/f\n"), hunks...)
-	pf := filepath.Join(dir, "p.patch")
-	if err := os.WriteFile(pf, patch, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	runGit(t, dir, false, "apply", "--check", "p.patch")
-	runGit(t, dir, false, "apply", "p.patch")
-	got, err := os.ReadFile(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return got
-}

@@ -1,0 +1,3 @@
+// Package bytesize writes sizes for people, in one way across airlock's
+// messages: "512 B", "1.2 KiB", "10 MiB".
+package bytesize
