@@ -3,6 +3,7 @@ package staging
 import (
 	"errors"
 	"fmt"
+	"path"
 	"runtime"
 	"strings"
 	"sync"
@@ -131,6 +132,9 @@ type Area struct {
 	// pulled is what of the base commit the workspace holds: nil for all of
 	// it, else the paths pulled (none, for a sandbox never seeded from one).
 	pulled []string
+	// dropped is what the base's tree holds that no tree leaving the
+	// sandbox may (CleanTree); base.tree is the tree without it.
+	dropped []Refusal
 }
 
 // link is one commit of the chain (or the base) with what the workspace
@@ -403,8 +407,13 @@ func (a *Area) editFor(p string, e memfs.Entry, ok bool) (edit, error) {
 	case !e.Mode.IsRegular():
 		return edit{}, fmt.Errorf("stage %s: %w: mode %v is neither a file nor a symlink", p, ErrRefusedContent, e.Mode)
 	}
-	if err := checkGitFile(p, mode, e.Data); err != nil {
-		return edit{}, err
+	if special := gitFileName(path.Base(p)); special != "" {
+		if mode == filemode.Symlink {
+			return edit{}, fmt.Errorf("stage %s: %w: %s may not be a symlink; git fsck would reject the commit, so it cannot be staged", p, ErrRefusedContent, special)
+		}
+		if err := checkGitFile(p, special, e.Data); err != nil {
+			return edit{}, fmt.Errorf("stage %w, so it cannot be staged", err)
+		}
 	}
 	h, err := a.store.PutBlob(e.Data)
 	if err != nil {

@@ -208,6 +208,12 @@ func (a *Area) SeedFrom(commit plumbing.Hash, paths []string) ([]memfs.Refused, 
 	if err != nil {
 		return nil, err
 	}
+	// Entries the tree check refuses never leave: staged commits are built
+	// on the base's tree without them.
+	tree, dropped, err := CleanTree(a.store, c.TreeHash)
+	if err != nil {
+		return nil, fmt.Errorf("seed from %s: %w", short(commit), err)
+	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	refused, err := a.ws.Seed(files)
@@ -215,13 +221,14 @@ func (a *Area) SeedFrom(commit plumbing.Hash, paths []string) ([]memfs.Refused, 
 		return nil, err
 	}
 	snap := a.ws.Base()
-	view := c.TreeHash
+	view := tree
 	if len(paths) > 0 || len(refused) > 0 {
 		if view, err = a.viewOf(snap); err != nil {
 			return nil, err
 		}
 	}
-	a.base = link{id: commit, tree: c.TreeHash, view: view, snap: snap}
+	a.base = link{id: commit, tree: tree, view: view, snap: snap}
+	a.dropped = dropped
 	a.chain = nil
 	a.pulled = nil
 	if len(paths) > 0 {

@@ -65,7 +65,11 @@ func (a *Area) Rebase(onto plumbing.Hash) (Rebased, error) {
 	if err != nil {
 		return res, fmt.Errorf("rebase onto %s: fetch it from the target first: %w", short(onto), err)
 	}
-	upstream, err := a.store.DiffTrees(a.base.tree, oc.TreeHash)
+	ontoTree, dropped, err := CleanTree(a.store, oc.TreeHash)
+	if err != nil {
+		return res, fmt.Errorf("rebase onto %s: %w", short(onto), err)
+	}
+	upstream, err := a.store.DiffTrees(a.base.tree, ontoTree)
 	if err != nil {
 		return res, err
 	}
@@ -136,13 +140,13 @@ func (a *Area) Rebase(onto plumbing.Hash) (Rebased, error) {
 	if err != nil {
 		return res, err
 	}
-	view := oc.TreeHash
+	view := ontoTree
 	if a.pulled != nil || len(skip) > 0 {
 		if view, err = editTree(a.store, a.base.view, viewEdits); err != nil {
 			return res, err
 		}
 	}
-	base := link{id: onto, tree: oc.TreeHash, view: view, snap: baseSnap}
+	base := link{id: onto, tree: ontoTree, view: view, snap: baseSnap}
 	chain := make([]link, 0, len(a.chain))
 	parent := base
 	for _, old := range a.chain {
@@ -162,7 +166,7 @@ func (a *Area) Rebase(onto plumbing.Hash) (Rebased, error) {
 	for i := range chain {
 		chain[i].c.Base = onto
 	}
-	a.base, a.chain = base, chain
+	a.base, a.chain, a.dropped = base, chain, dropped
 	a.ws.SetBase(a.tip().snap, a.keep()...)
 	res.Updated = paths
 	return res, nil
@@ -284,7 +288,7 @@ func (a *Area) Advance(id plumbing.Hash) error {
 			continue
 		}
 		l.paths, l.c = nil, nil
-		a.base = l
+		a.base, a.dropped = l, nil
 		a.chain = append([]link(nil), a.chain[i+1:]...)
 		for _, c := range a.chain {
 			c.c.Base = id
@@ -293,6 +297,15 @@ func (a *Area) Advance(id plumbing.Hash) error {
 		return nil
 	}
 	return a.noSuchCommit(id)
+}
+
+// Dropped lists the entries of the base commit's tree that the tree check
+// refuses (see CleanTree): staged commits leave them out, so a push of one
+// deletes them where the target has them.
+func (a *Area) Dropped() []Refusal {
+	a.mu.RLock()
+	defer a.mu.RUnlock()
+	return append([]Refusal(nil), a.dropped...)
 }
 
 // Pulled returns what of the base commit the workspace holds: nil for all

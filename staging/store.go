@@ -70,6 +70,19 @@ func (s *Store) SetEncodedObject(o plumbing.EncodedObject) (plumbing.Hash, error
 	return h, nil
 }
 
+// Room returns nil when an object of size bytes would fit in the store,
+// and the quota error storing it would meet otherwise. Readers check an
+// object's declared size with it before inflating anything.
+func (s *Store) Room(size int64) error {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if size < 0 || s.bytes+size > s.limit {
+		return fmt.Errorf("store: %w: a %d-byte object would take the object store past its %d-byte limit (%d bytes held)",
+			memfs.ErrQuotaExceeded, size, s.limit, s.bytes)
+	}
+	return nil
+}
+
 // PutBlob stores data as a blob without copying it. data must never change.
 func (s *Store) PutBlob(data []byte) (plumbing.Hash, error) {
 	return s.SetEncodedObject(&blob{h: plumbing.ComputeHash(plumbing.BlobObject, data), data: data})

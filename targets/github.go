@@ -312,6 +312,9 @@ func (g *GitHub) Push(ctx context.Context, gr approval.Grant, store *staging.Sto
 			return err
 		}
 	}
+	if err := checkOutgoing(store, gr.New(), have); err != nil {
+		return err
+	}
 	chain, err := chainOf(store, gr.New(), have)
 	if err != nil {
 		return err

@@ -1,6 +1,7 @@
 package targets
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -20,13 +21,11 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
-	"github.com/go-git/go-git/v5/plumbing/protocol/packp"
 	"github.com/go-git/go-git/v5/plumbing/storer"
-	"github.com/go-git/go-git/v5/plumbing/transport"
-	"github.com/go-git/go-git/v5/plumbing/transport/file"
 	"github.com/go-git/go-git/v5/storage/filesystem"
 
 	"github.com/airlock-dev/airlock/approval"
+	"github.com/airlock-dev/airlock/memfs"
 	"github.com/airlock-dev/airlock/staging"
 )
 
@@ -101,7 +100,7 @@ func (l *Local) Describe() string { return l.ID() }
 // git runs git on the repository with a clean environment: no GIT_DIR or
 // similar from ours can redirect it.
 func (l *Local) git(ctx context.Context, stdin io.Reader, args ...string) ([]byte, error) {
-	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", l.path}, args...)...)
+	cmd := exec.CommandContext(ctx, "git", append(append([]string{"-C", l.path}, gitChecks...), args...)...)
 	cmd.Env = cleanEnv()
 	cmd.Stdin = stdin
 	var stderr bytes.Buffer
@@ -125,7 +124,9 @@ func cleanEnv() []string {
 		k, _, _ := strings.Cut(kv, "=")
 		switch k {
 		case "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES",
-			"GIT_COMMON_DIR", "GIT_NAMESPACE", "GIT_CEILING_DIRECTORIES":
+			"GIT_COMMON_DIR", "GIT_NAMESPACE", "GIT_CEILING_DIRECTORIES",
+			// Config from the environment could turn git's checks off.
+			"GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT":
 			continue
 		}
 		env = append(env, kv)
@@ -190,13 +191,18 @@ func (l *Local) Fetch(ctx context.Context, ref string, paths []string, store *st
 // copyCommit copies commit head from src into store, with every tree of it
 // and the blobs at or under paths (all blobs when paths is empty).
 func copyCommit(ctx context.Context, src storer.EncodedObjectStorer, head plumbing.Hash, paths []string, store *staging.Store) error {
-	copyObj := func(h plumbing.Hash) error {
+	copyObj := func(h plumbing.Hash, at string) error {
 		if store.HasEncodedObject(h) == nil {
 			return nil
 		}
 		o, err := src.EncodedObject(plumbing.AnyObject, h)
 		if err != nil {
 			return fmt.Errorf("reading object %s: %w", h, err)
+		}
+		// The declared size is checked before anything is inflated: a
+		// small pack may hold one object that inflates to gigabytes.
+		if err := store.Room(o.Size()); err != nil {
+			return fmt.Errorf("%s (%s %s at %q): %w; pull fewer paths, or raise the sandbox's limits", ErrObjectTooLarge, o.Type(), h.String()[:7], orRoot(at), err)
 		}
 		rd, err := o.Reader()
 		if err != nil {
@@ -219,7 +225,7 @@ func copyCommit(ctx context.Context, src storer.EncodedObjectStorer, head plumbi
 		_, err = store.SetEncodedObject(m)
 		return err
 	}
-	if err := copyObj(head); err != nil {
+	if err := copyObj(head, ""); err != nil {
 		return err
 	}
 	c, err := object.GetCommit(store, head)
@@ -243,7 +249,13 @@ func copyCommit(ctx context.Context, src storer.EncodedObjectStorer, head plumbi
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if err := copyObj(tree); err != nil {
+		if len(prefix) > memfs.MaxPathBytes {
+			// Nothing this deep can reach the workspace or leave the
+			// sandbox (the tree check drops it), so it is not read:
+			// a hostile chain of directories costs one path's length.
+			return nil
+		}
+		if err := copyObj(tree, prefix); err != nil {
 			return err
 		}
 		t, err := object.GetTree(store, tree)
@@ -261,8 +273,8 @@ func copyCommit(ctx context.Context, src storer.EncodedObjectStorer, head plumbi
 					return err
 				}
 			case e.Mode == filemode.Submodule:
-			case want(p):
-				if err := copyObj(e.Hash); err != nil {
+			case want(p) || staging.CheckReads(e.Name, e.Mode):
+				if err := copyObj(e.Hash, p); err != nil {
 					return err
 				}
 			}
@@ -328,6 +340,9 @@ func (l *Local) receivePack(ctx context.Context, ref string, g approval.Grant, s
 			}
 		}
 	}
+	if err := checkOutgoing(store, g.New(), have); err != nil {
+		return err
+	}
 	// Everything the pack needs is listed and checked before git-receive-pack
 	// starts: a pack that failed halfway would leave it waiting for the rest.
 	objs, err := objectsToSend(store, g.New(), have)
@@ -339,45 +354,22 @@ func (l *Local) receivePack(ctx context.Context, ref string, g approval.Grant, s
 			return fmt.Errorf("object %s of the push is not in the sandbox: %w", h, err)
 		}
 	}
-	ep, err := transport.NewEndpoint(l.path)
-	if err != nil {
-		return err
-	}
-	sess, err := file.DefaultClient.NewReceivePackSession(ep, nil)
-	if err != nil {
-		return fmt.Errorf("starting git-receive-pack: %w", err)
-	}
-	defer sess.Close()
-	adv, err := sess.AdvertisedReferencesContext(ctx)
-	if err != nil {
-		return fmt.Errorf("git-receive-pack: %w", err)
-	}
-	var advertised plumbing.Hash
-	if refs, err := adv.AllReferences(); err == nil {
-		if r, ok := refs[plumbing.ReferenceName(ref)]; ok {
-			advertised = r.Hash()
+	err = l.runReceivePack(ctx, ref, cur, g.New(), func(w io.Writer) error {
+		bw := bufio.NewWriterSize(w, 1<<16)
+		if err := writePack(bw, store, objs); err != nil {
+			return err
 		}
-	}
-	if advertised != cur {
-		return &MovedError{Ref: ref, Expected: cur, Head: advertised}
-	}
-	pr, pw := io.Pipe()
-	go func() { pw.CloseWithError(writePack(pw, store, objs)) }()
-	req := packp.NewReferenceUpdateRequestFromCapabilities(adv.Capabilities)
-	// git-receive-pack moves the ref only if it still holds cur: the
-	// compare-and-swap happens under git's own lock.
-	req.Commands = []*packp.Command{{Name: plumbing.ReferenceName(ref), Old: cur, New: g.New()}}
-	req.Packfile = pr
-	report, err := sess.ReceivePack(ctx, req)
-	pr.Close()
-	if err == nil && report != nil {
-		err = report.Error()
+		return bw.Flush()
+	})
+	var moved *MovedError
+	if errors.As(err, &moved) {
+		return err
 	}
 	if err != nil {
 		if now, herr := l.Head(ctx, ref); herr == nil && now != cur && now != g.New() {
 			return &MovedError{Ref: ref, Expected: g.Old(), Head: now}
 		}
-		return fmt.Errorf("git-receive-pack refused the push: %w", err)
+		return err
 	}
 	return nil
 }

@@ -10,7 +10,36 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/format/packfile"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/storer"
+
+	"github.com/airlock-dev/airlock/staging"
 )
+
+// checkOutgoing judges the tree of every commit a push of want sends to a
+// target holding have (zero: none of them): the whole tree, as a checkout
+// would write it, not only what changed, so that nothing a hostile
+// repository planted in a base leaves the sandbox again. A commit the
+// sandbox does not hold came from the target, which has it.
+func checkOutgoing(s *staging.Store, want, have plumbing.Hash) error {
+	var trees []plumbing.Hash
+	for id := want; !id.IsZero() && id != have; {
+		c, err := object.GetCommit(s, id)
+		if errors.Is(err, plumbing.ErrObjectNotFound) && id != want {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("reading commit %s to push: %w", id, err)
+		}
+		trees = append(trees, c.TreeHash)
+		if len(c.ParentHashes) == 0 {
+			break
+		}
+		id = c.ParentHashes[0]
+	}
+	if err := staging.CheckTrees(s, trees...); err != nil {
+		return fmt.Errorf("refusing to push %s: %w", want.String()[:7], err)
+	}
+	return nil
+}
 
 // objectsToSend lists what a target holding commit have (zero: nothing)
 // needs to hold commit want: the commits in between and, for each, the

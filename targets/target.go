@@ -61,6 +61,9 @@ var (
 	// ErrDirtyWorktree: the target's working tree has uncommitted changes
 	// in paths the push would change.
 	ErrDirtyWorktree = errors.New("uncommitted changes in the target's working tree")
+	// ErrObjectTooLarge: an object of the target's is larger than the
+	// sandbox can hold; it was refused by its declared size, unread.
+	ErrObjectTooLarge = errors.New("object too large for the sandbox")
 )
 
 // MovedError says where the target's ref is now.
@@ -91,6 +94,13 @@ func (e *DirtyError) Error() string {
 }
 
 func (e *DirtyError) Unwrap() error { return ErrDirtyWorktree }
+
+func orRoot(p string) string {
+	if p == "" {
+		return "the root"
+	}
+	return p
+}
 
 func shortHash(h plumbing.Hash) string {
 	if h.IsZero() {

@@ -1,0 +1,119 @@
+package targets
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os/exec"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/format/pktline"
+	"github.com/go-git/go-git/v5/plumbing/protocol/packp"
+	"github.com/go-git/go-git/v5/plumbing/protocol/packp/capability"
+	"github.com/go-git/go-git/v5/plumbing/transport"
+
+	"github.com/airlock-dev/airlock/internal/termsafe"
+)
+
+// gitChecks are the settings every git airlock runs in a target has: git's
+// own object checks on everything received (a second wall behind the tree
+// check), and no fsmonitor command, which a repository's config could name.
+var gitChecks = []string{
+	"-c", "receive.fsckObjects=true",
+	"-c", "transfer.fsckObjects=true",
+	"-c", "core.fsmonitor=false",
+}
+
+// errReceivePack: git-receive-pack refused or failed.
+var errReceivePack = errors.New("git-receive-pack refused the push")
+
+// runReceivePack speaks git's push protocol to `git receive-pack` on the
+// repository: it reads the advertised refs, refuses with a *MovedError
+// unless ref is at cur, then sends one command (ref from cur to new) with
+// the pack that pack writes, and reads git's report. git moves the ref only
+// if it still holds cur, under its own lock, and only after its fsck has
+// accepted every object.
+func (l *Local) runReceivePack(ctx context.Context, ref string, cur, new plumbing.Hash, pack func(io.Writer) error) error {
+	args := append(append([]string{}, gitChecks...), "receive-pack", l.path)
+	cmd := exec.CommandContext(ctx, "git", args...)
+	cmd.Env = cleanEnv()
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return err
+	}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("starting git receive-pack: %w", err)
+	}
+	fail := func(err error) error {
+		stdin.Close()
+		io.Copy(io.Discard, stdout)
+		cmd.Wait()
+		if msg := strings.TrimSpace(stderr.String()); msg != "" {
+			return fmt.Errorf("%w: %v: %s", errReceivePack, err, termsafe.Text(clipText(msg, 2000)))
+		}
+		return fmt.Errorf("%w: %v", errReceivePack, err)
+	}
+	adv := packp.NewAdvRefs()
+	if err := adv.Decode(stdout); err != nil && !errors.Is(err, packp.ErrEmptyAdvRefs) {
+		return fail(fmt.Errorf("reading advertised refs: %w", err))
+	}
+	transport.FilterUnsupportedCapabilities(adv.Capabilities)
+	var advertised plumbing.Hash
+	if refs, err := adv.AllReferences(); err == nil {
+		if r, ok := refs[plumbing.ReferenceName(ref)]; ok {
+			advertised = r.Hash()
+		}
+	}
+	if advertised != cur {
+		// Nothing was sent: end the session as git expects, with a flush.
+		stdin.Write(pktline.FlushPkt)
+		fail(nil)
+		return &MovedError{Ref: ref, Expected: cur, Head: advertised}
+	}
+	req := packp.NewReferenceUpdateRequestFromCapabilities(adv.Capabilities)
+	req.Commands = []*packp.Command{{Name: plumbing.ReferenceName(ref), Old: cur, New: new}}
+	pr, pw := io.Pipe()
+	go func() { pw.CloseWithError(pack(pw)) }()
+	req.Packfile = pr
+	if err := req.Encode(stdin); err != nil {
+		pr.CloseWithError(err)
+		return fail(fmt.Errorf("sending the pack: %w", err))
+	}
+	if err := stdin.Close(); err != nil {
+		return fail(err)
+	}
+	var report *packp.ReportStatus
+	if req.Capabilities.Supports(capability.ReportStatus) {
+		report = packp.NewReportStatus()
+		if err := report.Decode(stdout); err != nil {
+			return fail(fmt.Errorf("reading git's report: %w", err))
+		}
+	}
+	io.Copy(io.Discard, stdout)
+	werr := cmd.Wait()
+	if report != nil {
+		if err := report.Error(); err != nil {
+			return fail(err)
+		}
+	}
+	if werr != nil {
+		return fail(werr)
+	}
+	return nil
+}
+
+func clipText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
+}
