@@ -68,6 +68,10 @@ const (
 	FlagExecutable   = "executable"
 	FlagSymlink      = "symlink"
 	FlagSecret       = "secret"
+	// FlagDropped: the base the sandbox pulled holds entries no tree may
+	// carry out (a hostile repository's ".git/config", "..", escaping
+	// symlinks); the pushed commit leaves them out.
+	FlagDropped = "dropped-entries"
 )
 
 // DefaultProtected are the refs a push to is flagged high, besides the

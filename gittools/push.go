@@ -100,7 +100,18 @@ func gitPush(ctx context.Context, s *Session, a pushArgs, p Progress) (string, e
 	if err != nil {
 		return "", &ToolError{Msg: strings.Join(append(notes, err.Error()), "\n")}
 	}
-	if err := t.Push(ctx, grant, s.store); err != nil {
+	var landedNote string
+	err = t.Push(ctx, grant, s.store)
+	var stale *targets.WorktreeError
+	if errors.As(err, &stale) {
+		// The branch moved: the push landed. Only the files of the
+		// working tree lag behind, which recovery finishes.
+		s.gate.RecordPush(grant, "pushed", err)
+		landedNote, err = "\nnote: "+err.Error(), nil
+	} else if err == nil {
+		s.gate.RecordPush(grant, "pushed", nil)
+	}
+	if err != nil {
 		s.gate.RecordPush(grant, "failed", err)
 		var moved *targets.MovedError
 		if errors.As(err, &moved) {
@@ -108,7 +119,6 @@ func gitPush(ctx context.Context, s *Session, a pushArgs, p Progress) (string, e
 		}
 		return "", err
 	}
-	s.gate.RecordPush(grant, "pushed", nil)
 	if err := s.area.Advance(grant.New()); err != nil {
 		return "", err
 	}
@@ -125,7 +135,7 @@ func gitPush(ctx context.Context, s *Session, a pushArgs, p Progress) (string, e
 		out = fmt.Sprintf("pushed %s to %s (%s): %s, +%d -%d", grant.New().String()[:7], t.Describe(), targets.BranchName(ref),
 			fileCount(len(req.Files)), req.Added, req.Deleted)
 	}
-	return strings.Join(append(notes, out), "\n"), nil
+	return strings.Join(append(notes, out), "\n") + landedNote, nil
 }
 
 func (s *Session) forget(id string) {
@@ -167,6 +177,9 @@ func (s *Session) request(ctx context.Context, spec *TargetSpec, t targets.Targe
 			return nil, fmt.Errorf("the target's commit %s is not in the sandbox: %w", head.String()[:7], err)
 		}
 		oldTree = hc.TreeHash
+	} else if co, ok := t.(checkedOuter); ok && writesFiles(ctx, co, ref) {
+		// An unborn branch checked out in a working tree: the push writes
+		// every file of the commit there, so the reviewer sees every one.
 	} else if bc, err := object.GetCommit(s.store, c.Base); err == nil && s.baseFrom(spec) {
 		// A new branch on the target the base came from shows what the
 		// worker changed since that commit, as git shows the commits a
@@ -232,7 +245,7 @@ func (s *Session) request(ctx context.Context, spec *TargetSpec, t targets.Targe
 	patch.Format(&diff, false)
 	req.Diff = capText(diff.String(), maxRequestDiff, "the rest is too large to show here")
 	req.Pickable = len(req.Files) > 1
-	req.Flags = approval.Assess(req, s.opts.Rules, func(p string, newSide bool) ([]byte, bool) {
+	req.Flags = append(droppedFlags(s.area.Dropped()), approval.Assess(req, s.opts.Rules, func(p string, newSide bool) ([]byte, bool) {
 		h := old[p]
 		if newSide {
 			h = nu[p]
@@ -242,8 +255,38 @@ func (s *Session) request(ctx context.Context, spec *TargetSpec, t targets.Targe
 		}
 		data, err := s.store.ReadBlob(h)
 		return data, err == nil
-	})
+	})...)
 	return req, nil
+}
+
+// checkedOuter is a target that can tell whether a branch is checked out
+// in a working tree (targets.Local).
+type checkedOuter interface {
+	CheckedOut(ctx context.Context, ref string) (bool, error)
+}
+
+func writesFiles(ctx context.Context, t checkedOuter, ref string) bool {
+	ok, err := t.CheckedOut(ctx, ref)
+	return ok || err != nil // when in doubt, show everything
+}
+
+// droppedFlags tells the reviewer what of the pulled base the commit
+// leaves out because no tree may carry it out of the sandbox.
+func droppedFlags(dropped []staging.Refusal) []approval.Flag {
+	if len(dropped) == 0 {
+		return nil
+	}
+	var names []string
+	for i, d := range dropped {
+		if i == 5 {
+			names = append(names, fmt.Sprintf("and %d more", len(dropped)-5))
+			break
+		}
+		names = append(names, fmt.Sprintf("%s (%s)", d.Path, d.Rule))
+	}
+	return []approval.Flag{{Code: approval.FlagDropped, Severity: approval.High,
+		Message: fmt.Sprintf("the pulled base holds %d entries that may not leave the sandbox, so this commit leaves them out (where the target has them, the push deletes them): %s",
+			len(dropped), strings.Join(names, ", "))}}
 }
 
 // baseFrom reports whether the sandbox's base was pulled from spec's

@@ -1,8 +1,10 @@
 package staging
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"path"
 	"sort"
 	"strings"
@@ -160,15 +162,14 @@ func (c *treeChecker) tree(h plumbing.Hash, prefix string, depth int) (plumbing.
 		c.refuse(clip(prefix), memfs.RulePathTooLong, "the directory is nested past the %d-byte path limit", memfs.MaxPathBytes)
 		return plumbing.ZeroHash, nil
 	}
-	t, err := object.GetTree(c.s, h)
+	t, err := c.readTree(h, prefix)
 	if err != nil {
-		if errors.Is(err, plumbing.ErrObjectNotFound) {
-			c.refuse(orRoot(prefix), RuleMissing, "tree %s is not in the sandbox", short(h))
-			return plumbing.ZeroHash, nil
-		}
-		return plumbing.ZeroHash, fmt.Errorf("reading tree %s at %q: %w", short(h), orRoot(prefix), err)
+		return plumbing.ZeroHash, err
 	}
-	changed := false
+	if t == nil {
+		return plumbing.ZeroHash, nil
+	}
+	changed := t.changed
 	kept := make([]object.TreeEntry, 0, len(t.Entries))
 	seen := make(map[string]bool, len(t.Entries))
 	for i, e := range t.Entries {
@@ -211,6 +212,63 @@ func (c *treeChecker) tree(h plumbing.Hash, prefix string, depth int) (plumbing.
 	return out, nil
 }
 
+// rawTree is a tree as its bytes say, before go-git's decoding, which
+// rewrites modes it does not know into ones it does.
+type rawTree struct {
+	Entries []object.TreeEntry
+	changed bool // an entry was left out while reading
+}
+
+// readTree reads tree h from its encoded bytes. It returns nil (and
+// records why) when the tree is missing or cannot be read as git would.
+func (c *treeChecker) readTree(h plumbing.Hash, prefix string) (*rawTree, error) {
+	o, err := c.s.EncodedObject(plumbing.TreeObject, h)
+	if err != nil {
+		if errors.Is(err, plumbing.ErrObjectNotFound) {
+			c.refuse(orRoot(prefix), RuleMissing, "tree %s is not in the sandbox", short(h))
+			return nil, nil
+		}
+		return nil, fmt.Errorf("reading tree %s at %q: %w", short(h), orRoot(prefix), err)
+	}
+	rd, err := o.Reader()
+	if err != nil {
+		return nil, err
+	}
+	data, err := io.ReadAll(rd)
+	rd.Close()
+	if err != nil {
+		return nil, err
+	}
+	t := &rawTree{}
+	for len(data) > 0 {
+		sp := bytes.IndexByte(data, ' ')
+		nul := bytes.IndexByte(data, 0)
+		if sp < 0 || nul < sp || len(data) < nul+21 {
+			c.refuse(orRoot(prefix), RuleMode, "tree %s is malformed", short(h))
+			return nil, nil
+		}
+		modeText, name := string(data[:sp]), string(data[sp+1:nul])
+		var eh plumbing.Hash
+		copy(eh[:], data[nul+1:nul+21])
+		data = data[nul+21:]
+		mode, ok := gitModes[modeText]
+		if !ok {
+			c.refuse(join(prefix, name), RuleMode, "mode %s is not one git writes (100644, 100755, 120000, 40000, 160000)", modeText)
+			t.changed = true
+			continue
+		}
+		t.Entries = append(t.Entries, object.TreeEntry{Name: name, Mode: mode, Hash: eh})
+	}
+	return t, nil
+}
+
+// gitModes are the modes git writes, exactly as it writes them: fsck
+// --strict refuses a zero-padded "040000" or a group-writable "100664".
+var gitModes = map[string]filemode.FileMode{
+	"100644": filemode.Regular, "100755": filemode.Executable, "120000": filemode.Symlink,
+	"40000": filemode.Dir, "160000": filemode.Submodule,
+}
+
 // entry judges one entry; ok is false when it must go.
 func (c *treeChecker) entry(e object.TreeEntry, p string, depth int) (object.TreeEntry, bool, error) {
 	if _, err := memfs.CheckPath(p); err != nil {
@@ -236,9 +294,6 @@ func (c *treeChecker) entry(e object.TreeEntry, p string, depth int) (object.Tre
 		// A gitlink names a commit of another repository; a checkout
 		// makes an empty directory. Its name was checked above.
 		return e, true, nil
-	default:
-		c.refuse(p, RuleMode, "mode %o is not one git writes (100644, 100755, 120000, 040000, 160000)", uint32(e.Mode))
-		return e, false, nil
 	}
 	special := gitFileName(path.Base(p))
 	if e.Mode != filemode.Symlink && special == "" {

@@ -324,20 +324,20 @@ func (l *Local) receivePack(ctx context.Context, ref string, g approval.Grant, s
 			return err
 		}
 		have = cur
-		if have.IsZero() {
-			// A new branch: the pack need not carry what the repository
-			// already has, and the sandbox may not even hold it (a
-			// partial pull).
-			repo, err := l.open()
-			if err != nil {
-				return err
-			}
-			if have, err = forkPoint(store, g.New(), func(h plumbing.Hash) (bool, error) {
-				_, err := repo.CommitObject(h)
-				return err == nil, nil
-			}); err != nil {
-				return err
-			}
+	}
+	if have.IsZero() {
+		// A new branch: the pack need not carry what the repository
+		// already has, and the sandbox may not even hold it (a
+		// partial pull).
+		repo, err := l.open()
+		if err != nil {
+			return err
+		}
+		if have, err = forkPoint(store, g.New(), func(h plumbing.Hash) (bool, error) {
+			_, err := repo.CommitObject(h)
+			return err == nil, nil
+		}); err != nil {
+			return err
 		}
 	}
 	if err := checkOutgoing(store, g.New(), have); err != nil {
@@ -374,6 +374,16 @@ func (l *Local) receivePack(ctx context.Context, ref string, g approval.Grant, s
 	return nil
 }
 
+// CheckedOut reports whether ref is checked out in a working tree of the
+// repository, where a push writes files.
+func (l *Local) CheckedOut(ctx context.Context, ref string) (bool, error) {
+	if l.bare {
+		return false, nil
+	}
+	wt, err := l.checkedOutIn(ctx, ref)
+	return wt != "", err
+}
+
 // checkedOutIn returns the working tree that has ref checked out, or "".
 func (l *Local) checkedOutIn(ctx context.Context, ref string) (string, error) {
 	out, err := l.git(ctx, nil, "worktree", "list", "--porcelain")
@@ -406,6 +416,8 @@ type touched struct {
 	Path    string            `json:"path"`
 	NewMode filemode.FileMode `json:"new_mode"` // zero: deleted
 	NewHash plumbing.Hash     `json:"new_hash"`
+	OldMode filemode.FileMode `json:"old_mode,omitempty"` // zero: created
+	OldHash plumbing.Hash     `json:"old_hash,omitempty"`
 }
 
 func (l *Local) commonDir(ctx context.Context) (string, error) {
@@ -463,6 +475,11 @@ func (l *Local) pushCheckedOut(ctx context.Context, wt string, g approval.Grant,
 	if err != nil {
 		return err
 	}
+	for _, p := range paths {
+		if _, err := memfs.CheckPath(p.Path); err != nil {
+			return fmt.Errorf("refusing to push: %w: %v", errUnsafePath, err)
+		}
+	}
 	if err := checkClean(ctx, wt, paths); err != nil {
 		return err
 	}
@@ -489,27 +506,43 @@ func (l *Local) pushCheckedOut(ctx context.Context, wt string, g approval.Grant,
 		}
 		return err
 	}
-	return l.rollForward(ctx, dir, j)
+	if err := l.rollForward(ctx, dir, j); err != nil {
+		return &WorktreeError{Ref: ref, Worktree: wt, Old: cur, New: g.New(), Err: err}
+	}
+	return nil
 }
 
 // rollForward brings the working tree and index to the journal's new
 // commit for the journal's paths, then clears the journal. It is
-// idempotent, so recovery can run it again after a crash.
+// idempotent, so recovery can run it again after a crash. Files are
+// written through a wtWriter: never through a symlink in the tree, never at
+// a path the guard refuses, with temporary files in dir/tmp.
 func (l *Local) rollForward(ctx context.Context, dir string, j journal) error {
 	r, err := l.open()
 	if err != nil {
 		return err
 	}
+	for _, p := range j.Paths {
+		if _, err := memfs.CheckPath(p.Path); err != nil {
+			return fmt.Errorf("%w: %v", errUnsafePath, err)
+		}
+	}
+	w, err := openWTWriter(j.Worktree, filepath.Join(dir, "tmp"))
+	if err != nil {
+		return err
+	}
+	defer w.Close()
 	// Removals first, so that a file can take a directory's place.
 	sort.SliceStable(j.Paths, func(a, b int) bool { return j.Paths[a].NewMode == 0 && j.Paths[b].NewMode != 0 })
 	for _, p := range j.Paths {
-		full := filepath.Join(j.Worktree, filepath.FromSlash(p.Path))
 		if p.NewMode == 0 {
-			if err := os.Remove(full); err != nil && !os.IsNotExist(err) {
-				return fmt.Errorf("removing %s: %w", p.Path, err)
+			if err := w.remove(p.Path); err != nil {
+				return err
 			}
-			pruneEmptyDirs(j.Worktree, filepath.Dir(full))
 			continue
+		}
+		if p.NewMode == filemode.Submodule {
+			continue // a gitlink has no content here
 		}
 		o, err := r.Storer.EncodedObject(plumbing.BlobObject, p.NewHash)
 		if err != nil {
@@ -524,8 +557,8 @@ func (l *Local) rollForward(ctx context.Context, dir string, j journal) error {
 		if err != nil {
 			return err
 		}
-		if err := writeWorktreeFile(full, p.NewMode, data); err != nil {
-			return fmt.Errorf("writing %s: %w", p.Path, err)
+		if err := w.write(p.Path, p.NewMode, data); err != nil {
+			return err
 		}
 	}
 	var info bytes.Buffer
@@ -595,13 +628,63 @@ func (l *Local) recoverLocked(ctx context.Context, dir string) error {
 	}
 	switch cur {
 	case j.New:
-		return l.rollForward(ctx, dir, j)
+		// The user may have edited files since the crash: a path that
+		// holds neither what it had nor what the push brings is theirs.
+		if edited := editedSince(j); len(edited) > 0 {
+			return fmt.Errorf("an interrupted airlock push moved %s to %s, but the working tree %s has changed since at %s, so airlock will not write there; "+
+				"keep your edits, then finish with `git -C %s read-tree -m -u %s %s` or `git -C %s reset --keep %s`, and remove %s",
+				BranchName(j.Ref), shortHash(j.New), j.Worktree, strings.Join(edited, ", "), j.Worktree, oldTreeish(j.Old), j.New, j.Worktree, j.New, jpath)
+		}
+		if err := l.rollForward(ctx, dir, j); err != nil {
+			return &WorktreeError{Ref: j.Ref, Worktree: j.Worktree, Old: j.Old, New: j.New, Err: err}
+		}
+		return nil
 	case j.Old:
 		l.git(ctx, nil, "update-ref", "-d", j.TempRef)
 		return os.Remove(jpath)
 	}
 	return fmt.Errorf("an interrupted airlock push to %s left %s; the branch has moved since (to %s), so airlock will not touch the working tree: check it, then remove that file",
 		j.Ref, jpath, shortHash(cur))
+}
+
+// editedSince lists the journal's paths whose files hold neither their old
+// nor their new content: edits made after the push was interrupted.
+func editedSince(j journal) []string {
+	var out []string
+	for _, p := range j.Paths {
+		h, mode, ok := worktreeBlob(filepath.Join(j.Worktree, filepath.FromSlash(p.Path)))
+		same := func(m filemode.FileMode, want plumbing.Hash) bool {
+			if m == 0 {
+				return !ok
+			}
+			return ok && h == want && (mode == filemode.Symlink) == (m == filemode.Symlink)
+		}
+		if !same(p.OldMode, p.OldHash) && !same(p.NewMode, p.NewHash) {
+			out = append(out, p.Path)
+		}
+	}
+	return out
+}
+
+// worktreeBlob hashes the file at full as git would store it; ok is false
+// when there is no file (or a directory) there.
+func worktreeBlob(full string) (plumbing.Hash, filemode.FileMode, bool) {
+	fi, err := os.Lstat(full)
+	if err != nil || fi.IsDir() {
+		return plumbing.ZeroHash, 0, false
+	}
+	if fi.Mode()&os.ModeSymlink != 0 {
+		t, err := os.Readlink(full)
+		if err != nil {
+			return plumbing.ZeroHash, 0, false
+		}
+		return plumbing.ComputeHash(plumbing.BlobObject, []byte(t)), filemode.Symlink, true
+	}
+	data, err := os.ReadFile(full)
+	if err != nil {
+		return plumbing.ZeroHash, 0, false
+	}
+	return plumbing.ComputeHash(plumbing.BlobObject, data), filemode.Regular, true
 }
 
 // changedPaths lists what differs between two commits' trees.
@@ -630,7 +713,7 @@ func changedPaths(store *staging.Store, old, new plumbing.Hash) ([]touched, erro
 	}
 	out := make([]touched, 0, len(changes))
 	for _, c := range changes {
-		out = append(out, touched{Path: c.Path, NewMode: c.NewMode, NewHash: c.NewHash})
+		out = append(out, touched{Path: c.Path, NewMode: c.NewMode, NewHash: c.NewHash, OldMode: c.OldMode, OldHash: c.OldHash})
 	}
 	return out, nil
 }

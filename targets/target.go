@@ -95,6 +95,34 @@ func (e *DirtyError) Error() string {
 
 func (e *DirtyError) Unwrap() error { return ErrDirtyWorktree }
 
+// ErrWorktreeNotUpdated: the push landed (the branch moved) but the
+// working tree that has the branch checked out could not be brought to it.
+var ErrWorktreeNotUpdated = errors.New("pushed, but the working tree was not updated")
+
+// WorktreeError is a push that landed with its working tree left behind. It
+// is not a failed push: the branch holds the new commit. Recovery finishes
+// the update at the next push or start; the message says how to finish it
+// by hand.
+type WorktreeError struct {
+	Ref, Worktree string
+	Old, New      plumbing.Hash
+	Err           error
+}
+
+func (e *WorktreeError) Error() string {
+	return fmt.Sprintf("%v: %s is at %s, but updating the files in %s failed: %v; airlock finishes the update at its next push or start once the cause is gone, or run `git -C %s read-tree -m -u %s %s` to do it yourself",
+		ErrWorktreeNotUpdated, BranchName(e.Ref), shortHash(e.New), e.Worktree, e.Err, e.Worktree, oldTreeish(e.Old), e.New)
+}
+
+func (e *WorktreeError) Unwrap() []error { return []error{ErrWorktreeNotUpdated, e.Err} }
+
+func oldTreeish(h plumbing.Hash) string {
+	if h.IsZero() {
+		return staging.EmptyTree.String()
+	}
+	return h.String()
+}
+
 func orRoot(p string) string {
 	if p == "" {
 		return "the root"

@@ -1,0 +1,199 @@
+//go:build unix
+
+package targets
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"golang.org/x/sys/unix"
+
+	"github.com/airlock-dev/airlock/memfs"
+)
+
+// wtWriter writes files into a working tree without ever following a
+// symlink that is in it: every directory on a path is opened relative to
+// its parent with O_NOFOLLOW, so a symlinked directory planted in the tree
+// (by a hostile commit, or by anyone) cannot redirect a write outside, and
+// every path is checked by the workspace's guard first. New content is
+// written under a short name in a private directory (.git/airlock/tmp) and
+// renamed into place, so a file is never half written, a long name cannot
+// overflow a temporary name, and no file of the user's is ever taken for
+// a temporary one.
+type wtWriter struct {
+	root   int // the working tree's directory
+	tmp    int // the private directory for new content
+	prefix string
+	n      int
+}
+
+func openWTWriter(worktree, tmpDir string) (*wtWriter, error) {
+	if err := os.MkdirAll(tmpDir, 0o700); err != nil {
+		return nil, err
+	}
+	root, err := unix.Open(worktree, unix.O_DIRECTORY|unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: worktree, Err: err}
+	}
+	tmp, err := unix.Open(tmpDir, unix.O_DIRECTORY|unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		unix.Close(root)
+		return nil, &os.PathError{Op: "open", Path: tmpDir, Err: err}
+	}
+	var b [4]byte
+	rand.Read(b[:])
+	return &wtWriter{root: root, tmp: tmp, prefix: hex.EncodeToString(b[:])}, nil
+}
+
+func (w *wtWriter) Close() {
+	unix.Close(w.root)
+	unix.Close(w.tmp)
+}
+
+// errUnsafePath: a path of the push leads through something airlock will
+// not write through.
+var errUnsafePath = errors.New("unsafe path in the working tree")
+
+// dir opens the directory that holds rel, creating the missing ones when
+// create is set. The caller closes the returned descriptor.
+func (w *wtWriter) dir(rel string, create bool) (int, string, error) {
+	if _, err := memfs.CheckPath(rel); err != nil {
+		return -1, "", fmt.Errorf("%w: %v", errUnsafePath, err)
+	}
+	parts := strings.Split(rel, "/")
+	fd, err := unix.Dup(w.root)
+	if err != nil {
+		return -1, "", err
+	}
+	for i, name := range parts[:len(parts)-1] {
+		next, err := unix.Openat(fd, name, unix.O_DIRECTORY|unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err == unix.ENOENT && create {
+			if err = unix.Mkdirat(fd, name, 0o755); err == nil || err == unix.EEXIST {
+				next, err = unix.Openat(fd, name, unix.O_DIRECTORY|unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+			}
+		}
+		unix.Close(fd)
+		if err != nil {
+			at := strings.Join(parts[:i+1], "/")
+			if err == unix.ELOOP || err == unix.ENOTDIR {
+				return -1, "", fmt.Errorf("%w: %s is a symlink or a file, not a directory, so airlock will not write %s through it", errUnsafePath, at, rel)
+			}
+			return -1, "", &os.PathError{Op: "open", Path: at, Err: err}
+		}
+		fd = next
+	}
+	return fd, parts[len(parts)-1], nil
+}
+
+// write puts data at rel with mode (data is a symlink's target for
+// symlinks), replacing a file or an empty directory there.
+func (w *wtWriter) write(rel string, mode filemode.FileMode, data []byte) error {
+	d, base, err := w.dir(rel, true)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(d)
+	var st unix.Stat_t
+	if err := unix.Fstatat(d, base, &st, unix.AT_SYMLINK_NOFOLLOW); err == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR {
+		if err := unix.Unlinkat(d, base, unix.AT_REMOVEDIR); err != nil {
+			return fmt.Errorf("%s is a directory with files airlock does not know in it; move them away, then push again: %w", rel, err)
+		}
+	}
+	w.n++
+	tmpName := fmt.Sprintf("%s-%d", w.prefix, w.n)
+	if err := w.create(tmpName, mode, data); err != nil {
+		return err
+	}
+	err = unix.Renameat(w.tmp, tmpName, d, base)
+	if err == unix.EXDEV {
+		// The working tree is on another filesystem than its git
+		// directory: write beside the file, under a short name.
+		unix.Unlinkat(w.tmp, tmpName, 0)
+		local := ".airlock-" + tmpName
+		if err = w.createAt(d, local, mode, data); err == nil {
+			if err = unix.Renameat(d, local, d, base); err != nil {
+				unix.Unlinkat(d, local, 0)
+			}
+		}
+		return wrapPath("write", rel, err)
+	}
+	if err != nil {
+		unix.Unlinkat(w.tmp, tmpName, 0)
+	}
+	return wrapPath("write", rel, err)
+}
+
+func (w *wtWriter) create(name string, mode filemode.FileMode, data []byte) error {
+	return w.createAt(w.tmp, name, mode, data)
+}
+
+func (w *wtWriter) createAt(d int, name string, mode filemode.FileMode, data []byte) error {
+	if mode == filemode.Symlink {
+		return unix.Symlinkat(string(data), d, name)
+	}
+	perm := uint32(0o644)
+	if mode == filemode.Executable {
+		perm = 0o755
+	}
+	fd, err := unix.Openat(d, name, unix.O_CREAT|unix.O_EXCL|unix.O_WRONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, perm)
+	if err != nil {
+		return err
+	}
+	f := os.NewFile(uintptr(fd), name)
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Chmod(os.FileMode(perm)) // the umask may have taken the x bit
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		unix.Unlinkat(d, name, 0)
+	}
+	return err
+}
+
+// remove deletes the file or symlink at rel, if there is one, and the
+// directories it leaves empty.
+func (w *wtWriter) remove(rel string) error {
+	d, base, err := w.dir(rel, false)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	err = unix.Unlinkat(d, base, 0)
+	unix.Close(d)
+	if err != nil && err != unix.ENOENT {
+		return wrapPath("remove", rel, err)
+	}
+	for dir := filepath.ToSlash(filepath.Dir(rel)); dir != "." && dir != "/"; dir = filepath.ToSlash(filepath.Dir(dir)) {
+		pd, name, err := w.dir(dir, false)
+		if err != nil {
+			return nil
+		}
+		err = unix.Unlinkat(pd, name, unix.AT_REMOVEDIR)
+		unix.Close(pd)
+		if err != nil {
+			return nil // not empty: it stays
+		}
+	}
+	return nil
+}
+
+func wrapPath(op, rel string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &os.PathError{Op: op, Path: rel, Err: err}
+}
