@@ -306,6 +306,9 @@ func newID() string {
 // Pick, the commit of the picked paths is made first; if that fails,
 // nothing is decided and the error says why, so the reviewer can choose
 // again.
+// ErrCannotApproveWhole: the request's diff was too large to show whole.
+var ErrCannotApproveWhole = errors.New("cannot approve the whole push")
+
 func (g *Gate) Resolve(d Decision) (Decision, error) {
 	g.mu.Lock()
 	t, ok := g.pending[d.Request]
@@ -316,6 +319,9 @@ func (g *Gate) Resolve(d Decision) (Decision, error) {
 	if d.By == "" {
 		d.By = "reviewer"
 	}
+	// A decision names a verdict, a reason and picked paths; which commit
+	// is granted is the gate's to work out, never the decider's to say.
+	d.New = plumbing.ZeroHash
 	switch d.Verdict {
 	case Approve, Reject:
 	case Pick:
@@ -342,6 +348,10 @@ func (g *Gate) Resolve(d Decision) (Decision, error) {
 	default:
 		g.mu.Unlock()
 		return Decision{}, fmt.Errorf("approval: unknown verdict %q", d.Verdict)
+	}
+	if d.Verdict == Approve && t.req.DiffTruncated {
+		g.mu.Unlock()
+		return Decision{}, fmt.Errorf("%w: request %s is too large to show whole, so it cannot be approved whole; pick fewer files", ErrCannotApproveWhole, d.Request)
 	}
 	err := g.settleLocked(t, d)
 	g.mu.Unlock()

@@ -286,3 +286,30 @@ func TestWaitPrefersTheDecision(t *testing.T) {
 		}
 	}
 }
+
+// A decision names a verdict, a reason and paths: a commit it names is
+// ignored, and the gate grants the commit it was asked about.
+func TestDecisionCannotNameTheCommit(t *testing.T) {
+	g := approval.NewGate(newLedger(t), approval.Policy{})
+	req := sampleRequest()
+	tk, err := g.Submit(req, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.Resolve(approval.Decision{Request: req.ID, Verdict: approval.Approve, New: hash("something else")}); err != nil {
+		t.Fatal(err)
+	}
+	_, gr, err := wait(t, tk)
+	if err != nil || gr.New() != req.New {
+		t.Fatalf("granted %v (%v), want %v", gr.New(), err, req.New)
+	}
+
+	big := sampleRequest()
+	big.DiffTruncated = true
+	if _, err := g.Submit(big, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.Resolve(approval.Decision{Request: big.ID, Verdict: approval.Approve}); !errors.Is(err, approval.ErrCannotApproveWhole) {
+		t.Errorf("approving a truncated request whole: %v", err)
+	}
+}

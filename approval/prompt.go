@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/airlock-dev/airlock/internal/termsafe"
 )
 
 // Terminal is what the reviewer's prompt talks through. The real one is a
@@ -69,6 +71,10 @@ func flagLabel(f Flag) string {
 		return "symlink"
 	case FlagSecret:
 		return "looks like a secret"
+	case FlagAutorun:
+		return "runs on its own"
+	case FlagTerminal:
+		return "deceptive content"
 	}
 	return f.Code
 }
@@ -84,21 +90,30 @@ func marker(s Severity) string {
 }
 
 // Render writes the summary a reviewer sees first: risks, target, commits
-// and files, and the keys.
-func Render(w io.Writer, r *Request, color bool) error {
+// and files, and the keys. Every string in it that a worker or a
+// repository supplied goes through termsafe first; the only escape
+// sequences written are airlock's own colours.
+func Render(w io.Writer, r *Request, color bool) error { return RenderRows(w, r, color, 0) }
+
+// RenderRows is Render for a terminal of rows lines (0: no limit): the
+// file list is shortened so that the risks and the keys are on the screen
+// together, whatever the push holds.
+func RenderRows(w io.Writer, r *Request, color bool, rows int) error {
 	p := painter(color)
+	line := termsafe.Line
 	var b strings.Builder
 	b.WriteString(p.paint(ansiBold, "git_push") + "\n")
-	if len(r.Flags) > 0 {
+	risks := groupFlags(r.Flags)
+	if len(risks) > 0 {
 		b.WriteString("  " + p.paint(ansiBold, "Risks:") + "\n")
-		for _, f := range r.Flags {
+		for _, f := range risks {
 			code := ansiYellow
 			if f.Severity == High {
 				code = ansiRed + ansiBold
 			} else if f.Severity == Low {
 				code = ansiDim
 			}
-			b.WriteString("    " + p.paint(code, marker(f.Severity)+" "+f.Message) + "\n")
+			b.WriteString("    " + p.paint(code, marker(f.Severity)+" "+line(f.Message)) + "\n")
 		}
 	}
 	inline := func(path string) string {
@@ -119,7 +134,7 @@ func Render(w io.Writer, r *Request, color bool) error {
 		}
 		return "   " + p.paint(code, "! "+strings.Join(uniq(labels), ", "))
 	}
-	fmt.Fprintf(&b, "  Target: %s (branch: %s)%s\n", r.Describe, ShortRef(r.Ref), inline(""))
+	fmt.Fprintf(&b, "  Target: %s (branch: %s)%s\n", line(r.Describe), line(ShortRef(r.Ref)), inline(""))
 	if r.NewRef || r.Old.IsZero() {
 		b.WriteString("  Base:   none: the branch is new\n")
 	} else {
@@ -127,15 +142,28 @@ func Render(w io.Writer, r *Request, color bool) error {
 	}
 	switch n := len(r.Commits); {
 	case n == 1:
-		fmt.Fprintf(&b, "  Commit: %s %q (%s)\n", p.paint(ansiYellow, short(r.Commits[0].ID)), subject(r.Commits[0].Message), r.Summary())
+		fmt.Fprintf(&b, "  Commit: %s \"%s\" (%s)\n", p.paint(ansiYellow, short(r.Commits[0].ID)), line(subject(r.Commits[0].Message)), r.Summary())
 	default:
 		fmt.Fprintf(&b, "  Commits: %d, %s..%s (%s)\n", n, short(r.Commits[0].ID), short(r.Commits[n-1].ID), r.Summary())
 		for _, c := range r.Commits {
-			fmt.Fprintf(&b, "    %s %q\n", p.paint(ansiYellow, short(c.ID)), subject(c.Message))
+			fmt.Fprintf(&b, "    %s \"%s\"\n", p.paint(ansiYellow, short(c.ID)), line(subject(c.Message)))
 		}
 		b.WriteString("  Files:\n")
 	}
-	for _, f := range r.Files {
+	files := r.Files
+	more := 0
+	if rows > 0 {
+		// What is left of the screen after the lines above, the keys
+		// and the line the reviewer types on.
+		room := rows - strings.Count(b.String(), "\n") - 3
+		if room < 1 {
+			room = 1
+		}
+		if len(files) > room {
+			files, more = files[:room-1], len(files)-(room-1)
+		}
+	}
+	for _, f := range files {
 		sign := f.Op.Sign()
 		switch f.Op {
 		case OpCreate:
@@ -143,11 +171,37 @@ func Render(w io.Writer, r *Request, color bool) error {
 		case OpDelete:
 			sign = p.paint(ansiRed, sign)
 		}
-		fmt.Fprintf(&b, "    %s %s (%s)%s\n", sign, f.Path, promptSize(f.Size), inline(f.Path))
+		fmt.Fprintf(&b, "    %s %s (%s)%s\n", sign, line(f.Path), promptSize(f.Size), inline(f.Path))
+	}
+	if more > 0 {
+		fmt.Fprintf(&b, "    ... and %d more files: [d]iff shows them all\n", more)
 	}
 	b.WriteString("  " + keysLine(r, p) + "\n")
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// groupFlags keeps the risks list short: past three flags of one kind,
+// the rest of that kind is one line, so a push of many files cannot push
+// the other risks off the screen.
+func groupFlags(flags []Flag) []Flag {
+	count := map[string]int{}
+	for _, f := range flags {
+		count[f.Code]++
+	}
+	var out []Flag
+	shown := map[string]int{}
+	for _, f := range flags {
+		switch n := shown[f.Code]; {
+		case n < 3 || count[f.Code] == 4:
+			out = append(out, f)
+		case n == 3:
+			out = append(out, Flag{Code: f.Code, Severity: f.Severity,
+				Message: fmt.Sprintf("and %d more: %s", count[f.Code]-3, flagLabel(f))})
+		}
+		shown[f.Code]++
+	}
+	return out
 }
 
 func keysLine(r *Request, p painter) string {
@@ -204,7 +258,11 @@ func Prompt(t Terminal, r *Request) (Decision, error) {
 		return Decision{}, ErrNoTerminal
 	}
 	p := painter(t.Color())
-	if err := Render(t, r, t.Color()); err != nil {
+	rows := 0
+	if rt, ok := t.(interface{ Rows() int }); ok {
+		rows = rt.Rows()
+	}
+	if err := RenderRows(t, r, t.Color(), rows); err != nil {
 		return Decision{}, err
 	}
 	for {
@@ -214,6 +272,10 @@ func Prompt(t Terminal, r *Request) (Decision, error) {
 		}
 		switch key {
 		case 'a', 'A':
+			if r.DiffTruncated {
+				fmt.Fprintln(t, "  This push is too large to show whole, so it cannot be approved whole: [p]ick files to push fewer. "+keysLine(r, p))
+				continue
+			}
 			if !confirmHigh(t, r, p) {
 				fmt.Fprintln(t, "  Not approved. "+keysLine(r, p))
 				continue
@@ -269,7 +331,7 @@ func confirmHigh(t Terminal, r *Request, p painter) bool {
 	if len(high) == 0 {
 		return true
 	}
-	fmt.Fprintf(t, "  %s %s\n", p.paint(ansiRed+ansiBold, "High risk:"), strings.Join(high, "; "))
+	fmt.Fprintf(t, "  %s %s\n", p.paint(ansiRed+ansiBold, "High risk:"), termsafe.Line(strings.Join(high, "; ")))
 	answer, err := t.ReadLine("  Type yes to approve anyway: ")
 	return err == nil && strings.EqualFold(strings.TrimSpace(answer), "yes")
 }
@@ -278,7 +340,7 @@ func confirmHigh(t Terminal, r *Request, p painter) bool {
 // means they went back.
 func pickFiles(t Terminal, r *Request) ([]string, error) {
 	for i, f := range r.Files {
-		fmt.Fprintf(t, "  %3d  %s %s\n", i+1, f.Op.Sign(), f.Path)
+		fmt.Fprintf(t, "  %3d  %s %s\n", i+1, f.Op.Sign(), termsafe.Line(f.Path))
 	}
 	for {
 		line, err := t.ReadLine("  Files to push (e.g. 1,3-4; empty to go back): ")
@@ -331,7 +393,13 @@ func parseSelection(s string, n int) ([]int, error) {
 
 // colorDiff colours a plain unified diff the way git does for its common
 // lines.
+//
+// The diff is a worker's and a repository's text: it is sanitised first, so
+// that what reaches the pager (or the terminal, without one) holds no
+// escape sequence but airlock's colours, and less -R cannot be told to hide
+// lines.
 func colorDiff(diff string, color bool) string {
+	diff = termsafe.Text(diff)
 	if !color {
 		return diff
 	}

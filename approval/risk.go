@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing/filemode"
+
+	"github.com/airlock-dev/airlock/internal/termsafe"
 )
 
 // Severity ranks a risk flag.
@@ -72,6 +74,14 @@ const (
 	// carry out (a hostile repository's ".git/config", "..", escaping
 	// symlinks); the pushed commit leaves them out.
 	FlagDropped = "dropped-entries"
+	// FlagAutorun: a file that runs on its own (on cd, open, build,
+	// install, test), not only in CI.
+	FlagAutorun = "runs-on-its-own"
+	// FlagTerminal: content that would deceive a reader: escape
+	// sequences, bidi overrides, invisible characters, NULs in a script.
+	FlagTerminal = "deceptive-content"
+	// FlagTooLarge: the diff is too large to show whole.
+	FlagTooLarge = "diff-too-large"
 )
 
 // DefaultProtected are the refs a push to is flagged high, besides the
@@ -148,7 +158,13 @@ func Assess(r *Request, rules Rules, content Content) []Flag {
 		}
 	}
 
+	if r.DiffTruncated {
+		add(FlagTooLarge, High, "", "the diff is too large to show whole, so this push cannot be approved whole: pick fewer files ([p])")
+	}
 	for _, f := range r.Files {
+		if why := autorunFile(f.Path); why != "" {
+			add(FlagAutorun, Medium, f.Path, "changes %s, which %s", f.Path, why)
+		}
 		if why := ciFile(f.Path); why != "" {
 			if path.Base(f.Path) != "package.json" {
 				add(FlagCI, Medium, f.Path, "changes %s (%s)", f.Path, why)
@@ -172,6 +188,13 @@ func Assess(r *Request, rules Rules, content Content) []Flag {
 			target, _ := content(f.Path, true)
 			add(FlagSymlink, Medium, f.Path, "%s is a symlink to %q", f.Path, clip(string(target), 80))
 		}
+		if data, ok := content(f.Path, true); ok && f.NewMode != filemode.Symlink {
+			if h := termsafe.Hazard(data); h != "" {
+				add(FlagTerminal, High, f.Path, "%s holds %s: it is shown escaped; read it with care", f.Path, h)
+			} else if bytes.IndexByte(data, 0) >= 0 && termsafe.TextFile(f.Path, data) {
+				add(FlagTerminal, High, f.Path, "%s is a script or text file holding NUL bytes: it is shown as text, NULs as ^@", f.Path)
+			}
+		}
 		if !f.Binary {
 			if data, ok := content(f.Path, true); ok {
 				old, _ := content(f.Path, false)
@@ -183,6 +206,34 @@ func Assess(r *Request, rules Rules, content Content) []Flag {
 	}
 	sort.SliceStable(flags, func(i, j int) bool { return flags[i].Severity > flags[j].Severity })
 	return flags
+}
+
+// autorunFile says why a path runs on its own, outside CI, or "": tools
+// run it on cd, on opening the folder, on build, install or test, or git
+// runs what it names.
+func autorunFile(p string) string {
+	base := path.Base(p)
+	switch {
+	case base == ".envrc":
+		return "direnv runs on entering the directory"
+	case strings.HasPrefix(p, ".vscode/") && (base == "tasks.json" || base == "settings.json" || base == "launch.json" || base == "extensions.json"):
+		return "VS Code reads on opening the folder (tasks, settings, launch commands)"
+	case base == ".gitattributes":
+		return "can name filter and diff drivers that git runs"
+	case base == ".gitmodules":
+		return "makes git fetch and check out other repositories"
+	case strings.HasPrefix(p, ".devcontainer/") || base == ".devcontainer.json":
+		return "builds and runs a container when the folder is opened"
+	case base == "build.rs":
+		return "Cargo runs on every build"
+	case base == "setup.py":
+		return "pip runs on install"
+	case base == "conftest.py":
+		return "pytest runs on every test run"
+	case strings.HasSuffix(base, ".mk"):
+		return "make includes in builds"
+	}
+	return ""
 }
 
 // ciFile says why a path runs in CI or as a hook, or "".

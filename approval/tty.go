@@ -60,6 +60,15 @@ func (t *TTY) Write(p []byte) (int, error) {
 func (t *TTY) IsTerminal() bool { return term.IsTerminal(t.fd) }
 func (t *TTY) Color() bool      { return t.color }
 
+// Rows is the terminal's height (24 when it cannot be read), so that the
+// summary fits it.
+func (t *TTY) Rows() int {
+	if _, h, err := term.GetSize(t.fd); err == nil && h > 0 {
+		return h
+	}
+	return 24
+}
+
 // Cancel makes a pending or later read return ErrCanceled: the request
 // being shown went away.
 func (t *TTY) Cancel() {

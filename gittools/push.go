@@ -244,6 +244,7 @@ func (s *Session) request(ctx context.Context, spec *TargetSpec, t targets.Targe
 	var diff strings.Builder
 	patch.Format(&diff, false)
 	req.Diff = capText(diff.String(), maxRequestDiff, "the rest is too large to show here")
+	req.DiffTruncated = diff.Len() > maxRequestDiff
 	req.Pickable = len(req.Files) > 1
 	req.Flags = append(droppedFlags(s.area.Dropped()), approval.Assess(req, s.opts.Rules, func(p string, newSide bool) ([]byte, bool) {
 		h := old[p]

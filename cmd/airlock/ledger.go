@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/airlock-dev/airlock/internal/termsafe"
+
 	"github.com/airlock-dev/airlock/approval"
 )
 
@@ -73,7 +75,9 @@ func ledger(args []string, stdout, stderr io.Writer) error {
 			recs = recs[len(recs)-*n:]
 		}
 		for _, r := range recs {
-			fmt.Fprintln(stdout, describeRecord(r))
+			// Records hold what workers and repositories wrote (paths,
+			// reasons, errors): never raw on a terminal.
+			fmt.Fprintln(stdout, termsafe.Line(describeRecord(r)))
 		}
 		return nil
 	}

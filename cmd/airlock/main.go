@@ -6,6 +6,8 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
+
+	"github.com/airlock-dev/airlock/internal/termsafe"
 )
 
 const (
@@ -76,10 +78,12 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if errors.As(err, &ee) {
 		code = ee.code
 	}
+	// An error may quote a worker's path or a repository's message.
+	msg := termsafe.Text(err.Error())
 	if code == exitUsage {
-		fmt.Fprintf(stderr, "airlock: %v\n\n%s", err, usage)
+		fmt.Fprintf(stderr, "airlock: %s\n\n%s", msg, usage)
 	} else if !errors.Is(err, errHelp) {
-		fmt.Fprintf(stderr, "airlock: %v\n", err)
+		fmt.Fprintf(stderr, "airlock: %s\n", msg)
 	}
 	if errors.Is(err, errHelp) {
 		return exitOK

