@@ -35,8 +35,8 @@ type Request struct {
 	Diff          string        `json:"diff"` // the full unified diff, plain
 	// DiffTruncated says Diff was cut short: the reviewer cannot see the
 	// whole push, so it cannot be approved whole, only picked from.
-	DiffTruncated bool `json:"diff_truncated,omitempty"`
-	Flags         []Flag        `json:"flags"`
+	DiffTruncated bool   `json:"diff_truncated,omitempty"`
+	Flags         []Flag `json:"flags"`
 	// Pickable says whether the reviewer may choose some files only.
 	Pickable bool `json:"pickable"`
 }
