@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"strconv"
 	"strings"
@@ -16,7 +18,8 @@ func TestBoundedLines(t *testing.T) {
 	big := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"write_file","arguments":{"content":"` + strings.Repeat("x", 500) + `"}}}` + "\n"
 	bigNoID := `{"jsonrpc":"2.0","method":"notifications/x","params":{"a":"` + strings.Repeat("y", 500) + `"}}` + "\n"
 	bigStrID := `{"id":"call-\"9\"","jsonrpc":"2.0","params":"` + strings.Repeat("z", 500) + `"}` + "\n"
-	in := "{\"a\":1}\n" + big + "{\"b\":2}\n" + bigNoID + bigStrID + "{\"c\":3}"
+	a, b2, c := `{"jsonrpc":"2.0","method":"a"}`, `{"jsonrpc":"2.0","method":"b"}`, `{"jsonrpc":"2.0","method":"c"}`
+	in := a + "\n" + big + b2 + "\n" + bigNoID + bigStrID + c
 	var out bytes.Buffer
 	b := newBoundedLines(strings.NewReader(in), &lockedWriter{w: &out}, 100)
 	// A tiny buffer on the reading side: lines still come through whole.
@@ -24,7 +27,7 @@ func TestBoundedLines(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if string(got) != "{\"a\":1}\n{\"b\":2}\n{\"c\":3}" {
+	if string(got) != a+"\n"+b2+"\n"+c {
 		t.Errorf("passed through %q", got)
 	}
 	answers := strings.Split(strings.TrimSpace(out.String()), "\n")
@@ -70,5 +73,66 @@ func TestOversizedRequestOverMCP(t *testing.T) {
 	}
 	if tc := res.Content[0].(*mcp.TextContent); tc.Text != "len 5" {
 		t.Errorf("the next call said %q", tc.Text)
+	}
+}
+
+// Malformed JSON-RPC lines are answered with JSON-RPC errors and the
+// session goes on: the next request works, on the same server.
+func TestMalformedLinesDoNotEndTheSession(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	srv := mcp.NewServer(&mcp.Implementation{Name: "t", Version: "1"}, nil)
+	mcp.AddTool(srv, &mcp.Tool{Name: "ping", Description: "pong"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "pong"}}}, nil, nil
+	})
+	c2sR, c2sW := io.Pipe()
+	s2cR, s2cW := io.Pipe()
+	out := &lockedWriter{w: s2cW}
+	done := make(chan error, 1)
+	go func() {
+		done <- srv.Run(ctx, &mcp.IOTransport{Reader: newBoundedLines(c2sR, out, 64<<10), Writer: out})
+	}()
+	replies := bufio.NewScanner(s2cR)
+	send := func(line string) { io.WriteString(c2sW, line+"\n") }
+	reply := func() map[string]any {
+		t.Helper()
+		if !replies.Scan() {
+			t.Fatalf("no reply: %v (server: %v)", replies.Err(), <-done)
+		}
+		var m map[string]any
+		json.Unmarshal(replies.Bytes(), &m)
+		return m
+	}
+	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+	reply()
+	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	for _, tc := range []struct {
+		line string
+		code float64
+		id   any
+	}{
+		{`null`, -32600, nil},
+		{`[]`, -32600, nil},
+		{`[{"jsonrpc":"2.0","id":9,"method":"tools/list"}]`, -32600, nil},
+		{`{}`, -32600, nil},
+		{`"hello"`, -32600, nil},
+		{`{"jsonrpc":"2.0","id":{},"method":"tools/list"}`, -32600, nil},
+		{`{"jsonrpc":"2.0","id":true,"method":"tools/list"}`, -32600, nil},
+		{`{"jsonrpc":"1.0","id":3,"method":"tools/list"}`, -32600, float64(3)},
+		{`{"jsonrpc":"2.0","id":4,"method":7}`, -32600, float64(4)},
+		{`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":"x"}`, -32602, float64(5)},
+		{`{"jsonrpc":"2.0","id":6,"meth`, -32700, nil},
+		{`not json at all`, -32700, nil},
+	} {
+		send(tc.line)
+		m := reply()
+		e, _ := m["error"].(map[string]any)
+		if e == nil || e["code"] != tc.code || m["id"] != tc.id {
+			t.Errorf("%s: answered %v, want code %v for id %v", tc.line, m, tc.code, tc.id)
+		}
+	}
+	send(`{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{"name":"ping","arguments":{}}}`)
+	if m := reply(); m["id"] != float64(42) || m["result"] == nil {
+		t.Fatalf("the session did not go on: %v", m)
 	}
 }
