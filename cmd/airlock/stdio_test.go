@@ -90,7 +90,9 @@ func TestMalformedLinesDoNotEndTheSession(t *testing.T) {
 	out := &lockedWriter{w: s2cW}
 	done := make(chan error, 1)
 	go func() {
-		done <- srv.Run(ctx, &mcp.IOTransport{Reader: newBoundedLines(c2sR, out, 64<<10), Writer: out})
+		err := srv.Run(ctx, &mcp.IOTransport{Reader: newBoundedLines(c2sR, out, 64<<10), Writer: out})
+		s2cW.Close() // a server that ended answers no more: the test fails, not hangs
+		done <- err
 	}()
 	replies := bufio.NewScanner(s2cR)
 	send := func(line string) { io.WriteString(c2sW, line+"\n") }
