@@ -10,8 +10,10 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/user"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -43,28 +45,45 @@ type message struct {
 // maxMessage bounds one message; a request carries its whole diff.
 const maxMessage = 64 << 20
 
-// SocketDir is where servers' sockets live: $XDG_RUNTIME_DIR/airlock, or
-// else airlock's state directory.
+// SocketDir is where servers' sockets live, the rendezvous of servers and
+// reviewers. Both sides must find the same place whatever their
+// environment: MCP clients such as Codex and the TypeScript SDK start
+// servers without XDG_RUNTIME_DIR, so it is not read. The place is
+// $AIRLOCK_RUNTIME_DIR/airlock when that is set (set it for both sides),
+// else /run/user/UID/airlock when /run/user/UID is the user's own private
+// directory (systemd makes it), else /tmp/airlock-UID.
 func SocketDir() (string, error) {
-	if d := os.Getenv("XDG_RUNTIME_DIR"); d != "" {
+	if d := os.Getenv("AIRLOCK_RUNTIME_DIR"); d != "" {
 		return filepath.Join(d, "airlock"), nil
 	}
-	state, err := StateDir()
-	if err != nil {
-		return "", err
+	uid := os.Getuid()
+	run := filepath.Join("/run/user", strconv.Itoa(uid))
+	if fi, err := os.Lstat(run); err == nil && fi.IsDir() && fi.Mode().Perm()&0o077 == 0 {
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) == uid {
+			return filepath.Join(run, "airlock"), nil
+		}
 	}
-	return filepath.Join(state, "run"), nil
+	return filepath.Join("/tmp", "airlock-"+strconv.Itoa(uid)), nil
 }
 
-// StateDir is airlock's own state directory: $XDG_STATE_HOME/airlock, or
-// ~/.local/state/airlock.
+// StateDir is airlock's own state directory (the ledger): $AIRLOCK_STATE_DIR
+// when set, else ~/.local/state/airlock with the home directory taken from
+// the user database, not $HOME or $XDG_STATE_HOME, which MCP clients may
+// drop or change: a server and a reviewer must write and read one ledger.
 func StateDir() (string, error) {
-	if d := os.Getenv("XDG_STATE_HOME"); d != "" {
-		return filepath.Join(d, "airlock"), nil
+	if d := os.Getenv("AIRLOCK_STATE_DIR"); d != "" {
+		return d, nil
 	}
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return "", fmt.Errorf("no state directory: %w", err)
+	home := ""
+	if u, err := user.Current(); err == nil {
+		home = u.HomeDir
+	}
+	if home == "" {
+		h, err := os.UserHomeDir()
+		if err != nil {
+			return "", fmt.Errorf("no state directory: set AIRLOCK_STATE_DIR: %w", err)
+		}
+		home = h
 	}
 	return filepath.Join(home, ".local", "state", "airlock"), nil
 }
@@ -75,9 +94,12 @@ func privateDir(dir string) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
-	fi, err := os.Stat(dir)
+	fi, err := os.Lstat(dir)
 	if err != nil {
 		return err
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("%s is not a directory (a symlink?); airlock will not offer requests there: remove it", dir)
 	}
 	if fi.Mode().Perm()&0o077 != 0 {
 		return fmt.Errorf("%s is open to other users (mode %v); make it private: chmod 700 %s", dir, fi.Mode().Perm(), dir)

@@ -60,6 +60,11 @@ func OpenTarget(ctx context.Context, spec *TargetSpec) (targets.Target, error) {
 	return nil, fmt.Errorf("unknown target type %q", spec.Type)
 }
 
+// DefaultPushWait is how long git_push waits for a reviewer before it
+// answers "still waiting, call again": well under the tool timeouts of
+// common clients (Codex gives up at 300 s), so that the answer arrives.
+const DefaultPushWait = 2 * time.Minute
+
 // Session is one worker's sandbox: its workspace, staging area, targets
 // and the gate its pushes go through. It is safe for concurrent use.
 type Session struct {
@@ -83,7 +88,7 @@ func NewSession(ctx context.Context, w *Worker, opts Options) (*Session, error) 
 		return nil, errors.New("gittools: a session needs a gate")
 	}
 	if opts.Timeout <= 0 {
-		opts.Timeout = 5 * time.Minute
+		opts.Timeout = DefaultPushWait
 	}
 	if opts.OpenTarget == nil {
 		opts.OpenTarget = OpenTarget

@@ -85,7 +85,7 @@ func isolatedEnv(t *testing.T, root string, extra ...string) []string {
 		}
 		env = append(env, kv)
 	}
-	dirs := map[string]string{"HOME": "home", "XDG_RUNTIME_DIR": "run", "XDG_STATE_HOME": "state", "TMPDIR": "tmp"}
+	dirs := map[string]string{"HOME": "home", "AIRLOCK_RUNTIME_DIR": "run", "AIRLOCK_STATE_DIR": "state/airlock", "TMPDIR": "tmp"}
 	for k, d := range dirs {
 		p := filepath.Join(root, d)
 		if err := os.MkdirAll(p, 0o700); err != nil {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 
 	"github.com/airlock-dev/airlock/approval"
@@ -36,7 +37,11 @@ func review(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer r.Close()
-	fmt.Fprintf(tty, "airlock review: waiting for pushes (Ctrl-C to stop)\n")
+	ledgerFile := "(unknown)"
+	if state, err := approval.StateDir(); err == nil {
+		ledgerFile = filepath.Join(state, "ledger.jsonl")
+	}
+	fmt.Fprintf(tty, "airlock review: waiting for pushes from servers in %s (ledger: %s; Ctrl-C to stop)\n", dir, ledgerFile)
 	err = approval.Review(ctx, r, tty, *once)
 	if errors.Is(err, context.Canceled) {
 		return nil

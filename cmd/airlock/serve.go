@@ -2,6 +2,9 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
@@ -70,11 +73,13 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		"Runs the MCP server for one worker on stdin/stdout. It never prompts here: pushes wait for\n"+
 			"a reviewer running `airlock review` in another terminal.", stderr)
 	workerFile := fs.String("worker", "", "the worker file (Markdown with YAML frontmatter); default: a worker on the current directory's repository")
-	timeout := fs.Duration("timeout", 5*time.Minute, "how long git_push waits for a reviewer before answering that the request is still pending")
+	timeout := fs.Duration("timeout", gittools.DefaultPushWait, "how long git_push waits for a reviewer before answering that the request is still pending\n"+
+		"(call git_push again to keep waiting); keep it under the client's tool timeout (Codex: 300s)")
 	never := fs.Bool("never-approve", false, "refuse every push (review-only mode)")
 	var auto multiFlag
 	fs.Var(&auto, "auto-approve", "push to this target without asking (a target name from the worker file, or an id such as local:/path); repeatable")
-	httpAddr := fs.String("http", "", "also serve MCP over Streamable HTTP on this loopback address, e.g. 127.0.0.1:8787")
+	httpAddr := fs.String("http", "", "serve MCP over Streamable HTTP instead of stdin/stdout, on this loopback address, e.g. 127.0.0.1:8787;\n"+
+		"the endpoint is http://ADDR/mcp and every request needs the bearer token printed at start")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -130,17 +135,28 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stderr, "airlock serve: worker %q, pushing to %s by default. Review pushes with `airlock review` in another terminal.\n",
 		w.Name, w.DefaultTarget)
 	if *httpAddr != "" {
+		// Over HTTP only: stdin is not read at all, so the server runs
+		// under nohup, with </dev/null or in the background of a shell.
 		if err := loopbackOnly(*httpAddr); err != nil {
 			return usageError("--http %s: %v", *httpAddr, err)
 		}
+		token, tokenFile, err := newHTTPToken(sockets)
+		if err != nil {
+			return err
+		}
+		defer os.Remove(tokenFile)
 		ln, err := net.Listen("tcp", *httpAddr)
 		if err != nil {
 			return err
 		}
-		hs := &http.Server{Handler: httpHandler(srv)}
+		hs := &http.Server{Handler: httpHandler(srv, token)}
 		go hs.Serve(ln)
 		defer hs.Close()
-		fmt.Fprintf(stderr, "airlock serve: also on http://%s\n", ln.Addr())
+		fmt.Fprintf(stderr, "airlock serve: MCP over Streamable HTTP at http://%s%s\n"+
+			"airlock serve: every request needs the header \"Authorization: Bearer %s\" (the token is also in %s, mode 0600)\n",
+			ln.Addr(), mcpPath, token, tokenFile)
+		<-ctx.Done()
+		return nil
 	}
 	maxFile := w.Limits.MaxFileBytes
 	if maxFile <= 0 {
@@ -159,9 +175,45 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 // browser can reach a loopback port too: the SDK refuses Host headers that
 // are not loopback (DNS rebinding), and cross-origin requests are refused
 // here, so no page can drive the sandbox or read what it pulled.
-func httpHandler(srv *mcp.Server) http.Handler {
-	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
+//
+// Another user of the machine can reach a loopback port as well: every
+// request must carry the bearer token made at start, which only this user
+// can read (see newHTTPToken).
+func httpHandler(srv *mcp.Server, token string) http.Handler {
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
 		&mcp.StreamableHTTPOptions{CrossOriginProtection: http.NewCrossOriginProtection()})
+	want := []byte("Bearer " + token)
+	mux := http.NewServeMux()
+	mux.Handle(mcpPath, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="airlock"`)
+			http.Error(w, "airlock: missing or wrong bearer token: send the header \"Authorization: Bearer TOKEN\" with the token airlock serve printed at start (also in its token file)", http.StatusUnauthorized)
+			return
+		}
+		h.ServeHTTP(w, r)
+	}))
+	return mux
+}
+
+// mcpPath is the Streamable HTTP endpoint.
+const mcpPath = "/mcp"
+
+// newHTTPToken makes a bearer token and writes it, mode 0600, to a file in
+// dir (the private socket directory), for clients configured from a file.
+func newHTTPToken(dir string) (token, file string, err error) {
+	var b [32]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", "", err
+	}
+	token = hex.EncodeToString(b[:])
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", "", err
+	}
+	file = filepath.Join(dir, fmt.Sprintf("http-%d.token", os.Getpid()))
+	if err := os.WriteFile(file, []byte(token+"\n"), 0o600); err != nil {
+		return "", "", err
+	}
+	return token, file, nil
 }
 
 // loopbackOnly refuses an address other machines could reach: the MCP
@@ -176,7 +228,7 @@ func loopbackOnly(addr string) error {
 	}
 	ip := net.ParseIP(host)
 	if ip == nil || !ip.IsLoopback() {
-		return errors.New("only a loopback address (127.0.0.1, ::1, localhost) may be used: the MCP server has no authentication of its own")
+		return errors.New("only a loopback address (127.0.0.1, ::1, localhost) may be used: a bearer token is no substitute for keeping the sandbox off the network")
 	}
 	return nil
 }

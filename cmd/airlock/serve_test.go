@@ -24,11 +24,12 @@ func TestLoopbackOnly(t *testing.T) {
 // cross-origin request nor a rebound host name gets through.
 func TestHTTPRefusesBrowsers(t *testing.T) {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "t", Version: "1"}, nil)
-	ts := httptest.NewServer(httpHandler(srv))
+	ts := httptest.NewServer(httpHandler(srv, "secret-token"))
 	defer ts.Close()
 	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`
 	post := func(mod func(*http.Request)) int {
-		req, _ := http.NewRequest("POST", ts.URL, strings.NewReader(init))
+		req, _ := http.NewRequest("POST", ts.URL+"/mcp", strings.NewReader(init))
+		req.Header.Set("Authorization", "Bearer secret-token")
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json, text/event-stream")
 		mod(req)
@@ -50,5 +51,12 @@ func TestHTTPRefusesBrowsers(t *testing.T) {
 	}
 	if code := post(func(r *http.Request) { r.Host = "evil.example:80" }); code != http.StatusForbidden {
 		t.Errorf("a rebound host name got %d, want 403", code)
+	}
+	// Another local user, without the token, gets nowhere.
+	if code := post(func(r *http.Request) { r.Header.Del("Authorization") }); code != http.StatusUnauthorized {
+		t.Errorf("a request without the token got %d, want 401", code)
+	}
+	if code := post(func(r *http.Request) { r.Header.Set("Authorization", "Bearer secret-tokem") }); code != http.StatusUnauthorized {
+		t.Errorf("a request with a wrong token got %d, want 401", code)
 	}
 }

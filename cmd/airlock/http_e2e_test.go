@@ -1,0 +1,105 @@
+//go:build unix
+
+package main
+
+import (
+	"bufio"
+	"context"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// bearer adds the token to every request of a client.
+type bearer struct {
+	token string
+	next  http.RoundTripper
+}
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return b.next.RoundTrip(r)
+}
+
+// airlock serve --http runs with stdin at /dev/null, prints its endpoint
+// and token once, refuses requests without the token, and serves a real
+// MCP client that sends it.
+func TestServeHTTPWithToken(t *testing.T) {
+	requireGit(t)
+	bin := airlockBinary(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	root := t.TempDir()
+	env := isolatedEnv(t, root)
+	repo := filepath.Join(root, "project")
+	os.MkdirAll(repo, 0o755)
+	os.WriteFile(filepath.Join(repo, "README.md"), []byte("# P\n"), 0o644)
+	mustGit(t, env, repo, "init", "-q", "-b", "main")
+	mustGit(t, env, repo, "add", "-A")
+	mustGit(t, env, repo, "commit", "-qm", "init")
+
+	serve := exec.Command(bin, "serve", "--http", "127.0.0.1:0")
+	serve.Env, serve.Dir = env, repo
+	devnull, _ := os.Open(os.DevNull)
+	defer devnull.Close()
+	serve.Stdin = devnull
+	stderr, _ := serve.StderrPipe()
+	if err := serve.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { serve.Process.Kill(); serve.Wait() })
+	endpointRe := regexp.MustCompile(`at (http://\S+/mcp)`)
+	tokenRe := regexp.MustCompile(`Bearer ([0-9a-f]{64})" \(the token is also in (\S+),`)
+	var endpoint, token, tokenFile string
+	sc := bufio.NewScanner(stderr)
+	for (endpoint == "" || token == "") && sc.Scan() {
+		if m := endpointRe.FindStringSubmatch(sc.Text()); m != nil {
+			endpoint = m[1]
+		}
+		if m := tokenRe.FindStringSubmatch(sc.Text()); m != nil {
+			token, tokenFile = m[1], m[2]
+		}
+	}
+	if endpoint == "" || token == "" {
+		t.Fatalf("airlock serve --http did not print its endpoint and token (it exited? %v)", sc.Err())
+	}
+	go func() {
+		for sc.Scan() {
+		}
+	}()
+	if fi, err := os.Stat(tokenFile); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("token file %s: %v %v", tokenFile, fi, err)
+	} else if data, _ := os.ReadFile(tokenFile); strings.TrimSpace(string(data)) != token {
+		t.Errorf("the token file holds %q", data)
+	}
+	resp, err := http.Post(endpoint, "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized || !strings.HasPrefix(resp.Header.Get("WWW-Authenticate"), "Bearer") {
+		t.Errorf("without the token: %d %q", resp.StatusCode, resp.Header.Get("WWW-Authenticate"))
+	}
+	client := mcp.NewClient(&mcp.Implementation{Name: "http-e2e", Version: "1"}, nil)
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: endpoint,
+		HTTPClient: &http.Client{Transport: bearer{token, http.DefaultTransport}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "write_file", Arguments: map[string]any{"path": "notes.md", "content": "# P\n"}}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "read_file", Arguments: map[string]any{"path": "notes.md"}})
+	if err != nil || res.IsError || !strings.Contains(resultText(res), "# P") {
+		t.Fatalf("read_file over HTTP: %v %s", err, resultText(res))
+	}
+}
