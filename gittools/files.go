@@ -37,8 +37,17 @@ type writeArgs struct {
 
 type editArgs struct {
 	Path    string `json:"path" jsonschema:"the file to edit"`
-	OldText string `json:"old_text" jsonschema:"text that occurs exactly once in the file, with enough surrounding lines to be unique"`
-	NewText string `json:"new_text" jsonschema:"what replaces it"`
+	OldText string `json:"old_text,omitempty" jsonschema:"text that occurs exactly once in the file, with enough surrounding lines to be unique"`
+	NewText string `json:"new_text,omitempty" jsonschema:"what replaces it"`
+	// The shape of the reference MCP filesystem server's edit_file, which
+	// agents are trained on: several edits, applied in order, all or none.
+	Edits  []editOp `json:"edits,omitempty" jsonschema:"instead of old_text/new_text: edits applied in order, each oldText occurring exactly once; all apply or none"`
+	DryRun bool     `json:"dryRun,omitempty" jsonschema:"show the diff the edits would make without making them"`
+}
+
+type editOp struct {
+	OldText string `json:"oldText" jsonschema:"text that occurs exactly once in the file (after the edits before it)"`
+	NewText string `json:"newText" jsonschema:"what replaces it"`
 }
 
 type listArgs struct {
@@ -146,28 +155,59 @@ func writeFile(_ context.Context, s *Session, a writeArgs, _ Progress) (string, 
 }
 
 func editFile(_ context.Context, s *Session, a editArgs, _ Progress) (string, error) {
-	if a.OldText == "" {
-		return "", &ToolError{Msg: "old_text is empty; give the exact text to replace (use write_file to write a whole file)"}
+	ops := a.Edits
+	switch {
+	case len(ops) > 0 && (a.OldText != "" || a.NewText != ""):
+		return "", &ToolError{Msg: "give either old_text/new_text or edits, not both; nothing changed"}
+	case len(ops) == 0:
+		if a.OldText == "" {
+			return "", &ToolError{Msg: "old_text is empty; give the exact text to replace, or edits: [{oldText, newText}] (use write_file to write a whole file)"}
+		}
+		ops = []editOp{{OldText: a.OldText, NewText: a.NewText}}
+	}
+	apply := func(old []byte) ([]byte, error) {
+		cur := old
+		for i, op := range ops {
+			what := "old_text"
+			if len(a.Edits) > 0 {
+				what = fmt.Sprintf("edits[%d].oldText", i)
+			}
+			if op.OldText == "" {
+				return nil, &ToolError{Msg: fmt.Sprintf("%s is empty; give the exact text to replace; nothing changed", what)}
+			}
+			switch n := bytes.Count(cur, []byte(op.OldText)); {
+			case n == 0:
+				return nil, &ToolError{Msg: fmt.Sprintf("%s does not occur in %s; nothing changed. Read the file again: the text must match exactly, spaces and line breaks included", what, a.Path)}
+			case n > 1:
+				return nil, &ToolError{Msg: fmt.Sprintf("%s occurs %d times in %s (at lines %s); nothing changed. Include more surrounding text so it matches once",
+					what, n, a.Path, occurrences(cur, []byte(op.OldText)))}
+			}
+			cur = bytes.Replace(cur, []byte(op.OldText), []byte(op.NewText), 1)
+		}
+		return cur, nil
 	}
 	var before, after []byte
-	err := s.ws.Edit(a.Path, func(old []byte) ([]byte, error) {
-		n := bytes.Count(old, []byte(a.OldText))
-		switch {
-		case n == 0:
-			return nil, &ToolError{Msg: fmt.Sprintf("old_text does not occur in %s; nothing changed. Read the file again: the text must match exactly, spaces and line breaks included", a.Path)}
-		case n > 1:
-			return nil, &ToolError{Msg: fmt.Sprintf("old_text occurs %d times in %s (at lines %s); nothing changed. Include more surrounding text so it matches once",
-				n, a.Path, occurrences(old, []byte(a.OldText)))}
+	var err error
+	if a.DryRun {
+		if before, err = s.ws.ReadFile(a.Path); err == nil {
+			after, err = apply(before)
 		}
-		before = old
-		after = bytes.Replace(old, []byte(a.OldText), []byte(a.NewText), 1)
-		return after, nil
-	})
+	} else {
+		err = s.ws.Edit(a.Path, func(old []byte) ([]byte, error) {
+			before = old
+			after, err = apply(old)
+			return after, err
+		})
+	}
 	if err != nil {
 		return "", err
 	}
 	hunks, added, deleted := staging.TextDiff(before, after)
-	return fmt.Sprintf("edited %s (+%d -%d)\n%s", a.Path, added, deleted, capText(hunks, 8<<10, "the rest of the diff: git_diff")), nil
+	verb := "edited"
+	if a.DryRun {
+		verb = "would edit (dry run, nothing changed)"
+	}
+	return fmt.Sprintf("%s %s (+%d -%d)\n%s", verb, a.Path, added, deleted, capText(hunks, 8<<10, "the rest of the diff: git_diff")), nil
 }
 
 // occurrences lists the lines where sub starts in data.

@@ -1,6 +1,7 @@
 package gittools
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -216,6 +217,13 @@ func (s *Session) autoPull(ctx context.Context) error {
 			base = def
 		}
 	}
+	// forked: the default branch exists and was forked from another branch
+	// of its repository that auto_pull names. Its paths come from the
+	// default branch, which has its own history since the fork (what the
+	// worker pushed, what others pushed there): as after `git switch
+	// reports`, the other branch's later changes come in only when asked
+	// for (git_pull with that source).
+	forked := false
 	if base == nil {
 		for _, ap := range s.w.AutoPull {
 			if sameRepo(ap.Source) {
@@ -223,7 +231,9 @@ func (s *Session) autoPull(ctx context.Context) error {
 				if err != nil {
 					return err
 				}
-				if !exists {
+				if exists {
+					base, forked = def, true
+				} else {
 					base = ap.Source
 				}
 				break
@@ -235,7 +245,7 @@ func (s *Session) autoPull(ctx context.Context) error {
 	imports := map[string][]string{}
 	specs := map[string]*TargetSpec{}
 	for _, ap := range s.w.AutoPull {
-		if base != nil && sameRepo(ap.Source) && ap.Source.Branch == base.Branch {
+		if base != nil && sameRepo(ap.Source) && (forked || ap.Source.Branch == base.Branch) {
 			all = all || ap.Path == "."
 			basePaths = append(basePaths, ap.Path)
 			continue
@@ -339,6 +349,10 @@ func (s *Session) importFiles(ctx context.Context, spec *TargetSpec, paths []str
 		if dest != "" {
 			p = strings.TrimSuffix(dest, "/") + "/" + p
 		}
+		if b, ok := s.ws.Base().Lookup(p); ok && b.Mode == e.Mode && bytes.Equal(b.Data, e.Data) {
+			// What the base already holds is not the worker's change.
+			return nil
+		}
 		var werr error
 		if e.Mode&fs.ModeSymlink != 0 {
 			werr = s.ws.Symlink(string(e.Data), p)
@@ -372,13 +386,52 @@ func ResolveTargetID(w *Worker, s string) (string, error) {
 		return TargetID(spec), nil
 	}
 	kind, rest, ok := strings.Cut(s, ":")
+	var id string
 	switch {
 	case !ok:
 		return "", fmt.Errorf("no target is named %q; name one of %s, or give an id such as local:/path/to/repo", s, strings.Join(w.TargetNames(), ", "))
 	case kind == "github" && repoRe.MatchString(rest):
-		return s, nil
+		id = s
 	case (kind == "local" || kind == "local-bare") && filepath.IsAbs(rest):
-		return kind + ":" + filepath.Clean(rest), nil
+		id = kind + ":" + filepath.Clean(rest)
+	default:
+		return "", fmt.Errorf("%q is not a target id: use local:/abs/path, local-bare:/abs/path or github:owner/repo", s)
 	}
-	return "", fmt.Errorf("%q is not a target id: use local:/abs/path, local-bare:/abs/path or github:owner/repo", s)
+	// An id must be one of the worker's targets, or approving it would
+	// silently approve nothing. Paths compare after symlinks are resolved,
+	// and the id returned is the one the target itself reports.
+	var ids []string
+	for _, spec := range append([]*TargetSpec{w.DefaultTarget}, mapValues(w.Targets)...) {
+		tid := TargetID(spec)
+		ids = append(ids, tid)
+		if sameTargetID(tid, id) {
+			return tid, nil
+		}
+	}
+	sort.Strings(ids)
+	return "", fmt.Errorf("%s is none of this worker's targets (%s; ids %s): it would approve nothing; name one of them",
+		s, strings.Join(w.TargetNames(), ", "), strings.Join(ids, ", "))
+}
+
+func mapValues(m map[string]*TargetSpec) []*TargetSpec {
+	var out []*TargetSpec
+	for _, v := range m {
+		out = append(out, v)
+	}
+	return out
+}
+
+// sameTargetID compares ids, local paths by where their symlinks lead.
+func sameTargetID(a, b string) bool {
+	if a == b {
+		return true
+	}
+	ka, pa, _ := strings.Cut(a, ":")
+	kb, pb, _ := strings.Cut(b, ":")
+	if ka != kb || ka == "github" {
+		return false
+	}
+	ra, err1 := filepath.EvalSymlinks(pa)
+	rb, err2 := filepath.EvalSymlinks(pb)
+	return err1 == nil && err2 == nil && ra == rb
 }

@@ -394,7 +394,32 @@ func TestNewBranchForksFromPulledBranch(t *testing.T) {
 	mustContain(t, "git_pull after the push", h.call("git_pull", nil), "updated to", "templates/report.md")
 	mustContain(t, "the updated template", h.call("read_file", map[string]any{"path": "templates/report.md"}), "Report v2")
 
-	// Now that reports exists, a new session bases itself on it.
+	// Now that reports exists, a new session bases itself on it, and the
+	// templates it already holds are not the worker's changes.
 	h = open()
-	mustContain(t, "status on the existing branch", h.call("git_status", nil), "unstaged (1)", "templates/report.md")
+	mustContain(t, "status on the existing branch", h.call("git_status", nil), "unstaged: nothing")
+}
+
+// edit_file takes the reference filesystem server's shape too: edits
+// applied in order, all or none, and a dry run that changes nothing.
+func TestEditFileEditsShape(t *testing.T) {
+	h := newHarness(t, approval.Policy{}, time.Second)
+	h.call("write_file", map[string]any{"path": "a.md", "content": "one\ntwo\nthree\n"})
+	edits := func(pairs ...string) []map[string]any {
+		var out []map[string]any
+		for i := 0; i < len(pairs); i += 2 {
+			out = append(out, map[string]any{"oldText": pairs[i], "newText": pairs[i+1]})
+		}
+		return out
+	}
+	mustContain(t, "a dry run", h.call("edit_file", map[string]any{"path": "a.md", "edits": edits("one", "1"), "dryRun": true}), "dry run", "-one", "+1")
+	mustContain(t, "after the dry run", h.call("read_file", map[string]any{"path": "a.md"}), "one")
+	_, err := h.try("edit_file", map[string]any{"path": "a.md", "edits": edits("one", "1", "nine", "9")})
+	mustContain(t, "a failing second edit", errString(err), "edits[1].oldText does not occur", "nothing changed")
+	mustContain(t, "all or none", h.call("read_file", map[string]any{"path": "a.md"}), "one\ntwo")
+	// Each edit sees the result of the one before.
+	mustContain(t, "edits in order", h.call("edit_file", map[string]any{"path": "a.md", "edits": edits("one", "1x", "1x\ntwo", "12")}), "+1 -2")
+	mustContain(t, "the result", h.call("read_file", map[string]any{"path": "a.md"}), "12\nthree")
+	_, err = h.try("edit_file", map[string]any{"path": "a.md", "old_text": "12", "edits": edits("three", "3")})
+	mustContain(t, "both shapes", errString(err), "either old_text/new_text or edits")
 }

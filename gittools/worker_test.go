@@ -144,3 +144,32 @@ func TestLoadWorkerTooLarge(t *testing.T) {
 		t.Errorf("a 2 MB worker file: %v", err)
 	}
 }
+
+// --auto-approve must name one of the worker's targets: an id that
+// matches none is an error listing them, and a symlinked path to a
+// target's repository resolves to that target's own id.
+func TestResolveTargetID(t *testing.T) {
+	repo := t.TempDir()
+	link := filepath.Join(t.TempDir(), "link")
+	if err := os.Symlink(repo, link); err != nil {
+		t.Fatal(err)
+	}
+	w := &gittools.Worker{
+		DefaultTarget: &gittools.TargetSpec{Type: "local", Path: link, Branch: "main"},
+		Targets:       map[string]*gittools.TargetSpec{"backup": {Type: "local-bare", Path: "/srv/backup.git"}},
+	}
+	for _, tc := range []struct{ in, want, err string }{
+		{"default", "local:" + link, ""},
+		{"backup", "local-bare:/srv/backup.git", ""},
+		{"local:" + repo, "local:" + link, ""},
+		{"local:" + link, "local:" + link, ""},
+		{"local:/somewhere/else", "", "none of this worker's targets"},
+		{"github:octo/other", "", "none of this worker's targets"},
+		{"bakup", "", `no target is named "bakup"`},
+	} {
+		got, err := gittools.ResolveTargetID(w, tc.in)
+		if got != tc.want || (err == nil) != (tc.err == "") || err != nil && !strings.Contains(err.Error(), tc.err) {
+			t.Errorf("ResolveTargetID(%q) = %q, %v; want %q, %q", tc.in, got, err, tc.want, tc.err)
+		}
+	}
+}

@@ -1,11 +1,15 @@
 package targets
 
 import (
+	"unicode/utf8"
+
 	"context"
 	"errors"
 	"fmt"
 	"strings"
 	"unicode"
+
+	"github.com/airlock-dev/airlock/internal/termsafe"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
@@ -161,12 +165,23 @@ func checkRefFormat(ref string) error {
 	if ref == "@" || strings.HasSuffix(ref, "/") || strings.HasSuffix(ref, ".") {
 		return errors.New("it may not end with \"/\" or \".\"")
 	}
+	switch strings.TrimPrefix(ref, "refs/heads/") {
+	case "HEAD", "@":
+		// git refuses to make them (git branch HEAD), and every tool
+		// would read them as the current commit, not a branch.
+		return errors.New("HEAD and @ name the current commit, not a branch")
+	}
 	if strings.Contains(ref, "..") || strings.Contains(ref, "@{") || strings.Contains(ref, "//") {
 		return errors.New(`it may not contain "..", "@{" or "//"`)
 	}
 	for _, r := range ref {
 		if r < 0x20 || r == 0x7f || unicode.IsControl(r) || strings.ContainsRune(" ~^:?*[\\", r) {
 			return fmt.Errorf("it may not contain %q", r)
+		}
+		if termsafe.Invisible(r) || r == utf8.RuneError {
+			// A bidi override or an invisible character makes a branch
+			// read as another one in review.
+			return fmt.Errorf("it may not contain U+%04X, an invisible or text-direction character", r)
 		}
 	}
 	for _, c := range strings.Split(ref, "/") {
