@@ -88,6 +88,14 @@ func StateDir() (string, error) {
 	return filepath.Join(home, ".local", "state", "airlock"), nil
 }
 
+// userName is uid's login name, or "uid N".
+func userName(uid int) string {
+	if u, err := user.LookupId(strconv.Itoa(uid)); err == nil && u.Username != "" {
+		return u.Username
+	}
+	return fmt.Sprintf("uid %d", uid)
+}
+
 // privateDir creates dir with mode 0700, or checks that an existing one
 // belongs to this user and is closed to everyone else.
 func privateDir(dir string) error {
@@ -181,7 +189,8 @@ func (b *Broker) accept() {
 		if err != nil {
 			return
 		}
-		if err := checkPeer(c); err != nil {
+		who, err := checkPeer(c)
+		if err != nil {
 			c.Close()
 			continue
 		}
@@ -194,13 +203,13 @@ func (b *Broker) accept() {
 		b.conns[c] = true
 		b.mu.Unlock()
 		b.wg.Add(1)
-		go b.serve(c)
+		go b.serve(c, who)
 	}
 }
 
 // serve talks to one reviewer: everything pending, then every change, and
 // its decisions back to the gate.
-func (b *Broker) serve(c *net.UnixConn) {
+func (b *Broker) serve(c *net.UnixConn, who string) {
 	defer b.wg.Done()
 	defer func() {
 		b.mu.Lock()
@@ -240,8 +249,11 @@ func (b *Broker) serve(c *net.UnixConn) {
 			if json.Unmarshal(line, &m) != nil || m.Type != "decision" || m.Decision == nil {
 				continue
 			}
+			// A decision is a verdict, a reason and picked paths, by the
+			// user the kernel names; anything else it says is ignored.
+			d := m.Decision
 			b.inflight.Add(1)
-			decisions <- *m.Decision
+			decisions <- Decision{Request: d.Request, Verdict: d.Verdict, Reason: d.Reason, Paths: d.Paths, By: who}
 		}
 	}()
 	for {
