@@ -69,6 +69,13 @@ func OpenLedger(path string) (*Ledger, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("ledger: %w", err)
 	}
+	if a, ok, err := ReadAnchor(path); err == nil && ok && a.Seq > 0 {
+		if fi, err := os.Stat(path); err != nil || fi.Size() == 0 {
+			// Starting a new chain here would hide that the old one went.
+			return nil, fmt.Errorf("ledger: %w: %s is missing or empty, but its anchor %s says it held %d records; restore it from a backup, or move the anchor aside to start a new ledger",
+				ErrLedgerGone, path, AnchorPath(path), a.Seq)
+		}
+	}
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("ledger: %w", err)
@@ -127,7 +134,96 @@ func (l *Ledger) Append(kind string, data any) (Record, error) {
 	if err := l.f.Sync(); err != nil {
 		return Record{}, fmt.Errorf("ledger: fsync: %w", err)
 	}
+	// The anchor is written after the record: a crash between the two
+	// leaves it one record behind, which Verify accepts and the next
+	// append repairs.
+	if err := writeAnchor(l.path, Anchor{Seq: rec.Seq, Hash: rec.Hash}); err != nil {
+		return Record{}, fmt.Errorf("ledger: anchor: %w", err)
+	}
 	return rec, nil
+}
+
+// Anchor is the ledger's head and record count, kept in a file of its own
+// (AnchorPath) so that a ledger cut short or deleted is noticed: a chain
+// checks each record against the one before, but nothing in a file tells
+// that records after its end were removed.
+type Anchor struct {
+	Seq  uint64 `json:"seq"`
+	Hash string `json:"hash"`
+}
+
+// AnchorPath is where the anchor of the ledger at path lives.
+func AnchorPath(path string) string { return path + ".anchor" }
+
+// ReadAnchor reads the anchor of the ledger at path; ok is false when
+// there is none (a ledger from before anchors, or a new one).
+func ReadAnchor(path string) (a Anchor, ok bool, err error) {
+	data, err := os.ReadFile(AnchorPath(path))
+	if os.IsNotExist(err) {
+		return Anchor{}, false, nil
+	}
+	if err != nil {
+		return Anchor{}, false, err
+	}
+	if err := json.Unmarshal(data, &a); err != nil {
+		return Anchor{}, false, fmt.Errorf("%s is not an anchor: %w", AnchorPath(path), err)
+	}
+	return a, true, nil
+}
+
+// writeAnchor replaces the anchor atomically and durably.
+func writeAnchor(path string, a Anchor) error {
+	data, _ := json.Marshal(a)
+	tmp := AnchorPath(path) + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(append(data, '\n'))
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, AnchorPath(path))
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	if d, err := os.Open(filepath.Dir(path)); err == nil {
+		d.Sync()
+		d.Close()
+	}
+	return nil
+}
+
+// ErrLedgerGone: the anchor says the ledger had records it no longer has.
+var ErrLedgerGone = errors.New("ledger cut short or deleted")
+
+// checkAnchor compares a verified chain with the anchor: the chain must
+// reach the anchored record, with the anchored hash. One record past the
+// anchor is a crash between a record and its anchor, not tampering.
+func checkAnchor(path string, rep *Report, recs map[uint64]string) error {
+	a, ok, err := ReadAnchor(path)
+	if err != nil || !ok {
+		return err
+	}
+	switch {
+	case uint64(rep.Records) < a.Seq:
+		rep.Broken = &Problem{Seq: uint64(rep.Records) + 1, Kind: "cut", Detail: fmt.Sprintf(
+			"the ledger ends after record %d, but its anchor (%s) says it had %d: records %d to %d were removed",
+			rep.Records, AnchorPath(path), a.Seq, rep.Records+1, a.Seq)}
+	case recs[a.Seq] != a.Hash:
+		rep.Broken = &Problem{Seq: a.Seq, Kind: "edited", Detail: fmt.Sprintf(
+			"record %d is not the one the anchor (%s) recorded: the ledger was rewritten from there on", a.Seq, AnchorPath(path))}
+	case uint64(rep.Records) > a.Seq+1:
+		rep.Broken = &Problem{Seq: a.Seq + 2, Kind: "unanchored", Detail: fmt.Sprintf(
+			"records after %d were not written by airlock (the anchor %s stops at %d)", a.Seq+1, AnchorPath(path), a.Seq)}
+	}
+	return nil
 }
 
 // readHead returns the last complete record of the file, and whether the
@@ -209,16 +305,31 @@ var ErrBroken = errors.New("ledger chain broken")
 // the chain: each record's own hash, its link to the record before, and
 // sequence numbers without gaps or reversals. It reports the first broken
 // record, and a torn line if a crash left one.
+//
+// The chain is then held against the ledger's anchor: a ledger cut short,
+// emptied or deleted while its anchor remains is broken (ErrLedgerGone for
+// a missing file).
 func Verify(path string) (Report, error) {
 	f, err := os.Open(path)
+	if os.IsNotExist(err) {
+		if a, ok, aerr := ReadAnchor(path); aerr == nil && ok && a.Seq > 0 {
+			return Report{}, fmt.Errorf("%w: %s does not exist, but its anchor %s says it held %d records (head %s); restore it from a backup",
+				ErrLedgerGone, path, AnchorPath(path), a.Seq, a.Hash)
+		}
+	}
 	if err != nil {
 		return Report{}, err
 	}
 	defer f.Close()
-	return verify(f)
+	hashes := map[uint64]string{}
+	rep, err := verify(f, hashes)
+	if err != nil || rep.Broken != nil {
+		return rep, err
+	}
+	return rep, checkAnchor(path, &rep, hashes)
 }
 
-func verify(r io.Reader) (Report, error) {
+func verify(r io.Reader, hashes map[uint64]string) (Report, error) {
 	var rep Report
 	type entry struct {
 		line int
@@ -291,6 +402,9 @@ func verify(r io.Reader) (Report, error) {
 			break
 		}
 		prev = rec
+		if hashes != nil {
+			hashes[rec.Seq] = rec.Hash
+		}
 		rep.Records++
 		rep.Head, rep.Last = rec.Hash, rec.Time
 	}

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -135,6 +136,12 @@ func TestLedgerTornTail(t *testing.T) {
 	if err := os.WriteFile(l.Path(), []byte(lines[0]+lines[1]+half), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	// A crash in the middle of writing record 3 comes before its anchor:
+	// the anchor still names record 2.
+	var rec2 approval.Record
+	json.Unmarshal([]byte(lines[1]), &rec2)
+	anchor, _ := json.Marshal(approval.Anchor{Seq: rec2.Seq, Hash: rec2.Hash})
+	os.WriteFile(approval.AnchorPath(l.Path()), anchor, 0o600)
 	rep := verify(t, l.Path())
 	if !rep.OK() || rep.Torn == nil || rep.Torn.Line != 3 || rep.Records != 2 {
 		t.Fatalf("torn tail: %+v %+v", rep, rep.Torn)
@@ -235,4 +242,48 @@ func TestLedgerChildAppender(t *testing.T) {
 func sha256Hex(b []byte) string {
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
+}
+
+// The anchor notices what a chain cannot: records cut from the end, and a
+// ledger deleted or emptied. A crash between a record and its anchor is
+// not tampering.
+func TestLedgerAnchor(t *testing.T) {
+	l := newLedger(t)
+	appendN(t, l, 5)
+	path := l.Path()
+	data, _ := os.ReadFile(path)
+	lines := strings.SplitAfter(strings.TrimSuffix(string(data), "\n"), "\n")
+	if rep := verify(t, path); !rep.OK() || rep.Records != 5 {
+		t.Fatalf("intact: %+v", rep)
+	}
+	anchor, _ := os.ReadFile(approval.AnchorPath(path))
+
+	// Cut the last two records.
+	os.WriteFile(path, []byte(strings.Join(lines[:3], "")), 0o600)
+	if rep, _ := approval.Verify(path); rep.OK() || rep.Broken.Kind != "cut" || !strings.Contains(rep.Broken.Detail, "records 4 to 5 were removed") {
+		t.Errorf("a cut tail: %+v", rep.Broken)
+	}
+	// A crash after record 5 but before its anchor: the anchor says 4.
+	os.WriteFile(path, data, 0o600)
+	var rec4 approval.Record
+	json.Unmarshal([]byte(lines[3]), &rec4)
+	lag, _ := json.Marshal(approval.Anchor{Seq: 4, Hash: rec4.Hash})
+	os.WriteFile(approval.AnchorPath(path), lag, 0o600)
+	if rep := verify(t, path); !rep.OK() {
+		t.Errorf("an anchor one record behind: %+v", rep.Broken)
+	}
+	os.WriteFile(approval.AnchorPath(path), anchor, 0o600)
+	// Deleted, or emptied: Verify fails, and no new chain starts there.
+	l.Close()
+	os.Remove(path)
+	if _, err := approval.Verify(path); !errors.Is(err, approval.ErrLedgerGone) {
+		t.Errorf("a deleted ledger: %v", err)
+	}
+	if _, err := approval.OpenLedger(path); !errors.Is(err, approval.ErrLedgerGone) {
+		t.Errorf("opening over a deleted ledger: %v", err)
+	}
+	os.WriteFile(path, nil, 0o600)
+	if _, err := approval.OpenLedger(path); !errors.Is(err, approval.ErrLedgerGone) {
+		t.Errorf("opening an emptied ledger: %v", err)
+	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -45,6 +46,9 @@ func ledger(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		rep, err := approval.Verify(path)
+		if errors.Is(err, approval.ErrLedgerGone) {
+			return &exitError{exitBroken, err}
+		}
 		if err != nil {
 			return err
 		}
@@ -74,7 +78,21 @@ func ledger(args []string, stdout, stderr io.Writer) error {
 		if len(recs) > *n {
 			recs = recs[len(recs)-*n:]
 		}
+		// Records past a break are shown, but marked: nothing vouches
+		// for them.
+		var broken *approval.Problem
+		if rep, err := approval.Verify(path); err == nil && rep.Broken != nil {
+			broken = rep.Broken
+		}
+		marked := false
 		for _, r := range recs {
+			if broken != nil && !marked && r.Seq >= broken.Seq {
+				fmt.Fprintf(stdout, "---- the chain is broken here (%s); the records below are not verified ----\n", termsafe.Line(broken.Error()))
+				marked = true
+			}
+			if marked {
+				fmt.Fprint(stdout, "?? ")
+			}
 			// Records hold what workers and repositories wrote (paths,
 			// reasons, errors): never raw on a terminal.
 			fmt.Fprintln(stdout, termsafe.Line(describeRecord(r)))

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -26,5 +27,35 @@ func TestLedgerShowIsSanitised(t *testing.T) {
 	}
 	if strings.ContainsAny(out.String(), "\x1b\x07\u202e") || !strings.Contains(out.String(), "^[[2J^[]52;c;ZXZpbA==^Gfake<U+202E>ok") {
 		t.Errorf("ledger show printed %q", out.String())
+	}
+}
+
+// ledger show marks the records after a break; verify fails with exit 3
+// on a cut tail.
+func TestLedgerShowMarksBreak(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "ledger.jsonl")
+	l, err := approval.OpenLedger(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 4; i++ {
+		l.Append(approval.KindWithdrawal, map[string]string{"request": "r", "why": "test"})
+	}
+	l.Close()
+	data, _ := os.ReadFile(path)
+	lines := strings.SplitAfter(string(data), "\n")
+	edited := strings.Replace(lines[2], `"why":"test"`, `"why":"tampered"`, 1)
+	os.WriteFile(path, []byte(lines[0]+lines[1]+edited+lines[3]), 0o600)
+	var out, errOut bytes.Buffer
+	run([]string{"ledger", "show", "--file", path}, nil, &out, &errOut)
+	got := out.String()
+	i := strings.Index(got, "---- the chain is broken here")
+	if i < 0 || strings.Count(got[:i], "withdrawn") != 2 || strings.Count(got[i:], "?? ") != 2 {
+		t.Errorf("ledger show:\n%s", got)
+	}
+	// Cut the tail: the chain is intact, the anchor is not.
+	os.WriteFile(path, []byte(lines[0]+lines[1]), 0o600)
+	if code := run([]string{"ledger", "verify", "--file", path}, nil, &out, &errOut); code != exitBroken {
+		t.Errorf("verify of a cut ledger exited %d: %s", code, errOut.String())
 	}
 }
