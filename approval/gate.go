@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -227,10 +228,59 @@ func NewGate(ledger *Ledger, p Policy) *Gate {
 	if p.Mode == "" {
 		p.Mode = ModeAsk
 	}
-	return &Gate{
+	g := &Gate{
 		ledger: ledger, policy: p, now: time.Now,
 		pending: map[string]*Ticket{}, byPush: map[pushKey]*Ticket{},
 		denied: map[fingerprint]string{}, subs: map[int]chan Event{},
+	}
+	g.loadDenied()
+	return g
+}
+
+// loadDenied rebuilds, from the ledger, the changes reviewers rejected:
+// a change rejected in an earlier session stays rejected (same target,
+// branch and tree: commit ids differ from session to session, trees do
+// not), with the reviewer's reason.
+func (g *Gate) loadDenied() {
+	if g.ledger == nil {
+		return
+	}
+	recs, err := Records(g.ledger.Path())
+	if err != nil {
+		return
+	}
+	fps := map[string]fingerprint{}
+	for _, r := range recs {
+		switch r.Kind {
+		case KindRequest:
+			var q struct {
+				ID     string `json:"id"`
+				Target string `json:"target"`
+				Ref    string `json:"ref"`
+				Tree   string `json:"tree"`
+			}
+			if json.Unmarshal(r.Data, &q) == nil && q.ID != "" {
+				fps[q.ID] = fingerprint{q.Target, q.Ref, plumbing.NewHash(q.Tree)}
+			}
+		case KindDecision:
+			var d struct {
+				Request string  `json:"request"`
+				Verdict Verdict `json:"verdict"`
+				Reason  string  `json:"reason"`
+				By      string  `json:"by"`
+			}
+			if json.Unmarshal(r.Data, &d) != nil {
+				continue
+			}
+			fp, ok := fps[d.Request]
+			switch {
+			case !ok:
+			case d.Verdict == Reject && !strings.HasPrefix(d.By, "policy:"):
+				g.denied[fp] = d.Reason
+			case d.Verdict == Approve || d.Verdict == Pick:
+				delete(g.denied, fp)
+			}
+		}
 	}
 }
 

@@ -313,3 +313,40 @@ func TestDecisionCannotNameTheCommit(t *testing.T) {
 		t.Errorf("approving a truncated request whole: %v", err)
 	}
 }
+
+// A change a reviewer rejected stays rejected in a later session: a new
+// gate on the same ledger refuses it at once, with the reason, even under
+// a new commit id.
+func TestRepeatDenyAcrossSessions(t *testing.T) {
+	l := newLedger(t)
+	g1 := approval.NewGate(l, approval.Policy{})
+	req := sampleRequest()
+	tk, _ := g1.Submit(req, nil)
+	g1.Resolve(approval.Decision{Request: req.ID, Verdict: approval.Reject, Reason: "no reports on Fridays"})
+	wait(t, tk)
+
+	g2 := approval.NewGate(l, approval.Policy{})
+	again := sampleRequest()
+	again.New = hash("the same change, committed again")
+	tk2, err := g2.Submit(again, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, _, err := wait(t, tk2)
+	if d.Verdict != approval.Reject || d.By != "repeat-denied" || !strings.Contains(errString(err), "no reports on Fridays") {
+		t.Errorf("the second session: %+v, %v", d, err)
+	}
+	// Another change on the same branch is asked about as usual.
+	other := sampleRequest()
+	other.Tree = hash("another tree")
+	if _, err := g2.Submit(other, nil); err != nil || len(g2.Pending()) != 1 {
+		t.Errorf("a different change: %v, pending %d", err, len(g2.Pending()))
+	}
+}
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
