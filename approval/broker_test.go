@@ -388,7 +388,7 @@ func TestBrokerNextAfterADecision(t *testing.T) {
 	r := watch(t, dir)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	const n = 30
+	const n = approval.MaxPending
 	for i := 0; i < n; i++ {
 		req := requestFor("w")
 		req.Ref = fmt.Sprintf("refs/heads/r%d", i)

@@ -303,6 +303,15 @@ type ledgerRequest struct {
 	Attached bool         `json:"attached,omitempty"`
 }
 
+// Bounds on what a gate holds for reviewers.
+const (
+	MaxPending      = 16
+	MaxPendingBytes = 256 << 20
+)
+
+// ErrTooManyPending: a gate holds as many requests as it may.
+var ErrTooManyPending = errors.New("too many pushes waiting for review")
+
 // Submit records req and returns its ticket. The policy, or the memory of
 // a change already denied in this session, decides at once; otherwise the
 // request waits for a reviewer. Submitting a push that is already pending
@@ -317,6 +326,16 @@ func (g *Gate) Submit(req *Request, pick PickFunc) (*Ticket, error) {
 	key := pushKey{req.Target, req.Ref, req.Old, req.New}
 	if t, ok := g.byPush[key]; ok {
 		return t, nil
+	}
+	// Each pending request holds its whole diff until it is decided: a
+	// worker may not pile them up.
+	held := len(req.Diff)
+	for _, t := range g.pending {
+		held += len(t.req.Diff)
+	}
+	if len(g.pending) >= MaxPending || held > MaxPendingBytes {
+		return nil, fmt.Errorf("%w: %d pushes (%d MiB of diffs) are already waiting for a reviewer, the most one session may have; wait for their answers (call git_push again on one to keep waiting) before asking for more",
+			ErrTooManyPending, len(g.pending), held>>20)
 	}
 	req.ID = newID()
 	req.Time = g.now().UTC()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -349,4 +350,34 @@ func errString(err error) string {
 		return ""
 	}
 	return err.Error()
+}
+
+// Pending requests are bounded: a worker cannot pile up pushes (each holds
+// its diff) until memory runs out.
+func TestPendingRequestsAreBounded(t *testing.T) {
+	g := approval.NewGate(newLedger(t), approval.Policy{})
+	for i := 0; i < approval.MaxPending; i++ {
+		r := sampleRequest()
+		r.New = hash(fmt.Sprint("commit ", i))
+		if _, err := g.Submit(r, nil); err != nil {
+			t.Fatalf("request %d: %v", i, err)
+		}
+	}
+	r := sampleRequest()
+	r.New = hash("one too many")
+	if _, err := g.Submit(r, nil); !errors.Is(err, approval.ErrTooManyPending) {
+		t.Fatalf("request past the bound: %v", err)
+	}
+	// A push already pending re-attaches, bound or not.
+	again := sampleRequest()
+	again.New = hash("commit 0")
+	if _, err := g.Submit(again, nil); err != nil {
+		t.Errorf("re-attaching: %v", err)
+	}
+	big := approval.NewGate(newLedger(t), approval.Policy{})
+	huge := sampleRequest()
+	huge.Diff = strings.Repeat("x", approval.MaxPendingBytes+1)
+	if _, err := big.Submit(huge, nil); !errors.Is(err, approval.ErrTooManyPending) {
+		t.Errorf("a request over the byte bound: %v", err)
+	}
 }

@@ -231,8 +231,8 @@ func listFiles(_ context.Context, s *Session, a listArgs, _ Progress) (string, e
 		dir = "."
 	}
 	if a.Pattern != "" {
-		if _, err := path.Match(strings.ReplaceAll(a.Pattern, "**", "*"), ""); err != nil {
-			return "", &ToolError{Msg: fmt.Sprintf("pattern %q is not a glob: %v", a.Pattern, err)}
+		if err := checkGlob("pattern", a.Pattern); err != nil {
+			return "", err
 		}
 	}
 	fi, err := s.ws.Stat(dir)
@@ -300,23 +300,46 @@ func matchGlob(pattern, rel, name string, recursive bool) bool {
 }
 
 // globPath matches path components, "**" standing for any number of them.
+// It fills a table of (pattern prefix, path prefix) once, so its cost is
+// the product of their lengths, whatever the pattern: a pattern of many
+// "**" cannot make it backtrack.
 func globPath(pat, comps []string) bool {
-	if len(pat) == 0 {
-		return len(comps) == 0
-	}
-	if pat[0] == "**" {
-		for i := 0; i <= len(comps); i++ {
-			if globPath(pat[1:], comps[i:]) {
-				return true
+	prev := make([]bool, len(comps)+1)
+	prev[0] = true
+	cur := make([]bool, len(comps)+1)
+	for _, p := range pat {
+		if p == "**" {
+			run := false
+			for j := range prev {
+				run = run || prev[j]
+				cur[j] = run
+			}
+		} else {
+			cur[0] = false
+			for j := 1; j <= len(comps); j++ {
+				cur[j] = false
+				if prev[j-1] {
+					cur[j], _ = path.Match(p, comps[j-1])
+				}
 			}
 		}
-		return false
+		prev, cur = cur, prev
 	}
-	if len(comps) == 0 {
-		return false
+	return prev[len(comps)]
+}
+
+// maxPattern bounds a glob a worker gives.
+const maxPattern = 1024
+
+// checkGlob refuses a pattern that is not a glob, or is too long.
+func checkGlob(what, pattern string) error {
+	if len(pattern) > maxPattern {
+		return &ToolError{Msg: fmt.Sprintf("%s is %d bytes, more than the %d allowed; use a shorter pattern", what, len(pattern), maxPattern)}
 	}
-	ok, _ := path.Match(pat[0], comps[0])
-	return ok && globPath(pat[1:], comps[1:])
+	if _, err := path.Match(strings.ReplaceAll(pattern, "**", "*"), ""); err != nil {
+		return &ToolError{Msg: fmt.Sprintf("%s %q is not a glob: %v", what, pattern, err)}
+	}
+	return nil
 }
 
 func entryLine(s *Session, p string, fi fs.FileInfo) string {
@@ -341,6 +364,11 @@ func searchFiles(_ context.Context, s *Session, a searchArgs, _ Progress) (strin
 	if len(a.Pattern) > 1000 {
 		return "", &ToolError{Msg: "pattern is longer than 1000 characters"}
 	}
+	if a.Glob != "" {
+		if err := checkGlob("glob", a.Glob); err != nil {
+			return "", err
+		}
+	}
 	re, err := regexp.Compile(a.Pattern)
 	if err != nil {
 		return "", &ToolError{Msg: fmt.Sprintf("pattern is not a valid regular expression: %v", err)}
@@ -363,10 +391,8 @@ func searchFiles(_ context.Context, s *Session, a searchArgs, _ Progress) (strin
 		if d.IsDir() || d.Type()&fs.ModeSymlink != 0 {
 			return nil
 		}
-		if a.Glob != "" {
-			if ok, _ := path.Match(a.Glob, d.Name()); !ok {
-				return nil
-			}
+		if a.Glob != "" && !matchGlob(a.Glob, strings.TrimPrefix(strings.TrimPrefix(p, root), "/"), d.Name(), true) {
+			return nil
 		}
 		data, err := s.ws.ReadFile(p)
 		if err != nil || bytes.IndexByte(data, 0) >= 0 {

@@ -423,3 +423,27 @@ func TestEditFileEditsShape(t *testing.T) {
 	_, err = h.try("edit_file", map[string]any{"path": "a.md", "old_text": "12", "edits": edits("three", "3")})
 	mustContain(t, "both shapes", errString(err), "either old_text/new_text or edits")
 }
+
+// One glob engine for list_files and search_files, whose cost does not
+// explode with the pattern: many "**" answer at once.
+func TestGlobsAreLinear(t *testing.T) {
+	h := newHarness(t, approval.Policy{}, time.Second)
+	deep := strings.Repeat("d/", 60) + "file.txt"
+	h.call("write_file", map[string]any{"path": deep, "content": "x\n"})
+	pattern := strings.Repeat("**/", 40) + "nomatch"
+	done := make(chan string, 1)
+	go func() {
+		out, _ := h.try("list_files", map[string]any{"recursive": true, "pattern": pattern})
+		done <- out
+	}()
+	select {
+	case out := <-done:
+		mustContain(t, "a pattern of many **", out, "nothing in . matches")
+	case <-time.After(10 * time.Second):
+		t.Fatal("list_files with many ** did not answer")
+	}
+	mustContain(t, "** matching", h.call("list_files", map[string]any{"recursive": true, "pattern": "**/d/**/*.txt"}), deep)
+	mustContain(t, "search_files glob", h.call("search_files", map[string]any{"pattern": "x", "glob": "**/file.txt"}), deep+":1: x")
+	_, err := h.try("list_files", map[string]any{"recursive": true, "pattern": strings.Repeat("*", 2000)})
+	mustContain(t, "an over-long pattern", errString(err), "more than the 1024 allowed")
+}

@@ -195,14 +195,25 @@ func copyCommit(ctx context.Context, src storer.EncodedObjectStorer, head plumbi
 		if store.HasEncodedObject(h) == nil {
 			return nil
 		}
+		// The declared size is checked before anything is inflated: a
+		// small pack may hold one object that inflates to gigabytes. (go-git
+		// reads a loose object whole when asked for it, so its size comes
+		// from its header first.)
+		if sz, ok := src.(interface {
+			EncodedObjectSize(plumbing.Hash) (int64, error)
+		}); ok {
+			if n, err := sz.EncodedObjectSize(h); err == nil {
+				if err := store.Room(n); err != nil {
+					return fmt.Errorf("%w (object %s at %q): %w; pull fewer paths, or raise the sandbox's limits", ErrObjectTooLarge, h.String()[:7], orRoot(at), err)
+				}
+			}
+		}
 		o, err := src.EncodedObject(plumbing.AnyObject, h)
 		if err != nil {
 			return fmt.Errorf("reading object %s: %w", h, err)
 		}
-		// The declared size is checked before anything is inflated: a
-		// small pack may hold one object that inflates to gigabytes.
 		if err := store.Room(o.Size()); err != nil {
-			return fmt.Errorf("%s (%s %s at %q): %w; pull fewer paths, or raise the sandbox's limits", ErrObjectTooLarge, o.Type(), h.String()[:7], orRoot(at), err)
+			return fmt.Errorf("%w (%s %s at %q): %w; pull fewer paths, or raise the sandbox's limits", ErrObjectTooLarge, o.Type(), h.String()[:7], orRoot(at), err)
 		}
 		rd, err := o.Reader()
 		if err != nil {

@@ -1,0 +1,120 @@
+package targets
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os/exec"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/storage/memory"
+
+	"github.com/airlock-dev/airlock/staging"
+)
+
+// allocated runs fn and returns the bytes it allocated.
+func allocated(fn func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	fn()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
+}
+
+type zeros struct{}
+
+func (zeros) Read(p []byte) (int, error) { clear(p); return len(p), nil }
+
+// A small repository holding one blob that inflates to far more than the
+// sandbox may hold: it is refused by its declared size, never inflated.
+func TestFetchRefusesABlobByItsDeclaredSize(t *testing.T) {
+	dir := t.TempDir()
+	git := func(stdin io.Reader, args ...string) string {
+		cmd := exec.Command("git", args...)
+		cmd.Dir, cmd.Env, cmd.Stdin = dir, cleanEnv(), stdin
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	git(nil, "init", "-q", "-b", "main", ".")
+	const size = 96 << 20
+	blob := git(io.LimitReader(zeros{}, size), "hash-object", "-w", "--stdin")
+	tree := git(strings.NewReader("100644 blob "+blob+"\tbomb.bin\n"), "mktree")
+	commit := git(nil, "-c", "user.name=x", "-c", "user.email=x@x", "commit-tree", tree, "-m", "bomb")
+	git(nil, "update-ref", "refs/heads/main", commit)
+
+	for _, packed := range []bool{false, true} {
+		if packed {
+			git(nil, "repack", "-adq")
+		}
+		l, err := OpenLocal(context.Background(), dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		store := staging.NewStore(16 << 20)
+		var ferr error
+		n := allocated(func() { _, ferr = l.Fetch(context.Background(), "refs/heads/main", nil, store) })
+		if !errors.Is(ferr, ErrObjectTooLarge) || !strings.Contains(ferr.Error(), "bomb.bin") {
+			t.Fatalf("packed=%v: Fetch: %v", packed, ferr)
+		}
+		if n > 64<<20 {
+			t.Errorf("packed=%v: refusing a %d MiB blob allocated %d MiB", packed, size>>20, n>>20)
+		}
+	}
+}
+
+// A tree nested 40,000 directories deep costs what one path at the length
+// limit costs, not memory quadratic in its depth.
+func TestFetchOfADeepTreeIsBounded(t *testing.T) {
+	src := memory.NewStorage()
+	put := func(o interface {
+		Encode(plumbing.EncodedObject) error
+	}) plumbing.Hash {
+		m := src.NewEncodedObject()
+		if err := o.Encode(m); err != nil {
+			t.Fatal(err)
+		}
+		h, err := src.SetEncodedObject(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	b := src.NewEncodedObject()
+	b.SetType(plumbing.BlobObject)
+	w, _ := b.Writer()
+	w.Write([]byte("x"))
+	w.Close()
+	bh, _ := src.SetEncodedObject(b)
+	tree := put(&object.Tree{Entries: []object.TreeEntry{{Name: "f", Mode: filemode.Regular, Hash: bh}}})
+	for i := 0; i < 40000; i++ {
+		tree = put(&object.Tree{Entries: []object.TreeEntry{{Name: "d", Mode: filemode.Dir, Hash: tree}}})
+	}
+	commit := put(&object.Commit{TreeHash: tree, Message: "deep",
+		Author: object.Signature{Name: "x", Email: "x@x"}, Committer: object.Signature{Name: "x", Email: "x@x"}})
+	store := staging.NewStore(0)
+	var err error
+	n := allocated(func() { err = copyCommit(context.Background(), src, commit, nil, store) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n > 64<<20 {
+		t.Errorf("fetching a tree 40,000 deep allocated %d MiB", n>>20)
+	}
+	var dropped []staging.Refusal
+	n = allocated(func() { _, dropped, err = staging.CleanTree(store, tree) })
+	if err != nil || len(dropped) != 1 {
+		t.Fatalf("CleanTree: %v %v", dropped, err)
+	}
+	if n > 64<<20 {
+		t.Errorf("judging it allocated %d MiB", n>>20)
+	}
+}
