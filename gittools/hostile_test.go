@@ -1,13 +1,11 @@
 package gittools_test
 
 import (
-	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/airlock-dev/airlock/approval"
 	"github.com/airlock-dev/airlock/gittools"
@@ -77,23 +75,11 @@ func hostileSession(t *testing.T, upstream, target, branch string, others map[st
 		Targets:       others,
 		AutoPull:      []gittools.PullSpec{{Path: ".", Source: &gittools.TargetSpec{Type: "local", Path: upstream, Branch: "main"}}},
 	}
-	l, err := approval.OpenLedger(filepath.Join(t.TempDir(), "ledger.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
-	gate := approval.NewGate(l, approval.Policy{})
 	var seen []*approval.Request
-	reviewer(t, gate, func(r *approval.Request) approval.Decision {
+	h := openSession(t, w, approval.Policy{}, func(r *approval.Request) approval.Decision {
 		seen = append(seen, r)
 		return approval.Decision{Verdict: approval.Approve}
 	})
-	s, err := gittools.NewSession(context.Background(), w, gittools.Options{Gate: gate, Timeout: 10 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(s.Close)
-	h := &harness{t, target, s, gate, l}
 	h.call("write_file", map[string]any{"path": "notes.md", "content": "honest\n"})
 	h.call("git_stage", map[string]any{"message": "Add notes"})
 	return h, &seen

@@ -1,13 +1,11 @@
 package gittools_test
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/airlock-dev/airlock/approval"
 	"github.com/airlock-dev/airlock/gittools"
@@ -41,16 +39,7 @@ func TestREADMEWorkerThroughThreeSessions(t *testing.T) {
 	}
 	var prev string
 	for i, q := range []string{"q1", "q2", "q3"} {
-		l, err := approval.OpenLedger(filepath.Join(t.TempDir(), "ledger.jsonl"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		gate := approval.NewGate(l, approval.Policy{AutoApprove: []string{"local:" + repo}})
-		s, err := gittools.NewSession(context.Background(), w, gittools.Options{Gate: gate, Timeout: 5 * time.Second})
-		if err != nil {
-			t.Fatalf("session %d: %v", i+1, err)
-		}
-		h := &harness{t, repo, s, gate, l}
+		h := openSession(t, w, approval.Policy{AutoApprove: []string{"local:" + repo}}, nil)
 		mustContain(t, "status at the start", h.call("git_status", nil), "unstaged: nothing")
 		mustContain(t, "git_pull", h.call("git_pull", nil), "")
 		h.call("write_file", map[string]any{"path": "reports/" + q + ".md", "content": "# " + q + "\n"})
@@ -69,7 +58,6 @@ func TestREADMEWorkerThroughThreeSessions(t *testing.T) {
 			t.Errorf("session %d pushed changes to:\n%s", i+1, files)
 		}
 		prev = head
-		s.Close()
-		l.Close()
+		h.s.Close()
 	}
 }

@@ -78,6 +78,27 @@ func newHarness(t *testing.T, policy approval.Policy, timeout time.Duration) *ha
 	return &harness{t, repo, s, gate, l}
 }
 
+// openSession opens a session of w on a ledger of its own, with a gate of
+// policy; decide, when given, answers every request as a reviewer would.
+func openSession(t *testing.T, w *gittools.Worker, policy approval.Policy, decide func(*approval.Request) approval.Decision) *harness {
+	t.Helper()
+	l, err := approval.OpenLedger(filepath.Join(t.TempDir(), "ledger.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	gate := approval.NewGate(l, policy)
+	if decide != nil {
+		reviewer(t, gate, decide)
+	}
+	s, err := gittools.NewSession(context.Background(), w, gittools.Options{Gate: gate, Timeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	return &harness{t, w.DefaultTarget.Path, s, gate, l}
+}
+
 // call runs a tool and fails the test if it errs.
 func (h *harness) call(tool string, args map[string]any) string {
 	h.t.Helper()
@@ -357,18 +378,7 @@ func TestNewBranchForksFromPulledBranch(t *testing.T) {
 		AutoPull:      []gittools.PullSpec{{Path: "templates/", Source: &gittools.TargetSpec{Type: "local", Path: repo}}},
 	}
 	open := func() *harness {
-		l, err := approval.OpenLedger(filepath.Join(t.TempDir(), "ledger.jsonl"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { l.Close() })
-		gate := approval.NewGate(l, approval.Policy{AutoApprove: []string{"local:" + repo}})
-		s, err := gittools.NewSession(context.Background(), w, gittools.Options{Gate: gate, Timeout: 5 * time.Second})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(s.Close)
-		return &harness{t, repo, s, gate, l}
+		return openSession(t, w, approval.Policy{AutoApprove: []string{"local:" + repo}}, nil)
 	}
 	h := open()
 	mustContain(t, "the pulled template", h.call("read_file", map[string]any{"path": "templates/report.md"}), "TODO")

@@ -6,6 +6,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/airlock-dev/airlock/internal/termsafe"
+
 	"golang.org/x/text/unicode/norm"
 )
 
@@ -269,42 +271,14 @@ func isReserved(c string) bool {
 	return false
 }
 
-// defaultIgnorable is Unicode's Default_Ignorable_Code_Point property
-// (DerivedCoreProperties.txt): characters that render as nothing. It
-// includes every code point HFS+ ignores when comparing names.
-var defaultIgnorable = &unicode.RangeTable{
-	R16: []unicode.Range16{
-		{Lo: 0x00AD, Hi: 0x00AD, Stride: 1},
-		{Lo: 0x034F, Hi: 0x034F, Stride: 1},
-		{Lo: 0x061C, Hi: 0x061C, Stride: 1},
-		{Lo: 0x115F, Hi: 0x1160, Stride: 1},
-		{Lo: 0x17B4, Hi: 0x17B5, Stride: 1},
-		{Lo: 0x180B, Hi: 0x180F, Stride: 1},
-		{Lo: 0x200B, Hi: 0x200F, Stride: 1},
-		{Lo: 0x202A, Hi: 0x202E, Stride: 1},
-		{Lo: 0x2060, Hi: 0x206F, Stride: 1},
-		{Lo: 0x3164, Hi: 0x3164, Stride: 1},
-		{Lo: 0xFE00, Hi: 0xFE0F, Stride: 1},
-		{Lo: 0xFEFF, Hi: 0xFEFF, Stride: 1},
-		{Lo: 0xFFA0, Hi: 0xFFA0, Stride: 1},
-		{Lo: 0xFFF0, Hi: 0xFFF8, Stride: 1},
-	},
-	R32: []unicode.Range32{
-		{Lo: 0x1BCA0, Hi: 0x1BCA3, Stride: 1},
-		{Lo: 0x1D173, Hi: 0x1D17A, Stride: 1},
-		{Lo: 0xE0000, Hi: 0xE0FFF, Stride: 1},
-	},
-}
-
-func isIgnorable(r rune) bool { return r >= 0xAD && unicode.Is(defaultIgnorable, r) }
+func isIgnorable(r rune) bool { return termsafe.Ignorable(r) }
 
 // isInvisible reports characters refused in names: ignorable code points,
 // every format character (Cf: joiners, direction marks and overrides,
 // interlinear annotation, tags...), and the line and paragraph separators,
-// which break a name across lines.
-func isInvisible(r rune) bool {
-	return isIgnorable(r) || unicode.Is(unicode.Cf, r) || r == 0x2028 || r == 0x2029
-}
+// which break a name across lines. It is the same set the terminal
+// sanitiser shows escaped.
+func isInvisible(r rune) bool { return termsafe.Invisible(r) }
 
 // suggest keeps suggestions in messages printable and short.
 func suggest(s string) string {
