@@ -206,7 +206,9 @@ func gitDiff(_ context.Context, s *Session, a diffArgs, _ Progress) (string, err
 	if len(p.Files) == 0 {
 		return "(no changes in the " + what + ")", nil
 	}
-	return fmt.Sprintf("%s: %s\n%s", what, p.Stats(), capText(p.String(), diffMaxBytes, "git_diff with path shows one file or directory")), nil
+	w := newCapWriter(diffMaxBytes)
+	p.Format(w, false)
+	return fmt.Sprintf("%s: %s\n%s", what, p.Stats(), w.Text("git_diff with path shows one file or directory")), nil
 }
 
 func gitDiscard(_ context.Context, s *Session, a discardArgs, _ Progress) (string, error) {

@@ -241,10 +241,10 @@ func (s *Session) request(ctx context.Context, spec *TargetSpec, t targets.Targe
 		}
 		fc.Size, _ = s.store.EncodedObjectSize(h)
 	}
-	var diff strings.Builder
-	patch.Format(&diff, false)
-	req.Diff = capText(diff.String(), maxRequestDiff, "the rest is too large to show here")
-	req.DiffTruncated = diff.Len() > maxRequestDiff
+	diff := newCapWriter(maxRequestDiff)
+	patch.Format(diff, false)
+	req.Diff = diff.Text("the rest is too large to show here")
+	req.DiffTruncated = diff.Truncated()
 	req.Pickable = len(req.Files) > 1
 	req.Flags = append(droppedFlags(s.area.Dropped()), approval.Assess(req, s.opts.Rules, func(p string, newSide bool) ([]byte, bool) {
 		h := old[p]

@@ -142,13 +142,19 @@ func (f *FilePatch) format(b *bytes.Buffer, color bool) error {
 	// where the name stops.
 	metaTail(tabIfSpace(old), "--- %s", old)
 	metaTail(tabIfSpace(nw), "+++ %s", nw)
-	if !color {
+	if !color && (f.hunks != nil || f.Added+f.Deleted == 0) {
 		b.Write(f.hunks)
 		return nil
 	}
-	_, err := linediff.Hunks(b, f.Old, f.New, linediff.Options{Color: true})
+	// Coloured, or too large to have been kept: diffed again, one file at
+	// a time, so a patch of a whole workspace is never held whole.
+	_, err := linediff.Hunks(b, f.Old, f.New, linediff.Options{Color: color, Text: f.NulText})
 	return err
 }
+
+// keepHunks is the largest diff of one file a patch keeps; larger ones are
+// made again when the patch is written.
+const keepHunks = 64 << 10
 
 // newFilePatches makes the entries for one changed path: two when a file
 // becomes a symlink or the reverse, as git shows a type change.
@@ -179,7 +185,10 @@ func newFilePatches(c TreeChange, old, new []byte) ([]*FilePatch, error) {
 		if err != nil {
 			return nil, fmt.Errorf("diff %s: %w", c.Path, err)
 		}
-		f.hunks, f.Added, f.Deleted = hunks.Bytes(), st.Added, st.Deleted
+		f.Added, f.Deleted = st.Added, st.Deleted
+		if hunks.Len() <= keepHunks {
+			f.hunks = hunks.Bytes()
+		}
 	}
 	return []*FilePatch{f}, nil
 }

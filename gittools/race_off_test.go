@@ -1,0 +1,5 @@
+//go:build !race
+
+package gittools_test
+
+const raceEnabled = false
