@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -52,6 +53,8 @@ type Harness struct {
 	// Short skips the biggest cases (a 50 MB file, 10,000 files), for
 	// targets that are slow by nature.
 	Short bool
+	// Skip names cases to skip (as they appear in test names).
+	Skip []string
 }
 
 // Run runs the whole suite.
@@ -80,6 +83,9 @@ func Run(t *testing.T, h Harness) {
 		t.Run(c.name, func(t *testing.T) {
 			if h.Short && (c.name == "BigFile" || c.name == "ManyFiles") {
 				t.Skip("skipped for this target (Harness.Short)")
+			}
+			if slices.Contains(h.Skip, c.name) {
+				t.Skip("skipped for this target (Harness.Skip)")
 			}
 			tgt, insp := h.New(t)
 			c.fn(t, &suite{h: h, t: t, target: tgt, insp: insp, ref: "refs/heads/" + h.Branch})
