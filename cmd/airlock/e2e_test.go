@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/user"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -647,8 +648,11 @@ You write the quarterly reports in reports/.
 	if err != nil {
 		t.Fatalf("airlock ledger show: %v\n%s", err, out)
 	}
-	mustContain(t, "ledger show", string(out), "e2e-writer asks to push "+first, "e2e-writer asks to push "+second, "approve by reviewer", "pushed "+pushed[:7],
-		fmt.Sprintf("reject by reviewer (%q)", reason))
+	// The decider is the OS user of the reviewer's process, as the kernel
+	// names it on the socket.
+	me, _ := user.Current()
+	mustContain(t, "ledger show", string(out), "e2e-writer asks to push "+first, "e2e-writer asks to push "+second, "approve by "+me.Username+" (pid ", "pushed "+pushed[:7],
+		fmt.Sprintf("reject by %s (pid ", me.Username), fmt.Sprintf("(%q)", reason))
 
 	// A ledger someone edited is caught: exit 3.
 	data, err := os.ReadFile(ledgerFile)
