@@ -65,6 +65,7 @@ func TestFetchRefusesABlobByItsDeclaredSize(t *testing.T) {
 		if !errors.Is(ferr, ErrObjectTooLarge) || !strings.Contains(ferr.Error(), "bomb.bin") {
 			t.Fatalf("packed=%v: Fetch: %v", packed, ferr)
 		}
+		t.Logf("packed=%v: refusing a %d MiB blob allocated %d KiB", packed, size>>20, n>>10)
 		if n > 64<<20 {
 			t.Errorf("packed=%v: refusing a %d MiB blob allocated %d MiB", packed, size>>20, n>>20)
 		}
@@ -106,6 +107,7 @@ func TestFetchOfADeepTreeIsBounded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Logf("fetching a tree 40,000 deep allocated %d MiB", n>>20)
 	if n > 64<<20 {
 		t.Errorf("fetching a tree 40,000 deep allocated %d MiB", n>>20)
 	}
