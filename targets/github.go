@@ -22,7 +22,6 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/transport"
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
-	"github.com/go-git/go-git/v5/storage/memory"
 	"github.com/google/go-github/v60/github"
 	"golang.org/x/oauth2"
 
@@ -237,7 +236,8 @@ func (g *GitHub) Fetch(ctx context.Context, ref string, paths []string, store *s
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}
-	objects := memory.NewStorage()
+	// Objects are judged by their declared size before they are inflated.
+	objects := newBoundedStorage(store.Room)
 	remote := git.NewRemote(objects, &config.RemoteConfig{Name: "origin", URLs: []string{g.gitURL}})
 	const local = "refs/airlock/fetched"
 	err = remote.FetchContext(ctx, &git.FetchOptions{
