@@ -125,6 +125,7 @@ func TestMalformedLinesDoNotEndTheSession(t *testing.T) {
 		{`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":"x"}`, -32602, float64(5)},
 		{`{"jsonrpc":"2.0","id":6,"meth`, -32700, nil},
 		{`not json at all`, -32700, nil},
+		{`{"jsonrpc":"2.0","id":8,"method":"tools/list","params":[]}`, -32602, float64(8)},
 	} {
 		send(tc.line)
 		m := reply()
