@@ -5,12 +5,12 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
-	"path"
 	"regexp"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/airlock-dev/airlock/internal/bytesize"
+	"github.com/airlock-dev/airlock/internal/glob"
 	"github.com/airlock-dev/airlock/memfs"
 	"github.com/airlock-dev/airlock/staging"
 )
@@ -230,10 +230,9 @@ func listFiles(_ context.Context, s *Session, a listArgs, _ Progress) (string, e
 	if dir == "" || dir == "/" {
 		dir = "."
 	}
-	if a.Pattern != "" {
-		if err := checkGlob("pattern", a.Pattern); err != nil {
-			return "", err
-		}
+	g, err := compileGlob("pattern", a.Pattern)
+	if err != nil {
+		return "", err
 	}
 	fi, err := s.ws.Stat(dir)
 	if err != nil {
@@ -259,7 +258,7 @@ func listFiles(_ context.Context, s *Session, a listArgs, _ Progress) (string, e
 			if rel != "" {
 				r = rel + "/" + e.Name()
 			}
-			if matchGlob(a.Pattern, r, e.Name(), a.Recursive) {
+			if matchGlob(g, r, e.Name(), a.Recursive) {
 				if len(out) < listMax {
 					info, _ := e.Info()
 					out = append(out, entryLine(s, r, info))
@@ -288,58 +287,30 @@ func listFiles(_ context.Context, s *Session, a listArgs, _ Progress) (string, e
 	return res, nil
 }
 
-func matchGlob(pattern, rel, name string, recursive bool) bool {
-	if pattern == "" {
+// matchGlob reports whether an entry at rel (relative to the listing's
+// root), named name, is one the worker's pattern asks for: a pattern of one
+// segment is matched against the name, as a shell would; any other against
+// the whole relative path, "**" standing for any number of directories.
+func matchGlob(g *glob.Pattern, rel, name string, recursive bool) bool {
+	switch {
+	case g == nil:
 		return true
+	case !recursive || g.Single():
+		return g.MatchName(name)
 	}
-	if !recursive || !strings.Contains(pattern, "/") && !strings.Contains(pattern, "**") {
-		ok, _ := path.Match(pattern, name)
-		return ok
-	}
-	return globPath(strings.Split(pattern, "/"), strings.Split(rel, "/"))
+	return g.Match(strings.Split(rel, "/"))
 }
 
-// globPath matches path components, "**" standing for any number of them.
-// It fills a table of (pattern prefix, path prefix) once, so its cost is
-// the product of their lengths, whatever the pattern: a pattern of many
-// "**" cannot make it backtrack.
-func globPath(pat, comps []string) bool {
-	prev := make([]bool, len(comps)+1)
-	prev[0] = true
-	cur := make([]bool, len(comps)+1)
-	for _, p := range pat {
-		if p == "**" {
-			run := false
-			for j := range prev {
-				run = run || prev[j]
-				cur[j] = run
-			}
-		} else {
-			cur[0] = false
-			for j := 1; j <= len(comps); j++ {
-				cur[j] = false
-				if prev[j-1] {
-					cur[j], _ = path.Match(p, comps[j-1])
-				}
-			}
-		}
-		prev, cur = cur, prev
+// compileGlob compiles a pattern the worker gave; "" is no pattern.
+func compileGlob(what, pattern string) (*glob.Pattern, error) {
+	if pattern == "" {
+		return nil, nil
 	}
-	return prev[len(comps)]
-}
-
-// maxPattern bounds a glob a worker gives.
-const maxPattern = 1024
-
-// checkGlob refuses a pattern that is not a glob, or is too long.
-func checkGlob(what, pattern string) error {
-	if len(pattern) > maxPattern {
-		return &ToolError{Msg: fmt.Sprintf("%s is %d bytes, more than the %d allowed; use a shorter pattern", what, len(pattern), maxPattern)}
+	g, err := glob.Compile(pattern)
+	if err != nil {
+		return nil, &ToolError{Msg: fmt.Sprintf("%s %.80q is not a usable glob (%v); use names and *, ?, [a-z] within a segment and ** for any number of directories, as in \"src/**/*.go\"", what, pattern, err)}
 	}
-	if _, err := path.Match(strings.ReplaceAll(pattern, "**", "*"), ""); err != nil {
-		return &ToolError{Msg: fmt.Sprintf("%s %q is not a glob: %v", what, pattern, err)}
-	}
-	return nil
+	return g, nil
 }
 
 func entryLine(s *Session, p string, fi fs.FileInfo) string {
@@ -364,10 +335,9 @@ func searchFiles(_ context.Context, s *Session, a searchArgs, _ Progress) (strin
 	if len(a.Pattern) > 1000 {
 		return "", &ToolError{Msg: "pattern is longer than 1000 characters"}
 	}
-	if a.Glob != "" {
-		if err := checkGlob("glob", a.Glob); err != nil {
-			return "", err
-		}
+	g, err := compileGlob("glob", a.Glob)
+	if err != nil {
+		return "", err
 	}
 	re, err := regexp.Compile(a.Pattern)
 	if err != nil {
@@ -391,7 +361,7 @@ func searchFiles(_ context.Context, s *Session, a searchArgs, _ Progress) (strin
 		if d.IsDir() || d.Type()&fs.ModeSymlink != 0 {
 			return nil
 		}
-		if a.Glob != "" && !matchGlob(a.Glob, strings.TrimPrefix(strings.TrimPrefix(p, root), "/"), d.Name(), true) {
+		if !matchGlob(g, strings.TrimPrefix(strings.TrimPrefix(p, root), "/"), d.Name(), true) {
 			return nil
 		}
 		data, err := s.ws.ReadFile(p)

@@ -434,13 +434,14 @@ func TestEditFileEditsShape(t *testing.T) {
 	mustContain(t, "both shapes", errString(err), "either old_text/new_text or edits")
 }
 
-// One glob engine for list_files and search_files, whose cost does not
-// explode with the pattern: many "**" answer at once.
+// One glob engine (internal/glob) for list_files, search_files and the deny
+// list, whose cost does not explode with the pattern: many "**" answer at
+// once.
 func TestGlobsAreLinear(t *testing.T) {
 	h := newHarness(t, approval.Policy{}, time.Second)
 	deep := strings.Repeat("d/", 60) + "file.txt"
 	h.call("write_file", map[string]any{"path": deep, "content": "x\n"})
-	pattern := strings.Repeat("**/", 40) + "nomatch"
+	pattern := strings.Repeat("**/d*/", 100) + "nomatch"
 	done := make(chan string, 1)
 	go func() {
 		out, _ := h.try("list_files", map[string]any{"recursive": true, "pattern": pattern})
@@ -456,4 +457,6 @@ func TestGlobsAreLinear(t *testing.T) {
 	mustContain(t, "search_files glob", h.call("search_files", map[string]any{"pattern": "x", "glob": "**/file.txt"}), deep+":1: x")
 	_, err := h.try("list_files", map[string]any{"recursive": true, "pattern": strings.Repeat("*", 2000)})
 	mustContain(t, "an over-long pattern", errString(err), "more than the 1024 allowed")
+	_, err = h.try("search_files", map[string]any{"pattern": "x", "glob": "d/[x"})
+	mustContain(t, "a malformed glob", errString(err), `glob "d/[x" is not a usable glob`)
 }

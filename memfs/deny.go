@@ -2,8 +2,9 @@ package memfs
 
 import (
 	"fmt"
-	"path"
 	"strings"
+
+	"github.com/airlock-dev/airlock/internal/glob"
 )
 
 // DefaultDenyPatterns are the files that commonly hold credentials. They are
@@ -44,58 +45,8 @@ type DenyList struct {
 }
 
 type denyPattern struct {
-	text     string    // as configured, for messages
-	anchored bool      // has a slash other than a trailing one
-	parts    []segment // one per path component
-	stars    int       // how many parts are "**"
-}
-
-// segment matches one canonical path component. Most patterns are a
-// literal, a prefix ("id_rsa*") or a suffix ("*.pem"); only the rest pay
-// for path.Match.
-type segment struct {
-	kind segKind
-	s    string
-}
-
-type segKind uint8
-
-const (
-	segLiteral segKind = iota
-	segPrefix
-	segSuffix
-	segGlob
-	segAny // "**"
-)
-
-func compileSegment(glob string) segment {
-	const meta = `*?[\`
-	switch {
-	case glob == "**":
-		return segment{kind: segAny}
-	case !strings.ContainsAny(glob, meta):
-		return segment{kind: segLiteral, s: glob}
-	case strings.HasSuffix(glob, "*") && !strings.ContainsAny(glob[:len(glob)-1], meta):
-		return segment{kind: segPrefix, s: glob[:len(glob)-1]}
-	case strings.HasPrefix(glob, "*") && !strings.ContainsAny(glob[1:], meta):
-		return segment{kind: segSuffix, s: glob[1:]}
-	}
-	return segment{kind: segGlob, s: glob}
-}
-
-func (g segment) match(c string) bool {
-	switch g.kind {
-	case segLiteral:
-		return c == g.s
-	case segPrefix:
-		return strings.HasPrefix(c, g.s)
-	case segSuffix:
-		return strings.HasSuffix(c, g.s)
-	case segGlob:
-		ok, _ := path.Match(g.s, c)
-		return ok
-	}
-	return true
+	text string        // as configured, for messages
+	glob *glob.Pattern // of canonical names; unanchored patterns start with "**"
 }
 
 // NewDenyList returns the default patterns plus extra.
@@ -150,10 +101,12 @@ func parseDenyPattern(p string) (denyPattern, error) {
 	text := p
 	p = strings.TrimRight(p, " ")
 	p = strings.TrimSuffix(p, "/")
-	dp := denyPattern{text: text}
+	var parts []string
 	if strings.Contains(p, "/") {
-		dp.anchored = true
 		p = strings.TrimPrefix(p, "/")
+	} else {
+		// A name without a slash is denied at any depth.
+		parts = append(parts, "**")
 	}
 	for _, part := range strings.Split(p, "/") {
 		switch part {
@@ -165,17 +118,13 @@ func parseDenyPattern(p string) (denyPattern, error) {
 		if part != "**" && strings.Contains(part, "**") {
 			return bad(`"**" must be a whole segment, as in "**/name" or "dir/**"`)
 		}
-		folded := foldName(part)
-		if _, err := path.Match(folded, ""); err != nil {
-			return bad("malformed glob: " + err.Error())
-		}
-		seg := compileSegment(folded)
-		if seg.kind == segAny {
-			dp.stars++
-		}
-		dp.parts = append(dp.parts, seg)
+		parts = append(parts, foldName(part))
 	}
-	return dp, nil
+	g, err := glob.CompileSegments(parts)
+	if err != nil {
+		return bad(strings.TrimPrefix(err.Error(), glob.ErrBadPattern.Error()+": "))
+	}
+	return denyPattern{text: text, glob: g}, nil
 }
 
 // match reports the first pattern that covers the path with components
@@ -187,7 +136,7 @@ func (d *DenyList) match(comps []string) string {
 		canon = append(canon, canonicalName(c))
 	}
 	for i := range d.patterns {
-		if d.patterns[i].match(canon) {
+		if d.patterns[i].glob.MatchPrefix(canon) {
 			return d.patterns[i].text
 		}
 	}
@@ -213,51 +162,4 @@ func (d *DenyList) check(name string, comps []string) *Error {
 
 func denyReason(pattern string) string {
 	return fmt.Sprintf("matches deny pattern %q: files that usually hold secrets are kept out of the sandbox and cannot be read, written, moved or linked to; leave this file out or use a name the pattern does not match", pattern)
-}
-
-// match reports whether the pattern covers the path or a directory above it.
-func (p *denyPattern) match(comps []string) bool {
-	if !p.anchored {
-		for _, c := range comps {
-			if p.parts[0].match(c) {
-				return true
-			}
-		}
-		return false
-	}
-	var memo [][]uint8
-	if p.stars > 1 {
-		// Several "**" could backtrack exponentially; remember results.
-		memo = make([][]uint8, len(p.parts)+1)
-		for i := range memo {
-			memo[i] = make([]uint8, len(comps)+1)
-		}
-	}
-	return p.matchFrom(0, 0, comps, memo)
-}
-
-// matchFrom reports whether parts[i:] match a non-empty prefix of comps
-// that starts at j (memo[i][j]: 0 unknown, 1 yes, 2 no).
-func (p *denyPattern) matchFrom(i, j int, comps []string, memo [][]uint8) bool {
-	if i == len(p.parts) {
-		return j > 0 // the path itself or a directory above it
-	}
-	if memo != nil && memo[i][j] != 0 {
-		return memo[i][j] == 1
-	}
-	ok := false
-	if p.parts[i].kind == segAny {
-		for k := j; k <= len(comps) && !ok; k++ {
-			ok = p.matchFrom(i+1, k, comps, memo)
-		}
-	} else if j < len(comps) && p.parts[i].match(comps[j]) {
-		ok = p.matchFrom(i+1, j+1, comps, memo)
-	}
-	if memo != nil {
-		memo[i][j] = 2
-		if ok {
-			memo[i][j] = 1
-		}
-	}
-	return ok
 }
