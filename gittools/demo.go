@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/airlock-dev/airlock/approval"
+	"github.com/airlock-dev/airlock/session"
 )
 
 // DemoOptions configure RunDemo.
@@ -68,12 +69,12 @@ func RunDemo(ctx context.Context, o DemoOptions) error {
 	}
 	say("A repository at %s, with one commit on main.", repo)
 
-	w := &Worker{
+	w := &session.Worker{
 		Name: "demo-writer", Description: "Writes a quarterly report",
-		Author:        Person{Name: "Demo Writer", Email: "demo@airlock.invalid"},
-		DefaultTarget: &TargetSpec{Type: "local", Path: repo, Branch: "reports"},
-		Targets:       map[string]*TargetSpec{},
-		AutoPull:      []PullSpec{{Path: ".", Source: &TargetSpec{Type: "local", Path: repo, Branch: "main"}}},
+		Author:        session.Person{Name: "Demo Writer", Email: "demo@airlock.invalid"},
+		DefaultTarget: &session.TargetSpec{Type: "local", Path: repo, Branch: "reports"},
+		Targets:       map[string]*session.TargetSpec{},
+		AutoPull:      []session.PullSpec{{Path: ".", Source: &session.TargetSpec{Type: "local", Path: repo, Branch: "main"}}},
 	}
 	ledger, err := approval.OpenLedger(filepath.Join(dir, "state", "ledger.jsonl"))
 	if err != nil {
@@ -82,10 +83,10 @@ func RunDemo(ctx context.Context, o DemoOptions) error {
 	defer ledger.Close()
 	policy := approval.Policy{}
 	if o.Yes {
-		policy.AutoApprove = []string{TargetID(w.DefaultTarget)}
+		policy.AutoApprove = []string{session.TargetID(w.DefaultTarget)}
 	}
 	gate := approval.NewGate(ledger, policy)
-	s, err := NewSession(ctx, w, Options{Gate: gate})
+	s, err := session.New(ctx, w, session.Options{Gate: gate})
 	if err != nil {
 		return err
 	}
@@ -94,7 +95,7 @@ func RunDemo(ctx context.Context, o DemoOptions) error {
 	call := func(tool string, args map[string]any) (string, error) {
 		raw, _ := json.Marshal(args)
 		say("\n> worker calls %s %s", tool, raw)
-		out, err := s.Call(ctx, tool, raw, nil)
+		out, err := Call(ctx, s, tool, raw, nil)
 		if err != nil {
 			say("  refused: %v", err)
 			return "", err
@@ -124,7 +125,7 @@ func RunDemo(ctx context.Context, o DemoOptions) error {
 			return err
 		}
 	}
-	commits := s.Area().Commits()
+	commits := s.Status().Staged
 	if len(commits) == 0 {
 		return errors.New("demo: nothing was staged")
 	}

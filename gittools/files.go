@@ -12,6 +12,7 @@ import (
 	"github.com/airlock-dev/airlock/internal/bytesize"
 	"github.com/airlock-dev/airlock/internal/glob"
 	"github.com/airlock-dev/airlock/memfs"
+	"github.com/airlock-dev/airlock/session"
 	"github.com/airlock-dev/airlock/staging"
 )
 
@@ -90,8 +91,8 @@ func fileTools() []Tool {
 	}
 }
 
-func readFile(_ context.Context, s *Session, a readArgs, _ Progress) (string, error) {
-	data, err := s.ws.ReadFile(a.Path)
+func readFile(_ context.Context, s *session.Session, a readArgs, _ Progress) (string, error) {
+	data, err := s.Workspace().ReadFile(a.Path)
 	if err != nil {
 		return "", err
 	}
@@ -142,9 +143,9 @@ func readFile(_ context.Context, s *Session, a readArgs, _ Progress) (string, er
 	return out + note + "]", nil
 }
 
-func writeFile(_ context.Context, s *Session, a writeArgs, _ Progress) (string, error) {
-	_, statErr := s.ws.Lstat(a.Path)
-	if err := s.ws.WriteFile(a.Path, []byte(a.Content), 0o644); err != nil {
+func writeFile(_ context.Context, s *session.Session, a writeArgs, _ Progress) (string, error) {
+	_, statErr := s.Workspace().Lstat(a.Path)
+	if err := s.Workspace().WriteFile(a.Path, []byte(a.Content), 0o644); err != nil {
 		return "", err
 	}
 	verb := "created"
@@ -154,7 +155,7 @@ func writeFile(_ context.Context, s *Session, a writeArgs, _ Progress) (string, 
 	return fmt.Sprintf("%s %s (%s)", verb, a.Path, bytesize.Format(int64(len(a.Content)))), nil
 }
 
-func editFile(_ context.Context, s *Session, a editArgs, _ Progress) (string, error) {
+func editFile(_ context.Context, s *session.Session, a editArgs, _ Progress) (string, error) {
 	ops := a.Edits
 	switch {
 	case len(ops) > 0 && (a.OldText != "" || a.NewText != ""):
@@ -189,11 +190,11 @@ func editFile(_ context.Context, s *Session, a editArgs, _ Progress) (string, er
 	var before, after []byte
 	var err error
 	if a.DryRun {
-		if before, err = s.ws.ReadFile(a.Path); err == nil {
+		if before, err = s.Workspace().ReadFile(a.Path); err == nil {
 			after, err = apply(before)
 		}
 	} else {
-		err = s.ws.Edit(a.Path, func(old []byte) ([]byte, error) {
+		err = s.Workspace().Edit(a.Path, func(old []byte) ([]byte, error) {
 			before = old
 			after, err = apply(old)
 			return after, err
@@ -225,7 +226,7 @@ func occurrences(data, sub []byte) string {
 	return strings.Join(lines, ", ")
 }
 
-func listFiles(_ context.Context, s *Session, a listArgs, _ Progress) (string, error) {
+func listFiles(_ context.Context, s *session.Session, a listArgs, _ Progress) (string, error) {
 	dir := a.Path
 	if dir == "" || dir == "/" {
 		dir = "."
@@ -234,7 +235,7 @@ func listFiles(_ context.Context, s *Session, a listArgs, _ Progress) (string, e
 	if err != nil {
 		return "", err
 	}
-	fi, err := s.ws.Stat(dir)
+	fi, err := s.Workspace().Stat(dir)
 	if err != nil {
 		return "", err
 	}
@@ -245,7 +246,7 @@ func listFiles(_ context.Context, s *Session, a listArgs, _ Progress) (string, e
 	more := 0
 	var walk func(d, rel string) error
 	walk = func(d, rel string) error {
-		ents, err := s.ws.ReadDir(d)
+		ents, err := s.Workspace().ReadDir(d)
 		if err != nil {
 			return err
 		}
@@ -313,14 +314,14 @@ func compileGlob(what, pattern string) (*glob.Pattern, error) {
 	return g, nil
 }
 
-func entryLine(s *Session, p string, fi fs.FileInfo) string {
+func entryLine(s *session.Session, p string, fi fs.FileInfo) string {
 	switch {
 	case fi == nil:
 		return p
 	case fi.IsDir():
 		return p + "/"
 	case fi.Mode()&fs.ModeSymlink != 0:
-		target, _ := s.ws.Readlink(p)
+		target, _ := s.Workspace().Readlink(p)
 		return p + " -> " + target
 	case fi.Mode()&0o100 != 0:
 		return fmt.Sprintf("%s* (%s)", p, bytesize.Format(fi.Size()))
@@ -328,7 +329,7 @@ func entryLine(s *Session, p string, fi fs.FileInfo) string {
 	return fmt.Sprintf("%s (%s)", p, bytesize.Format(fi.Size()))
 }
 
-func searchFiles(_ context.Context, s *Session, a searchArgs, _ Progress) (string, error) {
+func searchFiles(_ context.Context, s *session.Session, a searchArgs, _ Progress) (string, error) {
 	if a.Pattern == "" {
 		return "", &ToolError{Msg: "pattern is empty; give a regular expression, e.g. \"func \\\\w+Handler\""}
 	}
@@ -354,7 +355,7 @@ func searchFiles(_ context.Context, s *Session, a searchArgs, _ Progress) (strin
 	}
 	var out []string
 	total := 0
-	err = fs.WalkDir(s.ws.FS(), root, func(p string, d fs.DirEntry, err error) error {
+	err = fs.WalkDir(s.Workspace().FS(), root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -364,7 +365,7 @@ func searchFiles(_ context.Context, s *Session, a searchArgs, _ Progress) (strin
 		if !matchGlob(g, strings.TrimPrefix(strings.TrimPrefix(p, root), "/"), d.Name(), true) {
 			return nil
 		}
-		data, err := s.ws.ReadFile(p)
+		data, err := s.Workspace().ReadFile(p)
 		if err != nil || bytes.IndexByte(data, 0) >= 0 {
 			return nil
 		}
@@ -394,25 +395,25 @@ func searchFiles(_ context.Context, s *Session, a searchArgs, _ Progress) (strin
 	return res, nil
 }
 
-func deleteFile(_ context.Context, s *Session, a deleteArgs, _ Progress) (string, error) {
+func deleteFile(_ context.Context, s *session.Session, a deleteArgs, _ Progress) (string, error) {
 	// The strict guard first: deleting is no place for "." or "dir/".
 	if _, err := memfs.CheckPath(a.Path); err != nil {
 		return "", err
 	}
-	fi, err := s.ws.Lstat(a.Path)
+	fi, err := s.Workspace().Lstat(a.Path)
 	if err != nil {
 		return "", err
 	}
 	if fi.IsDir() && !a.Recursive {
-		ents, _ := s.ws.ReadDir(a.Path)
+		ents, _ := s.Workspace().ReadDir(a.Path)
 		if len(ents) > 0 {
 			return "", &ToolError{Msg: fmt.Sprintf("%s is a directory with %d entries; pass recursive: true to delete it with everything in it", a.Path, len(ents))}
 		}
 	}
 	if a.Recursive {
-		err = s.ws.RemoveAll(a.Path)
+		err = s.Workspace().RemoveAll(a.Path)
 	} else {
-		err = s.ws.Remove(a.Path)
+		err = s.Workspace().Remove(a.Path)
 	}
 	if err != nil {
 		return "", err
@@ -420,56 +421,14 @@ func deleteFile(_ context.Context, s *Session, a deleteArgs, _ Progress) (string
 	return "deleted " + a.Path, nil
 }
 
-func moveFile(_ context.Context, s *Session, a moveArgs, _ Progress) (string, error) {
-	if err := s.ws.Rename(a.Source, a.Destination); err != nil {
+func moveFile(_ context.Context, s *session.Session, a moveArgs, _ Progress) (string, error) {
+	if err := s.Workspace().Rename(a.Source, a.Destination); err != nil {
 		return "", err
 	}
 	return fmt.Sprintf("moved %s to %s", a.Source, a.Destination), nil
 }
 
 // capText cuts text over max bytes at a line boundary, with a note.
-// capWriter keeps the first max bytes written to it, cut at a line's end,
-// and only counts the rest: a diff of a whole workspace is never held whole
-// to show a page of it.
-type capWriter struct {
-	b         strings.Builder
-	max       int
-	cut       bool
-	restBytes int64
-	restLines int
-}
-
-func newCapWriter(max int) *capWriter { return &capWriter{max: max} }
-
-func (w *capWriter) Write(p []byte) (int, error) {
-	n := len(p)
-	if !w.cut {
-		room := w.max - w.b.Len()
-		if len(p) <= room {
-			w.b.Write(p)
-			return n, nil
-		}
-		i := bytes.LastIndexByte(p[:room], '\n') + 1
-		w.b.Write(p[:i])
-		w.cut, p = true, p[i:]
-	}
-	w.restBytes += int64(len(p))
-	w.restLines += bytes.Count(p, []byte("\n"))
-	return n, nil
-}
-
-// Truncated reports whether anything was left out.
-func (w *capWriter) Truncated() bool { return w.cut }
-
-// Text is what was kept, with a note of what was not and hint.
-func (w *capWriter) Text(hint string) string {
-	if !w.cut {
-		return w.b.String()
-	}
-	fmt.Fprintf(&w.b, "[cut: %d more lines (%s); %s]", w.restLines, bytesize.Format(w.restBytes), hint)
-	return w.b.String()
-}
-
 func capText(text string, max int, hint string) string {
 	if len(text) <= max {
 		return text

@@ -8,9 +8,10 @@ import (
 	"time"
 
 	"github.com/airlock-dev/airlock/internal/bytesize"
+	"github.com/airlock-dev/airlock/internal/textcap"
 	"github.com/airlock-dev/airlock/memfs"
+	"github.com/airlock-dev/airlock/session"
 	"github.com/airlock-dev/airlock/staging"
-	"github.com/airlock-dev/airlock/targets"
 )
 
 const (
@@ -84,17 +85,14 @@ func checkpointTools() []Tool {
 	}
 }
 
-func gitStatus(_ context.Context, s *Session, _ statusArgs, _ Progress) (string, error) {
-	st := s.area.Status()
+func gitStatus(_ context.Context, s *session.Session, _ statusArgs, _ Progress) (string, error) {
+	st := s.Status()
 	var b strings.Builder
-	s.mu.Lock()
-	base, baseRef := s.base, s.baseRef
-	s.mu.Unlock()
 	switch {
 	case st.Base.IsZero():
 		b.WriteString("base: none (nothing pulled yet; a push creates the branch or rebases onto it)\n")
-	case base != nil:
-		fmt.Fprintf(&b, "base: %s from %s (%s)\n", st.Base.String()[:7], specKey(base), targets.BranchName(baseRef))
+	case st.From != "":
+		fmt.Fprintf(&b, "base: %s from %s (%s)\n", st.Base.String()[:7], st.From, st.Branch)
 	default:
 		fmt.Fprintf(&b, "base: %s\n", st.Base.String()[:7])
 	}
@@ -118,7 +116,7 @@ func gitStatus(_ context.Context, s *Session, _ statusArgs, _ Progress) (string,
 			fmt.Fprintf(&b, "  %s %s%s\n", changeSign(c.Kind), c.Path, changeSize(c))
 		}
 	}
-	if cps := s.ws.Checkpoints(); len(cps) > 0 {
+	if cps := st.Checkpoints; len(cps) > 0 {
 		last := cps[len(cps)-1]
 		fmt.Fprintf(&b, "checkpoints: %d (latest %q, %d files changed since)\n", len(cps), last.Name, last.Changed)
 	}
@@ -157,8 +155,8 @@ func subject(msg string) string {
 	return line
 }
 
-func gitStage(_ context.Context, s *Session, a stageArgs, _ Progress) (string, error) {
-	c, err := s.area.Stage(a.Files, a.Message)
+func gitStage(_ context.Context, s *session.Session, a stageArgs, _ Progress) (string, error) {
+	c, err := s.Stage(a.Files, a.Message)
 	if err != nil {
 		return "", err
 	}
@@ -176,22 +174,14 @@ func gitStage(_ context.Context, s *Session, a stageArgs, _ Progress) (string, e
 	return b.String(), nil
 }
 
-func gitDiff(_ context.Context, s *Session, a diffArgs, _ Progress) (string, error) {
-	var p *staging.Patch
-	var err error
-	what := "unstaged changes"
-	if a.CommitID != "" {
-		c, lerr := s.area.Lookup(a.CommitID)
-		if lerr != nil {
-			return "", lerr
-		}
-		p, err = s.area.DiffCommit(c.ID)
-		what = fmt.Sprintf("staged commit %s %q", c.ID.String()[:7], subject(c.Message))
-	} else {
-		p, err = s.area.DiffUnstaged()
-	}
+func gitDiff(_ context.Context, s *session.Session, a diffArgs, _ Progress) (string, error) {
+	p, c, err := s.Diff(a.CommitID)
 	if err != nil {
 		return "", err
+	}
+	what := "unstaged changes"
+	if c != nil {
+		what = fmt.Sprintf("staged commit %s %q", c.ID.String()[:7], subject(c.Message))
 	}
 	if a.Path != "" {
 		prefix := strings.TrimSuffix(a.Path, "/")
@@ -206,30 +196,28 @@ func gitDiff(_ context.Context, s *Session, a diffArgs, _ Progress) (string, err
 	if len(p.Files) == 0 {
 		return "(no changes in the " + what + ")", nil
 	}
-	w := newCapWriter(diffMaxBytes)
+	w := textcap.New(diffMaxBytes)
 	p.Format(w, false)
 	return fmt.Sprintf("%s: %s\n%s", what, p.Stats(), w.Text("git_diff with path shows one file or directory")), nil
 }
 
-func gitDiscard(_ context.Context, s *Session, a discardArgs, _ Progress) (string, error) {
-	if a.All {
-		n := len(s.area.Commits())
-		s.area.DiscardAll()
-		return fmt.Sprintf("dropped %d staged commits; their changes are unstaged again", n), nil
-	}
-	if a.CommitID == "" {
+func gitDiscard(_ context.Context, s *session.Session, a discardArgs, _ Progress) (string, error) {
+	if !a.All && a.CommitID == "" {
 		return "", &ToolError{Msg: "give commit_id (see git_status), or all: true to drop every staged commit"}
 	}
-	c, err := s.area.Lookup(a.CommitID)
-	if err != nil {
-		return "", err
-	}
-	res, err := s.area.Discard(c.ID)
+	res, err := s.Discard(a.CommitID, a.All)
 	if err != nil {
 		return "", err
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "dropped %s %q; unstaged again: %s", c.ID.String()[:7], subject(c.Message), listOrNone(res.Unstaged))
+	if len(res.Withdrawn) > 0 {
+		fmt.Fprintf(&b, "withdrew push request %s first: it asked to push what this drops\n", strings.Join(res.Withdrawn, ", "))
+	}
+	if a.All {
+		fmt.Fprintf(&b, "dropped %d staged commits; their changes are unstaged again", res.Count)
+		return b.String(), nil
+	}
+	fmt.Fprintf(&b, "dropped %s %q; unstaged again: %s", res.Commit.ID.String()[:7], subject(res.Commit.Message), listOrNone(res.Unstaged))
 	if len(res.StillStaged) > 0 {
 		fmt.Fprintf(&b, "\nstill staged, with later commits that change them too: %s", strings.Join(res.StillStaged, ", "))
 	}
@@ -249,102 +237,49 @@ func listOrNone(s []string) string {
 	return strings.Join(s, ", ")
 }
 
-func gitPull(ctx context.Context, s *Session, a pullArgs, _ Progress) (string, error) {
-	spec, err := s.resolveSpec(a.Source)
-	if err != nil {
-		return "", err
-	}
-	for _, p := range a.Paths {
-		if q := strings.TrimSuffix(p, "/"); q != "." && q != "" {
-			if _, err := memfs.CheckPath(q); err != nil {
-				return "", err
-			}
-		}
-	}
-	s.mu.Lock()
-	base := s.base
-	s.mu.Unlock()
-	if strings.TrimSpace(a.Source) == "" && base != nil {
-		// No source: update from where the sandbox's base came from (the
-		// branch it forked from, until its first push lands elsewhere).
-		spec = base
-	}
-	sameBase := base != nil && specKey(base) == specKey(spec) && base.Branch == spec.Branch
-	switch {
-	case a.Destination != "" || (base != nil && !sameBase):
-		if a.Destination != "" {
-			if _, err := memfs.CheckPath(strings.TrimSuffix(a.Destination, "/")); err != nil {
-				return "", err
-			}
-		}
-		res, err := s.importFiles(ctx, spec, a.Paths, a.Destination)
-		if err != nil {
-			return "", err
-		}
-		return pullSummary(fmt.Sprintf("copied %d files from %s (%s) as new files of yours", res.Files, specKey(spec), res.Head.String()[:7]), res), nil
-	case base == nil && len(s.area.Commits()) == 0 && len(s.area.Status().Unstaged) == 0:
-		res, err := s.seed(ctx, spec, a.Paths)
-		if err != nil {
-			return "", err
-		}
-		return pullSummary(fmt.Sprintf("pulled %d files from %s at %s; changes are now tracked against it", res.Files, specKey(spec), res.Head.String()[:7]), res), nil
-	}
-	return s.syncBase(ctx, spec, a.Paths)
-}
-
-// syncBase brings the sandbox up to the target's latest commit (rebasing
-// staged work onto it) and brings in paths not pulled before.
-func (s *Session) syncBase(ctx context.Context, spec *TargetSpec, paths []string) (string, error) {
-	t, ref, err := s.targetRef(ctx, spec)
-	if err != nil {
-		return "", err
-	}
-	fetchPaths := append(s.area.Pulled(), paths...)
-	if s.area.Pulled() == nil {
-		fetchPaths = nil
-	}
-	head, err := t.Fetch(ctx, ref, fetchPaths, s.store)
+func gitPull(ctx context.Context, s *session.Session, a pullArgs, _ Progress) (string, error) {
+	res, err := s.Pull(ctx, a.Source, a.Paths, a.Destination)
 	if err != nil {
 		return "", err
 	}
 	var msgs []string
-	if head != s.area.Base() {
-		res, err := s.area.Rebase(head)
-		if err != nil {
-			return "", err
-		}
+	if len(res.Withdrawn) > 0 {
+		msgs = append(msgs, fmt.Sprintf("withdrew push request %s first: the update rebuilds the commits it asked to push; git_push again for the new ones", strings.Join(res.Withdrawn, ", ")))
+	}
+	switch res.Kind {
+	case session.Copied:
+		msgs = append(msgs, fmt.Sprintf("copied %d files from %s (%s) as new files of yours", res.Files, res.From, res.Head.String()[:7]))
+	case session.Seeded:
+		msgs = append(msgs, fmt.Sprintf("pulled %d files from %s at %s; changes are now tracked against it", res.Files, res.From, res.Head.String()[:7]))
+	case session.Updated:
 		msgs = append(msgs, fmt.Sprintf("updated to %s at %s: %d files changed there came in (%s); your work is on top",
-			specKey(spec), head.String()[:7], len(res.Updated), listOrNone(res.Updated)))
+			res.From, res.Head.String()[:7], len(res.Updated), listOrNone(res.Updated)))
 		for old, nu := range res.Rebuilt {
 			msgs = append(msgs, fmt.Sprintf("staged commit %s is now %s", old.String()[:7], nu.String()[:7]))
 		}
-	} else {
-		msgs = append(msgs, fmt.Sprintf("%s is still at %s", specKey(spec), head.String()[:7]))
+	case session.Current:
+		msgs = append(msgs, fmt.Sprintf("%s is still at %s", res.From, res.Head.String()[:7]))
 	}
-	if len(paths) > 0 {
-		got, refused, err := s.area.PullPaths(paths)
-		if err != nil {
-			return "", err
+	if res.Kind == session.Updated || res.Kind == session.Current {
+		if res.More != nil {
+			msgs = append(msgs, fmt.Sprintf("brought in %d more files", len(res.More)))
 		}
-		msgs = append(msgs, fmt.Sprintf("brought in %d more files", len(got)))
-		for _, r := range refused {
+		for _, r := range res.Refused {
 			msgs = append(msgs, fmt.Sprintf("left out %s: %v", r.Path, r.Err))
 		}
+		return strings.Join(msgs, "\n"), nil
 	}
-	s.mu.Lock()
-	s.base, s.baseRef = spec, ref
-	s.mu.Unlock()
-	return strings.Join(msgs, "\n"), nil
+	return pullSummary(strings.Join(msgs, "\n"), res.Refused), nil
 }
 
-func pullSummary(head string, res pullResult) string {
+func pullSummary(head string, refused []memfs.Refused) string {
 	var b strings.Builder
 	b.WriteString(head)
-	if len(res.Refused) > 0 {
-		fmt.Fprintf(&b, "\nleft out %d paths the sandbox's rules refuse:", len(res.Refused))
-		for i, r := range res.Refused {
+	if len(refused) > 0 {
+		fmt.Fprintf(&b, "\nleft out %d paths the sandbox's rules refuse:", len(refused))
+		for i, r := range refused {
 			if i == 20 {
-				fmt.Fprintf(&b, "\n  [%d more]", len(res.Refused)-i)
+				fmt.Fprintf(&b, "\n  [%d more]", len(refused)-i)
 				break
 			}
 			fmt.Fprintf(&b, "\n  %s: %v", r.Path, shortRefusal(r.Err))
@@ -361,24 +296,57 @@ func shortRefusal(err error) string {
 	return err.Error()
 }
 
-func takeCheckpoint(_ context.Context, s *Session, a checkpointArgs, _ Progress) (string, error) {
-	info, err := s.ws.Checkpoint(a.Name)
+func gitPush(ctx context.Context, s *session.Session, a pushArgs, p Progress) (string, error) {
+	res, err := s.Push(ctx, a.CommitID, a.Target, p)
+	if err != nil {
+		return "", err
+	}
+	lines := res.Notes
+	switch {
+	case res.Pending:
+		lines = append(lines, fmt.Sprintf("the push of %s to %s (%s) is still waiting for a reviewer (request %s). "+
+			"Call git_push commit_id=%s again to keep waiting: the reviewer is not asked twice. A reviewer answers with `airlock review` in a terminal.",
+			res.Commit.String()[:7], res.Target, res.Branch, res.RequestID, res.Commit.String()[:7]))
+	case res.Already:
+		lines = append(lines, fmt.Sprintf("%s (%s) is already at %s: nothing to push", res.Target, res.Branch, res.Commit.String()[:7]))
+	case res.Picked != nil:
+		lines = append(lines, fmt.Sprintf("pushed %s to %s (%s) with only the files the reviewer picked: %s; the other changes are unstaged in the sandbox",
+			res.Commit.String()[:7], res.Target, res.Branch, strings.Join(res.Picked, ", ")))
+	default:
+		lines = append(lines, fmt.Sprintf("pushed %s to %s (%s): %s, +%d -%d", res.Commit.String()[:7], res.Target, res.Branch,
+			fileCount(res.Files), res.Added, res.Deleted))
+	}
+	if res.Worktree != nil {
+		lines = append(lines, "note: "+res.Worktree.Error())
+	}
+	return strings.Join(lines, "\n"), nil
+}
+
+func takeCheckpoint(_ context.Context, s *session.Session, a checkpointArgs, _ Progress) (string, error) {
+	info, err := s.Checkpoint(a.Name)
 	if err != nil {
 		return "", err
 	}
 	return fmt.Sprintf("checkpoint %q taken; rollback name=%q comes back to it", info.Name, info.Name), nil
 }
 
-func rollback(_ context.Context, s *Session, a rollbackArgs, _ Progress) (string, error) {
-	info, err := s.ws.Rollback(a.Name)
+func rollback(_ context.Context, s *session.Session, a rollbackArgs, _ Progress) (string, error) {
+	res, err := s.Rollback(a.Name)
 	if err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("rolled back to %q (taken %s); the workspace is exactly as it was then", info.Name, info.Time.Format(time.TimeOnly)), nil
+	if !res.Replayed {
+		return fmt.Sprintf("rolled back to %q (taken %s); the workspace is exactly as it was then", res.Name, res.Time.Format(time.TimeOnly)), nil
+	}
+	out := fmt.Sprintf("rolled back to %q (taken %s): the base moved since (a pull or a push), so the checkpoint's own changes were replayed onto the current base, which keeps what came from upstream", res.Name, res.Time.Format(time.TimeOnly))
+	if len(res.Conflicts) > 0 {
+		out += fmt.Sprintf("\nchanged both in the checkpoint and upstream, so kept as upstream has them: %s", listOrNone(res.Conflicts))
+	}
+	return out, nil
 }
 
-func listCheckpoints(_ context.Context, s *Session, _ noArgs, _ Progress) (string, error) {
-	cps := s.ws.Checkpoints()
+func listCheckpoints(_ context.Context, s *session.Session, _ noArgs, _ Progress) (string, error) {
+	cps := s.Checkpoints()
 	if len(cps) == 0 {
 		return "(no checkpoints; take one with checkpoint)", nil
 	}

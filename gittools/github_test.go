@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/airlock-dev/airlock/approval"
-	"github.com/airlock-dev/airlock/gittools"
+	"github.com/airlock-dev/airlock/session"
 	"github.com/airlock-dev/airlock/targets"
 	"github.com/airlock-dev/airlock/targets/githubemu"
 )
@@ -29,12 +29,12 @@ func TestWorkerOnGitHub(t *testing.T) {
 	git(t, seed, "commit", "-q", "--allow-empty", "-m", "init")
 	git(t, seed, "push", "-q", emu.Dir(), "main")
 
-	main := &gittools.TargetSpec{Type: "github", Repo: "octo-org/reports", Branch: "main"}
-	w := &gittools.Worker{
-		Name: "gh", Author: gittools.Person{Name: "GH Worker", Email: "gh@example.com"},
-		DefaultTarget: &gittools.TargetSpec{Type: "github", Repo: "octo-org/reports", Branch: "airlock/q3"},
-		Targets:       map[string]*gittools.TargetSpec{"main": main},
-		AutoPull:      []gittools.PullSpec{{Path: ".", Source: main}},
+	main := &session.TargetSpec{Type: "github", Repo: "octo-org/reports", Branch: "main"}
+	w := &session.Worker{
+		Name: "gh", Author: session.Person{Name: "GH Worker", Email: "gh@example.com"},
+		DefaultTarget: &session.TargetSpec{Type: "github", Repo: "octo-org/reports", Branch: "airlock/q3"},
+		Targets:       map[string]*session.TargetSpec{"main": main},
+		AutoPull:      []session.PullSpec{{Path: ".", Source: main}},
 	}
 	l, err := approval.OpenLedger(filepath.Join(t.TempDir(), "ledger.jsonl"))
 	if err != nil {
@@ -47,9 +47,9 @@ func TestWorkerOnGitHub(t *testing.T) {
 		seen = append(seen, r)
 		return approval.Decision{Verdict: approval.Approve}
 	})
-	s, err := gittools.NewSession(context.Background(), w, gittools.Options{
+	s, err := session.New(context.Background(), w, session.Options{
 		Gate: gate, Timeout: 10 * time.Second,
-		OpenTarget: func(ctx context.Context, spec *gittools.TargetSpec) (targets.Target, error) {
+		OpenTarget: func(ctx context.Context, spec *session.TargetSpec) (targets.Target, error) {
 			return targets.OpenGitHub(ctx, spec.Repo, targets.GitHubOptions{APIURL: emu.URL, GitURL: emu.GitURL, Token: token})
 		},
 	})

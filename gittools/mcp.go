@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/airlock-dev/airlock/session"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -13,7 +14,7 @@ const serverInstructions = `airlock is a sandbox: read_file, write_file, edit_fi
 
 // NewMCPServer serves a session over MCP: every tool, and the worker's
 // instructions as a prompt named after the worker.
-func NewMCPServer(s *Session, version string) *mcp.Server {
+func NewMCPServer(s *session.Session, version string) *mcp.Server {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "airlock", Title: "airlock sandbox", Version: version},
 		&mcp.ServerOptions{Instructions: serverInstructions})
 	for _, t := range Tools() {
@@ -25,7 +26,7 @@ func NewMCPServer(s *Session, version string) *mcp.Server {
 							ProgressToken: tok, Progress: done, Total: total, Message: msg})
 					}
 				}
-				out, err := s.Call(ctx, t.Name, req.Params.Arguments, progress)
+				out, err := Call(ctx, s, t.Name, req.Params.Arguments, progress)
 				if err != nil {
 					return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: err.Error()}}}, nil
 				}
@@ -45,7 +46,7 @@ func NewMCPServer(s *Session, version string) *mcp.Server {
 	return srv
 }
 
-func promptDescription(w *Worker) string {
+func promptDescription(w *session.Worker) string {
 	if w.Description != "" {
 		return w.Description
 	}

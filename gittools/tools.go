@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/airlock-dev/airlock/session"
 	"github.com/google/jsonschema-go/jsonschema"
 )
 
@@ -20,11 +21,11 @@ type Tool struct {
 	Description string
 	// Schema is the JSON schema of the input.
 	Schema *jsonschema.Schema
-	call   func(ctx context.Context, s *Session, raw json.RawMessage, p Progress) (string, error)
+	call   func(ctx context.Context, s *session.Session, raw json.RawMessage, p Progress) (string, error)
 }
 
 // Progress reports how a long call is going (MCP progress notifications).
-type Progress func(done, total float64, message string)
+type Progress = session.Progress
 
 // ToolError is an error a worker can act on: it is shown to the worker as
 // the tool's result, never as a protocol failure or a stack trace.
@@ -34,13 +35,13 @@ func (e *ToolError) Error() string { return e.Msg }
 
 // define makes a Tool whose input is In, decoded strictly: unknown
 // arguments and wrong types are errors that say what was expected.
-func define[In any](name, description string, fn func(ctx context.Context, s *Session, in In, p Progress) (string, error)) Tool {
+func define[In any](name, description string, fn func(ctx context.Context, s *session.Session, in In, p Progress) (string, error)) Tool {
 	schema, err := jsonschema.For[In](nil)
 	if err != nil {
 		panic(fmt.Sprintf("gittools: schema of %s: %v", name, err))
 	}
 	return Tool{Name: name, Description: description, Schema: schema,
-		call: func(ctx context.Context, s *Session, raw json.RawMessage, p Progress) (string, error) {
+		call: func(ctx context.Context, s *session.Session, raw json.RawMessage, p Progress) (string, error) {
 			var in In
 			if len(bytes.TrimSpace(raw)) > 0 && string(bytes.TrimSpace(raw)) != "null" {
 				dec := json.NewDecoder(bytes.NewReader(raw))
@@ -77,9 +78,9 @@ func argumentError(tool string, schema *jsonschema.Schema, err error) string {
 // Tools is the worker's whole surface.
 func Tools() []Tool { return toolList }
 
-// Call runs a tool in process. Errors a worker can act on are returned as
-// *ToolError.
-func (s *Session) Call(ctx context.Context, name string, args json.RawMessage, p Progress) (string, error) {
+// Call runs a tool on s in process. Errors a worker can act on are
+// returned as *ToolError.
+func Call(ctx context.Context, s *session.Session, name string, args json.RawMessage, p Progress) (string, error) {
 	if p == nil {
 		p = func(float64, float64, string) {}
 	}

@@ -8,9 +8,10 @@ import (
 )
 
 type checkpoint struct {
-	name string
-	time time.Time
-	st   state
+	name  string
+	time  time.Time
+	st    state
+	bases uint64 // the workspace's SetBase count when it was taken
 }
 
 // CheckpointInfo describes a checkpoint.
@@ -49,7 +50,7 @@ func (w *Workspace) Checkpoint(name string) (CheckpointInfo, error) {
 		return CheckpointInfo{}, &Error{Op: "checkpoint", Path: name, Err: ErrQuotaExceeded, Detail: fmt.Sprintf(
 			"there are already %d checkpoints, the most allowed; delete one you no longer need, or roll back to an earlier one", len(w.cps))}
 	}
-	cp := checkpoint{name: name, time: w.now(), st: w.cur}
+	cp := checkpoint{name: name, time: w.now(), st: w.cur, bases: w.bases}
 	w.cps = append(w.cps, cp)
 	w.cpIndex[name] = len(w.cps) - 1
 	w.freeze()
@@ -103,13 +104,56 @@ func (w *Workspace) Rollback(name string) (CheckpointInfo, error) {
 	}
 	cp := w.cps[i]
 	w.cur = cp.st
+	if cp.bases != w.bases {
+		// The base or the snapshots kept for the caller changed since the
+		// checkpoint (a staged commit's, say): the tally taken with it
+		// misses what they hold. Recount rather than undercount.
+		defer w.recount()
+	}
+	// Otherwise the tally taken with the checkpoint is exact, unless
+	// checkpoints were deleted since; then it overcounts, and a quota
+	// check recounts before it refuses anything. Rollback stays O(1).
+	w.dropAfter(i)
+	return CheckpointInfo{Name: cp.name, Time: cp.time}, nil
+}
+
+func (w *Workspace) dropAfter(i int) {
 	for _, later := range w.cps[i+1:] {
 		delete(w.cpIndex, later.name)
 	}
 	w.cps = w.cps[:i+1]
-	// The tally taken with the checkpoint is exact, unless checkpoints were
-	// deleted since; then it overcounts, and a quota check recounts before
-	// it refuses anything. Rollback stays O(1).
+}
+
+// CheckpointSnapshot returns the workspace as it was at the named
+// checkpoint (empty name: the most recent), to compare or replay.
+func (w *Workspace) CheckpointSnapshot(name string) (*Snapshot, CheckpointInfo, error) {
+	w.mu.RLock()
+	defer w.mu.RUnlock()
+	i, err := w.checkpointIndex("rollback", name)
+	if err != nil {
+		return nil, CheckpointInfo{}, err
+	}
+	cp := w.cps[i]
+	return &Snapshot{root: cp.st.root}, CheckpointInfo{Name: cp.name, Time: cp.time}, nil
+}
+
+// RollbackTo is Rollback to the named checkpoint with the live tree made s
+// instead of the checkpoint's own tree: the checkpoint's work replayed onto
+// a base that moved since. Later checkpoints are dropped, as with Rollback.
+// It changes nothing when s would break the quotas.
+func (w *Workspace) RollbackTo(name string, s *Snapshot) (CheckpointInfo, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	i, err := w.checkpointIndex("rollback", name)
+	if err != nil {
+		return CheckpointInfo{}, err
+	}
+	if err := w.restoreLocked(s); err != nil {
+		return CheckpointInfo{}, err
+	}
+	cp := w.cps[i]
+	w.dropAfter(i)
+	w.recount()
 	return CheckpointInfo{Name: cp.name, Time: cp.time}, nil
 }
 

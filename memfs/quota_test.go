@@ -252,3 +252,39 @@ func checkAccounting(t testing.TB, w *memfs.Workspace, exact bool) {
 		t.Errorf("held tally %+v, recount %+v", held, xheld)
 	}
 }
+
+// Issue 11: checkpoint, write, keep the live state as a snapshot (what
+// staging a commit does), roll back; again and again. The rollback used to
+// restore the tally taken with the checkpoint, which missed the kept
+// snapshots: 20 MiB held under a 4 MiB quota. The quota must hold.
+func TestRollbackKeepsKeptSnapshotsInTheTally(t *testing.T) {
+	const quota = 4 << 20
+	w := newWorkspace(t, memfs.WithLimits(memfs.Limits{MaxTotalBytes: quota}))
+	var kept []*memfs.Snapshot
+	refused := false
+	for i := 0; i < 10 && !refused; i++ {
+		if _, err := w.Checkpoint(""); err != nil {
+			t.Fatal(err)
+		}
+		data := bytes.Repeat([]byte{byte('a' + i)}, 2<<20)
+		if err := w.WriteFile(fmt.Sprintf("f%d", i), data, 0o644); err != nil {
+			if !errors.Is(err, memfs.ErrQuotaExceeded) {
+				t.Fatal(err)
+			}
+			refused = true
+			break
+		}
+		kept = append(kept, w.Snapshot())
+		w.SetBase(w.Base(), kept...)
+		if _, err := w.Rollback(""); err != nil {
+			t.Fatal(err)
+		}
+		checkAccounting(t, w, false)
+		if _, held := memfs.ExactUsage(w); held.Bytes > quota {
+			t.Fatalf("cycle %d: %d bytes held under a %d-byte quota", i, held.Bytes, quota)
+		}
+	}
+	if !refused {
+		t.Fatal("ten 2 MiB writes kept in snapshots never met the 4 MiB quota")
+	}
+}

@@ -285,6 +285,7 @@ func (w *Workspace) SetBase(base *Snapshot, keep ...*Snapshot) {
 }
 
 func (w *Workspace) setBaseLocked(base *Snapshot, keep []*Snapshot) {
+	w.bases++
 	moved := pathsOf((&Snapshot{root: w.base.root}).Diff(base))
 	w.cur.dirty = retrack(w.cur.dirty, moved, base.root, w.cur.root)
 	for i := range w.cps {
@@ -371,6 +372,10 @@ func retrack(dirty dirtySet, extra []string, base, tree *node) dirtySet {
 func (w *Workspace) Restore(s *Snapshot) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	return w.restoreLocked(s)
+}
+
+func (w *Workspace) restoreLocked(s *Snapshot) error {
 	// Both tallies exact, so "would it grow" compares like with like (the
 	// held tally may overcount after SetBase).
 	w.recount()

@@ -90,6 +90,7 @@ type Workspace struct {
 	txnSeq   atomic.Uint64
 	tempSeq  atomic.Uint64
 	retained []*node // roots kept by the caller (see SetBase), counted in the held tally
+	bases    uint64  // how many times SetBase ran: checkpoints compare it (see Rollback)
 }
 
 // state is one version of the whole workspace.

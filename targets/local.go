@@ -377,7 +377,12 @@ func (l *Local) receivePack(ctx context.Context, ref string, g approval.Grant, s
 		return err
 	}
 	if err != nil {
-		if now, herr := l.Head(ctx, ref); herr == nil && now != cur && now != g.New() {
+		now, herr := l.Head(ctx, ref)
+		switch {
+		case herr == nil && check && now == g.New():
+			// receive-pack failed after the ref moved: the push landed.
+			return &LandedError{Ref: ref, Err: err}
+		case herr == nil && now != cur && now != g.New():
 			return &MovedError{Ref: ref, Expected: g.Old(), Head: now}
 		}
 		return err

@@ -76,6 +76,20 @@ type MovedError struct {
 	Expected, Head plumbing.Hash
 }
 
+// LandedError: the branch moved to the pushed commit, but the target
+// reported an error after that (a hook, a failed clean-up). The push
+// landed; Err says what went wrong after.
+type LandedError struct {
+	Ref string
+	Err error
+}
+
+func (e *LandedError) Error() string {
+	return fmt.Sprintf("the push landed (%s moved) but the target then reported: %v", e.Ref, e.Err)
+}
+
+func (e *LandedError) Unwrap() error { return e.Err }
+
 func (e *MovedError) Error() string {
 	return fmt.Sprintf("%v: %s is at %s now, not %s as approved; pull again, or push again to rebase onto it (a new review)",
 		ErrTargetMoved, e.Ref, shortHash(e.Head), shortHash(e.Expected))

@@ -23,6 +23,7 @@ import (
 	"github.com/airlock-dev/airlock/approval"
 	"github.com/airlock-dev/airlock/gittools"
 	"github.com/airlock-dev/airlock/memfs"
+	"github.com/airlock-dev/airlock/session"
 )
 
 // multiFlag is a repeatable string flag.
@@ -73,7 +74,7 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		"Runs the MCP server for one worker on stdin/stdout. It never prompts here: pushes wait for\n"+
 			"a reviewer running `airlock review` in another terminal.", stderr)
 	workerFile := fs.String("worker", "", "the worker file (Markdown with YAML frontmatter); default: a worker on the current directory's repository")
-	timeout := fs.Duration("timeout", gittools.DefaultPushWait, "how long git_push waits for a reviewer before answering that the request is still pending\n"+
+	timeout := fs.Duration("timeout", session.DefaultPushWait, "how long git_push waits for a reviewer before answering that the request is still pending\n"+
 		"(call git_push again to keep waiting); keep it under the client's tool timeout (Codex: 300s)")
 	never := fs.Bool("never-approve", false, "refuse every push (review-only mode)")
 	var auto multiFlag
@@ -83,22 +84,22 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	var w *gittools.Worker
+	var w *session.Worker
 	var err error
 	if *workerFile != "" {
-		if w, err = gittools.LoadWorker(*workerFile); err != nil {
+		if w, err = session.LoadWorker(*workerFile); err != nil {
 			return err
 		}
 	} else {
 		cwd, _ := os.Getwd()
-		w = gittools.DefaultWorker(cwd)
+		w = session.DefaultWorker(cwd)
 	}
 	policy := approval.Policy{Mode: approval.ModeAsk}
 	if *never {
 		policy.Mode = approval.ModeNever
 	}
 	for _, a := range auto {
-		id, err := gittools.ResolveTargetID(w, a)
+		id, err := session.ResolveTargetID(w, a)
 		if err != nil {
 			return usageError("--auto-approve %s: %v", a, err)
 		}
@@ -126,7 +127,7 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer broker.Close()
-	sess, err := gittools.NewSession(ctx, w, gittools.Options{Gate: gate, Timeout: *timeout})
+	sess, err := session.New(ctx, w, session.Options{Gate: gate, Timeout: *timeout})
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package gittools_test
+package session_test
 
 import (
 	"errors"
@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/airlock-dev/airlock/gittools"
+	"github.com/airlock-dev/airlock/session"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -41,24 +41,24 @@ Write the quarterly report from templates/.
 `
 
 func TestParseWorkerExample(t *testing.T) {
-	w, err := gittools.ParseWorker("/work/proj/workers/report.md", []byte(exampleWorker))
+	w, err := session.ParseWorker("/work/proj/workers/report.md", []byte(exampleWorker))
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := &gittools.Worker{
+	want := &session.Worker{
 		Name: "report-writer", Description: "Writes analysis reports",
-		Author:        gittools.Person{Name: "Report Writer", Email: "reports@example.com"},
+		Author:        session.Person{Name: "Report Writer", Email: "reports@example.com"},
 		Instructions:  "# Report writer\n\nWrite the quarterly report from templates/.",
-		DefaultTarget: &gittools.TargetSpec{Type: "local", Path: "/work/proj/workers", Branch: "reports"},
-		Targets: map[string]*gittools.TargetSpec{
+		DefaultTarget: &session.TargetSpec{Type: "local", Path: "/work/proj/workers", Branch: "reports"},
+		Targets: map[string]*session.TargetSpec{
 			"backup": {Type: "local-bare", Path: "/srv/backup.git"},
 			"site":   {Type: "github", Repo: "acme/site", Branch: "main"},
 		},
 		Deny: []string{"*.sqlite"},
 		File: "/work/proj/workers/report.md",
 	}
-	want.AutoPull = []gittools.PullSpec{
-		{Path: "templates/", Source: &gittools.TargetSpec{Type: "local", Path: "/work/proj/workers"}},
+	want.AutoPull = []session.PullSpec{
+		{Path: "templates/", Source: &session.TargetSpec{Type: "local", Path: "/work/proj/workers"}},
 		{Path: "data/", Source: want.Targets["backup"]},
 	}
 	want.Limits.MaxFileBytes, want.Limits.MaxTotalBytes, want.Limits.MaxFiles = 10<<20, 256<<20, 5000
@@ -112,8 +112,8 @@ func TestParseWorkerMistakes(t *testing.T) {
 	}
 	var got strings.Builder
 	for _, c := range cases {
-		_, err := gittools.ParseWorker("/proj/worker.md", []byte(c.doc))
-		var ce *gittools.ConfigError
+		_, err := session.ParseWorker("/proj/worker.md", []byte(c.doc))
+		var ce *session.ConfigError
 		if !errors.As(err, &ce) {
 			t.Errorf("%s: %v, want a ConfigError", c.name, err)
 			continue
@@ -140,7 +140,7 @@ func TestParseWorkerMistakes(t *testing.T) {
 func TestLoadWorkerTooLarge(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "big.md")
 	os.WriteFile(p, []byte("---\nname: w\n---\n"+strings.Repeat("x", 2<<20)), 0o644)
-	if _, err := gittools.LoadWorker(p); err == nil || !strings.Contains(err.Error(), "larger than") {
+	if _, err := session.LoadWorker(p); err == nil || !strings.Contains(err.Error(), "larger than") {
 		t.Errorf("a 2 MB worker file: %v", err)
 	}
 }
@@ -154,9 +154,9 @@ func TestResolveTargetID(t *testing.T) {
 	if err := os.Symlink(repo, link); err != nil {
 		t.Fatal(err)
 	}
-	w := &gittools.Worker{
-		DefaultTarget: &gittools.TargetSpec{Type: "local", Path: link, Branch: "main"},
-		Targets:       map[string]*gittools.TargetSpec{"backup": {Type: "local-bare", Path: "/srv/backup.git"}},
+	w := &session.Worker{
+		DefaultTarget: &session.TargetSpec{Type: "local", Path: link, Branch: "main"},
+		Targets:       map[string]*session.TargetSpec{"backup": {Type: "local-bare", Path: "/srv/backup.git"}},
 	}
 	for _, tc := range []struct{ in, want, err string }{
 		{"default", "local:" + link, ""},
@@ -167,7 +167,7 @@ func TestResolveTargetID(t *testing.T) {
 		{"github:octo/other", "", "none of this worker's targets"},
 		{"bakup", "", `no target is named "bakup"`},
 	} {
-		got, err := gittools.ResolveTargetID(w, tc.in)
+		got, err := session.ResolveTargetID(w, tc.in)
 		if got != tc.want || (err == nil) != (tc.err == "") || err != nil && !strings.Contains(err.Error(), tc.err) {
 			t.Errorf("ResolveTargetID(%q) = %q, %v; want %q, %q", tc.in, got, err, tc.want, tc.err)
 		}

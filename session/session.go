@@ -1,4 +1,4 @@
-package gittools
+package session
 
 import (
 	"bytes"
@@ -29,6 +29,9 @@ type Options struct {
 	// Timeout is how long git_push waits for a reviewer before it answers
 	// that the request is still pending; 0 means 5 minutes.
 	Timeout time.Duration
+	// Retries bounds how often one push rebases and asks again when its
+	// target moved between the request and the push; 0 means 5.
+	Retries int
 	// OpenTarget opens a target; nil means OpenTarget.
 	OpenTarget func(ctx context.Context, spec *TargetSpec) (targets.Target, error)
 	// Rules configures the push risk flags.
@@ -61,13 +64,19 @@ func OpenTarget(ctx context.Context, spec *TargetSpec) (targets.Target, error) {
 	return nil, fmt.Errorf("unknown target type %q", spec.Type)
 }
 
+// Progress reports how a long call is going (MCP progress notifications).
+type Progress func(done, total float64, message string)
+
 // DefaultPushWait is how long git_push waits for a reviewer before it
 // answers "still waiting, call again": well under the tool timeouts of
 // common clients (Codex gives up at 300 s), so that the answer arrives.
 const DefaultPushWait = 2 * time.Minute
 
-// Session is one worker's sandbox: its workspace, staging area, targets
-// and the gate its pushes go through. It is safe for concurrent use.
+// Session is one worker's sandbox and the one owner of its state: the
+// workspace, the staging area, the object store, the targets it opened,
+// the checkpoints' bases and the pushes in flight. The tool surface
+// (gittools) only decodes arguments and words answers; every change to
+// this state goes through a method here. It is safe for concurrent use.
 type Session struct {
 	w     *Worker
 	ws    *memfs.Workspace
@@ -76,17 +85,29 @@ type Session struct {
 	gate  *approval.Gate
 	opts  Options
 
-	mu      sync.Mutex
-	opened  map[string]targets.Target
-	base    *TargetSpec // where the base was pulled from; nil: nowhere yet
-	baseRef string
-	tickets map[string]*approval.Ticket // pushes this session asked about, by request id
+	// mu serialises every change to the sandbox's git side (area, store,
+	// base, pushes, checkpoints' bases) and object collection: nothing
+	// writes objects the collector cannot see the roots of. It is never
+	// held while waiting for a reviewer or a target's push. Lock order:
+	// Session.mu, then Area's, then Workspace's and Store's; the gate's
+	// lock is taken under Session.mu (Withdraw), never the other way (the
+	// gate calls a pick with its own lock released).
+	mu        sync.Mutex
+	base      *TargetSpec // where the base was pulled from; nil: nowhere yet
+	baseRef   string
+	pushes    map[string]*push   // pushes in flight, by request id
+	byCommit  map[pushKey]*push  // the same, by what they push (and what they pushed before a rebase)
+	published map[plumbing.Hash]string // commits that reached a target: where
+	cps       map[string]cpBase  // each checkpoint's base, by name
+
+	openMu sync.Mutex
+	opened map[string]targets.Target
 }
 
-// NewSession makes a worker's sandbox and runs its auto_pull.
-func NewSession(ctx context.Context, w *Worker, opts Options) (*Session, error) {
+// New makes a worker's sandbox and runs its auto_pull.
+func New(ctx context.Context, w *Worker, opts Options) (*Session, error) {
 	if opts.Gate == nil {
-		return nil, errors.New("gittools: a session needs a gate")
+		return nil, errors.New("session: a session needs a gate")
 	}
 	if opts.Timeout <= 0 {
 		opts.Timeout = DefaultPushWait
@@ -103,7 +124,10 @@ func NewSession(ctx context.Context, w *Worker, opts Options) (*Session, error) 
 	if err != nil {
 		return nil, err
 	}
-	store := staging.NewStore(0)
+	// One budget: the object store may hold what the workspace may, and
+	// everything the session fetches, imports or stages is counted there
+	// until collection lets it go.
+	store := staging.NewStore(ws.Limits().MaxTotalBytes)
 	area, err := staging.New(ws, store, staging.Config{
 		Author: staging.Signature{Name: w.Author.Name, Email: w.Author.Email},
 		Now:    opts.Now,
@@ -112,33 +136,31 @@ func NewSession(ctx context.Context, w *Worker, opts Options) (*Session, error) 
 		return nil, err
 	}
 	s := &Session{w: w, ws: ws, store: store, area: area, gate: opts.Gate, opts: opts,
-		opened: map[string]targets.Target{}, tickets: map[string]*approval.Ticket{}}
+		opened: map[string]targets.Target{}, pushes: map[string]*push{}, byCommit: map[pushKey]*push{},
+		published: map[plumbing.Hash]string{}, cps: map[string]cpBase{}}
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if err := s.autoPull(ctx); err != nil {
 		return nil, fmt.Errorf("auto_pull: %w", err)
 	}
+	s.collectLocked()
 	return s, nil
 }
 
 // Worker returns the session's worker configuration.
 func (s *Session) Worker() *Worker { return s.w }
 
-// Workspace returns the sandbox's filesystem.
+// Workspace returns the sandbox's filesystem, which the file tools read and
+// write directly: its own locks and guard keep it consistent.
 func (s *Session) Workspace() *memfs.Workspace { return s.ws }
-
-// Area returns the sandbox's staging area.
-func (s *Session) Area() *staging.Area { return s.area }
 
 // Close withdraws the pushes still waiting for a reviewer: their worker is
 // gone.
 func (s *Session) Close() {
 	s.mu.Lock()
-	ids := make([]string, 0, len(s.tickets))
-	for id := range s.tickets {
-		ids = append(ids, id)
-	}
-	s.mu.Unlock()
-	for _, id := range ids {
-		s.gate.Withdraw(id, "the worker's session ended")
+	defer s.mu.Unlock()
+	for _, p := range s.pushes {
+		s.withdrawLocked(p, "the worker's session ended")
 	}
 }
 
@@ -152,19 +174,16 @@ func specKey(t *TargetSpec) string {
 // target opens (once) the target of spec.
 func (s *Session) target(ctx context.Context, spec *TargetSpec) (targets.Target, error) {
 	key := specKey(spec)
-	s.mu.Lock()
-	t, ok := s.opened[key]
-	s.mu.Unlock()
-	if ok {
+	s.openMu.Lock()
+	defer s.openMu.Unlock()
+	if t, ok := s.opened[key]; ok {
 		return t, nil
 	}
 	t, err := s.opts.OpenTarget(ctx, spec)
 	if err != nil {
 		return nil, err
 	}
-	s.mu.Lock()
 	s.opened[key] = t
-	s.mu.Unlock()
 	return t, nil
 }
 
@@ -301,9 +320,7 @@ func (s *Session) seed(ctx context.Context, spec *TargetSpec, paths []string) (p
 	if err != nil {
 		return pullResult{}, err
 	}
-	s.mu.Lock()
 	s.base, s.baseRef = spec, ref
-	s.mu.Unlock()
 	n := 0
 	s.ws.Base().Walk(func(memfs.Entry) error { n++; return nil })
 	return pullResult{Head: head, Ref: ref, Target: t, Files: n, Refused: refused}, nil
@@ -325,9 +342,9 @@ func (s *Session) importFiles(ctx context.Context, spec *TargetSpec, paths []str
 	if err != nil {
 		return pullResult{}, err
 	}
-	// A separate store: these objects are not the base's.
-	tmp := staging.NewStore(0)
-	head, err := t.Fetch(ctx, ref, paths, tmp)
+	// The session's own store, so that the import counts against the one
+	// budget; what only the import needed is collected afterwards.
+	head, err := t.Fetch(ctx, ref, paths, s.store)
 	if err != nil {
 		return pullResult{}, err
 	}
@@ -335,7 +352,7 @@ func (s *Session) importFiles(ctx context.Context, spec *TargetSpec, paths []str
 	if err != nil {
 		return pullResult{}, err
 	}
-	sa, err := staging.New(scratch, tmp, staging.Config{Author: staging.Signature{Name: "x", Email: "x@x"}})
+	sa, err := staging.New(scratch, s.store, staging.Config{Author: staging.Signature{Name: "x", Email: "x@x"}})
 	if err != nil {
 		return pullResult{}, err
 	}

@@ -1,0 +1,44 @@
+package session
+
+import (
+	"github.com/airlock-dev/airlock/staging"
+)
+
+// collectLocked drops the objects nothing the session knows reaches: the
+// roots are the base, the staged chain (the area's), the pushes in flight
+// (their commits and the target heads their requests compare with), and
+// the checkpoints' bases. Every writer of the store holds s.mu, so no
+// object can be half-way to a root while this runs.
+func (s *Session) collectLocked() staging.Collected {
+	roots := s.area.Roots()
+	for _, p := range s.pushes {
+		roots = append(roots, p.commit.ID, p.req.Old)
+	}
+	for _, b := range s.cps {
+		roots = append(roots, b.tip, b.view)
+	}
+	return s.store.Collect(roots...)
+}
+
+// Collect drops what no root reaches and returns what it dropped. The
+// session collects on its own after every change that can orphan objects;
+// this is for tests and the operator.
+func (s *Session) Collect() staging.Collected {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.collectLocked()
+}
+
+// Held is what the session holds: the object store's bytes and objects,
+// and the workspace's held tally (live files, checkpoints, snapshots).
+type Held struct {
+	StoreBytes   int64
+	StoreObjects int
+	Workspace    int64
+}
+
+// Held reports what the session holds now.
+func (s *Session) Held() Held {
+	_, held := s.ws.Usage()
+	return Held{StoreBytes: s.store.Bytes(), StoreObjects: s.store.Len(), Workspace: held.Bytes}
+}

@@ -1,0 +1,622 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/airlock-dev/airlock/approval"
+	"github.com/airlock-dev/airlock/internal/textcap"
+	"github.com/airlock-dev/airlock/staging"
+	"github.com/airlock-dev/airlock/targets"
+)
+
+
+// maxRequestDiff bounds the diff a request carries to the reviewer.
+const maxRequestDiff = 32 << 20
+
+// defaultRetries bounds how often one push rebases onto a target that moved
+// under it and asks again, before it gives the worker the last word.
+const defaultRetries = 10
+
+// A push is one transaction from a staged commit to a target's branch. Its
+// states, each written to the ledger before the step it names is taken:
+//
+//	requested  the gate holds the request (ledger: request)
+//	decided    a reviewer or the policy answered (ledger: decision)
+//	landing    the target is being updated (ledger: push "landing")
+//	landed     the branch is at the commit (ledger: push "pushed")
+//	advanced   the sandbox's base is the commit; the push is over
+//
+// or it ends rejected, withdrawn or failed. While requested, its commits
+// are pinned: a discard, pick or rebase that would change them withdraws
+// the request first; while landing, they refuse. A target that moved
+// between the request and the landing sends it back to requested, on the
+// commit rebased onto the new head, with a new request.
+type push struct {
+	spec    *TargetSpec
+	t       targets.Target
+	ref     string
+	commit  *staging.Commit // what the current request asks to push
+	req     *approval.Request
+	tk      *approval.Ticket
+	state   pushState
+	keys    []pushKey // every commit it was asked for, a rebase's old ones too
+	notes   []string
+	retries int
+	waiters int // calls waiting on it now
+
+	done chan struct{} // closed at the end; then res and err are set
+	res  PushResult
+	err  error
+}
+
+type pushState string
+
+const (
+	requested pushState = "requested"
+	decided   pushState = "decided"
+	landing   pushState = "landing"
+	ended     pushState = "ended"
+)
+
+type pushKey struct {
+	target, ref string
+	commit      plumbing.Hash
+}
+
+// PushResult is how a push ended, or that it is still waiting.
+type PushResult struct {
+	// Pending: the reviewer has not answered yet; RequestID names the
+	// request, and a push of Commit again waits on it.
+	Pending   bool
+	RequestID string
+	// Already: the branch was at Commit already; nothing was asked.
+	Already bool
+	Commit  plumbing.Hash // what was (or is to be) pushed
+	Target  string        // the target as a person reads it
+	Branch  string
+	// Picked lists the files the reviewer picked, when they picked.
+	Picked                []string
+	Files, Added, Deleted int
+	// Notes say what happened on the way: rebases onto a moved target,
+	// requests withdrawn.
+	Notes []string
+	// Worktree, when set, says why the branch moved but the files of the
+	// working tree that has it checked out were not updated.
+	Worktree error
+}
+
+// Push asks for commitID (the latest staged commit when empty) to be pushed
+// to the target named target and waits for the outcome, at most the
+// session's Timeout: then the result is Pending, the push goes on, and
+// calling Push again with the same commit waits on it. A push already in
+// flight for the same commit, target and branch is joined, never asked
+// twice. When ctx ends while nobody else waits, a request still waiting
+// for review is withdrawn.
+func (s *Session) Push(ctx context.Context, commitID, target string, progress Progress) (PushResult, error) {
+	if progress == nil {
+		progress = func(float64, float64, string) {}
+	}
+	spec, err := s.resolveSpec(target)
+	if err != nil {
+		return PushResult{}, err
+	}
+	t, ref, err := s.targetRef(ctx, spec)
+	if err != nil {
+		return PushResult{}, err
+	}
+	s.mu.Lock()
+	p, res, err := s.startLocked(ctx, spec, t, ref, commitID)
+	if p == nil {
+		s.mu.Unlock()
+		return res, err
+	}
+	p.waiters++
+	s.mu.Unlock()
+	return s.await(ctx, p, progress)
+}
+
+// startLocked finds or starts the push of commitID. A nil push comes with
+// the final answer (the branch is already there, or an error).
+func (s *Session) startLocked(ctx context.Context, spec *TargetSpec, t targets.Target, ref, commitID string) (*push, PushResult, error) {
+	commits := s.area.Commits()
+	var c *staging.Commit
+	var err error
+	switch {
+	case commitID != "":
+		if c, err = s.area.Lookup(commitID); err != nil {
+			return nil, PushResult{}, s.notStagedLocked(ctx, t, ref, commitID, err)
+		}
+	case len(commits) == 0:
+		return nil, PushResult{}, errors.New("nothing is staged: git_stage your changes first, then git_push the commit it returns")
+	default:
+		c = commits[len(commits)-1]
+	}
+	key := pushKey{t.ID(), ref, c.ID}
+	if p := s.byCommit[key]; p != nil {
+		return p, PushResult{}, nil
+	}
+	head, err := t.Head(ctx, ref)
+	if err != nil {
+		return nil, PushResult{}, err
+	}
+	if head == c.ID {
+		// It is there already (a push whose answer was lost, or the same
+		// commit pushed by another route): nothing to ask.
+		s.advanceLocked(c.ID, spec, ref, t)
+		return nil, PushResult{Already: true, Commit: c.ID, Target: t.Describe(), Branch: targets.BranchName(ref)}, nil
+	}
+	p := &push{spec: spec, t: t, ref: ref, keys: []pushKey{key}, done: make(chan struct{})}
+	if err := s.askLocked(ctx, p, c, head); err != nil {
+		return nil, PushResult{}, err
+	}
+	go s.drive(p)
+	return p, PushResult{}, nil
+}
+
+// notStagedLocked explains a commit id that names no staged commit: one
+// already pushed says where it went.
+func (s *Session) notStagedLocked(ctx context.Context, t targets.Target, ref, commitID string, lookupErr error) error {
+	for h, where := range s.published {
+		if len(commitID) >= 4 && len(commitID) <= 40 && h.String()[:len(commitID)] == commitID {
+			if head, err := t.Head(ctx, ref); err == nil && head == h {
+				return fmt.Errorf("%s is already pushed: %s (%s) is at it; nothing to do", short(h), t.Describe(), targets.BranchName(ref))
+			}
+			return fmt.Errorf("%s was already pushed to %s and is the sandbox's base now, so it is not staged; stage new work to push it", short(h), where)
+		}
+	}
+	return lookupErr
+}
+
+// askLocked makes the request to push c over head and submits it. When the
+// target moved since c's base, c is first rebased onto head (withdrawing
+// requests for commits that changes).
+func (s *Session) askLocked(ctx context.Context, p *push, c *staging.Commit, head plumbing.Hash) error {
+	if !head.IsZero() && head != c.Base {
+		// The target moved since the pull (or the sandbox never pulled):
+		// rebase onto it, in memory, if nothing overlaps. The result is a
+		// new commit, so it gets its own review.
+		if _, err := p.t.Fetch(ctx, p.ref, s.area.Pulled(), s.store); err != nil {
+			return err
+		}
+		withdrawn, err := s.unpinLocked(s.area.Commits(), "the target moved, so the commit was rebased onto it", p)
+		if err != nil {
+			return err
+		}
+		res, err := s.area.Rebase(head)
+		if err != nil {
+			return err
+		}
+		nu, ok := res.Rebuilt[c.ID]
+		if !ok {
+			return fmt.Errorf("rebasing onto %s lost commit %s", short(head), short(c.ID))
+		}
+		p.notes = append(p.notes, fmt.Sprintf("%s moved to %s since your pull; your commit %s was rebased onto it and is now %s (files that came in from there: %s)",
+			targets.BranchName(p.ref), short(head), short(c.ID), short(nu), listOrNone(res.Updated)))
+		if len(withdrawn) > 0 {
+			p.notes = append(p.notes, fmt.Sprintf("withdrew request %s, whose commits the rebase changed", listOrNone(withdrawn)))
+		}
+		if c, err = s.area.Lookup(nu.String()); err != nil {
+			return err
+		}
+	}
+	req, err := s.request(ctx, p.spec, p.t, p.ref, head, c)
+	if err != nil {
+		return err
+	}
+	tk, err := s.gate.Submit(req, s.pickFor(p))
+	if err != nil {
+		return err
+	}
+	if other := s.pushes[tk.Request().ID]; other != nil && other != p {
+		// The gate already holds this very request: that push is this one.
+		return fmt.Errorf("push of %s is already waiting as request %s", short(c.ID), tk.Request().ID)
+	}
+	if p.req != nil {
+		delete(s.pushes, p.req.ID)
+	}
+	p.commit, p.req, p.tk, p.state = c, tk.Request(), tk, requested
+	key := pushKey{p.t.ID(), p.ref, c.ID}
+	if !slices.Contains(p.keys, key) {
+		p.keys = append(p.keys, key)
+	}
+	for _, k := range p.keys {
+		s.byCommit[k] = p
+	}
+	s.pushes[p.req.ID] = p
+	return nil
+}
+
+// pickFor is the gate's way to make the commit of the files a reviewer
+// picked. It runs with the gate's lock released, so it can take the
+// session's.
+func (s *Session) pickFor(p *push) approval.PickFunc {
+	return func(paths []string) (plumbing.Hash, error) {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if p.state != requested {
+			return plumbing.ZeroHash, fmt.Errorf("the push is %s, no longer waiting for a decision", p.state)
+		}
+		// Picking rebuilds every staged commit: other requests for them
+		// go first.
+		if _, err := s.unpinLocked(s.area.Commits(), "the reviewer picked files of another push, which rebuilt this commit", p); err != nil {
+			return plumbing.ZeroHash, err
+		}
+		pc, err := s.area.Pick(p.commit.ID, paths)
+		if err != nil {
+			return plumbing.ZeroHash, err
+		}
+		return pc.ID, nil
+	}
+}
+
+// drive takes p from its decision to its end. It runs whether or not a
+// call is waiting: an approved push lands even if the worker's call
+// answered "still waiting" long ago.
+func (s *Session) drive(p *push) {
+	ctx := context.Background()
+	for {
+		<-p.tk.Done()
+		closed, cancel := context.WithCancel(ctx)
+		cancel()
+		dec, grant, err := p.tk.Wait(closed)
+		s.mu.Lock()
+		if err != nil {
+			s.endLocked(p, PushResult{}, err)
+			s.mu.Unlock()
+			return
+		}
+		p.state = decided
+		if !s.stagedOrPublishedLocked(grant.New()) {
+			// Pinning should make this impossible; never push a commit
+			// the sandbox no longer stands behind.
+			s.gate.RecordPush(grant, "failed", errors.New("the commit changed while under review"))
+			s.endLocked(p, PushResult{}, fmt.Errorf("%s changed while it was under review, so nothing was pushed; git_push again", short(grant.New())))
+			s.mu.Unlock()
+			return
+		}
+		p.state = landing
+		if err := s.gate.RecordPush(grant, "landing", nil); err != nil {
+			s.endLocked(p, PushResult{}, fmt.Errorf("recording the push failed, so nothing was pushed: %w", err))
+			s.mu.Unlock()
+			return
+		}
+		s.mu.Unlock()
+
+		err = p.t.Push(ctx, grant, s.store)
+		landed, worktree := err == nil, error(nil)
+		var wt *targets.WorktreeError
+		var le *targets.LandedError
+		switch {
+		case errors.As(err, &wt):
+			landed, worktree = true, err
+		case errors.As(err, &le):
+			landed = true
+		case err != nil:
+			// Whatever the error, the branch is what says whether it
+			// landed: a push that landed is never reported as failed.
+			if head, herr := p.t.Head(ctx, p.ref); herr == nil && head == grant.New() {
+				landed = true
+			}
+		}
+
+		s.mu.Lock()
+		if landed {
+			s.gate.RecordPush(grant, "pushed", err)
+			s.advanceLocked(grant.New(), p.spec, p.ref, p.t)
+			res := PushResult{Commit: grant.New(), Target: p.t.Describe(), Branch: targets.BranchName(p.ref),
+				Files: len(p.req.Files), Added: p.req.Added, Deleted: p.req.Deleted, Worktree: worktree}
+			if dec.Verdict == approval.Pick {
+				res.Picked, res.Files = dec.Paths, len(dec.Paths)
+			}
+			s.endLocked(p, res, nil)
+			s.mu.Unlock()
+			return
+		}
+		s.gate.RecordPush(grant, "failed", err)
+		var moved *targets.MovedError
+		if !errors.As(err, &moved) || p.retries >= s.retries() {
+			if moved != nil {
+				err = fmt.Errorf("%w; it moved %d times while this push waited, so it stopped asking: call git_push again to rebase onto it and ask again", err, p.retries+1)
+			}
+			s.endLocked(p, PushResult{}, err)
+			s.mu.Unlock()
+			return
+		}
+		// The target moved between the request and the push: rebase onto
+		// it and ask again, in this same transaction.
+		p.retries++
+		if err := s.askLocked(ctx, p, p.commit, moved.Head); err != nil {
+			s.endLocked(p, PushResult{}, err)
+		}
+		s.mu.Unlock()
+		if p.state == ended {
+			return
+		}
+	}
+}
+
+func (s *Session) retries() int {
+	if s.opts.Retries > 0 {
+		return s.opts.Retries
+	}
+	return defaultRetries
+}
+
+// await waits for p's end, at most the session's timeout.
+func (s *Session) await(ctx context.Context, p *push, progress Progress) (PushResult, error) {
+	timeout := s.opts.Timeout
+	start := time.Now()
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	tick := time.NewTicker(2 * time.Second)
+	defer tick.Stop()
+	progress(0, timeout.Seconds(), "waiting for a reviewer to approve the push (airlock review)")
+	for {
+		select {
+		case <-p.done:
+			s.mu.Lock()
+			p.waiters--
+			s.mu.Unlock()
+			p.res.Notes = append(append([]string(nil), p.notes...), p.res.Notes...)
+			return p.res, p.err
+		case <-timer.C:
+			s.mu.Lock()
+			if p.state != requested {
+				// Decided: the timeout is for the reviewer, not for the
+				// target; wait for the landing.
+				s.mu.Unlock()
+				continue
+			}
+			defer s.mu.Unlock()
+			p.waiters--
+			return PushResult{Pending: true, RequestID: p.req.ID, Commit: p.commit.ID, Target: p.t.Describe(),
+				Branch: targets.BranchName(p.ref), Notes: append([]string(nil), p.notes...)}, nil
+		case <-ctx.Done():
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			p.waiters--
+			if p.waiters == 0 && p.state == requested {
+				// The client went away: nobody is waiting for this push.
+				s.withdrawLocked(p, "the worker's client disconnected")
+			}
+			return PushResult{}, ctx.Err()
+		case <-tick.C:
+			el := time.Since(start)
+			progress(el.Seconds(), timeout.Seconds(), fmt.Sprintf("waiting for a reviewer (%s so far)", el.Round(time.Second)))
+		}
+	}
+}
+
+// endLocked ends p with res or err and releases its waiters.
+func (s *Session) endLocked(p *push, res PushResult, err error) {
+	if p.state == ended {
+		return
+	}
+	p.state, p.res, p.err = ended, res, err
+	if p.req != nil && s.pushes[p.req.ID] == p {
+		delete(s.pushes, p.req.ID)
+	}
+	for _, k := range p.keys {
+		if s.byCommit[k] == p {
+			delete(s.byCommit, k)
+		}
+	}
+	close(p.done)
+}
+
+// withdrawLocked withdraws p's request; its driver then ends it.
+func (s *Session) withdrawLocked(p *push, why string) error {
+	if p.state != requested {
+		return fmt.Errorf("push of %s: %w", short(p.commit.ID), errPushLanding)
+	}
+	if err := s.gate.Withdraw(p.req.ID, why); err != nil {
+		// Decided meanwhile, or a pick is being built: it is under way.
+		return fmt.Errorf("push of %s: %w", short(p.commit.ID), errPushLanding)
+	}
+	return nil
+}
+
+// unpinLocked withdraws the requests, other than except's, that push any
+// of commits (a push carries the staged commits before its own), because
+// a change is about to rebuild them. It refuses, changing nothing, when
+// one of them is already past its decision.
+func (s *Session) unpinLocked(commits []*staging.Commit, why string, except *push) ([]string, error) {
+	touched := map[plumbing.Hash]bool{}
+	for _, c := range commits {
+		touched[c.ID] = true
+	}
+	var hit []*push
+	for _, p := range s.pushes {
+		if p != except && p.state != ended && touched[p.commit.ID] {
+			if p.state != requested {
+				return nil, fmt.Errorf("the push of %s to %s is under way: wait for its git_push to answer, then try again", short(p.commit.ID), p.t.Describe())
+			}
+			hit = append(hit, p)
+		}
+	}
+	var ids []string
+	for _, p := range hit {
+		if err := s.withdrawLocked(p, why); err != nil {
+			return ids, fmt.Errorf("the push of %s to %s is under way: wait for its git_push to answer, then try again", short(p.commit.ID), p.t.Describe())
+		}
+		ids = append(ids, p.req.ID)
+	}
+	return ids, nil
+}
+
+// stagedOrPublishedLocked reports whether id is a staged commit or one the
+// sandbox already published (its base, after another push of it landed).
+func (s *Session) stagedOrPublishedLocked(id plumbing.Hash) bool {
+	if id == s.area.Base() {
+		return true
+	}
+	for _, c := range s.area.Commits() {
+		if c.ID == id {
+			return true
+		}
+	}
+	return false
+}
+
+// advanceLocked records that id reached t's ref: the staged commits up to
+// it are published and it is the base, which later pulls update from.
+func (s *Session) advanceLocked(id plumbing.Hash, spec *TargetSpec, ref string, t targets.Target) {
+	if _, ok := s.published[id]; !ok {
+		s.published[id] = fmt.Sprintf("%s (%s)", t.Describe(), targets.BranchName(ref))
+	}
+	if id == s.area.Base() {
+		return // another push of it got there first
+	}
+	if err := s.area.Advance(id); err != nil {
+		return // not a staged commit: the branch has it, the sandbox moved on
+	}
+	s.base, s.baseRef = spec, ref
+	s.collectLocked()
+}
+
+func listOrNone(s []string) string {
+	if len(s) == 0 {
+		return "nothing"
+	}
+	if len(s) > 20 {
+		return fmt.Sprintf("%s and %d more", strings.Join(s[:20], ", "), len(s)-20)
+	}
+	return strings.Join(s, ", ")
+}
+
+
+// request describes pushing commit c over head for the reviewer.
+func (s *Session) request(ctx context.Context, spec *TargetSpec, t targets.Target, ref string, head plumbing.Hash, c *staging.Commit) (*approval.Request, error) {
+	var oldTree plumbing.Hash
+	if !head.IsZero() {
+		hc, err := object.GetCommit(s.store, head)
+		if err != nil {
+			return nil, fmt.Errorf("the target's commit %s is not in the sandbox: %w", head.String()[:7], err)
+		}
+		oldTree = hc.TreeHash
+	} else if co, ok := t.(checkedOuter); ok && writesFiles(ctx, co, ref) {
+		// An unborn branch checked out in a working tree: the push writes
+		// every file of the commit there, so the reviewer sees every one.
+	} else if bc, err := object.GetCommit(s.store, c.Base); err == nil && s.baseFrom(spec) {
+		// A new branch on the target the base came from shows what the
+		// worker changed since that commit, as git shows the commits a
+		// new branch adds, not every file of the repository.
+		oldTree = bc.TreeHash
+	}
+	patch, err := s.store.DiffPatch(oldTree, c.Tree)
+	if err != nil {
+		return nil, err
+	}
+	req := &approval.Request{
+		Worker: s.w.Name, Target: t.ID(), Describe: t.Describe(), Ref: ref,
+		NewRef: head.IsZero(), Old: head, New: c.ID, Tree: c.Tree,
+	}
+	if db, ok := t.(targets.DefaultBrancher); ok {
+		if b, err := db.DefaultBranch(ctx); err == nil {
+			req.DefaultBranch = b
+		}
+	}
+	for _, sc := range s.area.Commits() {
+		req.Commits = append(req.Commits, approval.CommitInfo{ID: sc.ID, Message: sc.Message})
+		if sc.ID == c.ID {
+			break
+		}
+	}
+	// A type change is two file patches of one path: one FileChange.
+	idx := map[string]int{}
+	old, nu := map[string]plumbing.Hash{}, map[string]plumbing.Hash{}
+	for _, f := range patch.Files {
+		i, ok := idx[f.Path]
+		if !ok {
+			req.Files = append(req.Files, approval.FileChange{Path: f.Path})
+			i = len(req.Files) - 1
+			idx[f.Path] = i
+		}
+		fc := &req.Files[i]
+		if !f.OldHash.IsZero() {
+			fc.OldMode, old[f.Path] = f.OldMode, f.OldHash
+		}
+		if !f.NewHash.IsZero() {
+			fc.NewMode, nu[f.Path] = f.NewMode, f.NewHash
+		}
+		fc.Binary = fc.Binary || f.Binary
+		fc.Added += f.Added
+		fc.Deleted += f.Deleted
+		req.Added += f.Added
+		req.Deleted += f.Deleted
+	}
+	for i := range req.Files {
+		fc := &req.Files[i]
+		h := nu[fc.Path]
+		switch {
+		case old[fc.Path].IsZero():
+			fc.Op = approval.OpCreate
+		case h.IsZero():
+			fc.Op, h = approval.OpDelete, old[fc.Path]
+		default:
+			fc.Op = approval.OpUpdate
+		}
+		fc.Size, _ = s.store.EncodedObjectSize(h)
+	}
+	diff := textcap.New(maxRequestDiff)
+	patch.Format(diff, false)
+	req.Diff = diff.Text("the rest is too large to show here")
+	req.DiffTruncated = diff.Truncated()
+	req.Pickable = len(req.Files) > 1
+	req.Flags = append(droppedFlags(s.area.Dropped()), approval.Assess(req, s.opts.Rules, func(p string, newSide bool) ([]byte, bool) {
+		h := old[p]
+		if newSide {
+			h = nu[p]
+		}
+		if h.IsZero() {
+			return nil, false
+		}
+		data, err := s.store.ReadBlob(h)
+		return data, err == nil
+	})...)
+	return req, nil
+}
+
+// checkedOuter is a target that can tell whether a branch is checked out
+// in a working tree (targets.Local).
+type checkedOuter interface {
+	CheckedOut(ctx context.Context, ref string) (bool, error)
+}
+
+func writesFiles(ctx context.Context, t checkedOuter, ref string) bool {
+	ok, err := t.CheckedOut(ctx, ref)
+	return ok || err != nil // when in doubt, show everything
+}
+
+// droppedFlags tells the reviewer what of the pulled base the commit
+// leaves out because no tree may carry it out of the sandbox.
+func droppedFlags(dropped []staging.Refusal) []approval.Flag {
+	if len(dropped) == 0 {
+		return nil
+	}
+	var names []string
+	for i, d := range dropped {
+		if i == 5 {
+			names = append(names, fmt.Sprintf("and %d more", len(dropped)-5))
+			break
+		}
+		names = append(names, fmt.Sprintf("%s (%s)", d.Path, d.Rule))
+	}
+	return []approval.Flag{{Code: approval.FlagDropped, Severity: approval.High,
+		Message: fmt.Sprintf("the pulled base holds %d entries that may not leave the sandbox, so this commit leaves them out (where the target has them, the push deletes them): %s",
+			len(dropped), strings.Join(names, ", "))}}
+}
+
+// baseFrom reports whether the sandbox's base was pulled from spec's
+// target, which therefore holds it.
+func (s *Session) baseFrom(spec *TargetSpec) bool {
+	return s.base != nil && specKey(s.base) == specKey(spec)
+}

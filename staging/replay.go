@@ -1,0 +1,81 @@
+package staging
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/airlock-dev/airlock/memfs"
+)
+
+// TipView returns the commit at the tip of the chain (or the base) and the
+// tree of what the workspace holds of it: what a checkpoint taken now is
+// relative to. Replay takes the tree back.
+func (a *Area) TipView() (commit, view plumbing.Hash) {
+	a.mu.RLock()
+	defer a.mu.RUnlock()
+	t := a.tip()
+	return t.id, t.view
+}
+
+// Replay returns what the workspace would hold if the checkpoint cp,
+// taken when the tip's view was the tree then, were replayed on the
+// current tip: the checkpoint's own changes (where cp differs from then)
+// on top of the tip, which keeps what changed upstream (a pull, a push, a
+// rebase) since. Where both changed a path, the tip's version stays and
+// the path is listed as a conflict. Nothing changes: the caller makes the
+// workspace the result.
+func (a *Area) Replay(cp *memfs.Snapshot, then plumbing.Hash) (*memfs.Snapshot, []string, error) {
+	a.mu.RLock()
+	defer a.mu.RUnlock()
+	tip := a.tip().snap
+	var thenTree *object.Tree
+	if !then.IsZero() {
+		var err error
+		if thenTree, err = object.GetTree(a.store, then); err != nil {
+			return nil, nil, fmt.Errorf("replay: the checkpoint's base tree %s: %w", short(then), err)
+		}
+	}
+	var take, conflicts []string
+	for _, c := range tip.Diff(cp) {
+		cpE, cpOK := cp.Lookup(c.Path)
+		curE, curOK := tip.Lookup(c.Path)
+		var was *object.TreeEntry
+		if thenTree != nil {
+			e, err := thenTree.FindEntry(c.Path)
+			switch {
+			case err == nil:
+				was = e
+			case !errors.Is(err, object.ErrEntryNotFound) && !errors.Is(err, object.ErrDirectoryNotFound):
+				return nil, nil, fmt.Errorf("replay: %s: %w", c.Path, err)
+			}
+		}
+		worker := !sameEntry(cpE, cpOK, was)
+		upstream := !sameEntry(curE, curOK, was)
+		switch {
+		case !worker:
+			// The checkpoint had it as it came; the tip's version is newer.
+		case !upstream:
+			take = append(take, c.Path)
+		default:
+			conflicts = append(conflicts, c.Path)
+		}
+	}
+	out, err := a.ws.Overlay(tip, cp, take)
+	if err != nil {
+		return nil, nil, fmt.Errorf("replay: %w", err)
+	}
+	return out, conflicts, nil
+}
+
+// sameEntry reports whether a workspace entry (ok false: none) is the tree
+// entry e (nil: none).
+func sameEntry(w memfs.Entry, ok bool, e *object.TreeEntry) bool {
+	if !ok || e == nil {
+		return !ok && (e == nil || e.Mode == filemode.Dir)
+	}
+	return gitMode(w.Mode) == e.Mode && plumbing.ComputeHash(plumbing.BlobObject, w.Data) == e.Hash
+}
