@@ -17,7 +17,6 @@ import (
 	"github.com/airlock-dev/airlock/targets"
 )
 
-
 // maxRequestDiff bounds the diff a request carries to the reviewer.
 const maxRequestDiff = 32 << 20
 
@@ -491,7 +490,6 @@ func listOrNone(s []string) string {
 	}
 	return strings.Join(s, ", ")
 }
-
 
 // request describes pushing commit c over head for the reviewer.
 func (s *Session) request(ctx context.Context, spec *TargetSpec, t targets.Target, ref string, head plumbing.Hash, c *staging.Commit) (*approval.Request, error) {

@@ -95,10 +95,10 @@ type Session struct {
 	mu        sync.Mutex
 	base      *TargetSpec // where the base was pulled from; nil: nowhere yet
 	baseRef   string
-	pushes    map[string]*push   // pushes in flight, by request id
-	byCommit  map[pushKey]*push  // the same, by what they push (and what they pushed before a rebase)
+	pushes    map[string]*push         // pushes in flight, by request id
+	byCommit  map[pushKey]*push        // the same, by what they push (and what they pushed before a rebase)
 	published map[plumbing.Hash]string // commits that reached a target: where
-	cps       map[string]cpBase  // each checkpoint's base, by name
+	cps       map[string]cpBase        // each checkpoint's base, by name
 
 	openMu sync.Mutex
 	opened map[string]targets.Target

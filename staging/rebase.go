@@ -290,8 +290,12 @@ func (a *Area) Advance(id plumbing.Hash) error {
 		l.paths, l.c = nil, nil
 		a.base, a.dropped = l, nil
 		a.chain = append([]link(nil), a.chain[i+1:]...)
-		for _, c := range a.chain {
-			c.c.Base = id
+		for j := range a.chain {
+			// Commits handed out are never changed: the later ones get
+			// copies that name their new base.
+			c := *a.chain[j].c
+			c.Base = id
+			a.chain[j].c = &c
 		}
 		a.ws.SetBase(a.tip().snap, a.keep()...)
 		return nil

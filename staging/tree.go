@@ -107,22 +107,32 @@ func applyEdits(s *Store, base plumbing.Hash, en *editNode, prefix string) (plum
 			}
 			continue
 		}
+		// Edits under name: name is (or becomes) a directory, unless a
+		// file replaces the directory in this same change.
 		var sub plumbing.Hash
 		switch {
-		case child.leaf != nil && !child.leaf.remove:
-			return plumbing.ZeroHash, fmt.Errorf("%w: %s would be both a file and a directory", ErrConflict, p)
 		case isDir:
 			sub = cur.Hash
 		case exists && child.leaf == nil:
 			return plumbing.ZeroHash, fmt.Errorf("%w: %s is a file in the parent tree; remove it in the same change to put files under it", ErrConflict, p)
 		}
+		if l := child.leaf; l != nil {
+			// A file removed for a directory, or a directory removed for a
+			// file: the leaf's side of the change is recorded here.
+			l.old, l.had = cur, exists && !isDir
+		}
 		h, err := applyEdits(s, sub, child, p)
 		if err != nil {
 			return plumbing.ZeroHash, err
 		}
-		if h.IsZero() {
+		switch l := child.leaf; {
+		case l != nil && !l.remove && !h.IsZero():
+			return plumbing.ZeroHash, fmt.Errorf("%w: %s would be both a file and a directory: files under it stay in the parent tree; remove them in the same change", ErrConflict, p)
+		case l != nil && !l.remove:
+			entries[name] = object.TreeEntry{Name: name, Mode: l.mode, Hash: l.hash}
+		case h.IsZero():
 			delete(entries, name)
-		} else {
+		default:
 			entries[name] = object.TreeEntry{Name: name, Mode: filemode.Dir, Hash: h}
 		}
 	}

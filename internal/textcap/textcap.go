@@ -50,4 +50,3 @@ func (w *Writer) Text(hint string) string {
 	fmt.Fprintf(&w.b, "[cut: %d more lines (%s); %s]", w.restLines, bytesize.Format(w.restBytes), hint)
 	return w.b.String()
 }
-
