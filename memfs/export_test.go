@@ -4,11 +4,7 @@ package memfs
 
 // ExactUsage recounts, from scratch, what the live tree holds and what the
 // workspace holds in all.
-func ExactUsage(w *Workspace) (live, held Usage) {
-	w.mu.RLock()
-	defer w.mu.RUnlock()
-	return countUnique(w.cur.root), countUnique(w.roots(w.cur.root)...)
-}
+func ExactUsage(w *Workspace) (live, held Usage) { return w.ExactUsage() }
 
 // DirtyLen is how many paths change tracking would look at.
 func DirtyLen(w *Workspace) int {

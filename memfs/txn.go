@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"strings"
 	"syscall"
 	"time"
 
@@ -183,10 +184,33 @@ func (w *Workspace) checkQuotaExact(op, name string, next *usage) error {
 func (w *Workspace) checkQuota(op, name string, next usage) error {
 	cur, lim := w.cur.usage.held, w.limits
 	over := func(what string, n, limit int64, live int64) error {
-		kept := n - live
 		msg := fmt.Sprintf("the workspace would hold %s, over the limit of %s", w.amount(what, n), w.amount(what, limit))
-		if kept > 0 {
-			msg += fmt.Sprintf(" (%s of it kept only by checkpoints and the base; rolling back or deleting checkpoints releases it)", w.amount(what, kept))
+		if n > live {
+			// Say what keeps the rest, so that the advice frees memory:
+			// each part is what dropping those roots would release.
+			pick := func(u Usage) int64 {
+				switch what {
+				case "files":
+					return int64(u.Files)
+				case "directories":
+					return int64(u.Dirs)
+				}
+				return u.Bytes
+			}
+			roots := append([]*node{w.cur.root, w.base.root}, w.retained...)
+			withRetained := pick(countUnique(roots...))
+			byCheckpoints := pick(countUnique(w.roots(w.cur.root)...)) - withRetained
+			byRetained := withRetained - pick(countUnique(w.cur.root))
+			var parts []string
+			if byCheckpoints > 0 {
+				parts = append(parts, fmt.Sprintf("%s kept only by checkpoints: deleting them or rolling back to an earlier one releases it", w.amount(what, byCheckpoints)))
+			}
+			if byRetained > 0 {
+				parts = append(parts, fmt.Sprintf("%s kept only by %s", w.amount(what, byRetained), w.keptBy))
+			}
+			if len(parts) > 0 {
+				msg += " (" + strings.Join(parts, "; ") + ")"
+			}
 		}
 		return &Error{Op: op, Path: name, Err: ErrQuotaExceeded, Detail: msg + "; delete files you no longer need or write less"}
 	}

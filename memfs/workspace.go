@@ -59,7 +59,13 @@ type config struct {
 	limits Limits
 	deny   []string
 	now    func() time.Time
+	keptBy string
 }
+
+// WithKeptBy names, for quota errors, what the snapshots passed to SetBase
+// as keep are and how to let them go ("staged commits: discard ..."), so
+// that the error's advice is one that frees memory.
+func WithKeptBy(what string) Option { return func(c *config) { c.keptBy = what } }
 
 // WithLimits sets the quotas; zero fields keep their defaults.
 func WithLimits(l Limits) Option { return func(c *config) { c.limits = l } }
@@ -90,6 +96,7 @@ type Workspace struct {
 	txnSeq   atomic.Uint64
 	tempSeq  atomic.Uint64
 	retained []*node // roots kept by the caller (see SetBase), counted in the held tally
+	keptBy   string  // what retained snapshots are, for quota errors
 	bases    uint64  // how many times SetBase ran: checkpoints compare it (see Rollback)
 }
 
@@ -119,7 +126,10 @@ func New(opts ...Option) (*Workspace, error) {
 	if err != nil {
 		return nil, fmt.Errorf("memfs: %w", err)
 	}
-	w := &Workspace{limits: limits, deny: deny, now: c.now, gen: 1, cpIndex: make(map[string]int)}
+	w := &Workspace{limits: limits, deny: deny, now: c.now, gen: 1, cpIndex: make(map[string]int), keptBy: c.keptBy}
+	if w.keptBy == "" {
+		w.keptBy = "snapshots kept for the workspace's owner"
+	}
 	root := &node{kind: kindDir, perm: 0o755, mtime: w.now(), ino: w.nextIno.Add(1), gen: w.gen, kids: emptyKids}
 	w.cur = state{root: root, dirty: emptyDirty}
 	w.base = w.cur
@@ -144,4 +154,13 @@ func (w *Workspace) Usage() (live, held Usage) {
 	w.mu.RLock()
 	defer w.mu.RUnlock()
 	return w.cur.usage.live, w.cur.usage.held
+}
+
+// ExactUsage is Usage counted from scratch, in time proportional to
+// everything held. Usage's held tally may overcount, never undercount;
+// this is what it bounds.
+func (w *Workspace) ExactUsage() (live, held Usage) {
+	w.mu.RLock()
+	defer w.mu.RUnlock()
+	return countUnique(w.cur.root), countUnique(w.roots(w.cur.root)...)
 }

@@ -182,8 +182,14 @@ func (s *Session) askLocked(ctx context.Context, p *push, c *staging.Commit, hea
 		// The target moved since the pull (or the sandbox never pulled):
 		// rebase onto it, in memory, if nothing overlaps. The result is a
 		// new commit, so it gets its own review.
-		if _, err := p.t.Fetch(ctx, p.ref, s.area.Pulled(), s.store); err != nil {
+		// What the fetch finds is the head to rebase onto: the branch may
+		// have moved again since head was read.
+		fetched, err := p.t.Fetch(ctx, p.ref, s.area.Pulled(), s.store)
+		if err != nil {
 			return err
+		}
+		if head = fetched; head == c.Base {
+			return s.askLocked(ctx, p, c, head)
 		}
 		withdrawn, err := s.unpinLocked(s.area.Commits(), "the target moved, so the commit was rebased onto it", p)
 		if err != nil {
@@ -364,7 +370,6 @@ func (s *Session) await(ctx context.Context, p *push, progress Progress) (PushRe
 			s.mu.Lock()
 			p.waiters--
 			s.mu.Unlock()
-			p.res.Notes = append(append([]string(nil), p.notes...), p.res.Notes...)
 			return p.res, p.err
 		case <-timer.C:
 			s.mu.Lock()
@@ -398,6 +403,10 @@ func (s *Session) await(ctx context.Context, p *push, progress Progress) (PushRe
 func (s *Session) endLocked(p *push, res PushResult, err error) {
 	if p.state == ended {
 		return
+	}
+	res.Notes = append(append([]string(nil), p.notes...), res.Notes...)
+	if err != nil && len(p.notes) > 0 {
+		err = fmt.Errorf("%s\n%w", strings.Join(p.notes, "\n"), err)
 	}
 	p.state, p.res, p.err = ended, res, err
 	if p.req != nil && s.pushes[p.req.ID] == p {

@@ -115,7 +115,8 @@ func New(ctx context.Context, w *Worker, opts Options) (*Session, error) {
 	if opts.OpenTarget == nil {
 		opts.OpenTarget = OpenTarget
 	}
-	fsOpts := []memfs.Option{memfs.WithLimits(w.Limits), memfs.WithDeny(w.Deny...)}
+	fsOpts := []memfs.Option{memfs.WithLimits(w.Limits), memfs.WithDeny(w.Deny...),
+		memfs.WithKeptBy("the base and the staged commits: git_discard staged commits you no longer need, or git_push them, to release what only they hold")}
 	if opts.Now != nil {
 		// One clock for the sandbox: file times, checkpoints and commits.
 		fsOpts = append(fsOpts, memfs.WithClock(opts.Now))

@@ -1,0 +1,182 @@
+package session_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/airlock-dev/airlock/approval"
+	"github.com/airlock-dev/airlock/memfs"
+	"github.com/airlock-dev/airlock/session"
+	"github.com/airlock-dev/airlock/targets"
+)
+
+func git(t testing.TB, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1",
+		"GIT_AUTHOR_NAME=Owner", "GIT_AUTHOR_EMAIL=owner@example.com", "GIT_COMMITTER_NAME=Owner", "GIT_COMMITTER_EMAIL=owner@example.com")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, stderr.String())
+	}
+	return string(out)
+}
+
+// repo makes a repository with one commit on main holding files; bare
+// makes it a bare clone of that instead.
+func repo(t testing.TB, bare bool, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	git(t, dir, "init", "-q", "-b", "main", ".")
+	for p, c := range files {
+		os.MkdirAll(filepath.Dir(filepath.Join(dir, p)), 0o755)
+		os.WriteFile(filepath.Join(dir, p), []byte(c), 0o644)
+	}
+	git(t, dir, "add", "-A")
+	git(t, dir, "commit", "-qm", "init")
+	if !bare {
+		return dir
+	}
+	b := filepath.Join(t.TempDir(), "bare.git")
+	git(t, dir, "clone", "-q", "--bare", dir, b)
+	return b
+}
+
+// commitTo adds a commit to path's main branch, as someone else would.
+func commitTo(t testing.TB, path, file, content string) string {
+	t.Helper()
+	if strings.HasSuffix(path, ".git") {
+		wt := t.TempDir()
+		git(t, wt, "clone", "-q", path, ".")
+		os.WriteFile(filepath.Join(wt, file), []byte(content), 0o644)
+		git(t, wt, "add", "-A")
+		git(t, wt, "commit", "-qm", "upstream "+file)
+		git(t, wt, "push", "-q", "origin", "main")
+		return strings.TrimSpace(git(t, path, "rev-parse", "main"))
+	}
+	os.WriteFile(filepath.Join(path, file), []byte(content), 0o644)
+	git(t, path, "add", "-A")
+	git(t, path, "commit", "-qm", "upstream "+file)
+	return strings.TrimSpace(git(t, path, "rev-parse", "main"))
+}
+
+type env struct {
+	s    *session.Session
+	gate *approval.Gate
+	l    *approval.Ledger
+	repo string
+}
+
+type config struct {
+	policy  approval.Policy
+	timeout time.Duration
+	limits  memfs.Limits
+	targets map[string]string // name -> bare repository
+	wrap    func(targets.Target) targets.Target
+}
+
+// newEnv opens a session whose default target is the repository at path
+// (main), pulled whole at the start.
+func newEnv(t testing.TB, path string, c config) *env {
+	t.Helper()
+	typ := "local"
+	if strings.HasSuffix(path, ".git") {
+		typ = "local-bare"
+	}
+	spec := &session.TargetSpec{Type: typ, Path: path, Branch: "main"}
+	w := &session.Worker{
+		Name: "tester", Author: session.Person{Name: "Tester", Email: "tester@example.com"},
+		DefaultTarget: spec, Targets: map[string]*session.TargetSpec{}, Limits: c.limits,
+		AutoPull: []session.PullSpec{{Path: ".", Source: &session.TargetSpec{Type: typ, Path: path, Branch: "main"}}},
+	}
+	for name, p := range c.targets {
+		w.Targets[name] = &session.TargetSpec{Type: "local-bare", Path: p, Branch: "main"}
+	}
+	l, err := approval.OpenLedger(filepath.Join(t.TempDir(), "ledger.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	gate := approval.NewGate(l, c.policy)
+	if c.timeout == 0 {
+		c.timeout = 10 * time.Second
+	}
+	opts := session.Options{Gate: gate, Timeout: c.timeout}
+	if c.wrap != nil {
+		opts.OpenTarget = func(ctx context.Context, spec *session.TargetSpec) (targets.Target, error) {
+			t, err := session.OpenTarget(ctx, spec)
+			if err != nil {
+				return nil, err
+			}
+			return c.wrap(t), nil
+		}
+	}
+	s, err := session.New(context.Background(), w, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	return &env{s: s, gate: gate, l: l, repo: path}
+}
+
+func (e *env) write(t testing.TB, p, content string) {
+	t.Helper()
+	if err := e.s.Workspace().WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func must(t testing.TB, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// waitPending waits until the gate holds n requests.
+func waitPending(t testing.TB, gate *approval.Gate, n int) []*approval.Request {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if p := gate.Pending(); len(p) == n {
+			return p
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatalf("the gate never held %d requests (it holds %d)", n, len(gate.Pending()))
+	return nil
+}
+
+// pushRecords counts the ledger's push records by result.
+func pushRecords(t testing.TB, l *approval.Ledger) map[string]int {
+	t.Helper()
+	recs, err := approval.Records(l.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]int{}
+	for _, r := range recs {
+		if r.Kind == approval.KindPush {
+			var d struct{ Result string }
+			if err := jsonUnmarshal(r.Data, &d); err != nil {
+				t.Fatal(err)
+			}
+			out[d.Result]++
+		} else {
+			out[r.Kind]++
+		}
+	}
+	return out
+}
+
+func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }

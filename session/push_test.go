@@ -1,0 +1,244 @@
+package session_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/airlock-dev/airlock/approval"
+	"github.com/airlock-dev/airlock/session"
+	"github.com/airlock-dev/airlock/staging"
+	"github.com/airlock-dev/airlock/targets"
+)
+
+// Issue 11: a commit discarded while its push waits for review used to be
+// pushed on approval, and the worker told it failed. Now the discard
+// withdraws the request first and says so; nothing reaches the target.
+func TestDiscardWithdrawsPendingPush(t *testing.T) {
+	r := repo(t, true, map[string]string{"README.md": "# p\n"})
+	before := strings.TrimSpace(git(t, r, "rev-parse", "main"))
+	e := newEnv(t, r, config{})
+	e.write(t, "a.txt", "a\n")
+	c, err := e.s.Stage(nil, "A")
+	must(t, err)
+	done := make(chan error, 1)
+	go func() {
+		_, err := e.s.Push(context.Background(), "", "", nil)
+		done <- err
+	}()
+	req := waitPending(t, e.gate, 1)[0]
+	d, err := e.s.Discard(c.ID.String(), false)
+	must(t, err)
+	if len(d.Withdrawn) != 1 || d.Withdrawn[0] != req.ID {
+		t.Errorf("discard withdrew %v, want [%s]", d.Withdrawn, req.ID)
+	}
+	if _, err := e.gate.Resolve(approval.Decision{Request: req.ID, Verdict: approval.Approve}); !errors.Is(err, approval.ErrNotPending) {
+		t.Errorf("approving the withdrawn request: %v", err)
+	}
+	err = <-done
+	if !errors.Is(err, approval.ErrWithdrawn) || !strings.Contains(err.Error(), "discarded") {
+		t.Errorf("the waiting push answered %v; want it withdrawn because of the discard", err)
+	}
+	if now := strings.TrimSpace(git(t, r, "rev-parse", "main")); now != before {
+		t.Errorf("the target moved to %s", now)
+	}
+}
+
+// The same commit pushed to two targets at once lands on both, and both
+// calls say so (one used to answer "no such staged commit").
+func TestSameCommitToTwoTargetsAtOnce(t *testing.T) {
+	files := map[string]string{"README.md": "# p\n"}
+	r := repo(t, true, files)
+	mirror := repo(t, true, files)
+	e := newEnv(t, r, config{targets: map[string]string{"mirror": mirror},
+		policy: approval.Policy{AutoApprove: []string{"local-bare:" + r, "local-bare:" + mirror}}})
+	e.write(t, "a.txt", "a\n")
+	c, err := e.s.Stage(nil, "A")
+	must(t, err)
+	var wg sync.WaitGroup
+	errs := make([]error, 2)
+	for i, target := range []string{"", "mirror"} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, errs[i] = e.s.Push(context.Background(), c.ID.String(), target, nil)
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("push %d: %v", i, err)
+		}
+	}
+	for _, p := range []string{r, mirror} {
+		if got := strings.TrimSpace(git(t, p, "rev-parse", "main")); got != c.ID.String() {
+			t.Errorf("%s is at %s, want %s", p, got, c.ID)
+		}
+	}
+}
+
+// Two calls pushing one commit to one target are one push: one request,
+// one landing, both answered "pushed".
+func TestConcurrentPushesOfOneCommitAreOne(t *testing.T) {
+	r := repo(t, true, map[string]string{"README.md": "# p\n"})
+	e := newEnv(t, r, config{})
+	e.write(t, "a.txt", "a\n")
+	c, err := e.s.Stage(nil, "A")
+	must(t, err)
+	var wg sync.WaitGroup
+	results := make([]session.PushResult, 3)
+	errs := make([]error, 3)
+	for i := range results {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i], errs[i] = e.s.Push(context.Background(), c.ID.String()[:7], "", nil)
+		}()
+	}
+	req := waitPending(t, e.gate, 1)[0]
+	time.Sleep(50 * time.Millisecond) // let every call join
+	_, err = e.gate.Resolve(approval.Decision{Request: req.ID, Verdict: approval.Approve})
+	must(t, err)
+	wg.Wait()
+	for i := range results {
+		if errs[i] != nil || results[i].Commit != c.ID || results[i].Pending {
+			t.Errorf("call %d: %+v, %v", i, results[i], errs[i])
+		}
+	}
+	if n := pushRecords(t, e.l); n[approval.KindRequest] != 1 || n["pushed"] != 1 || n["failed"] != 0 {
+		t.Errorf("ledger %v: want one request and one push", n)
+	}
+}
+
+// Pushing a commit that already landed answers that it is there, not
+// "failed to update ref".
+func TestPushAgainAfterItLanded(t *testing.T) {
+	r := repo(t, true, map[string]string{"README.md": "# p\n"})
+	e := newEnv(t, r, config{policy: approval.Policy{AutoApprove: []string{"local-bare:" + r}}})
+	e.write(t, "a.txt", "a\n")
+	c, err := e.s.Stage(nil, "A")
+	must(t, err)
+	if _, err := e.s.Push(context.Background(), "", "", nil); err != nil {
+		t.Fatal(err)
+	}
+	_, err = e.s.Push(context.Background(), c.ID.String(), "", nil)
+	if err == nil || !strings.Contains(err.Error(), "already pushed") || strings.Contains(err.Error(), "failed") {
+		t.Errorf("pushing it again: %v", err)
+	}
+}
+
+// landsThenFails is a target whose push lands and then reports an error,
+// as receive-pack does when something fails after the ref moved.
+type landsThenFails struct{ targets.Target }
+
+func (l landsThenFails) Push(ctx context.Context, g approval.Grant, store *staging.Store) error {
+	if err := l.Target.Push(ctx, g, store); err != nil {
+		return err
+	}
+	return errors.New("remote: post-update hook exited 1")
+}
+
+// A push that landed is always recorded as pushed and the sandbox
+// advances, whatever the target said after the branch moved.
+func TestLandedPushIsPushedWhateverTheTargetSaysAfter(t *testing.T) {
+	r := repo(t, true, map[string]string{"README.md": "# p\n"})
+	e := newEnv(t, r, config{policy: approval.Policy{AutoApprove: []string{"local-bare:" + r}},
+		wrap: func(t targets.Target) targets.Target { return landsThenFails{t} }})
+	e.write(t, "a.txt", "a\n")
+	c, err := e.s.Stage(nil, "A")
+	must(t, err)
+	res, err := e.s.Push(context.Background(), "", "", nil)
+	if err != nil || res.Commit != c.ID {
+		t.Fatalf("push: %+v, %v", res, err)
+	}
+	if st := e.s.Status(); st.Base != c.ID || len(st.Staged) != 0 {
+		t.Errorf("the sandbox did not advance: base %s, %d staged", st.Base, len(st.Staged))
+	}
+	if n := pushRecords(t, e.l); n["pushed"] != 1 || n["failed"] != 0 {
+		t.Errorf("ledger %v: want the push recorded as pushed", n)
+	}
+}
+
+// A target that moves between the request and the push: the same call
+// rebases onto it and asks again, and lands, without a message sending the
+// worker to a tool that does not exist.
+func TestMovedTargetRebasesAndAsksAgain(t *testing.T) {
+	r := repo(t, true, map[string]string{"README.md": "# p\n"})
+	e := newEnv(t, r, config{})
+	e.write(t, "a.txt", "a\n")
+	_, err := e.s.Stage(nil, "A")
+	must(t, err)
+	done := make(chan struct{})
+	var res session.PushResult
+	go func() {
+		defer close(done)
+		res, err = e.s.Push(context.Background(), "", "", nil)
+	}()
+	first := waitPending(t, e.gate, 1)[0]
+	commitTo(t, r, "other.txt", "someone else\n")
+	_, rerr := e.gate.Resolve(approval.Decision{Request: first.ID, Verdict: approval.Approve})
+	must(t, rerr)
+	second := waitPending(t, e.gate, 1)[0]
+	if second.ID == first.ID {
+		t.Fatal("no new request after the target moved")
+	}
+	_, rerr = e.gate.Resolve(approval.Decision{Request: second.ID, Verdict: approval.Approve})
+	must(t, rerr)
+	<-done
+	if err != nil {
+		t.Fatalf("push: %v", err)
+	}
+	notes := strings.Join(res.Notes, "\n")
+	if !strings.Contains(notes, "moved") || strings.Contains(notes, "fetch") {
+		t.Errorf("notes %q", notes)
+	}
+	if got := git(t, r, "show", "main:a.txt"); got != "a\n" {
+		t.Errorf("a.txt on the target: %q", got)
+	}
+	if got := git(t, r, "show", "main:other.txt"); got != "someone else\n" {
+		t.Errorf("the other commit was lost: %q", got)
+	}
+}
+
+// Issue 11: eight servers pushing to one branch. Each landed push used to
+// cost about five "target moved" answers, each a worker retry. Now every
+// call lands on its first try; the rounds it took inside are reported.
+func TestEightServersOneBranch(t *testing.T) {
+	r := repo(t, true, map[string]string{"README.md": "# p\n"})
+	const n = 8
+	envs := make([]*env, n)
+	for i := range envs {
+		envs[i] = newEnv(t, r, config{policy: approval.Policy{AutoApprove: []string{"local-bare:" + r}}})
+		envs[i].write(t, fmt.Sprintf("f%d.txt", i), fmt.Sprintln(i))
+		_, err := envs[i].s.Stage(nil, fmt.Sprint("file ", i))
+		must(t, err)
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	for i := range envs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, errs[i] = envs[i].s.Push(context.Background(), "", "", nil)
+		}()
+	}
+	wg.Wait()
+	requests := 0
+	for i, e := range envs {
+		if errs[i] != nil {
+			t.Errorf("server %d: %v", i, errs[i])
+		}
+		requests += pushRecords(t, e.l)[approval.KindRequest]
+	}
+	files := git(t, r, "ls-tree", "--name-only", "main")
+	for i := range envs {
+		if !strings.Contains(files, fmt.Sprintf("f%d.txt", i)) {
+			t.Errorf("f%d.txt is not on the branch:\n%s", i, files)
+		}
+	}
+	t.Logf("%d pushes landed, each on the worker's first call; %d requests in all (%.1f per push)", n, requests, float64(requests)/n)
+}
