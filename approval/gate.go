@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/airlock-dev/airlock/approval/ledger"
 	"github.com/go-git/go-git/v5/plumbing"
 )
 
@@ -211,7 +212,7 @@ type fingerprint struct {
 // ledger, applies the policy, remembers denied changes for the session,
 // and mints Grants. It is safe for concurrent use.
 type Gate struct {
-	ledger *Ledger
+	ledger *ledger.Ledger
 	policy Policy
 	now    func() time.Time
 
@@ -224,7 +225,7 @@ type Gate struct {
 }
 
 // NewGate returns a gate that records to ledger.
-func NewGate(ledger *Ledger, p Policy) *Gate {
+func NewGate(ledger *ledger.Ledger, p Policy) *Gate {
 	if p.Mode == "" {
 		p.Mode = ModeAsk
 	}
@@ -245,14 +246,14 @@ func (g *Gate) loadDenied() {
 	if g.ledger == nil {
 		return
 	}
-	recs, err := Records(g.ledger.Path())
+	recs, err := ledger.Records(g.ledger.Path())
 	if err != nil {
 		return
 	}
 	fps := map[string]fingerprint{}
 	for _, r := range recs {
 		switch r.Kind {
-		case KindRequest:
+		case ledger.KindRequest:
 			var q struct {
 				ID     string `json:"id"`
 				Target string `json:"target"`
@@ -262,7 +263,7 @@ func (g *Gate) loadDenied() {
 			if json.Unmarshal(r.Data, &q) == nil && q.ID != "" {
 				fps[q.ID] = fingerprint{q.Target, q.Ref, plumbing.NewHash(q.Tree)}
 			}
-		case KindDecision:
+		case ledger.KindDecision:
 			var d struct {
 				Request string  `json:"request"`
 				Verdict Verdict `json:"verdict"`
@@ -341,7 +342,7 @@ func (g *Gate) Submit(req *Request, pick PickFunc) (*Ticket, error) {
 	req.Time = g.now().UTC()
 	req.Pickable = req.Pickable && pick != nil
 	t := &Ticket{req: req, pick: pick, done: make(chan struct{})}
-	if _, err := g.ledger.Append(KindRequest, ledgerRequest{
+	if _, err := g.ledger.Append(ledger.KindRequest, ledgerRequest{
 		ID: req.ID, Worker: req.Worker, Target: req.Target, Ref: req.Ref, NewRef: req.NewRef,
 		Old: hexHash(req.Old), New: hexHash(req.New), Tree: hexHash(req.Tree), Commits: req.Commits, Files: req.Files,
 		Added: req.Added, Deleted: req.Deleted, Flags: req.Flags,
@@ -454,7 +455,7 @@ func (g *Gate) settleLocked(t *Ticket, d Decision) error {
 	if d.New.IsZero() && d.Approved() {
 		d.New = req.New
 	}
-	_, err := g.ledger.Append(KindDecision, d)
+	_, err := g.ledger.Append(ledger.KindDecision, d)
 	t.dec = d
 	switch {
 	case err != nil:
@@ -500,7 +501,7 @@ func (g *Gate) Withdraw(id, why string) error {
 	if !ok || t.busy {
 		return fmt.Errorf("%w %s", ErrNotPending, id)
 	}
-	if _, err := g.ledger.Append(KindWithdrawal, map[string]string{"request": id, "why": why}); err != nil {
+	if _, err := g.ledger.Append(ledger.KindWithdrawal, map[string]string{"request": id, "why": why}); err != nil {
 		return err
 	}
 	t.err = fmt.Errorf("%w: %s", ErrWithdrawn, why)
@@ -517,7 +518,7 @@ func (g *Gate) RecordPush(gr Grant, result string, err error) error {
 	if err != nil {
 		rec["error"] = err.Error()
 	}
-	_, lerr := g.ledger.Append(KindPush, rec)
+	_, lerr := g.ledger.Append(ledger.KindPush, rec)
 	return lerr
 }
 

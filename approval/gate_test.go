@@ -17,6 +17,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/airlock-dev/airlock/approval"
+	"github.com/airlock-dev/airlock/approval/ledger"
 )
 
 func hash(s string) plumbing.Hash { return plumbing.ComputeHash(plumbing.BlobObject, []byte(s)) }
@@ -34,9 +35,9 @@ func sampleRequest() *approval.Request {
 	}
 }
 
-func kinds(t *testing.T, l *approval.Ledger) []string {
+func kinds(t *testing.T, l *ledger.Ledger) []string {
 	t.Helper()
-	recs, err := approval.Records(l.Path())
+	recs, err := ledger.Records(l.Path())
 	if err != nil {
 		t.Fatal(err)
 	}

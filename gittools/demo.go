@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	"github.com/airlock-dev/airlock/approval"
+	"github.com/airlock-dev/airlock/approval/ledger"
+	"github.com/airlock-dev/airlock/approval/review"
 	"github.com/airlock-dev/airlock/session"
 )
 
@@ -20,7 +22,7 @@ type DemoOptions struct {
 	// Out receives the narration.
 	Out io.Writer
 	// Terminal is where the person approves the push; nil with Yes.
-	Terminal approval.Terminal
+	Terminal review.Terminal
 	// Yes approves the push without asking.
 	Yes bool
 	// Dir is where the demo's repository and state go; "" is a new
@@ -34,7 +36,7 @@ type DemoOptions struct {
 // repository's git log --stat.
 func RunDemo(ctx context.Context, o DemoOptions) error {
 	if !o.Yes && (o.Terminal == nil || !o.Terminal.IsTerminal()) {
-		return approval.ErrNoTerminal
+		return review.ErrNoTerminal
 	}
 	dir := o.Dir
 	if dir == "" {
@@ -76,16 +78,16 @@ func RunDemo(ctx context.Context, o DemoOptions) error {
 		Targets:       map[string]*session.TargetSpec{},
 		AutoPull:      []session.PullSpec{{Path: ".", Source: &session.TargetSpec{Type: "local", Path: repo, Branch: "main"}}},
 	}
-	ledger, err := approval.OpenLedger(filepath.Join(dir, "state", "ledger.jsonl"))
+	lg, err := ledger.Open(filepath.Join(dir, "state", "ledger.jsonl"))
 	if err != nil {
 		return err
 	}
-	defer ledger.Close()
+	defer lg.Close()
 	policy := approval.Policy{}
 	if o.Yes {
 		policy.AutoApprove = []string{session.TargetID(w.DefaultTarget)}
 	}
-	gate := approval.NewGate(ledger, policy)
+	gate := approval.NewGate(lg, policy)
 	s, err := session.New(ctx, w, session.Options{Gate: gate})
 	if err != nil {
 		return err
@@ -148,7 +150,7 @@ func RunDemo(ctx context.Context, o DemoOptions) error {
 		return err
 	}
 	say("\nThe repository now has the branch reports; git log --stat reports:\n%s", indent(log))
-	rep, err := approval.Verify(ledger.Path())
+	rep, err := ledger.Verify(lg.Path())
 	if err == nil && rep.OK() {
 		say("Every request and decision is in the ledger (%d records, chain intact).", rep.Records)
 	}
@@ -156,11 +158,11 @@ func RunDemo(ctx context.Context, o DemoOptions) error {
 }
 
 // reviewLocally answers the gate's requests on t, as airlock review would.
-func reviewLocally(ctx context.Context, gate *approval.Gate, t approval.Terminal) {
+func reviewLocally(ctx context.Context, gate *approval.Gate, t review.Terminal) {
 	events, stop := gate.Subscribe()
 	defer stop()
 	ask := func(r *approval.Request) {
-		d, err := approval.Prompt(t, r)
+		d, err := review.Prompt(t, r)
 		if err != nil {
 			gate.Withdraw(r.ID, "the reviewer left: "+err.Error())
 			return

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/airlock-dev/airlock/approval"
+	"github.com/airlock-dev/airlock/approval/ledger"
 	"github.com/airlock-dev/airlock/session"
 	"github.com/airlock-dev/airlock/targets"
 	"github.com/airlock-dev/airlock/targets/githubemu"
@@ -36,7 +37,7 @@ func TestWorkerOnGitHub(t *testing.T) {
 		Targets:       map[string]*session.TargetSpec{"main": main},
 		AutoPull:      []session.PullSpec{{Path: ".", Source: main}},
 	}
-	l, err := approval.OpenLedger(filepath.Join(t.TempDir(), "ledger.jsonl"))
+	l, err := ledger.Open(filepath.Join(t.TempDir(), "ledger.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/airlock-dev/airlock/approval"
+	"github.com/airlock-dev/airlock/approval/ledger"
 	"github.com/airlock-dev/airlock/gittools"
 	"github.com/airlock-dev/airlock/session"
 )
@@ -51,7 +52,7 @@ type harness struct {
 	repo string
 	s    *session.Session
 	gate *approval.Gate
-	l    *approval.Ledger
+	l    *ledger.Ledger
 }
 
 func newHarness(t *testing.T, policy approval.Policy, timeout time.Duration) *harness {
@@ -63,7 +64,7 @@ func newHarness(t *testing.T, policy approval.Policy, timeout time.Duration) *ha
 		Targets:       map[string]*session.TargetSpec{},
 		AutoPull:      []session.PullSpec{{Path: ".", Source: &session.TargetSpec{Type: "local", Path: repo, Branch: "main"}}},
 	}
-	l, err := approval.OpenLedger(filepath.Join(t.TempDir(), "ledger.jsonl"))
+	l, err := ledger.Open(filepath.Join(t.TempDir(), "ledger.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +85,7 @@ func newHarness(t *testing.T, policy approval.Policy, timeout time.Duration) *ha
 // policy; decide, when given, answers every request as a reviewer would.
 func openSession(t *testing.T, w *session.Worker, policy approval.Policy, decide func(*approval.Request) approval.Decision) *harness {
 	t.Helper()
-	l, err := approval.OpenLedger(filepath.Join(t.TempDir(), "ledger.jsonl"))
+	l, err := ledger.Open(filepath.Join(t.TempDir(), "ledger.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,7 +209,7 @@ func TestStageDiffPushApproved(t *testing.T) {
 	}
 	mustContain(t, "status after the push", h.call("git_status", nil), "staged: nothing", "unstaged: nothing")
 	// The push's states, each in the ledger before it is acted on.
-	recs, err := approval.Records(h.l.Path())
+	recs, err := ledger.Records(h.l.Path())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -221,7 +222,7 @@ func TestStageDiffPushApproved(t *testing.T) {
 		}
 		kinds = append(kinds, k)
 	}
-	if want := []string{approval.KindRequest, approval.KindDecision, approval.KindPush + ":landing", approval.KindPush + ":pushed"}; !slices.Equal(kinds, want) {
+	if want := []string{ledger.KindRequest, ledger.KindDecision, ledger.KindPush + ":landing", ledger.KindPush + ":pushed"}; !slices.Equal(kinds, want) {
 		t.Errorf("ledger records %v, want %v", kinds, want)
 	}
 }
@@ -290,9 +291,9 @@ func TestPushPendingThenReattached(t *testing.T) {
 	}()
 	mustContain(t, "the second call", h.call("git_push", nil), "pushed")
 	requests := 0
-	recs, _ := approval.Records(h.l.Path())
+	recs, _ := ledger.Records(h.l.Path())
 	for _, r := range recs {
-		if r.Kind == approval.KindRequest {
+		if r.Kind == ledger.KindRequest {
 			requests++
 		}
 	}
@@ -344,8 +345,8 @@ func TestPushWithdrawnWhenClientLeaves(t *testing.T) {
 	if len(h.gate.Pending()) != 0 {
 		t.Error("the request stayed pending after its client left")
 	}
-	recs, _ := approval.Records(h.l.Path())
-	if recs[len(recs)-1].Kind != approval.KindWithdrawal {
+	recs, _ := ledger.Records(h.l.Path())
+	if recs[len(recs)-1].Kind != ledger.KindWithdrawal {
 		t.Errorf("the last ledger record is %s, want a withdrawal", recs[len(recs)-1].Kind)
 	}
 }

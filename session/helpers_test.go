@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/airlock-dev/airlock/approval"
+	"github.com/airlock-dev/airlock/approval/ledger"
 	"github.com/airlock-dev/airlock/memfs"
 	"github.com/airlock-dev/airlock/session"
 	"github.com/airlock-dev/airlock/targets"
@@ -73,7 +74,7 @@ func commitTo(t testing.TB, path, file, content string) string {
 type env struct {
 	s    *session.Session
 	gate *approval.Gate
-	l    *approval.Ledger
+	l    *ledger.Ledger
 	repo string
 }
 
@@ -102,7 +103,7 @@ func newEnv(t testing.TB, path string, c config) *env {
 	for name, p := range c.targets {
 		w.Targets[name] = &session.TargetSpec{Type: "local-bare", Path: p, Branch: "main"}
 	}
-	l, err := approval.OpenLedger(filepath.Join(t.TempDir(), "ledger.jsonl"))
+	l, err := ledger.Open(filepath.Join(t.TempDir(), "ledger.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,15 +159,15 @@ func waitPending(t testing.TB, gate *approval.Gate, n int) []*approval.Request {
 }
 
 // pushRecords counts the ledger's push records by result.
-func pushRecords(t testing.TB, l *approval.Ledger) map[string]int {
+func pushRecords(t testing.TB, l *ledger.Ledger) map[string]int {
 	t.Helper()
-	recs, err := approval.Records(l.Path())
+	recs, err := ledger.Records(l.Path())
 	if err != nil {
 		t.Fatal(err)
 	}
 	out := map[string]int{}
 	for _, r := range recs {
-		if r.Kind == approval.KindPush {
+		if r.Kind == ledger.KindPush {
 			var d struct{ Result string }
 			if err := jsonUnmarshal(r.Data, &d); err != nil {
 				t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/airlock-dev/airlock/approval"
+	"github.com/airlock-dev/airlock/approval/ledger"
 	"github.com/airlock-dev/airlock/session"
 	"github.com/airlock-dev/airlock/staging"
 	"github.com/airlock-dev/airlock/targets"
@@ -109,7 +110,7 @@ func TestConcurrentPushesOfOneCommitAreOne(t *testing.T) {
 			t.Errorf("call %d: %+v, %v", i, results[i], errs[i])
 		}
 	}
-	if n := pushRecords(t, e.l); n[approval.KindRequest] != 1 || n["pushed"] != 1 || n["failed"] != 0 {
+	if n := pushRecords(t, e.l); n[ledger.KindRequest] != 1 || n["pushed"] != 1 || n["failed"] != 0 {
 		t.Errorf("ledger %v: want one request and one push", n)
 	}
 }
@@ -232,7 +233,7 @@ func TestEightServersOneBranch(t *testing.T) {
 		if errs[i] != nil {
 			t.Errorf("server %d: %v", i, errs[i])
 		}
-		requests += pushRecords(t, e.l)[approval.KindRequest]
+		requests += pushRecords(t, e.l)[ledger.KindRequest]
 	}
 	files := git(t, r, "ls-tree", "--name-only", "main")
 	for i := range envs {

@@ -21,6 +21,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/airlock-dev/airlock/approval"
+	"github.com/airlock-dev/airlock/approval/ledger"
 	"github.com/airlock-dev/airlock/memfs"
 	"github.com/airlock-dev/airlock/staging"
 	"github.com/airlock-dev/airlock/targets"
@@ -289,7 +290,7 @@ func stageOne(t *testing.T, tgt targets.Target, ref string, files map[string]str
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := approval.OpenLedger(filepath.Join(t.TempDir(), "ledger.jsonl"))
+	l, err := ledger.Open(filepath.Join(t.TempDir(), "ledger.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/airlock-dev/airlock/approval"
+	"github.com/airlock-dev/airlock/approval/ledger"
 	"github.com/airlock-dev/airlock/memfs"
 	"github.com/airlock-dev/airlock/staging"
 	"github.com/airlock-dev/airlock/targets"
@@ -37,7 +38,7 @@ func newSandbox(t testing.TB, target targets.Target) *sandbox {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := approval.OpenLedger(filepath.Join(t.TempDir(), "ledger.jsonl"))
+	l, err := ledger.Open(filepath.Join(t.TempDir(), "ledger.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,7 @@ import (
 	"os"
 	"os/signal"
 
-	"github.com/airlock-dev/airlock/approval"
+	"github.com/airlock-dev/airlock/approval/review"
 	"github.com/airlock-dev/airlock/gittools"
 )
 
@@ -23,7 +23,7 @@ func demo(args []string, stdout, stderr io.Writer) error {
 	defer stop()
 	o := gittools.DemoOptions{Out: stdout, Yes: *yes}
 	if !*yes {
-		tty, err := approval.OpenTTY()
+		tty, err := review.OpenTTY()
 		if err != nil {
 			return &exitError{exitNoTerminal, fmt.Errorf("airlock demo asks you to approve a push, so it needs a terminal; " +
 				"run it in one, or run `airlock demo --yes` to approve automatically")}

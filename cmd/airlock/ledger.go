@@ -8,23 +8,23 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/airlock-dev/airlock/approval/broker"
+	"github.com/airlock-dev/airlock/approval/ledger"
 	"github.com/airlock-dev/airlock/internal/termsafe"
-
-	"github.com/airlock-dev/airlock/approval"
 )
 
 func ledgerPath(file string) (string, error) {
 	if file != "" {
 		return file, nil
 	}
-	state, err := approval.StateDir()
+	state, err := broker.StateDir()
 	if err != nil {
 		return "", err
 	}
 	return filepath.Join(state, "ledger.jsonl"), nil
 }
 
-func ledger(args []string, stdout, stderr io.Writer) error {
+func runLedger(args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
 		fmt.Fprint(stderr, "Usage: airlock ledger verify [--file F]\n       airlock ledger show [-n N] [--file F]\n\n"+
 			"verify checks the ledger's hash chain (exit 3 if it is broken); show prints recent events.\n")
@@ -45,8 +45,8 @@ func ledger(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		rep, err := approval.Verify(path)
-		if errors.Is(err, approval.ErrLedgerGone) {
+		rep, err := ledger.Verify(path)
+		if errors.Is(err, ledger.ErrLedgerGone) {
 			return &exitError{exitBroken, err}
 		}
 		if err != nil {
@@ -71,7 +71,7 @@ func ledger(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		recs, err := approval.Records(path)
+		recs, err := ledger.Records(path)
 		if err != nil {
 			return err
 		}
@@ -80,8 +80,8 @@ func ledger(args []string, stdout, stderr io.Writer) error {
 		}
 		// Records past a break are shown, but marked: nothing vouches
 		// for them.
-		var broken *approval.Problem
-		if rep, err := approval.Verify(path); err == nil && rep.Broken != nil {
+		var broken *ledger.Problem
+		if rep, err := ledger.Verify(path); err == nil && rep.Broken != nil {
 			broken = rep.Broken
 		}
 		marked := false
@@ -110,7 +110,7 @@ func short(s string) string {
 }
 
 // describeRecord is one line per event, for people.
-func describeRecord(r approval.Record) string {
+func describeRecord(r ledger.Record) string {
 	var d map[string]any
 	json.Unmarshal(r.Data, &d)
 	get := func(k string) string {
@@ -121,27 +121,27 @@ func describeRecord(r approval.Record) string {
 	}
 	head := fmt.Sprintf("%s  #%-4d %-10s", r.Time.Local().Format("2006-01-02 15:04:05"), r.Seq, r.Kind)
 	switch r.Kind {
-	case approval.KindRequest:
+	case ledger.KindRequest:
 		files := 0
 		if f, ok := d["files"].([]any); ok {
 			files = len(f)
 		}
 		return fmt.Sprintf("%s %s  %s asks to push %s to %s (%s), %d files", head, get("id"), get("worker"),
 			short(get("new")), get("target"), strings.TrimPrefix(get("ref"), "refs/heads/"), files)
-	case approval.KindDecision:
+	case ledger.KindDecision:
 		reason := ""
 		if rs := get("reason"); rs != "" {
 			reason = fmt.Sprintf(" (%q)", rs)
 		}
 		return fmt.Sprintf("%s %s  %s by %s%s", head, get("request"), get("verdict"), get("by"), reason)
-	case approval.KindPush:
+	case ledger.KindPush:
 		msg := fmt.Sprintf("%s %s  %s %s to %s (%s)", head, get("request"), get("result"), short(get("new")), get("target"),
 			strings.TrimPrefix(get("ref"), "refs/heads/"))
 		if e := get("error"); e != "" {
 			msg += ": " + e
 		}
 		return msg
-	case approval.KindWithdrawal:
+	case ledger.KindWithdrawal:
 		return fmt.Sprintf("%s %s  withdrawn: %s", head, get("request"), get("why"))
 	}
 	return head + " " + string(r.Data)

@@ -7,18 +7,18 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/airlock-dev/airlock/approval"
+	"github.com/airlock-dev/airlock/approval/ledger"
 )
 
 // A failed push's error, a reviewer's reason or a path in the ledger
 // cannot put escape sequences on the terminal of whoever reads it.
 func TestLedgerShowIsSanitised(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "ledger.jsonl")
-	l, err := approval.OpenLedger(path)
+	l, err := ledger.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	l.Append(approval.KindPush, map[string]string{"request": "r1", "result": "failed", "target": "local:/p", "ref": "refs/heads/main",
+	l.Append(ledger.KindPush, map[string]string{"request": "r1", "result": "failed", "target": "local:/p", "ref": "refs/heads/main",
 		"new": "abc", "error": "git: \x1b[2J\x1b]52;c;ZXZpbA==\x07fake\u202Eok"})
 	l.Close()
 	var out, errOut bytes.Buffer
@@ -34,12 +34,12 @@ func TestLedgerShowIsSanitised(t *testing.T) {
 // on a cut tail.
 func TestLedgerShowMarksBreak(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "ledger.jsonl")
-	l, err := approval.OpenLedger(path)
+	l, err := ledger.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i := 0; i < 4; i++ {
-		l.Append(approval.KindWithdrawal, map[string]string{"request": "r", "why": "test"})
+		l.Append(ledger.KindWithdrawal, map[string]string{"request": "r", "why": "test"})
 	}
 	l.Close()
 	data, _ := os.ReadFile(path)

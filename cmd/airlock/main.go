@@ -58,9 +58,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case "serve":
 		err = serve(args[1:], stdin, stdout, stderr)
 	case "review":
-		err = review(args[1:], stdout, stderr)
+		err = runReview(args[1:], stdout, stderr)
 	case "ledger":
-		err = ledger(args[1:], stdout, stderr)
+		err = runLedger(args[1:], stdout, stderr)
 	case "demo":
 		err = demo(args[1:], stdout, stderr)
 	case "version", "--version":

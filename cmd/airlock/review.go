@@ -10,10 +10,11 @@ import (
 	"path/filepath"
 	"syscall"
 
-	"github.com/airlock-dev/airlock/approval"
+	"github.com/airlock-dev/airlock/approval/broker"
+	"github.com/airlock-dev/airlock/approval/review"
 )
 
-func review(args []string, stdout, stderr io.Writer) error {
+func runReview(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("airlock review", "airlock review [--once]",
 		"Shows pushes waiting for approval from every running `airlock serve`, as they arrive,\n"+
 			"one prompt at a time, and sends your decision back. It needs a terminal.", stderr)
@@ -21,28 +22,28 @@ func review(args []string, stdout, stderr io.Writer) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	tty, err := approval.OpenTTY()
+	tty, err := review.OpenTTY()
 	if err != nil {
-		return &exitError{exitNoTerminal, fmt.Errorf("%w: airlock review shows the exact diff of every push and asks you to decide, so it runs only in a terminal", approval.ErrNoTerminal)}
+		return &exitError{exitNoTerminal, fmt.Errorf("%w: airlock review shows the exact diff of every push and asks you to decide, so it runs only in a terminal", review.ErrNoTerminal)}
 	}
 	defer tty.Close()
-	dir, err := approval.SocketDir()
+	dir, err := broker.SocketDir()
 	if err != nil {
 		return err
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	r, err := approval.Watch(ctx, dir)
+	r, err := broker.Watch(ctx, dir)
 	if err != nil {
 		return err
 	}
 	defer r.Close()
 	ledgerFile := "(unknown)"
-	if state, err := approval.StateDir(); err == nil {
+	if state, err := broker.StateDir(); err == nil {
 		ledgerFile = filepath.Join(state, "ledger.jsonl")
 	}
 	fmt.Fprintf(tty, "airlock review: waiting for pushes from servers in %s (ledger: %s; Ctrl-C to stop)\n", dir, ledgerFile)
-	err = approval.Review(ctx, r, tty, *once)
+	err = review.Review(ctx, r, tty, *once)
 	if errors.Is(err, context.Canceled) {
 		return nil
 	}

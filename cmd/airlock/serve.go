@@ -21,6 +21,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/airlock-dev/airlock/approval"
+	"github.com/airlock-dev/airlock/approval/broker"
+	"github.com/airlock-dev/airlock/approval/ledger"
 	"github.com/airlock-dev/airlock/gittools"
 	"github.com/airlock-dev/airlock/memfs"
 	"github.com/airlock-dev/airlock/session"
@@ -108,21 +110,21 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	state, err := approval.StateDir()
+	state, err := broker.StateDir()
 	if err != nil {
 		return err
 	}
-	ledger, err := approval.OpenLedger(filepath.Join(state, "ledger.jsonl"))
+	ledger, err := ledger.Open(filepath.Join(state, "ledger.jsonl"))
 	if err != nil {
 		return err
 	}
 	defer ledger.Close()
 	gate := approval.NewGate(ledger, policy)
-	sockets, err := approval.SocketDir()
+	sockets, err := broker.SocketDir()
 	if err != nil {
 		return err
 	}
-	broker, err := approval.Listen(gate, sockets, approval.ServerInfo{PID: os.Getpid(), Worker: w.Name, Started: time.Now()})
+	broker, err := broker.Listen(gate, sockets, broker.ServerInfo{PID: os.Getpid(), Worker: w.Name, Started: time.Now()})
 	if err != nil {
 		return err
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/airlock-dev/airlock/approval"
+	"github.com/airlock-dev/airlock/approval/ledger"
 	"github.com/airlock-dev/airlock/memfs"
 	"github.com/airlock-dev/airlock/staging"
 	"github.com/airlock-dev/airlock/targets"
@@ -131,7 +132,7 @@ func (s *suite) sandbox() *sandbox {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := approval.OpenLedger(filepath.Join(t.TempDir(), "ledger.jsonl"))
+	l, err := ledger.Open(filepath.Join(t.TempDir(), "ledger.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,7 +192,7 @@ func (s *suite) grant(sb *sandbox, target, ref string, old, new plumbing.Hash) a
 	req := &approval.Request{Worker: "suite", Target: target, Ref: ref, Old: old, New: new, Tree: new, NewRef: old.IsZero()}
 	gate := sb.gate
 	if target != s.target.ID() {
-		l, _ := approval.OpenLedger(filepath.Join(t.TempDir(), "other.jsonl"))
+		l, _ := ledger.Open(filepath.Join(t.TempDir(), "other.jsonl"))
 		t.Cleanup(func() { l.Close() })
 		gate = approval.NewGate(l, approval.Policy{AutoApprove: []string{target}})
 	}

@@ -1,4 +1,4 @@
-package approval_test
+package review_test
 
 import (
 	"encoding/json"
@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/airlock-dev/airlock/approval"
+	"github.com/airlock-dev/airlock/approval/review"
 	"github.com/airlock-dev/airlock/internal/ptytest"
 )
 
@@ -57,7 +58,7 @@ func TestPromptChild(t *testing.T) {
 	if out == "" {
 		t.Skip("run by TestPromptInPseudoTerminal")
 	}
-	tty, err := approval.OpenTTY()
+	tty, err := review.OpenTTY()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +66,7 @@ func TestPromptChild(t *testing.T) {
 	r := exampleRequest()
 	r.Ref = "refs/heads/reports"
 	r.Flags = approval.Assess(r, approval.Rules{}, nil)
-	d, err := approval.Prompt(tty, r)
+	d, err := review.Prompt(tty, r)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +79,7 @@ func TestPromptChild(t *testing.T) {
 // Without a controlling terminal there is nobody to ask.
 func TestOpenTTYWithoutTerminal(t *testing.T) {
 	if os.Getenv("AIRLOCK_NOTTY_CHILD") != "" {
-		if _, err := approval.OpenTTY(); err == nil {
+		if _, err := review.OpenTTY(); err == nil {
 			os.Exit(3)
 		}
 		os.Exit(0)
@@ -114,7 +115,7 @@ func TestCancelChild(t *testing.T) {
 	if out == "" {
 		t.Skip("run by TestCancelInterruptsARead")
 	}
-	tty, err := approval.OpenTTY()
+	tty, err := review.OpenTTY()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +126,7 @@ func TestCancelChild(t *testing.T) {
 	time.AfterFunc(300*time.Millisecond, tty.Cancel)
 	_, err = tty.ReadKey()
 	result := "read returned " + fmt.Sprint(err)
-	if errors.Is(err, approval.ErrCanceled) {
+	if errors.Is(err, review.ErrCanceled) {
 		result = "canceled"
 	}
 	os.WriteFile(out, []byte(result), 0o600)

@@ -1,4 +1,4 @@
-package approval_test
+package broker_test
 
 import (
 	"bufio"
@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/airlock-dev/airlock/approval"
+	"github.com/airlock-dev/airlock/approval/broker"
+	"github.com/airlock-dev/airlock/approval/ledger"
 )
 
 // A reviewer's client over the socket cannot choose who it is in the
@@ -25,7 +27,7 @@ func TestSocketDecisionIdentityAndCommit(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer os.RemoveAll(dir)
-	b, err := approval.Listen(g, dir, approval.ServerInfo{PID: os.Getpid(), Worker: "w", Started: time.Now()})
+	b, err := broker.Listen(g, dir, broker.ServerInfo{PID: os.Getpid(), Worker: "w", Started: time.Now()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +60,7 @@ func TestSocketDecisionIdentityAndCommit(t *testing.T) {
 	if gr.New() != req.New {
 		t.Errorf("granted %s, not the request's %s", gr.New(), req.New)
 	}
-	recs, _ := approval.Records(l.Path())
+	recs, _ := ledger.Records(l.Path())
 	var d struct {
 		By string `json:"by"`
 	}

@@ -1,4 +1,4 @@
-package approval
+package ledger
 
 import (
 	"bufio"
@@ -63,9 +63,9 @@ type Ledger struct {
 	f  *os.File
 }
 
-// OpenLedger opens (creating it, and its directory, with owner-only
+// Open opens (creating it, and its directory, with owner-only
 // permissions) the ledger at path.
-func OpenLedger(path string) (*Ledger, error) {
+func Open(path string) (*Ledger, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("ledger: %w", err)
 	}

@@ -1,4 +1,4 @@
-package approval_test
+package review_test
 
 import (
 	"fmt"
@@ -10,6 +10,7 @@ import (
 	"github.com/hinshun/vt10x"
 
 	"github.com/airlock-dev/airlock/approval"
+	"github.com/airlock-dev/airlock/approval/review"
 )
 
 // rowsScript is a script terminal of a given height, as a TTY reports it.
@@ -66,7 +67,7 @@ func TestScreenShowsWhatIs(t *testing.T) {
 	})
 	for _, color := range []bool{false, true} {
 		s := &rowsScript{script: script{keys: []rune("dr"), lines: []string{""}, tty: true, color: color}, rows: 24}
-		if _, err := approval.Prompt(s, r); err != nil {
+		if _, err := review.Prompt(s, r); err != nil {
 			t.Fatal(err)
 		}
 		out := s.out.String()
@@ -106,7 +107,7 @@ func TestScreenKeepsFlagsWithKeys(t *testing.T) {
 	r.Pickable = true
 	r.Flags = approval.Assess(r, approval.Rules{}, nil)
 	s := &rowsScript{script: script{keys: []rune("r"), lines: []string{""}, tty: true}, rows: 24}
-	if _, err := approval.Prompt(s, r); err != nil {
+	if _, err := review.Prompt(s, r); err != nil {
 		t.Fatal(err)
 	}
 	scr := screen(t, s.out.String())
@@ -131,7 +132,7 @@ func TestTruncatedDiffCannotBeApprovedWhole(t *testing.T) {
 		t.Fatalf("flags: %+v", r.Flags)
 	}
 	s := &script{keys: []rune("ar"), lines: []string{"too big"}, tty: true}
-	d, err := approval.Prompt(s, r)
+	d, err := review.Prompt(s, r)
 	if err != nil || d.Verdict != approval.Reject {
 		t.Fatalf("decision %+v, %v", d, err)
 	}

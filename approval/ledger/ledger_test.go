@@ -1,4 +1,4 @@
-package approval_test
+package ledger_test
 
 import (
 	"bytes"
@@ -15,12 +15,12 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/airlock-dev/airlock/approval"
+	"github.com/airlock-dev/airlock/approval/ledger"
 )
 
-func newLedger(t *testing.T) *approval.Ledger {
+func newLedger(t *testing.T) *ledger.Ledger {
 	t.Helper()
-	l, err := approval.OpenLedger(filepath.Join(t.TempDir(), "state", "ledger.jsonl"))
+	l, err := ledger.Open(filepath.Join(t.TempDir(), "state", "ledger.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,18 +28,18 @@ func newLedger(t *testing.T) *approval.Ledger {
 	return l
 }
 
-func appendN(t *testing.T, l *approval.Ledger, n int) {
+func appendN(t *testing.T, l *ledger.Ledger, n int) {
 	t.Helper()
 	for i := 0; i < n; i++ {
-		if _, err := l.Append(approval.KindRequest, map[string]any{"n": i, "target": "local:/repo"}); err != nil {
+		if _, err := l.Append(ledger.KindRequest, map[string]any{"n": i, "target": "local:/repo"}); err != nil {
 			t.Fatal(err)
 		}
 	}
 }
 
-func verify(t *testing.T, path string) approval.Report {
+func verify(t *testing.T, path string) ledger.Report {
 	t.Helper()
-	rep, err := approval.Verify(path)
+	rep, err := ledger.Verify(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +53,7 @@ func TestLedgerChain(t *testing.T) {
 	if !rep.OK() || rep.Records != 5 || rep.Torn != nil {
 		t.Fatalf("report %+v", rep)
 	}
-	recs, err := approval.Records(l.Path())
+	recs, err := ledger.Records(l.Path())
 	if err != nil || len(recs) != 5 {
 		t.Fatal(recs, err)
 	}
@@ -83,7 +83,7 @@ func TestLedgerVerifyCatchesTampering(t *testing.T) {
 	}
 	rehash := func(line string) string {
 		// An attacker who edits a record and recomputes its own hash.
-		var r approval.Record
+		var r ledger.Record
 		json.Unmarshal([]byte(line), &r)
 		r.Data = json.RawMessage(`{"n":99,"target":"local:/elsewhere"}`)
 		r.Hash = ""
@@ -138,20 +138,20 @@ func TestLedgerTornTail(t *testing.T) {
 	}
 	// A crash in the middle of writing record 3 comes before its anchor:
 	// the anchor still names record 2.
-	var rec2 approval.Record
+	var rec2 ledger.Record
 	json.Unmarshal([]byte(lines[1]), &rec2)
-	anchor, _ := json.Marshal(approval.Anchor{Seq: rec2.Seq, Hash: rec2.Hash})
-	os.WriteFile(approval.AnchorPath(l.Path()), anchor, 0o600)
+	anchor, _ := json.Marshal(ledger.Anchor{Seq: rec2.Seq, Hash: rec2.Hash})
+	os.WriteFile(ledger.AnchorPath(l.Path()), anchor, 0o600)
 	rep := verify(t, l.Path())
 	if !rep.OK() || rep.Torn == nil || rep.Torn.Line != 3 || rep.Records != 2 {
 		t.Fatalf("torn tail: %+v %+v", rep, rep.Torn)
 	}
-	l2, err := approval.OpenLedger(l.Path())
+	l2, err := ledger.Open(l.Path())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer l2.Close()
-	rec, err := l2.Append(approval.KindDecision, map[string]string{"verdict": "approve"})
+	rec, err := l2.Append(ledger.KindDecision, map[string]string{"verdict": "approve"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,7 +174,7 @@ func TestLedgerConcurrentAppenders(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "ledger.jsonl")
 	var wg sync.WaitGroup
 	for h := 0; h < 4; h++ {
-		l, err := approval.OpenLedger(path)
+		l, err := ledger.Open(path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -184,7 +184,7 @@ func TestLedgerConcurrentAppenders(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				for i := 0; i < 25; i++ {
-					if _, err := l.Append(approval.KindRequest, map[string]int{"h": h, "i": i}); err != nil {
+					if _, err := l.Append(ledger.KindRequest, map[string]int{"h": h, "i": i}); err != nil {
 						t.Error(err)
 					}
 				}
@@ -227,13 +227,13 @@ func TestLedgerChildAppender(t *testing.T) {
 	if path == "" {
 		t.Skip("run by TestLedgerSeveralProcesses")
 	}
-	l, err := approval.OpenLedger(path)
+	l, err := ledger.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer l.Close()
 	for i := 0; i < 50; i++ {
-		if _, err := l.Append(approval.KindRequest, map[string]string{"proc": os.Getenv("AIRLOCK_LEDGER_ID"), "i": fmt.Sprint(i)}); err != nil {
+		if _, err := l.Append(ledger.KindRequest, map[string]string{"proc": os.Getenv("AIRLOCK_LEDGER_ID"), "i": fmt.Sprint(i)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -256,34 +256,34 @@ func TestLedgerAnchor(t *testing.T) {
 	if rep := verify(t, path); !rep.OK() || rep.Records != 5 {
 		t.Fatalf("intact: %+v", rep)
 	}
-	anchor, _ := os.ReadFile(approval.AnchorPath(path))
+	anchor, _ := os.ReadFile(ledger.AnchorPath(path))
 
 	// Cut the last two records.
 	os.WriteFile(path, []byte(strings.Join(lines[:3], "")), 0o600)
-	if rep, _ := approval.Verify(path); rep.OK() || rep.Broken.Kind != "cut" || !strings.Contains(rep.Broken.Detail, "records 4 to 5 were removed") {
+	if rep, _ := ledger.Verify(path); rep.OK() || rep.Broken.Kind != "cut" || !strings.Contains(rep.Broken.Detail, "records 4 to 5 were removed") {
 		t.Errorf("a cut tail: %+v", rep.Broken)
 	}
 	// A crash after record 5 but before its anchor: the anchor says 4.
 	os.WriteFile(path, data, 0o600)
-	var rec4 approval.Record
+	var rec4 ledger.Record
 	json.Unmarshal([]byte(lines[3]), &rec4)
-	lag, _ := json.Marshal(approval.Anchor{Seq: 4, Hash: rec4.Hash})
-	os.WriteFile(approval.AnchorPath(path), lag, 0o600)
+	lag, _ := json.Marshal(ledger.Anchor{Seq: 4, Hash: rec4.Hash})
+	os.WriteFile(ledger.AnchorPath(path), lag, 0o600)
 	if rep := verify(t, path); !rep.OK() {
 		t.Errorf("an anchor one record behind: %+v", rep.Broken)
 	}
-	os.WriteFile(approval.AnchorPath(path), anchor, 0o600)
+	os.WriteFile(ledger.AnchorPath(path), anchor, 0o600)
 	// Deleted, or emptied: Verify fails, and no new chain starts there.
 	l.Close()
 	os.Remove(path)
-	if _, err := approval.Verify(path); !errors.Is(err, approval.ErrLedgerGone) {
+	if _, err := ledger.Verify(path); !errors.Is(err, ledger.ErrLedgerGone) {
 		t.Errorf("a deleted ledger: %v", err)
 	}
-	if _, err := approval.OpenLedger(path); !errors.Is(err, approval.ErrLedgerGone) {
+	if _, err := ledger.Open(path); !errors.Is(err, ledger.ErrLedgerGone) {
 		t.Errorf("opening over a deleted ledger: %v", err)
 	}
 	os.WriteFile(path, nil, 0o600)
-	if _, err := approval.OpenLedger(path); !errors.Is(err, approval.ErrLedgerGone) {
+	if _, err := ledger.Open(path); !errors.Is(err, ledger.ErrLedgerGone) {
 		t.Errorf("opening an emptied ledger: %v", err)
 	}
 }

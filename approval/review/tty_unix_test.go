@@ -1,6 +1,6 @@
 //go:build unix
 
-package approval_test
+package review_test
 
 import "syscall"
 

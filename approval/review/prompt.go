@@ -1,4 +1,4 @@
-package approval
+package review
 
 import (
 	"bufio"
@@ -9,7 +9,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/airlock-dev/airlock/approval"
 	"github.com/airlock-dev/airlock/internal/termsafe"
+	"github.com/go-git/go-git/v5/plumbing"
 )
 
 // Terminal is what the reviewer's prompt talks through. The real one is a
@@ -51,39 +53,39 @@ func (p painter) paint(code, s string) string {
 }
 
 // flagLabel is a flag's short name, for the line it concerns.
-func flagLabel(f Flag) string {
+func flagLabel(f approval.Flag) string {
 	switch f.Code {
-	case FlagProtectedRef:
+	case approval.FlagProtectedRef:
 		return "protected branch"
-	case FlagNewRef:
+	case approval.FlagNewRef:
 		return "new branch"
-	case FlagDeletions:
+	case approval.FlagDeletions:
 		return "deleted outside the changed directories"
-	case FlagCI:
+	case approval.FlagCI:
 		return "CI or hook file"
-	case FlagBinary:
+	case approval.FlagBinary:
 		return "binary"
-	case FlagLarge:
+	case approval.FlagLarge:
 		return "large"
-	case FlagExecutable:
+	case approval.FlagExecutable:
 		return "made executable"
-	case FlagSymlink:
+	case approval.FlagSymlink:
 		return "symlink"
-	case FlagSecret:
+	case approval.FlagSecret:
 		return "looks like a secret"
-	case FlagAutorun:
+	case approval.FlagAutorun:
 		return "runs on its own"
-	case FlagTerminal:
+	case approval.FlagTerminal:
 		return "deceptive content"
 	}
 	return f.Code
 }
 
-func marker(s Severity) string {
+func marker(s approval.Severity) string {
 	switch s {
-	case High:
+	case approval.High:
 		return "!!"
-	case Medium:
+	case approval.Medium:
 		return "! "
 	}
 	return ". "
@@ -93,12 +95,12 @@ func marker(s Severity) string {
 // and files, and the keys. Every string in it that a worker or a
 // repository supplied goes through termsafe first; the only escape
 // sequences written are airlock's own colours.
-func Render(w io.Writer, r *Request, color bool) error { return RenderRows(w, r, color, 0) }
+func Render(w io.Writer, r *approval.Request, color bool) error { return RenderRows(w, r, color, 0) }
 
 // RenderRows is Render for a terminal of rows lines (0: no limit): the
 // file list is shortened so that the risks and the keys are on the screen
 // together, whatever the push holds.
-func RenderRows(w io.Writer, r *Request, color bool, rows int) error {
+func RenderRows(w io.Writer, r *approval.Request, color bool, rows int) error {
 	p := painter(color)
 	line := termsafe.Line
 	var b strings.Builder
@@ -108,9 +110,9 @@ func RenderRows(w io.Writer, r *Request, color bool, rows int) error {
 		b.WriteString("  " + p.paint(ansiBold, "Risks:") + "\n")
 		for _, f := range risks {
 			code := ansiYellow
-			if f.Severity == High {
+			if f.Severity == approval.High {
 				code = ansiRed + ansiBold
-			} else if f.Severity == Low {
+			} else if f.Severity == approval.Low {
 				code = ansiDim
 			}
 			b.WriteString("    " + p.paint(code, marker(f.Severity)+" "+line(f.Message)) + "\n")
@@ -118,9 +120,9 @@ func RenderRows(w io.Writer, r *Request, color bool, rows int) error {
 	}
 	inline := func(path string) string {
 		var labels []string
-		sev := Severity(0)
+		sev := approval.Severity(0)
 		for _, f := range r.Flags {
-			if f.Path == path && (path != "" || f.Code == FlagProtectedRef || f.Code == FlagNewRef) {
+			if f.Path == path && (path != "" || f.Code == approval.FlagProtectedRef || f.Code == approval.FlagNewRef) {
 				labels = append(labels, flagLabel(f))
 				sev = max(sev, f.Severity)
 			}
@@ -129,12 +131,12 @@ func RenderRows(w io.Writer, r *Request, color bool, rows int) error {
 			return ""
 		}
 		code := ansiYellow
-		if sev == High {
+		if sev == approval.High {
 			code = ansiRed + ansiBold
 		}
 		return "   " + p.paint(code, "! "+strings.Join(uniq(labels), ", "))
 	}
-	fmt.Fprintf(&b, "  Target: %s (branch: %s)%s\n", line(r.Describe), line(ShortRef(r.Ref)), inline(""))
+	fmt.Fprintf(&b, "  Target: %s (branch: %s)%s\n", line(r.Describe), line(approval.ShortRef(r.Ref)), inline(""))
 	if r.NewRef || r.Old.IsZero() {
 		b.WriteString("  Base:   none: the branch is new\n")
 	} else {
@@ -166,12 +168,12 @@ func RenderRows(w io.Writer, r *Request, color bool, rows int) error {
 	for _, f := range files {
 		sign := f.Op.Sign()
 		switch f.Op {
-		case OpCreate:
+		case approval.OpCreate:
 			sign = p.paint(ansiGreen, sign)
-		case OpDelete:
+		case approval.OpDelete:
 			sign = p.paint(ansiRed, sign)
 		}
-		fmt.Fprintf(&b, "    %s %s (%s)%s\n", sign, line(f.Path), promptSize(f.Size), inline(f.Path))
+		fmt.Fprintf(&b, "    %s %s (%s)%s\n", sign, line(f.Path), approval.SizeText(f.Size), inline(f.Path))
 	}
 	if more > 0 {
 		fmt.Fprintf(&b, "    ... and %d more files: [d]iff shows them all\n", more)
@@ -184,19 +186,19 @@ func RenderRows(w io.Writer, r *Request, color bool, rows int) error {
 // groupFlags keeps the risks list short: past three flags of one kind,
 // the rest of that kind is one line, so a push of many files cannot push
 // the other risks off the screen.
-func groupFlags(flags []Flag) []Flag {
+func groupFlags(flags []approval.Flag) []approval.Flag {
 	count := map[string]int{}
 	for _, f := range flags {
 		count[f.Code]++
 	}
-	var out []Flag
+	var out []approval.Flag
 	shown := map[string]int{}
 	for _, f := range flags {
 		switch n := shown[f.Code]; {
 		case n < 3 || count[f.Code] == 4:
 			out = append(out, f)
 		case n == 3:
-			out = append(out, Flag{Code: f.Code, Severity: f.Severity,
+			out = append(out, approval.Flag{Code: f.Code, Severity: f.Severity,
 				Message: fmt.Sprintf("and %d more: %s", count[f.Code]-3, flagLabel(f))})
 		}
 		shown[f.Code]++
@@ -204,7 +206,7 @@ func groupFlags(flags []Flag) []Flag {
 	return out
 }
 
-func keysLine(r *Request, p painter) string {
+func keysLine(r *approval.Request, p painter) string {
 	k := func(key, rest string) string { return "[" + p.paint(ansiBold, key) + "]" + rest }
 	parts := []string{k("d", "iff"), k("a", "pprove"), k("r", "eject")}
 	if r.Pickable {
@@ -231,17 +233,6 @@ func subject(msg string) string {
 	return clip(line, 72)
 }
 
-// promptSize is a size as the prompt shows it: "0.8 KB", "2.1 MB".
-func promptSize(n int64) string {
-	switch {
-	case n < 100:
-		return fmt.Sprintf("%d B", n)
-	case n < 1<<20:
-		return fmt.Sprintf("%.1f KB", float64(n)/1024)
-	}
-	return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))
-}
-
 const helpText = `  d  show the full diff (in your pager); then come back here
   a  approve: the push goes ahead exactly as shown
   r  reject: nothing is pushed; you may give a reason, which the worker is told
@@ -253,9 +244,9 @@ const helpText = `  d  show the full diff (in your pager); then come back here
 // Prompt shows r to a reviewer and returns their decision. It refuses to
 // run without a terminal. Approving a push with high risks asks for a
 // second, explicit yes.
-func Prompt(t Terminal, r *Request) (Decision, error) {
+func Prompt(t Terminal, r *approval.Request) (approval.Decision, error) {
 	if !t.IsTerminal() {
-		return Decision{}, ErrNoTerminal
+		return approval.Decision{}, ErrNoTerminal
 	}
 	p := painter(t.Color())
 	rows := 0
@@ -263,12 +254,12 @@ func Prompt(t Terminal, r *Request) (Decision, error) {
 		rows = rt.Rows()
 	}
 	if err := RenderRows(t, r, t.Color(), rows); err != nil {
-		return Decision{}, err
+		return approval.Decision{}, err
 	}
 	for {
 		key, err := t.ReadKey()
 		if err != nil {
-			return Decision{}, err
+			return approval.Decision{}, err
 		}
 		switch key {
 		case 'a', 'A':
@@ -280,13 +271,13 @@ func Prompt(t Terminal, r *Request) (Decision, error) {
 				fmt.Fprintln(t, "  Not approved. "+keysLine(r, p))
 				continue
 			}
-			return Decision{Request: r.ID, Verdict: Approve, By: "reviewer"}, nil
+			return approval.Decision{Request: r.ID, Verdict: approval.Approve, By: "reviewer"}, nil
 		case 'r', 'R':
 			reason, err := t.ReadLine("  Reason (optional; the worker is told): ")
 			if err != nil {
-				return Decision{}, err
+				return approval.Decision{}, err
 			}
-			return Decision{Request: r.ID, Verdict: Reject, Reason: strings.TrimSpace(reason), By: "reviewer"}, nil
+			return approval.Decision{Request: r.ID, Verdict: approval.Reject, Reason: strings.TrimSpace(reason), By: "reviewer"}, nil
 		case 'd', 'D':
 			if err := t.Page(colorDiff(r.Diff, t.Color())); err != nil {
 				fmt.Fprintf(t, "  Could not show the diff: %v\n", err)
@@ -299,7 +290,7 @@ func Prompt(t Terminal, r *Request) (Decision, error) {
 			}
 			paths, err := pickFiles(t, r)
 			if err != nil {
-				return Decision{}, err
+				return approval.Decision{}, err
 			}
 			if paths == nil {
 				fmt.Fprintln(t, "  "+keysLine(r, p))
@@ -309,7 +300,7 @@ func Prompt(t Terminal, r *Request) (Decision, error) {
 				fmt.Fprintln(t, "  Not approved. "+keysLine(r, p))
 				continue
 			}
-			return Decision{Request: r.ID, Verdict: Pick, Paths: paths, By: "reviewer"}, nil
+			return approval.Decision{Request: r.ID, Verdict: approval.Pick, Paths: paths, By: "reviewer"}, nil
 		case '?', 'h', 'H':
 			io.WriteString(t, helpText)
 			fmt.Fprintln(t, "  "+keysLine(r, p))
@@ -321,10 +312,10 @@ func Prompt(t Terminal, r *Request) (Decision, error) {
 }
 
 // confirmHigh asks again when the push has a high-severity risk.
-func confirmHigh(t Terminal, r *Request, p painter) bool {
+func confirmHigh(t Terminal, r *approval.Request, p painter) bool {
 	var high []string
 	for _, f := range r.Flags {
-		if f.Severity == High {
+		if f.Severity == approval.High {
 			high = append(high, f.Message)
 		}
 	}
@@ -338,7 +329,7 @@ func confirmHigh(t Terminal, r *Request, p painter) bool {
 
 // pickFiles lists the files and reads the reviewer's choice ("1,3-4"). nil
 // means they went back.
-func pickFiles(t Terminal, r *Request) ([]string, error) {
+func pickFiles(t Terminal, r *approval.Request) ([]string, error) {
 	for i, f := range r.Files {
 		fmt.Fprintf(t, "  %3d  %s %s\n", i+1, f.Op.Sign(), termsafe.Line(f.Path))
 	}
@@ -433,4 +424,18 @@ func colorDiff(diff string, color bool) string {
 		b.WriteByte('\n')
 	}
 	return b.String()
+}
+
+func short(h plumbing.Hash) string {
+	if h.IsZero() {
+		return "(none)"
+	}
+	return h.String()[:7]
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
 }

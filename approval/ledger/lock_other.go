@@ -1,6 +1,6 @@
 //go:build !unix
 
-package approval
+package ledger
 
 import "os"
 

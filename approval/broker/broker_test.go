@@ -1,4 +1,4 @@
-package approval_test
+package broker_test
 
 import (
 	"context"
@@ -13,23 +13,26 @@ import (
 	"time"
 
 	"github.com/airlock-dev/airlock/approval"
+	"github.com/airlock-dev/airlock/approval/broker"
+	"github.com/airlock-dev/airlock/approval/ledger"
+	"github.com/airlock-dev/airlock/approval/review"
 )
 
 // server is one airlock server's approval side: a gate and its broker.
 type server struct {
 	gate   *approval.Gate
-	broker *approval.Broker
+	broker *broker.Broker
 }
 
 func newServer(t *testing.T, dir, ledgerPath, worker string) *server {
 	t.Helper()
-	l, err := approval.OpenLedger(ledgerPath)
+	l, err := ledger.Open(ledgerPath)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { l.Close() })
 	g := approval.NewGate(l, approval.Policy{})
-	b, err := approval.Listen(g, dir, approval.ServerInfo{PID: os.Getpid(), Worker: worker, Started: time.Now()})
+	b, err := broker.Listen(g, dir, broker.ServerInfo{PID: os.Getpid(), Worker: worker, Started: time.Now()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,9 +50,9 @@ func socketDir(t *testing.T) string {
 	return filepath.Join(dir, "run")
 }
 
-func watch(t *testing.T, dir string) *approval.Reviewer {
+func watch(t *testing.T, dir string) *broker.Reviewer {
 	t.Helper()
-	r, err := approval.Watch(context.Background(), dir)
+	r, err := broker.Watch(context.Background(), dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,8 +72,8 @@ func eventually(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-func pendingIDs(r *approval.Reviewer) map[string]*approval.Incoming {
-	out := map[string]*approval.Incoming{}
+func pendingIDs(r *broker.Reviewer) map[string]*broker.Incoming {
+	out := map[string]*broker.Incoming{}
 	for _, in := range r.Pending() {
 		out[in.Request.ID] = in
 	}
@@ -86,13 +89,13 @@ func requestFor(worker string) *approval.Request {
 
 func TestBrokerTwoServersTwoReviewers(t *testing.T) {
 	dir := socketDir(t)
-	ledger := filepath.Join(t.TempDir(), "ledger.jsonl")
-	a := newServer(t, dir, ledger, "writer-a")
-	b := newServer(t, dir, ledger, "writer-b")
+	ledgerPath := filepath.Join(t.TempDir(), "ledger.jsonl")
+	a := newServer(t, dir, ledgerPath, "writer-a")
+	b := newServer(t, dir, ledgerPath, "writer-b")
 	ta, _ := a.gate.Submit(requestFor("writer-a"), nil)
 	tb, _ := b.gate.Submit(requestFor("writer-b"), nil)
 	r1, r2 := watch(t, dir), watch(t, dir)
-	for _, r := range []*approval.Reviewer{r1, r2} {
+	for _, r := range []*broker.Reviewer{r1, r2} {
 		eventually(t, "both requests reach both reviewers", func() bool { return len(r.Pending()) == 2 })
 	}
 	idA, idB := ta.Request().ID, tb.Request().ID
@@ -127,7 +130,7 @@ func TestBrokerTwoServersTwoReviewers(t *testing.T) {
 	if _, _, err := wait(t, tb); !errors.Is(err, approval.ErrRejected) || !strings.Contains(err.Error(), "wrong branch") {
 		t.Errorf("B: %v", err)
 	}
-	if rep, _ := approval.Verify(ledger); !rep.OK() || rep.Records != 4 {
+	if rep, _ := ledger.Verify(ledgerPath); !rep.OK() || rep.Records != 4 {
 		t.Errorf("shared ledger: %+v %+v", rep, rep.Broken)
 	}
 }
@@ -242,7 +245,7 @@ func (c *cancelScript) ReadKey() (rune, error) {
 	case k := <-c.keys:
 		return k, nil
 	case <-canceled:
-		return 0, approval.ErrCanceled
+		return 0, review.ErrCanceled
 	}
 }
 
@@ -267,7 +270,7 @@ func TestReviewLoop(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	done := make(chan error, 1)
-	go func() { done <- approval.Review(ctx, r, term, false) }()
+	go func() { done <- review.Review(ctx, r, term, false) }()
 	// The first request is withdrawn while on screen: the prompt is taken
 	// down, and the next one shown.
 	eventually(t, "the first request is shown", func() bool { return strings.Contains(term.String(), `worker "first"`) })
@@ -290,13 +293,13 @@ func TestSocketDirMustBePrivate(t *testing.T) {
 		t.Fatal(err)
 	}
 	os.Chmod(dir, 0o755)
-	l, _ := approval.OpenLedger(filepath.Join(t.TempDir(), "l"))
+	l, _ := ledger.Open(filepath.Join(t.TempDir(), "l"))
 	defer l.Close()
-	if _, err := approval.Listen(approval.NewGate(l, approval.Policy{}), dir, approval.ServerInfo{}); err == nil {
+	if _, err := broker.Listen(approval.NewGate(l, approval.Policy{}), dir, broker.ServerInfo{}); err == nil {
 		t.Error("a socket was offered in a directory others can enter")
 	}
 	os.Chmod(dir, 0o700)
-	b, err := approval.Listen(approval.NewGate(l, approval.Policy{}), dir, approval.ServerInfo{})
+	b, err := broker.Listen(approval.NewGate(l, approval.Policy{}), dir, broker.ServerInfo{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -313,12 +316,12 @@ func TestBrokerRealProcesses(t *testing.T) {
 		t.Skip("child")
 	}
 	dir := socketDir(t)
-	ledger := filepath.Join(t.TempDir(), "ledger.jsonl")
+	ledgerPath := filepath.Join(t.TempDir(), "ledger.jsonl")
 	var cmds []*exec.Cmd
 	outs := map[string]*strings.Builder{}
 	for _, w := range []string{"alpha", "beta"} {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestBrokerServerChild$")
-		cmd.Env = append(os.Environ(), "AIRLOCK_SERVER_CHILD="+w, "AIRLOCK_DIR="+dir, "AIRLOCK_LEDGER="+ledger)
+		cmd.Env = append(os.Environ(), "AIRLOCK_SERVER_CHILD="+w, "AIRLOCK_DIR="+dir, "AIRLOCK_LEDGER="+ledgerPath)
 		var out strings.Builder
 		cmd.Stdout, cmd.Stderr = &out, &out
 		outs[w] = &out
@@ -346,7 +349,7 @@ func TestBrokerRealProcesses(t *testing.T) {
 	if !strings.Contains(outs["alpha"].String(), "OUTCOME approved") || !strings.Contains(outs["beta"].String(), "OUTCOME rejected: push rejected: not beta's turn") {
 		t.Errorf("outcomes:\nalpha: %s\nbeta: %s", outs["alpha"], outs["beta"])
 	}
-	if rep, _ := approval.Verify(ledger); !rep.OK() || rep.Records != 4 {
+	if rep, _ := ledger.Verify(ledgerPath); !rep.OK() || rep.Records != 4 {
 		t.Errorf("ledger %+v", rep)
 	}
 }
@@ -356,12 +359,12 @@ func TestBrokerServerChild(t *testing.T) {
 	if worker == "" {
 		t.Skip("run by TestBrokerRealProcesses")
 	}
-	l, err := approval.OpenLedger(os.Getenv("AIRLOCK_LEDGER"))
+	l, err := ledger.Open(os.Getenv("AIRLOCK_LEDGER"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	g := approval.NewGate(l, approval.Policy{})
-	b, err := approval.Listen(g, os.Getenv("AIRLOCK_DIR"), approval.ServerInfo{PID: os.Getpid(), Worker: worker})
+	b, err := broker.Listen(g, os.Getenv("AIRLOCK_DIR"), broker.ServerInfo{PID: os.Getpid(), Worker: worker})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package approval_test
+package review_test
 
 import (
 	"errors"
@@ -13,6 +13,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 
 	"github.com/airlock-dev/airlock/approval"
+	"github.com/airlock-dev/airlock/approval/review"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -99,7 +100,7 @@ func TestRenderGolden(t *testing.T) {
 			}
 			t.Run(file, func(t *testing.T) {
 				var b strings.Builder
-				if err := approval.Render(&b, req, color); err != nil {
+				if err := review.Render(&b, req, color); err != nil {
 					t.Fatal(err)
 				}
 				golden := filepath.Join("testdata", "prompt", file+".golden")
@@ -158,7 +159,7 @@ func TestPromptKeys(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			s := &script{keys: []rune(c.keys), lines: c.lines, tty: true}
-			got, err := approval.Prompt(s, c.req)
+			got, err := review.Prompt(s, c.req)
 			if err != nil {
 				t.Fatalf("%v\noutput:\n%s", err, s.out.String())
 			}
@@ -178,18 +179,18 @@ func TestPromptKeys(t *testing.T) {
 }
 
 func TestPromptFailsClosed(t *testing.T) {
-	if _, err := approval.Prompt(&script{keys: []rune("a")}, exampleRequest()); !errors.Is(err, approval.ErrNoTerminal) {
+	if _, err := review.Prompt(&script{keys: []rune("a")}, exampleRequest()); !errors.Is(err, review.ErrNoTerminal) {
 		t.Errorf("without a terminal: %v", err)
 	}
 	// Running out of input decides nothing.
-	if d, err := approval.Prompt(&script{tty: true}, exampleRequest()); err == nil {
+	if d, err := review.Prompt(&script{tty: true}, exampleRequest()); err == nil {
 		t.Errorf("end of input decided %+v", d)
 	}
 	// Picking is not offered when the push cannot be picked.
 	r := exampleRequest()
 	r.Pickable = false
 	s := &script{keys: []rune("pr"), lines: []string{""}, tty: true}
-	d, err := approval.Prompt(s, r)
+	d, err := review.Prompt(s, r)
 	if err != nil || d.Verdict != approval.Reject || strings.Contains(s.out.String(), "ick files") {
 		t.Errorf("pick on a request that cannot be picked: %+v %v\n%s", d, err, s.out.String())
 	}

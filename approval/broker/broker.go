@@ -1,4 +1,4 @@
-package approval
+package broker
 
 import (
 	"bufio"
@@ -14,10 +14,11 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/airlock-dev/airlock/approval"
 )
 
 // The broker lets a reviewer in another terminal answer the requests of
@@ -34,12 +35,12 @@ type ServerInfo struct {
 }
 
 type message struct {
-	Type     string      `json:"type"` // hello, request, settled, withdrawn, decision, ack
-	Server   *ServerInfo `json:"server,omitempty"`
-	Request  *Request    `json:"request,omitempty"`
-	ID       string      `json:"id,omitempty"`
-	Decision *Decision   `json:"decision,omitempty"`
-	Error    string      `json:"error,omitempty"`
+	Type     string             `json:"type"` // hello, request, settled, withdrawn, decision, ack
+	Server   *ServerInfo        `json:"server,omitempty"`
+	Request  *approval.Request  `json:"request,omitempty"`
+	ID       string             `json:"id,omitempty"`
+	Decision *approval.Decision `json:"decision,omitempty"`
+	Error    string             `json:"error,omitempty"`
 }
 
 // maxMessage bounds one message; a request carries its whole diff.
@@ -120,7 +121,7 @@ func privateDir(dir string) error {
 
 // Broker offers a Gate's pending requests to reviewers.
 type Broker struct {
-	gate *Gate
+	gate *approval.Gate
 	ln   *net.UnixListener
 	path string
 	info ServerInfo
@@ -137,7 +138,7 @@ type Broker struct {
 
 // Listen opens a socket for gate in dir (see SocketDir) and serves
 // reviewers until Close.
-func Listen(gate *Gate, dir string, info ServerInfo) (*Broker, error) {
+func Listen(gate *approval.Gate, dir string, info ServerInfo) (*Broker, error) {
 	if err := privateDir(dir); err != nil {
 		return nil, fmt.Errorf("broker: %w", err)
 	}
@@ -235,7 +236,7 @@ func (b *Broker) serve(c *net.UnixConn, who string) {
 			return
 		}
 	}
-	decisions := make(chan Decision)
+	decisions := make(chan approval.Decision)
 	readerDone := make(chan struct{})
 	go func() {
 		defer close(readerDone)
@@ -253,7 +254,7 @@ func (b *Broker) serve(c *net.UnixConn, who string) {
 			// user the kernel names; anything else it says is ignored.
 			d := m.Decision
 			b.inflight.Add(1)
-			decisions <- Decision{Request: d.Request, Verdict: d.Verdict, Reason: d.Reason, Paths: d.Paths, By: who}
+			decisions <- approval.Decision{Request: d.Request, Verdict: d.Verdict, Reason: d.Reason, Paths: d.Paths, By: who}
 		}
 	}()
 	for {
@@ -264,11 +265,11 @@ func (b *Broker) serve(c *net.UnixConn, who string) {
 			}
 			m := message{ID: e.Request.ID}
 			switch e.Kind {
-			case EventAdded:
+			case approval.EventAdded:
 				m.Type, m.Request = "request", e.Request
-			case EventResolved:
+			case approval.EventResolved:
 				m.Type = "settled"
-			case EventWithdrawn:
+			case approval.EventWithdrawn:
 				m.Type = "withdrawn"
 			}
 			if send(m) != nil {
@@ -308,7 +309,7 @@ func readLine(r *bufio.Reader) ([]byte, error) {
 
 // Incoming is a request a server offers to this reviewer.
 type Incoming struct {
-	Request *Request
+	Request *approval.Request
 	Server  ServerInfo
 
 	conn *serverConn
@@ -329,7 +330,7 @@ func (in *Incoming) Why() string {
 
 // Decide sends d to the request's server and returns the decision as the
 // server recorded it (for Pick, with the commit made of the picked files).
-func (in *Incoming) Decide(d Decision) (Decision, error) {
+func (in *Incoming) Decide(d approval.Decision) (approval.Decision, error) {
 	d.Request = in.Request.ID
 	return in.conn.decide(d)
 }
@@ -530,13 +531,13 @@ func (r *Reviewer) goneLocked(id, why string) {
 	}
 }
 
-func (s *serverConn) decide(d Decision) (Decision, error) {
+func (s *serverConn) decide(d approval.Decision) (approval.Decision, error) {
 	r := s.rv
 	ch := make(chan message, 1)
 	r.mu.Lock()
 	if s.dead {
 		r.mu.Unlock()
-		return Decision{}, errors.New("the server went away; the push was not decided")
+		return approval.Decision{}, errors.New("the server went away; the push was not decided")
 	}
 	s.acks[d.Request] = ch
 	r.mu.Unlock()
@@ -544,95 +545,18 @@ func (s *serverConn) decide(d Decision) (Decision, error) {
 	err := json.NewEncoder(s.c).Encode(message{Type: "decision", Decision: &d})
 	s.wmu.Unlock()
 	if err != nil {
-		return Decision{}, fmt.Errorf("sending the decision: %w", err)
+		return approval.Decision{}, fmt.Errorf("sending the decision: %w", err)
 	}
 	select {
 	case m, ok := <-ch:
 		if !ok {
-			return Decision{}, errors.New("the server went away before confirming the decision")
+			return approval.Decision{}, errors.New("the server went away before confirming the decision")
 		}
 		if m.Error != "" {
-			return Decision{}, errors.New(m.Error)
+			return approval.Decision{}, errors.New(m.Error)
 		}
 		return *m.Decision, nil
 	case <-time.After(5 * time.Minute):
-		return Decision{}, errors.New("the server did not confirm the decision")
+		return approval.Decision{}, errors.New("the server did not confirm the decision")
 	}
-}
-
-// Review shows open requests on t, one at a time, and sends each decision
-// to its server, until ctx ends; with once, it stops after one decision. A
-// request that goes away while it is shown is taken off the screen, if t
-// can cancel a read (the TTY can).
-func Review(ctx context.Context, r *Reviewer, t Terminal, once bool) error {
-	canceler, _ := t.(interface {
-		Cancel()
-		Reset()
-	})
-	for {
-		if len(r.Servers()) == 0 && len(r.Pending()) == 0 {
-			fmt.Fprintf(t, "Waiting for push requests (no airlock server is running yet)...\n")
-		}
-		in, err := r.Next(ctx)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(t, "\nRequest %s from worker %q (server pid %d):\n", in.Request.ID, in.Request.Worker, in.Server.PID)
-		type result struct {
-			d   Decision
-			err error
-		}
-		done := make(chan result, 1)
-		go func() {
-			d, err := Prompt(t, in.Request)
-			done <- result{d, err}
-		}()
-		var res result
-		select {
-		case res = <-done:
-		case <-in.Gone():
-			if canceler != nil {
-				canceler.Cancel()
-			}
-			res = <-done
-			if canceler != nil {
-				canceler.Reset()
-			}
-			fmt.Fprintf(t, "\nThis request is gone: %s.\n", in.Why())
-			continue
-		case <-ctx.Done():
-			if canceler != nil {
-				canceler.Cancel()
-			}
-			<-done
-			return ctx.Err()
-		}
-		if res.err != nil {
-			if errors.Is(res.err, ErrCanceled) {
-				continue
-			}
-			return res.err
-		}
-		d, err := in.Decide(res.d)
-		switch {
-		case err != nil:
-			fmt.Fprintf(t, "  Not recorded: %v\n", err)
-		case d.Verdict == Reject:
-			fmt.Fprintf(t, "  Rejected; the worker is told%s.\n", reasonSuffix(d.Reason))
-		case d.Verdict == Pick:
-			fmt.Fprintf(t, "  Approved %d picked files as commit %s; the push goes ahead.\n", len(d.Paths), short(d.New))
-		default:
-			fmt.Fprintf(t, "  Approved; the push goes ahead.\n")
-		}
-		if once && err == nil {
-			return nil
-		}
-	}
-}
-
-func reasonSuffix(r string) string {
-	if strings.TrimSpace(r) == "" {
-		return ""
-	}
-	return fmt.Sprintf(" why: %q", r)
 }

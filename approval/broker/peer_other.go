@@ -1,6 +1,6 @@
 //go:build !linux
 
-package approval
+package broker
 
 import (
 	"net"

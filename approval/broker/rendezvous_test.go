@@ -1,4 +1,4 @@
-package approval_test
+package broker_test
 
 import (
 	"os"
@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/airlock-dev/airlock/approval"
+	"github.com/airlock-dev/airlock/approval/broker"
 )
 
 // A server started by a client that drops or changes XDG_RUNTIME_DIR,
@@ -28,11 +28,11 @@ func TestRendezvousIgnoresTheClientsEnvironment(t *testing.T) {
 				os.Unsetenv(k)
 			}
 		}
-		s, err := approval.SocketDir()
+		s, err := broker.SocketDir()
 		if err != nil {
 			t.Fatal(err)
 		}
-		st, err := approval.StateDir()
+		st, err := broker.StateDir()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -48,10 +48,10 @@ func TestRendezvousIgnoresTheClientsEnvironment(t *testing.T) {
 	d := t.TempDir()
 	t.Setenv("AIRLOCK_RUNTIME_DIR", d)
 	t.Setenv("AIRLOCK_STATE_DIR", filepath.Join(d, "state"))
-	if s, _ := approval.SocketDir(); s != filepath.Join(d, "airlock") {
+	if s, _ := broker.SocketDir(); s != filepath.Join(d, "airlock") {
 		t.Errorf("AIRLOCK_RUNTIME_DIR: %s", s)
 	}
-	if s, _ := approval.StateDir(); s != filepath.Join(d, "state") {
+	if s, _ := broker.StateDir(); s != filepath.Join(d, "state") {
 		t.Errorf("AIRLOCK_STATE_DIR: %s", s)
 	}
 }

@@ -1,0 +1,12 @@
+// Package broker carries push requests and decisions between airlock
+// servers and reviewers, because an MCP server cannot prompt on its own
+// stdin: the agent owns it.
+//
+// Each server Listens on a private Unix socket (0700 directory, 0600
+// socket) in the rendezvous directory both sides compute the same way
+// whatever the client did to the environment (SocketDir, StateDir). A
+// reviewer Watches that directory and connects to every server; decisions
+// are taken only from a peer whose SO_PEERCRED user is the server's own,
+// and recorded under that user's name. The gate still decides what is
+// granted: a reviewer's message names a verdict, never a commit.
+package broker
