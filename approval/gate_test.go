@@ -17,23 +17,9 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/airlock-dev/airlock/approval"
+	"github.com/airlock-dev/airlock/approval/internal/approvaltest"
 	"github.com/airlock-dev/airlock/approval/ledger"
 )
-
-func hash(s string) plumbing.Hash { return plumbing.ComputeHash(plumbing.BlobObject, []byte(s)) }
-
-func sampleRequest() *approval.Request {
-	return &approval.Request{
-		Worker: "report-writer", Target: "local:/srv/project", Describe: "local:/srv/project (branch: reports)",
-		Ref: "refs/heads/reports", Old: hash("old"), New: hash("new"), Tree: hash("tree"),
-		Commits: []approval.CommitInfo{{ID: hash("new"), Message: "Add report\n"}},
-		Files: []approval.FileChange{
-			{Path: "report.md", Op: approval.OpCreate, Size: 1200},
-			{Path: "data.json", Op: approval.OpUpdate, Size: 800},
-		},
-		Diff: "diff --git a/report.md b/report.md\n", Pickable: true,
-	}
-}
 
 func kinds(t *testing.T, l *ledger.Ledger) []string {
 	t.Helper()
@@ -61,9 +47,9 @@ func wait(t *testing.T, tk *approval.Ticket) (approval.Decision, approval.Grant,
 }
 
 func TestApproveMintsAnExactGrant(t *testing.T) {
-	l := newLedger(t)
+	l := approvaltest.NewLedger(t)
 	g := approval.NewGate(l, approval.Policy{})
-	req := sampleRequest()
+	req := approvaltest.SampleRequest()
 	tk, err := g.Submit(req, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -81,7 +67,7 @@ func TestApproveMintsAnExactGrant(t *testing.T) {
 	if err := gr.Check(req.Target, req.Ref, req.Old, req.New); err != nil {
 		t.Errorf("the grant does not cover its own push: %v", err)
 	}
-	other := hash("other")
+	other := approvaltest.Hash("other")
 	for name, err := range map[string]error{
 		"target": gr.Check("local:/elsewhere", req.Ref, req.Old, req.New),
 		"ref":    gr.Check(req.Target, "refs/heads/main", req.Old, req.New),
@@ -132,9 +118,9 @@ func TestGrantCannotBeForged(t *testing.T) {
 }
 
 func TestRejectionIsRememberedForTheSession(t *testing.T) {
-	l := newLedger(t)
+	l := approvaltest.NewLedger(t)
 	g := approval.NewGate(l, approval.Policy{})
-	req := sampleRequest()
+	req := approvaltest.SampleRequest()
 	tk, _ := g.Submit(req, nil)
 	g.Resolve(approval.Decision{Request: req.ID, Verdict: approval.Reject, Reason: "no reports on Fridays"})
 	_, gr, err := wait(t, tk)
@@ -143,8 +129,8 @@ func TestRejectionIsRememberedForTheSession(t *testing.T) {
 	}
 	// The same change (same target, ref and tree) on another parent is
 	// refused at once, without asking.
-	again := sampleRequest()
-	again.Old, again.New = hash("moved"), hash("rebased")
+	again := approvaltest.SampleRequest()
+	again.Old, again.New = approvaltest.Hash("moved"), approvaltest.Hash("rebased")
 	tk2, err := g.Submit(again, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -157,8 +143,8 @@ func TestRejectionIsRememberedForTheSession(t *testing.T) {
 		t.Errorf("repeat: %+v %v", d, err)
 	}
 	// A different change is asked about again.
-	changed := sampleRequest()
-	changed.Tree, changed.New = hash("tree2"), hash("new2")
+	changed := approvaltest.SampleRequest()
+	changed.Tree, changed.New = approvaltest.Hash("tree2"), approvaltest.Hash("new2")
 	g.Submit(changed, nil)
 	if len(g.Pending()) != 1 {
 		t.Error("a changed push was refused without asking")
@@ -169,18 +155,18 @@ func TestRejectionIsRememberedForTheSession(t *testing.T) {
 }
 
 func TestPolicies(t *testing.T) {
-	l := newLedger(t)
+	l := approvaltest.NewLedger(t)
 	never := approval.NewGate(l, approval.Policy{Mode: approval.ModeNever})
-	tk, _ := never.Submit(sampleRequest(), nil)
+	tk, _ := never.Submit(approvaltest.SampleRequest(), nil)
 	if d, _, err := wait(t, tk); !errors.Is(err, approval.ErrRejected) || d.By != "policy:never" || !strings.Contains(err.Error(), "review-only") {
 		t.Errorf("never: %+v %v", d, err)
 	}
 	auto := approval.NewGate(l, approval.Policy{AutoApprove: []string{"local:/srv/project"}})
-	tk, _ = auto.Submit(sampleRequest(), nil)
+	tk, _ = auto.Submit(approvaltest.SampleRequest(), nil)
 	if d, gr, err := wait(t, tk); err != nil || d.By != "policy:auto" || !gr.Valid() {
 		t.Errorf("auto: %+v %v", d, err)
 	}
-	other := sampleRequest()
+	other := approvaltest.SampleRequest()
 	other.Target = "github:acme/site"
 	auto.Submit(other, nil)
 	if len(auto.Pending()) != 1 {
@@ -191,14 +177,14 @@ func TestPolicies(t *testing.T) {
 // A push that times out stays pending; pushing it again waits on the same
 // request instead of asking twice.
 func TestPendingRequestIsReattached(t *testing.T) {
-	g := approval.NewGate(newLedger(t), approval.Policy{})
-	tk, _ := g.Submit(sampleRequest(), nil)
+	g := approval.NewGate(approvaltest.NewLedger(t), approval.Policy{})
+	tk, _ := g.Submit(approvaltest.SampleRequest(), nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
 	defer cancel()
 	if _, _, err := tk.Wait(ctx); !errors.Is(err, approval.ErrPending) {
 		t.Fatalf("timeout: %v", err)
 	}
-	tk2, _ := g.Submit(sampleRequest(), nil)
+	tk2, _ := g.Submit(approvaltest.SampleRequest(), nil)
 	if tk2 != tk || len(g.Pending()) != 1 {
 		t.Fatal("the same push made a second request")
 	}
@@ -209,9 +195,9 @@ func TestPendingRequestIsReattached(t *testing.T) {
 }
 
 func TestWithdraw(t *testing.T) {
-	l := newLedger(t)
+	l := approvaltest.NewLedger(t)
 	g := approval.NewGate(l, approval.Policy{})
-	tk, _ := g.Submit(sampleRequest(), nil)
+	tk, _ := g.Submit(approvaltest.SampleRequest(), nil)
 	if err := g.Withdraw(tk.Request().ID, "the client went away"); err != nil {
 		t.Fatal(err)
 	}
@@ -227,8 +213,8 @@ func TestWithdraw(t *testing.T) {
 }
 
 func TestPickFiles(t *testing.T) {
-	g := approval.NewGate(newLedger(t), approval.Policy{})
-	picked := hash("picked")
+	g := approval.NewGate(approvaltest.NewLedger(t), approval.Policy{})
+	picked := approvaltest.Hash("picked")
 	var got []string
 	pick := func(paths []string) (plumbing.Hash, error) {
 		got = paths
@@ -237,7 +223,7 @@ func TestPickFiles(t *testing.T) {
 		}
 		return picked, nil
 	}
-	tk, _ := g.Submit(sampleRequest(), pick)
+	tk, _ := g.Submit(approvaltest.SampleRequest(), pick)
 	id := tk.Request().ID
 	for _, bad := range [][]string{nil, {"nope.txt"}, {"data.json"}} {
 		if _, err := g.Resolve(approval.Decision{Request: id, Verdict: approval.Pick, Paths: bad}); err == nil {
@@ -255,8 +241,8 @@ func TestPickFiles(t *testing.T) {
 		t.Errorf("pick: %+v grant new %s err %v", d, gr.New(), err)
 	}
 	// Without a pick function, picking is refused.
-	req := sampleRequest()
-	req.New = hash("n2")
+	req := approvaltest.SampleRequest()
+	req.New = approvaltest.Hash("n2")
 	tk, _ = g.Submit(req, nil)
 	if _, err := g.Resolve(approval.Decision{Request: tk.Request().ID, Verdict: approval.Pick, Paths: []string{"report.md"}}); err == nil {
 		t.Error("picked files on a request that cannot be picked")
@@ -265,9 +251,9 @@ func TestPickFiles(t *testing.T) {
 
 // If the decision cannot be written to the ledger, the push is refused.
 func TestUnrecordableDecisionRefusesThePush(t *testing.T) {
-	l := newLedger(t)
+	l := approvaltest.NewLedger(t)
 	g := approval.NewGate(l, approval.Policy{})
-	tk, _ := g.Submit(sampleRequest(), nil)
+	tk, _ := g.Submit(approvaltest.SampleRequest(), nil)
 	l.Close()
 	g.Resolve(approval.Decision{Request: tk.Request().ID, Verdict: approval.Approve})
 	if _, gr, err := wait(t, tk); err == nil || gr.Valid() {
@@ -277,8 +263,8 @@ func TestUnrecordableDecisionRefusesThePush(t *testing.T) {
 
 // A decided ticket reports its decision even to a context that has ended.
 func TestWaitPrefersTheDecision(t *testing.T) {
-	g := approval.NewGate(newLedger(t), approval.Policy{})
-	tk, _ := g.Submit(sampleRequest(), nil)
+	g := approval.NewGate(approvaltest.NewLedger(t), approval.Policy{})
+	tk, _ := g.Submit(approvaltest.SampleRequest(), nil)
 	g.Resolve(approval.Decision{Request: tk.Request().ID, Verdict: approval.Approve})
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -292,13 +278,13 @@ func TestWaitPrefersTheDecision(t *testing.T) {
 // A decision names a verdict, a reason and paths: a commit it names is
 // ignored, and the gate grants the commit it was asked about.
 func TestDecisionCannotNameTheCommit(t *testing.T) {
-	g := approval.NewGate(newLedger(t), approval.Policy{})
-	req := sampleRequest()
+	g := approval.NewGate(approvaltest.NewLedger(t), approval.Policy{})
+	req := approvaltest.SampleRequest()
 	tk, err := g.Submit(req, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := g.Resolve(approval.Decision{Request: req.ID, Verdict: approval.Approve, New: hash("something else")}); err != nil {
+	if _, err := g.Resolve(approval.Decision{Request: req.ID, Verdict: approval.Approve, New: approvaltest.Hash("something else")}); err != nil {
 		t.Fatal(err)
 	}
 	_, gr, err := wait(t, tk)
@@ -306,7 +292,7 @@ func TestDecisionCannotNameTheCommit(t *testing.T) {
 		t.Fatalf("granted %v (%v), want %v", gr.New(), err, req.New)
 	}
 
-	big := sampleRequest()
+	big := approvaltest.SampleRequest()
 	big.DiffTruncated = true
 	if _, err := g.Submit(big, nil); err != nil {
 		t.Fatal(err)
@@ -320,16 +306,16 @@ func TestDecisionCannotNameTheCommit(t *testing.T) {
 // gate on the same ledger refuses it at once, with the reason, even under
 // a new commit id.
 func TestRepeatDenyAcrossSessions(t *testing.T) {
-	l := newLedger(t)
+	l := approvaltest.NewLedger(t)
 	g1 := approval.NewGate(l, approval.Policy{})
-	req := sampleRequest()
+	req := approvaltest.SampleRequest()
 	tk, _ := g1.Submit(req, nil)
 	g1.Resolve(approval.Decision{Request: req.ID, Verdict: approval.Reject, Reason: "no reports on Fridays"})
 	wait(t, tk)
 
 	g2 := approval.NewGate(l, approval.Policy{})
-	again := sampleRequest()
-	again.New = hash("the same change, committed again")
+	again := approvaltest.SampleRequest()
+	again.New = approvaltest.Hash("the same change, committed again")
 	tk2, err := g2.Submit(again, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -339,8 +325,8 @@ func TestRepeatDenyAcrossSessions(t *testing.T) {
 		t.Errorf("the second session: %+v, %v", d, err)
 	}
 	// Another change on the same branch is asked about as usual.
-	other := sampleRequest()
-	other.Tree = hash("another tree")
+	other := approvaltest.SampleRequest()
+	other.Tree = approvaltest.Hash("another tree")
 	if _, err := g2.Submit(other, nil); err != nil || len(g2.Pending()) != 1 {
 		t.Errorf("a different change: %v, pending %d", err, len(g2.Pending()))
 	}
@@ -356,27 +342,27 @@ func errString(err error) string {
 // Pending requests are bounded: a worker cannot pile up pushes (each holds
 // its diff) until memory runs out.
 func TestPendingRequestsAreBounded(t *testing.T) {
-	g := approval.NewGate(newLedger(t), approval.Policy{})
+	g := approval.NewGate(approvaltest.NewLedger(t), approval.Policy{})
 	for i := 0; i < approval.MaxPending; i++ {
-		r := sampleRequest()
-		r.New = hash(fmt.Sprint("commit ", i))
+		r := approvaltest.SampleRequest()
+		r.New = approvaltest.Hash(fmt.Sprint("commit ", i))
 		if _, err := g.Submit(r, nil); err != nil {
 			t.Fatalf("request %d: %v", i, err)
 		}
 	}
-	r := sampleRequest()
-	r.New = hash("one too many")
+	r := approvaltest.SampleRequest()
+	r.New = approvaltest.Hash("one too many")
 	if _, err := g.Submit(r, nil); !errors.Is(err, approval.ErrTooManyPending) {
 		t.Fatalf("request past the bound: %v", err)
 	}
 	// A push already pending re-attaches, bound or not.
-	again := sampleRequest()
-	again.New = hash("commit 0")
+	again := approvaltest.SampleRequest()
+	again.New = approvaltest.Hash("commit 0")
 	if _, err := g.Submit(again, nil); err != nil {
 		t.Errorf("re-attaching: %v", err)
 	}
-	big := approval.NewGate(newLedger(t), approval.Policy{})
-	huge := sampleRequest()
+	big := approval.NewGate(approvaltest.NewLedger(t), approval.Policy{})
+	huge := approvaltest.SampleRequest()
 	huge.Diff = strings.Repeat("x", approval.MaxPendingBytes+1)
 	if _, err := big.Submit(huge, nil); !errors.Is(err, approval.ErrTooManyPending) {
 		t.Errorf("a request over the byte bound: %v", err)

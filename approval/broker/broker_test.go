@@ -14,6 +14,7 @@ import (
 
 	"github.com/airlock-dev/airlock/approval"
 	"github.com/airlock-dev/airlock/approval/broker"
+	"github.com/airlock-dev/airlock/approval/internal/approvaltest"
 	"github.com/airlock-dev/airlock/approval/ledger"
 	"github.com/airlock-dev/airlock/approval/review"
 )
@@ -81,9 +82,9 @@ func pendingIDs(r *broker.Reviewer) map[string]*broker.Incoming {
 }
 
 func requestFor(worker string) *approval.Request {
-	r := sampleRequest()
+	r := approvaltest.SampleRequest()
 	r.Worker = worker
-	r.New = hash(worker)
+	r.New = approvaltest.Hash(worker)
 	return r
 }
 
@@ -218,7 +219,7 @@ func TestBrokerWithdrawalAndLateServers(t *testing.T) {
 // cancelScript is a scripted terminal whose reads can be cancelled, as the
 // TTY's can, and whose screen can be read while a prompt writes to it.
 type cancelScript struct {
-	script
+	approvaltest.Script
 	mu       sync.Mutex
 	screen   strings.Builder
 	keys     chan rune
@@ -266,7 +267,7 @@ func TestReviewLoop(t *testing.T) {
 	s := newServer(t, dir, filepath.Join(t.TempDir(), "l.jsonl"), "w")
 	first, _ := s.gate.Submit(requestFor("first"), nil)
 	r := watch(t, dir)
-	term := &cancelScript{script: script{tty: true}, keys: make(chan rune, 10), canceled: make(chan struct{})}
+	term := &cancelScript{Script: approvaltest.Script{TTY: true}, keys: make(chan rune, 10), canceled: make(chan struct{})}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	done := make(chan error, 1)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/airlock-dev/airlock/approval"
 	"github.com/airlock-dev/airlock/approval/broker"
+	"github.com/airlock-dev/airlock/approval/internal/approvaltest"
 	"github.com/airlock-dev/airlock/approval/ledger"
 )
 
@@ -20,7 +21,7 @@ import (
 // ledger, nor which commit is granted: the ledger names the OS user of the
 // connecting process, and the grant is the request's own commit.
 func TestSocketDecisionIdentityAndCommit(t *testing.T) {
-	l := newLedger(t)
+	l := approvaltest.NewLedger(t)
 	g := approval.NewGate(l, approval.Policy{})
 	dir, err := os.MkdirTemp("", "al")
 	if err != nil {
@@ -32,7 +33,7 @@ func TestSocketDecisionIdentityAndCommit(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	req := sampleRequest()
+	req := approvaltest.SampleRequest()
 	tk, err := g.Submit(req, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -52,7 +53,7 @@ func TestSocketDecisionIdentityAndCommit(t *testing.T) {
 			break
 		}
 	}
-	fmt.Fprintf(c, `{"type":"decision","decision":{"request":%q,"verdict":"approve","by":"mallory","new":%q}}`+"\n", req.ID, hash("evil").String())
+	fmt.Fprintf(c, `{"type":"decision","decision":{"request":%q,"verdict":"approve","by":"mallory","new":%q}}`+"\n", req.ID, approvaltest.Hash("evil").String())
 	_, gr, err := wait(t, tk)
 	if err != nil {
 		t.Fatal(err)

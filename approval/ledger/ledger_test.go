@@ -15,18 +15,9 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/airlock-dev/airlock/approval/internal/approvaltest"
 	"github.com/airlock-dev/airlock/approval/ledger"
 )
-
-func newLedger(t *testing.T) *ledger.Ledger {
-	t.Helper()
-	l, err := ledger.Open(filepath.Join(t.TempDir(), "state", "ledger.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
-	return l
-}
 
 func appendN(t *testing.T, l *ledger.Ledger, n int) {
 	t.Helper()
@@ -47,7 +38,7 @@ func verify(t *testing.T, path string) ledger.Report {
 }
 
 func TestLedgerChain(t *testing.T) {
-	l := newLedger(t)
+	l := approvaltest.NewLedger(t)
 	appendN(t, l, 5)
 	rep := verify(t, l.Path())
 	if !rep.OK() || rep.Records != 5 || rep.Torn != nil {
@@ -114,7 +105,7 @@ func TestLedgerVerifyCatchesTampering(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			l := newLedger(t)
+			l := approvaltest.NewLedger(t)
 			appendN(t, l, 5)
 			rewrite(t, l.Path(), c.tamper)
 			rep := verify(t, l.Path())
@@ -128,7 +119,7 @@ func TestLedgerVerifyCatchesTampering(t *testing.T) {
 // A crash mid-write leaves half a line: Verify reports it, and appending
 // afterwards starts cleanly on a line of its own.
 func TestLedgerTornTail(t *testing.T) {
-	l := newLedger(t)
+	l := approvaltest.NewLedger(t)
 	appendN(t, l, 3)
 	data, _ := os.ReadFile(l.Path())
 	lines := strings.SplitAfter(string(data), "\n")
@@ -248,7 +239,7 @@ func sha256Hex(b []byte) string {
 // ledger deleted or emptied. A crash between a record and its anchor is
 // not tampering.
 func TestLedgerAnchor(t *testing.T) {
-	l := newLedger(t)
+	l := approvaltest.NewLedger(t)
 	appendN(t, l, 5)
 	path := l.Path()
 	data, _ := os.ReadFile(path)

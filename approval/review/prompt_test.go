@@ -3,7 +3,6 @@ package review_test
 import (
 	"errors"
 	"flag"
-	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -13,51 +12,19 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 
 	"github.com/airlock-dev/airlock/approval"
+	"github.com/airlock-dev/airlock/approval/internal/approvaltest"
 	"github.com/airlock-dev/airlock/approval/review"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
-
-// script is a Terminal that plays back keys and lines.
-type script struct {
-	keys  []rune
-	lines []string
-	out   strings.Builder
-	paged []string
-	tty   bool
-	color bool
-}
-
-func (s *script) Write(p []byte) (int, error) { return s.out.Write(p) }
-func (s *script) ReadKey() (rune, error) {
-	if len(s.keys) == 0 {
-		return 0, io.EOF
-	}
-	k := s.keys[0]
-	s.keys = s.keys[1:]
-	return k, nil
-}
-func (s *script) ReadLine(prompt string) (string, error) {
-	s.out.WriteString(prompt)
-	if len(s.lines) == 0 {
-		return "", io.EOF
-	}
-	l := s.lines[0]
-	s.lines = s.lines[1:]
-	s.out.WriteString(l + "\n")
-	return l, nil
-}
-func (s *script) Page(text string) error { s.paged = append(s.paged, text); return nil }
-func (s *script) IsTerminal() bool       { return s.tty }
-func (s *script) Color() bool            { return s.color }
 
 // exampleRequest is the example: three files, one binary, pushed
 // to main.
 func exampleRequest() *approval.Request {
 	r := &approval.Request{
 		ID: "req-1", Worker: "report-writer", Target: "local:/path/to/project", Describe: "local:/path/to/project",
-		Ref: "refs/heads/main", Old: hash("old"), New: hash("new"), Tree: hash("tree"),
-		Commits: []approval.CommitInfo{{ID: hash("new"), Message: "Add quarterly report\n\nWith charts.\n"}},
+		Ref: "refs/heads/main", Old: approvaltest.Hash("old"), New: approvaltest.Hash("new"), Tree: approvaltest.Hash("tree"),
+		Commits: []approval.CommitInfo{{ID: approvaltest.Hash("new"), Message: "Add quarterly report\n\nWith charts.\n"}},
 		Files: []approval.FileChange{
 			{Path: "report.md", Op: approval.OpCreate, Size: 1228, NewMode: filemode.Regular, Added: 120},
 			{Path: "analysis.json", Op: approval.OpUpdate, Size: 820, OldMode: filemode.Regular, NewMode: filemode.Regular, Added: 22, Deleted: 38},
@@ -73,11 +40,11 @@ func exampleRequest() *approval.Request {
 func chainRequest() *approval.Request {
 	r := &approval.Request{
 		ID: "req-2", Worker: "fixer", Target: "github:acme/site", Describe: "github:acme/site",
-		Ref: "refs/heads/fix/typos", NewRef: true, New: hash("c3"), Tree: hash("t3"),
+		Ref: "refs/heads/fix/typos", NewRef: true, New: approvaltest.Hash("c3"), Tree: approvaltest.Hash("t3"),
 		Commits: []approval.CommitInfo{
-			{ID: hash("c1"), Message: "Fix typos in the README"},
-			{ID: hash("c2"), Message: "Make the deploy script executable"},
-			{ID: hash("c3"), Message: "Remove the old changelog"},
+			{ID: approvaltest.Hash("c1"), Message: "Fix typos in the README"},
+			{ID: approvaltest.Hash("c2"), Message: "Make the deploy script executable"},
+			{ID: approvaltest.Hash("c3"), Message: "Remove the old changelog"},
 		},
 		Files: []approval.FileChange{
 			{Path: "README.md", Op: approval.OpUpdate, Size: 4096, OldMode: filemode.Regular, NewMode: filemode.Regular, Added: 3, Deleted: 3},
@@ -158,40 +125,40 @@ func TestPromptKeys(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			s := &script{keys: []rune(c.keys), lines: c.lines, tty: true}
+			s := &approvaltest.Script{Keys: []rune(c.keys), Lines: c.lines, TTY: true}
 			got, err := review.Prompt(s, c.req)
 			if err != nil {
-				t.Fatalf("%v\noutput:\n%s", err, s.out.String())
+				t.Fatalf("%v\noutput:\n%s", err, s.Out.String())
 			}
 			if !reflect.DeepEqual(got, c.want) {
 				t.Errorf("decision %+v, want %+v", got, c.want)
 			}
 			for _, o := range c.output {
-				if !strings.Contains(s.out.String(), o) {
-					t.Errorf("the reviewer did not see %q:\n%s", o, s.out.String())
+				if !strings.Contains(s.Out.String(), o) {
+					t.Errorf("the reviewer did not see %q:\n%s", o, s.Out.String())
 				}
 			}
-			if c.paged != (len(s.paged) > 0) || c.paged && !strings.Contains(s.paged[0], "+# Q3") {
-				t.Errorf("paged %q", s.paged)
+			if c.paged != (len(s.Paged) > 0) || c.paged && !strings.Contains(s.Paged[0], "+# Q3") {
+				t.Errorf("paged %q", s.Paged)
 			}
 		})
 	}
 }
 
 func TestPromptFailsClosed(t *testing.T) {
-	if _, err := review.Prompt(&script{keys: []rune("a")}, exampleRequest()); !errors.Is(err, review.ErrNoTerminal) {
+	if _, err := review.Prompt(&approvaltest.Script{Keys: []rune("a")}, exampleRequest()); !errors.Is(err, review.ErrNoTerminal) {
 		t.Errorf("without a terminal: %v", err)
 	}
 	// Running out of input decides nothing.
-	if d, err := review.Prompt(&script{tty: true}, exampleRequest()); err == nil {
+	if d, err := review.Prompt(&approvaltest.Script{TTY: true}, exampleRequest()); err == nil {
 		t.Errorf("end of input decided %+v", d)
 	}
 	// Picking is not offered when the push cannot be picked.
 	r := exampleRequest()
 	r.Pickable = false
-	s := &script{keys: []rune("pr"), lines: []string{""}, tty: true}
+	s := &approvaltest.Script{Keys: []rune("pr"), Lines: []string{""}, TTY: true}
 	d, err := review.Prompt(s, r)
-	if err != nil || d.Verdict != approval.Reject || strings.Contains(s.out.String(), "ick files") {
-		t.Errorf("pick on a request that cannot be picked: %+v %v\n%s", d, err, s.out.String())
+	if err != nil || d.Verdict != approval.Reject || strings.Contains(s.Out.String(), "ick files") {
+		t.Errorf("pick on a request that cannot be picked: %+v %v\n%s", d, err, s.Out.String())
 	}
 }

@@ -10,12 +10,13 @@ import (
 	"github.com/hinshun/vt10x"
 
 	"github.com/airlock-dev/airlock/approval"
+	"github.com/airlock-dev/airlock/approval/internal/approvaltest"
 	"github.com/airlock-dev/airlock/approval/review"
 )
 
 // rowsScript is a script terminal of a given height, as a TTY reports it.
 type rowsScript struct {
-	script
+	approvaltest.Script
 	rows int
 }
 
@@ -50,8 +51,8 @@ func TestScreenShowsWhatIs(t *testing.T) {
 	fake := "\x1b[2J\x1b[H git_push\r\n  Target: local:/x (branch: scratch)\r\n  Commit: 1234567 \"typo\" (1 file)\r\n    M README.md (0.1 KB)\r\n  [d]iff  [a]pprove"
 	r := &approval.Request{
 		ID: "req-1", Worker: "w", Target: "local:/p", Describe: "local:/p",
-		Ref: "refs/heads/main", Old: hash("old"), New: hash("new"), Tree: hash("tree"),
-		Commits: []approval.CommitInfo{{ID: hash("new"), Message: "fix\x1b]52;c;cm0gLXJmIH4=\x07 typo" + fake}},
+		Ref: "refs/heads/main", Old: approvaltest.Hash("old"), New: approvaltest.Hash("new"), Tree: approvaltest.Hash("tree"),
+		Commits: []approval.CommitInfo{{ID: approvaltest.Hash("new"), Message: "fix\x1b]52;c;cm0gLXJmIH4=\x07 typo" + fake}},
 		Files: []approval.FileChange{
 			{Path: "a" + fake, Op: approval.OpCreate, NewMode: filemode.Regular, Size: 10},
 			{Path: "deploy\u202Etxt.sh", Op: approval.OpCreate, NewMode: filemode.Executable, Size: 10},
@@ -66,13 +67,13 @@ func TestScreenShowsWhatIs(t *testing.T) {
 		return nil, false
 	})
 	for _, color := range []bool{false, true} {
-		s := &rowsScript{script: script{keys: []rune("dr"), lines: []string{""}, tty: true, color: color}, rows: 24}
+		s := &rowsScript{Script: approvaltest.Script{Keys: []rune("dr"), Lines: []string{""}, TTY: true, ColorOn: color}, rows: 24}
 		if _, err := review.Prompt(s, r); err != nil {
 			t.Fatal(err)
 		}
-		out := s.out.String()
+		out := s.Out.String()
 		assertOnlyOwnEscapes(t, out)
-		for _, paged := range s.paged {
+		for _, paged := range s.Paged {
 			assertOnlyOwnEscapes(t, paged)
 			if !strings.Contains(paged, "^[[8mhidden line") || !strings.Contains(paged, "^[]52;c;ZXZpbA==^G") {
 				t.Errorf("the paged diff does not show the escapes visibly:\n%s", paged)
@@ -97,8 +98,8 @@ func TestScreenShowsWhatIs(t *testing.T) {
 func TestScreenKeepsFlagsWithKeys(t *testing.T) {
 	r := &approval.Request{
 		ID: "req-1", Worker: "w", Target: "local:/p", Describe: "local:/p",
-		Ref: "refs/heads/feature", NewRef: true, New: hash("new"), Tree: hash("tree"),
-		Commits: []approval.CommitInfo{{ID: hash("new"), Message: "many"}},
+		Ref: "refs/heads/feature", NewRef: true, New: approvaltest.Hash("new"), Tree: approvaltest.Hash("tree"),
+		Commits: []approval.CommitInfo{{ID: approvaltest.Hash("new"), Message: "many"}},
 	}
 	for i := 0; i < 300; i++ {
 		r.Files = append(r.Files, approval.FileChange{Path: fmt.Sprintf("gen/file%03d.bin", i), Op: approval.OpCreate, NewMode: filemode.Regular, Size: 10, Binary: true})
@@ -106,11 +107,11 @@ func TestScreenKeepsFlagsWithKeys(t *testing.T) {
 	r.Files = append(r.Files, approval.FileChange{Path: ".github/workflows/exfiltrate.yml", Op: approval.OpCreate, NewMode: filemode.Regular, Size: 10})
 	r.Pickable = true
 	r.Flags = approval.Assess(r, approval.Rules{}, nil)
-	s := &rowsScript{script: script{keys: []rune("r"), lines: []string{""}, tty: true}, rows: 24}
+	s := &rowsScript{Script: approvaltest.Script{Keys: []rune("r"), Lines: []string{""}, TTY: true}, rows: 24}
 	if _, err := review.Prompt(s, r); err != nil {
 		t.Fatal(err)
 	}
-	scr := screen(t, s.out.String())
+	scr := screen(t, s.Out.String())
 	for _, want := range []string{"GitHub Actions workflow", "[a]pprove", "new branch feature", "more files"} {
 		if !strings.Contains(scr, want) {
 			t.Errorf("the screen lacks %q:\n%s", want, scr)
@@ -131,13 +132,13 @@ func TestTruncatedDiffCannotBeApprovedWhole(t *testing.T) {
 	if !found {
 		t.Fatalf("flags: %+v", r.Flags)
 	}
-	s := &script{keys: []rune("ar"), lines: []string{"too big"}, tty: true}
+	s := &approvaltest.Script{Keys: []rune("ar"), Lines: []string{"too big"}, TTY: true}
 	d, err := review.Prompt(s, r)
 	if err != nil || d.Verdict != approval.Reject {
 		t.Fatalf("decision %+v, %v", d, err)
 	}
-	if !strings.Contains(s.out.String(), "cannot be approved whole") {
-		t.Errorf("the prompt did not say why:\n%s", s.out.String())
+	if !strings.Contains(s.Out.String(), "cannot be approved whole") {
+		t.Errorf("the prompt did not say why:\n%s", s.Out.String())
 	}
 }
 
