@@ -128,6 +128,15 @@ func (s *Session) startLocked(ctx context.Context, spec *TargetSpec, t targets.T
 	commits := s.area.Commits()
 	var c *staging.Commit
 	var err error
+	if commitID != "" {
+		// A commit a push in flight was asked for (before a moved target
+		// rebased it, say) joins that push.
+		for k, p := range s.byCommit {
+			if k.target == t.ID() && k.ref == ref && len(commitID) >= 4 && strings.HasPrefix(k.commit.String(), commitID) {
+				return p, PushResult{}, nil
+			}
+		}
+	}
 	switch {
 	case commitID != "":
 		if c, err = s.area.Lookup(commitID); err != nil {
@@ -168,7 +177,7 @@ func (s *Session) notStagedLocked(ctx context.Context, t targets.Target, ref, co
 			if head, err := t.Head(ctx, ref); err == nil && head == h {
 				return fmt.Errorf("%s is already pushed: %s (%s) is at it; nothing to do", short(h), t.Describe(), targets.BranchName(ref))
 			}
-			return fmt.Errorf("%s was already pushed to %s and is the sandbox's base now, so it is not staged; stage new work to push it", short(h), where)
+			return fmt.Errorf("%s was already pushed to %s, so it is not staged any more; git_stage new work to push more", short(h), where)
 		}
 	}
 	return lookupErr
@@ -316,6 +325,13 @@ func (s *Session) drive(p *push) {
 		if landed {
 			s.gate.RecordPush(grant, "pushed", err)
 			s.advanceLocked(grant.New(), p.spec, p.ref, p.t)
+			for _, k := range p.keys {
+				// The commits this push was asked for before a rebase or
+				// a pick made them grant.New(): pushed too, under that id.
+				if _, ok := s.published[k.commit]; !ok {
+					s.published[k.commit] = fmt.Sprintf("%s as %s", s.published[grant.New()], short(grant.New()))
+				}
+			}
 			res := PushResult{Commit: grant.New(), Target: p.t.Describe(), Branch: targets.BranchName(p.ref),
 				Files: len(p.req.Files), Added: p.req.Added, Deleted: p.req.Deleted, Worktree: worktree}
 			if dec.Verdict == approval.Pick {

@@ -193,6 +193,11 @@ func TestMovedTargetRebasesAndAsksAgain(t *testing.T) {
 	if err != nil {
 		t.Fatalf("push: %v", err)
 	}
+	// The worker's next call names the commit it staged; that joins the
+	// push that rebased it instead of answering "no such staged commit".
+	if again, err := e.s.Push(context.Background(), first.New.String()[:7], "", nil); err == nil || !strings.Contains(err.Error(), "already pushed") {
+		t.Errorf("pushing the pre-rebase commit again: %+v, %v", again, err)
+	}
 	notes := strings.Join(res.Notes, "\n")
 	if !strings.Contains(notes, "moved") || strings.Contains(notes, "fetch") {
 		t.Errorf("notes %q", notes)
