@@ -1,0 +1,30 @@
+// Package sandbox runs a worker's command where it can do no harm: inside
+// new user, mount, PID, IPC, UTS and network namespaces, behind Landlock
+// and a seccomp filter, with rlimits, seeing the workspace and nothing of
+// the host's but its system directories, read-only.
+//
+// The airlock binary re-executes itself as the jail's first process
+// (Main, called first thing in main and in TestMain); that helper builds
+// the file system view, drops every capability, restricts itself and execs
+// the command, which becomes the PID namespace's init: when it exits, the
+// kernel kills everything it left behind.
+//
+// What the process sees:
+//
+//	/workspace          the worker's workspace: an overlay whose lower layer
+//	                    is the session's mirror (a tmpfs copy kept up to date
+//	                    in O(changed)) and whose upper layer records exactly
+//	                    what the run changed (Mirror.Changes reads it back)
+//	/usr /bin /lib ...  the host's, read-only
+//	/etc                a few files of the host's (dynamic linker, certificates,
+//	                    alternatives), read-only, and a passwd of its own
+//	/home/sandbox /tmp  empty, private, in memory
+//	/proc /dev          its own PID namespace's; null, zero, random, urandom
+//	extra paths         what the operator named, read-only, at the same path
+//
+// The server user's home, the broker's sockets, airlock's state and every
+// other path of the host are not in the mount namespace at all; Landlock
+// forbids them again should a mount be missed. The network namespace has
+// only a loopback interface of its own unless the operator allows the
+// network. The environment is built, never inherited.
+package sandbox

@@ -1,0 +1,382 @@
+package sandbox
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"unsafe"
+
+	seccomp "github.com/elastic/go-seccomp-bpf"
+	"github.com/landlock-lsm/go-landlock/landlock"
+	"golang.org/x/sys/unix"
+)
+
+// Main turns this process into a jail's helper when it was started as one,
+// and never returns then; otherwise it returns at once. Call it first in
+// main, and in TestMain of any test that runs commands.
+func Main() {
+	if os.Getenv(helperEnv) != "1" {
+		return
+	}
+	// Capabilities, the bounding set and the exec happen on one thread.
+	runtime.LockOSThread()
+	// Nothing of the parent's reaches the command: the spec, the error
+	// pipe (whose EOF tells the parent the exec happened) and the binary.
+	for fd := 3; fd <= 5; fd++ {
+		unix.CloseOnExec(fd)
+	}
+	errPipe := os.NewFile(4, "setup-errors")
+	fail := func(format string, args ...any) {
+		fmt.Fprintf(errPipe, format, args...)
+		os.Exit(125)
+	}
+	var spec Spec
+	if err := json.NewDecoder(os.NewFile(3, "spec")).Decode(&spec); err != nil {
+		fail("reading the run's spec: %v", err)
+	}
+	path, err := jail(spec)
+	if err != nil {
+		fail("%v", err)
+	}
+	// errPipe is close-on-exec: the parent reads EOF once the command runs.
+	err = syscall.Exec(path, spec.Argv, spec.Env)
+	fail("exec %s: %v", spec.Argv[0], err)
+}
+
+// systemDirs are bound read-only from the host (or copied as symlinks on a
+// merged-/usr system).
+var systemDirs = []string{"usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32", "opt"}
+
+// etcEntries are what of the host's /etc a toolchain needs.
+var etcEntries = []string{
+	"alternatives", "ssl", "ca-certificates", "ca-certificates.conf", "ld.so.cache", "ld.so.conf", "ld.so.conf.d",
+	"localtime", "nsswitch.conf", "protocols", "services", "mime.types", "os-release", "debian_version",
+	"java-17-openjdk", "python3", "python3.11", "perl", "gitconfig", "inputrc", "magic", "mke2fs.conf",
+}
+
+var devices = []string{"null", "zero", "full", "random", "urandom"}
+
+// jail builds the view described in the package doc, restricts this
+// process, and returns the path of the program to exec.
+func jail(spec Spec) (string, error) {
+	root := spec.Root
+	must := func(what string, err error) error {
+		if err != nil {
+			return fmt.Errorf("%s: %w", what, err)
+		}
+		return nil
+	}
+	if err := must("making mounts private", unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, "")); err != nil {
+		return "", err
+	}
+	if err := must("mounting the root", unix.Mount("tmpfs", root, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0755,size=16m")); err != nil {
+		return "", err
+	}
+	for _, d := range systemDirs {
+		if err := mirrorHost("/"+d, filepath.Join(root, d)); err != nil {
+			return "", err
+		}
+	}
+	if err := os.Mkdir(filepath.Join(root, "etc"), 0o755); err != nil {
+		return "", err
+	}
+	for _, e := range etcEntries {
+		if err := mirrorHost("/etc/"+e, filepath.Join(root, "etc", e)); err != nil {
+			return "", err
+		}
+	}
+	files := map[string]string{
+		"etc/passwd":   "root:x:0:0:airlock sandbox:" + Home + ":/bin/sh\n",
+		"etc/group":    "root:x:0:\n",
+		"etc/hosts":    "127.0.0.1 localhost airlock\n::1 localhost airlock\n",
+		"etc/hostname": "airlock\n",
+	}
+	for p, c := range files {
+		if err := os.WriteFile(filepath.Join(root, p), []byte(c), 0o644); err != nil {
+			return "", err
+		}
+	}
+	// /dev: a few devices of the host's, bound; nothing else.
+	dev := filepath.Join(root, "dev")
+	if err := os.Mkdir(dev, 0o755); err != nil {
+		return "", err
+	}
+	if err := must("mounting /dev", unix.Mount("tmpfs", dev, "tmpfs", unix.MS_NOSUID|unix.MS_NOEXEC, "mode=0755,size=64k")); err != nil {
+		return "", err
+	}
+	for _, d := range devices {
+		p := filepath.Join(dev, d)
+		if err := os.WriteFile(p, nil, 0o666); err != nil {
+			return "", err
+		}
+		if err := must("binding /dev/"+d, unix.Mount("/dev/"+d, p, "", unix.MS_BIND, "")); err != nil {
+			return "", err
+		}
+	}
+	for name, target := range map[string]string{"fd": "/proc/self/fd", "stdin": "/proc/self/fd/0", "stdout": "/proc/self/fd/1", "stderr": "/proc/self/fd/2"} {
+		if err := os.Symlink(target, filepath.Join(dev, name)); err != nil {
+			return "", err
+		}
+	}
+	for _, d := range []struct {
+		path, opts string
+		flags      uintptr
+	}{
+		{"dev/shm", "mode=1777,size=256m", unix.MS_NOSUID | unix.MS_NODEV},
+		{"tmp", "mode=1777", unix.MS_NOSUID | unix.MS_NODEV},
+		{strings.TrimPrefix(Home, "/"), "mode=0700", unix.MS_NOSUID | unix.MS_NODEV},
+	} {
+		p := filepath.Join(root, d.path)
+		if err := os.MkdirAll(p, 0o755); err != nil {
+			return "", err
+		}
+		if err := must("mounting /"+d.path, unix.Mount("tmpfs", p, "tmpfs", d.flags, d.opts)); err != nil {
+			return "", err
+		}
+	}
+	proc := filepath.Join(root, "proc")
+	if err := os.Mkdir(proc, 0o555); err != nil {
+		return "", err
+	}
+	if err := must("mounting /proc", unix.Mount("proc", proc, "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "")); err != nil {
+		return "", err
+	}
+	ws := filepath.Join(root, strings.TrimPrefix(Workspace, "/"))
+	if err := os.Mkdir(ws, 0o755); err != nil {
+		return "", err
+	}
+	opts := fmt.Sprintf("lowerdir=%s,upperdir=%s,workdir=%s,userxattr", spec.Lower, spec.Upper, spec.Work)
+	if err := must("mounting the workspace", unix.Mount("overlay", ws, "overlay", unix.MS_NOSUID|unix.MS_NODEV, opts)); err != nil {
+		return "", err
+	}
+	for _, p := range spec.ReadOnly {
+		if err := mirrorHost(p, filepath.Join(root, p)); err != nil {
+			return "", err
+		}
+	}
+
+	// Into the new root; the host's is detached and gone.
+	old := filepath.Join(root, ".host")
+	if err := os.Mkdir(old, 0o700); err != nil {
+		return "", err
+	}
+	if err := must("pivot_root", unix.PivotRoot(root, old)); err != nil {
+		return "", err
+	}
+	if err := unix.Chdir("/"); err != nil {
+		return "", err
+	}
+	if err := must("detaching the host's root", unix.Unmount("/.host", unix.MNT_DETACH)); err != nil {
+		return "", err
+	}
+	if err := os.Remove("/.host"); err != nil {
+		return "", err
+	}
+	if err := must("making the root read-only", unix.Mount("", "/", "", unix.MS_REMOUNT|unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV, "")); err != nil {
+		return "", err
+	}
+	unix.Sethostname([]byte("airlock"))
+	if !spec.Network {
+		if err := loopbackUp(); err != nil {
+			return "", err
+		}
+	}
+	if err := limits(spec.Limits); err != nil {
+		return "", err
+	}
+	if err := landlockRestrict(spec.ReadOnly); err != nil {
+		return "", err
+	}
+	if err := dropCapabilities(); err != nil {
+		return "", err
+	}
+	if err := seccompFilter(); err != nil {
+		return "", err
+	}
+	dir := filepath.Join(Workspace, spec.Dir)
+	if err := unix.Chdir(dir); err != nil {
+		return "", fmt.Errorf("working directory %s: %w", spec.Dir, err)
+	}
+	return lookPath(spec.Argv[0], spec.Env)
+}
+
+// mirrorHost makes host path p appear at dst, read-only: a directory or
+// file by a bind mount, a symlink as the same symlink. A missing p is
+// skipped.
+func mirrorHost(p, dst string) error {
+	fi, err := os.Lstat(p)
+	if err != nil {
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	switch {
+	case fi.Mode()&os.ModeSymlink != 0:
+		target, err := os.Readlink(p)
+		if err != nil {
+			return err
+		}
+		return os.Symlink(target, dst)
+	case fi.IsDir():
+		if err := os.MkdirAll(dst, 0o755); err != nil {
+			return err
+		}
+	default:
+		if err := os.WriteFile(dst, nil, 0o644); err != nil {
+			return err
+		}
+	}
+	if err := unix.Mount(p, dst, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+		return fmt.Errorf("binding %s: %w", p, err)
+	}
+	// A bind mount is read-only only after a remount; the flags the host
+	// locked on it (nosuid, nodev, noexec) must be kept.
+	var st unix.Statfs_t
+	flags := uintptr(unix.MS_REMOUNT | unix.MS_BIND | unix.MS_RDONLY | unix.MS_NOSUID)
+	if unix.Statfs(dst, &st) == nil {
+		if st.Flags&unix.ST_NODEV != 0 {
+			flags |= unix.MS_NODEV
+		}
+		if st.Flags&unix.ST_NOEXEC != 0 {
+			flags |= unix.MS_NOEXEC
+		}
+	}
+	if err := unix.Mount("", dst, "", flags, ""); err != nil {
+		return fmt.Errorf("making %s read-only: %w", p, err)
+	}
+	return nil
+}
+
+func loopbackUp() error {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("loopback: %w", err)
+	}
+	defer unix.Close(fd)
+	ifr, err := unix.NewIfreq("lo")
+	if err != nil {
+		return err
+	}
+	if err := unix.IoctlIfreq(fd, unix.SIOCGIFFLAGS, ifr); err != nil {
+		return fmt.Errorf("loopback: %w", err)
+	}
+	ifr.SetUint16(ifr.Uint16() | unix.IFF_UP)
+	if err := unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr); err != nil {
+		return fmt.Errorf("loopback up: %w", err)
+	}
+	return nil
+}
+
+func limits(l Limits) error {
+	for _, r := range []struct {
+		res  int
+		max  uint64
+		name string
+	}{
+		{unix.RLIMIT_AS, uint64(l.Memory), "memory"},
+		{unix.RLIMIT_NPROC, uint64(l.Procs), "processes"},
+		{unix.RLIMIT_CPU, uint64(l.CPU.Seconds()), "CPU time"},
+		{unix.RLIMIT_FSIZE, uint64(l.FileSize), "file size"},
+		{unix.RLIMIT_NOFILE, uint64(l.Files), "open files"},
+		{unix.RLIMIT_CORE, 0, "core dumps"},
+	} {
+		if err := unix.Setrlimit(r.res, &unix.Rlimit{Cur: r.max, Max: r.max}); err != nil {
+			return fmt.Errorf("limiting %s: %w", r.name, err)
+		}
+	}
+	return nil
+}
+
+// landlockRestrict allows reading the system and writing the workspace,
+// the home, /tmp and /dev/shm; nothing else, whatever is mounted.
+func landlockRestrict(extra []string) error {
+	abi, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, 0, 0, 1) // LANDLOCK_CREATE_RULESET_VERSION
+	if errno != 0 || abi < 1 {
+		return fmt.Errorf("Landlock is not available (%v): refusing to run without it", errno)
+	}
+	ro := []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/opt", "/etc", "/proc"}
+	rules := []landlock.Rule{
+		landlock.RODirs(ro...).IgnoreIfMissing(),
+		landlock.RODirs(extra...).IgnoreIfMissing(),
+		landlock.RWDirs(Workspace, Home, "/tmp", "/dev/shm"),
+		landlock.RWFiles("/dev/null", "/dev/zero", "/dev/full"),
+		landlock.ROFiles("/dev/random", "/dev/urandom"),
+		landlock.RODirs("/dev"),
+	}
+	if err := landlock.V5.BestEffort().RestrictPaths(rules...); err != nil {
+		return fmt.Errorf("Landlock: %w", err)
+	}
+	return nil
+}
+
+// dropCapabilities empties this thread's bounding, ambient and inheritable
+// sets, so the exec'd command has no capability even as uid 0 of its
+// user namespace.
+func dropCapabilities() error {
+	last := 40
+	if b, err := os.ReadFile("/proc/sys/kernel/cap_last_cap"); err == nil {
+		if n, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
+			last = n
+		}
+	}
+	for c := 0; c <= last; c++ {
+		if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil && err != unix.EINVAL {
+			return fmt.Errorf("dropping capability %d: %w", c, err)
+		}
+	}
+	unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if _, _, errno := unix.RawSyscall(unix.SYS_CAPSET, uintptr(unsafe.Pointer(&hdr)), uintptr(unsafe.Pointer(&data[0])), 0); errno != 0 {
+		return fmt.Errorf("dropping capabilities: %w", errno)
+	}
+	return nil
+}
+
+// deniedSyscalls are refused with EPERM: debugging other processes,
+// mounting, namespaces, keyrings, BPF, kernel modules and the like.
+var deniedSyscalls = []string{
+	"ptrace", "process_vm_readv", "process_vm_writev", "kcmp",
+	"mount", "umount2", "pivot_root", "move_mount", "open_tree", "fsopen", "fsconfig", "fsmount", "fspick", "mount_setattr",
+	"unshare", "setns", "keyctl", "add_key", "request_key", "bpf", "perf_event_open", "userfaultfd",
+	"init_module", "finit_module", "delete_module", "kexec_load", "kexec_file_load",
+	"swapon", "swapoff", "reboot", "acct", "quotactl", "syslog", "iopl", "ioperm",
+	"settimeofday", "clock_settime", "adjtimex", "clock_adjtime", "name_to_handle_at", "open_by_handle_at",
+}
+
+func seccompFilter() error {
+	return seccomp.LoadFilter(seccomp.Filter{
+		NoNewPrivs: true,
+		Flag:       seccomp.FilterFlagTSync,
+		Policy: seccomp.Policy{
+			DefaultAction: seccomp.ActionAllow,
+			Syscalls:      []seccomp.SyscallGroup{{Action: seccomp.ActionErrno, Names: deniedSyscalls}},
+		},
+	})
+}
+
+// lookPath finds name in the PATH of env, as a shell would.
+func lookPath(name string, env []string) (string, error) {
+	if strings.Contains(name, "/") {
+		return name, nil
+	}
+	path := "/usr/local/bin:/usr/bin:/bin"
+	for _, e := range env {
+		if v, ok := strings.CutPrefix(e, "PATH="); ok {
+			path = v
+		}
+	}
+	for _, dir := range strings.Split(path, ":") {
+		p := filepath.Join(dir, name)
+		if fi, err := os.Stat(p); err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("%s: command not found in PATH %s", name, path)
+}

@@ -1,0 +1,69 @@
+package sandbox
+
+import (
+	"errors"
+	"time"
+)
+
+// Spec is one command to run in a jail.
+type Spec struct {
+	Argv []string // the program and its arguments; Argv[0] is looked up in PATH
+	Dir  string   // the working directory, relative to the workspace root
+	Env  []string // the whole environment (nothing is inherited)
+
+	// Lower is the host directory holding the workspace as the run starts
+	// (read-only to the run); Upper and Work are the overlay's upper and
+	// work directories on the same file system: Upper receives every
+	// change the run makes. Root is an empty host directory the jail's
+	// root is mounted on.
+	Lower, Upper, Work, Root string
+
+	// ReadOnly lists host paths bound read-only at the same path inside.
+	ReadOnly []string
+	// Network keeps the host's network namespace; otherwise the run has a
+	// loopback interface of its own and nothing else.
+	Network bool
+	Limits  Limits
+}
+
+// Limits bound a run's resources. Zero fields get the defaults.
+type Limits struct {
+	Memory   int64         // address space of each process, bytes; default 8 GiB
+	Procs    int           // processes of the run's user; default 512
+	CPU      time.Duration // CPU time of each process; default 10 minutes
+	FileSize int64         // largest file a process may write; default 1 GiB
+	Files    int           // open files per process; default 1024
+}
+
+func (l Limits) withDefaults() Limits {
+	if l.Memory <= 0 {
+		l.Memory = 8 << 30
+	}
+	if l.Procs <= 0 {
+		l.Procs = 512
+	}
+	if l.CPU <= 0 {
+		l.CPU = 10 * time.Minute
+	}
+	if l.FileSize <= 0 {
+		l.FileSize = 1 << 30
+	}
+	if l.Files <= 0 {
+		l.Files = 1024
+	}
+	return l
+}
+
+// Workspace is where the workspace is inside the jail, and the working
+// directory's root.
+const Workspace = "/workspace"
+
+// Home is the run's home directory: empty, private, in memory.
+const Home = "/home/sandbox"
+
+// ErrUnavailable: the jail cannot be built on this machine. Run never
+// runs a command without it.
+var ErrUnavailable = errors.New("the sandbox for commands cannot be built here")
+
+// ErrSetup: the jail failed to come up; the command did not start.
+var ErrSetup = errors.New("the sandbox failed to start the command")
