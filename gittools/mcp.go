@@ -17,7 +17,7 @@ const serverInstructions = `airlock is a sandbox: read_file, write_file, edit_fi
 func NewMCPServer(s *session.Session, version string) *mcp.Server {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "airlock", Title: "airlock sandbox", Version: version},
 		&mcp.ServerOptions{Instructions: serverInstructions})
-	for _, t := range Tools() {
+	for _, t := range ToolsFor(s) {
 		srv.AddTool(&mcp.Tool{Name: t.Name, Description: t.Description, InputSchema: t.Schema},
 			func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 				progress := func(done, total float64, msg string) {

@@ -78,6 +78,22 @@ func argumentError(tool string, schema *jsonschema.Schema, err error) string {
 // Tools is the worker's whole surface.
 func Tools() []Tool { return toolList }
 
+// ToolsFor is the surface a session offers: without commands (the
+// operator did not enable them, or the sandbox cannot be built here), run
+// and run_output are absent, never present and unsandboxed.
+func ToolsFor(s *session.Session) []Tool {
+	if s.CanRun() == nil {
+		return toolList
+	}
+	var out []Tool
+	for _, t := range toolList {
+		if !runTools[t.Name] {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
 // Call runs a tool on s in process. Errors a worker can act on are
 // returned as *ToolError.
 func Call(ctx context.Context, s *session.Session, name string, args json.RawMessage, p Progress) (string, error) {
@@ -112,5 +128,5 @@ func workerMessage(err error) string {
 var toolList []Tool
 
 func init() {
-	toolList = append(fileTools(), append(gitTools(), checkpointTools()...)...)
+	toolList = append(fileTools(), append(gitTools(), append(checkpointTools(), commandTools()...)...)...)
 }

@@ -154,6 +154,15 @@ func jail(spec Spec) (string, error) {
 	if err := must("mounting the workspace", unix.Mount("overlay", ws, "overlay", unix.MS_NOSUID|unix.MS_NODEV, opts)); err != nil {
 		return "", err
 	}
+	if spec.Cache != "" {
+		cache := filepath.Join(root, strings.TrimPrefix(Home, "/"), ".cache")
+		if err := os.MkdirAll(cache, 0o755); err != nil {
+			return "", err
+		}
+		if err := must("binding the cache", unix.Mount(spec.Cache, cache, "", unix.MS_BIND|unix.MS_NOSUID|unix.MS_NODEV, "")); err != nil {
+			return "", err
+		}
+	}
 	for _, p := range spec.ReadOnly {
 		if err := mirrorHost(p, filepath.Join(root, p)); err != nil {
 			return "", err

@@ -50,7 +50,7 @@ func NewMirror(parent string) (*Mirror, error) {
 	m := &Mirror{dir: dir}
 	m.uid, m.gid = HostUser()
 	m.chown = m.uid != os.Getuid()
-	for _, d := range []string{"lower", "upper", "work", "root"} {
+	for _, d := range []string{"lower", "upper", "work", "root", "cache"} {
 		if err := m.mkdir(filepath.Join(dir, d)); err != nil {
 			os.RemoveAll(dir)
 			return nil, err
@@ -77,6 +77,9 @@ func (m *Mirror) mkdir(p string) error {
 func (m *Mirror) Dirs() (lower, upper, work, root string) {
 	return filepath.Join(m.dir, "lower"), filepath.Join(m.dir, "upper"), filepath.Join(m.dir, "work"), filepath.Join(m.dir, "root")
 }
+
+// Cache is the session's build cache directory, which outlives its runs.
+func (m *Mirror) Cache() string { return filepath.Join(m.dir, "cache") }
 
 // Close removes the mirror.
 func (m *Mirror) Close() error { return os.RemoveAll(m.dir) }

@@ -18,6 +18,10 @@ type Spec struct {
 	// root is mounted on.
 	Lower, Upper, Work, Root string
 
+	// Cache, when set, is a host directory bound read-write at
+	// Home/.cache: build caches that outlive one run (the session keeps
+	// one per session, never shared).
+	Cache string
 	// ReadOnly lists host paths bound read-only at the same path inside.
 	ReadOnly []string
 	// Network keeps the host's network namespace; otherwise the run has a

@@ -73,6 +73,7 @@ type config struct {
 	limits  memfs.Limits
 	targets map[string]string // name -> bare repository
 	wrap    func(targets.Target) targets.Target
+	run     *session.RunOptions
 }
 
 // newEnv opens a session whose default target is the repository at path
@@ -101,7 +102,7 @@ func newEnv(t testing.TB, path string, c config) *env {
 	if c.timeout == 0 {
 		c.timeout = 10 * time.Second
 	}
-	opts := session.Options{Gate: gate, Timeout: c.timeout}
+	opts := session.Options{Gate: gate, Timeout: c.timeout, Run: c.run}
 	if c.wrap != nil {
 		opts.OpenTarget = func(ctx context.Context, spec *session.TargetSpec) (targets.Target, error) {
 			t, err := session.OpenTarget(ctx, spec)

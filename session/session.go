@@ -36,6 +36,8 @@ type Options struct {
 	OpenTarget func(ctx context.Context, spec *TargetSpec) (targets.Target, error)
 	// Rules configures the push risk flags.
 	Rules approval.Rules
+	// Run enables the run tool; nil leaves it out.
+	Run *RunOptions
 	// Now is the sandbox's clock (file times, checkpoints, commits); nil
 	// is time.Now.
 	Now func() time.Time
@@ -102,6 +104,8 @@ type Session struct {
 
 	openMu sync.Mutex
 	opened map[string]targets.Target
+
+	run *runner // nil without Options.Run
 }
 
 // New makes a worker's sandbox and runs its auto_pull.
@@ -139,6 +143,9 @@ func New(ctx context.Context, w *Worker, opts Options) (*Session, error) {
 	s := &Session{w: w, ws: ws, store: store, area: area, gate: opts.Gate, opts: opts,
 		opened: map[string]targets.Target{}, pushes: map[string]*push{}, byCommit: map[pushKey]*push{},
 		published: map[plumbing.Hash]string{}, cps: map[string]cpBase{}}
+	if opts.Run != nil {
+		s.run = &runner{opts: *opts.Run}
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.autoPull(ctx); err != nil {
@@ -158,6 +165,13 @@ func (s *Session) Workspace() *memfs.Workspace { return s.ws }
 // Close withdraws the pushes still waiting for a reviewer: their worker is
 // gone.
 func (s *Session) Close() {
+	if s.run != nil {
+		s.run.mu.Lock()
+		if s.run.mirror != nil {
+			s.run.mirror.Close()
+		}
+		s.run.mu.Unlock()
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, p := range s.pushes {

@@ -1,0 +1,92 @@
+package gittools
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/airlock-dev/airlock/session"
+)
+
+type runArgs struct {
+	Command string   `json:"command,omitempty" jsonschema:"a shell line, run with /bin/sh -c in the workspace, e.g. go test ./..."`
+	Argv    []string `json:"argv,omitempty" jsonschema:"or a program and its arguments, run without a shell, e.g. [\"make\", \"test\"]"`
+	Cwd     string   `json:"cwd,omitempty" jsonschema:"the workspace directory to run in; default: the workspace root"`
+	Timeout int      `json:"timeout,omitempty" jsonschema:"seconds before the run is killed; default 600, at most what the operator allows"`
+	Stdin   string   `json:"stdin,omitempty" jsonschema:"text given to the command on its standard input"`
+}
+
+type runOutputArgs struct {
+	ID     string `json:"id" jsonschema:"the run's id, as run answered it (run-N)"`
+	Stream string `json:"stream,omitempty" jsonschema:"stdout (the default) or stderr"`
+}
+
+// runTools are present only where the session can run commands.
+var runTools = map[string]bool{"run": true, "run_output": true}
+
+func commandTools() []Tool {
+	return []Tool{
+		define("run", "Run a command (a build, the tests) in a sandbox that sees the workspace at /workspace, read-write, "+
+			"and the system's tools read-only; no network, no home, no secrets. What it creates, changes and deletes lands "+
+			"in the workspace (through the same rules as write_file), a checkpoint taken first undoes it, and the answer "+
+			"lists it with the exit code and the output.", runCommand),
+		define("run_output", "Show the whole output of a recent run (run cuts long output short in its answer).", runOutput),
+	}
+}
+
+func runCommand(ctx context.Context, s *session.Session, a runArgs, p Progress) (string, error) {
+	if a.Timeout < 0 {
+		return "", &ToolError{Msg: "timeout must be a positive number of seconds"}
+	}
+	res, err := s.Run(ctx, session.RunArgs{Command: a.Command, Argv: a.Argv, Cwd: a.Cwd,
+		Timeout: time.Duration(a.Timeout) * time.Second, Stdin: a.Stdin}, p)
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	switch {
+	case res.TimedOut:
+		fmt.Fprintf(&b, "killed after %s: the timeout ran out", res.Duration.Round(time.Millisecond))
+	case res.Killed != "":
+		fmt.Fprintf(&b, "killed after %s: %s", res.Duration.Round(time.Millisecond), res.Killed)
+	default:
+		fmt.Fprintf(&b, "exit %d in %s", res.Exit, res.Duration.Round(time.Millisecond))
+	}
+	fmt.Fprintf(&b, " (%s; rollback name=%q undoes it)\n", res.ID, res.Checkpoint)
+	for _, l := range []struct {
+		what  string
+		paths []string
+	}{{"created", res.Created}, {"modified", res.Modified}, {"deleted", res.Deleted}} {
+		if len(l.paths) > 0 {
+			fmt.Fprintf(&b, "%s: %s\n", l.what, listOrNone(l.paths))
+		}
+	}
+	if res.Discarded > 0 {
+		fmt.Fprintf(&b, "discarded %d changes: commands run read-only here\n", res.Discarded)
+	}
+	if len(res.Refused) > 0 {
+		fmt.Fprintf(&b, "refused (%d; the workspace keeps what it had):\n", len(res.Refused))
+		for i, r := range res.Refused {
+			if i == 20 {
+				fmt.Fprintf(&b, "  [%d more]\n", len(res.Refused)-i)
+				break
+			}
+			fmt.Fprintf(&b, "  %s: %v\n", r.Path, r.Err)
+		}
+	}
+	if res.Stdout != "" {
+		fmt.Fprintf(&b, "--- stdout ---\n%s", res.Stdout)
+		if !strings.HasSuffix(res.Stdout, "\n") {
+			b.WriteString("\n")
+		}
+	}
+	if res.Stderr != "" {
+		fmt.Fprintf(&b, "--- stderr ---\n%s", res.Stderr)
+	}
+	return strings.TrimRight(b.String(), "\n"), nil
+}
+
+func runOutput(_ context.Context, s *session.Session, a runOutputArgs, _ Progress) (string, error) {
+	return s.RunOutput(a.ID, a.Stream)
+}

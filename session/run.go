@@ -1,0 +1,515 @@
+package session
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/airlock-dev/airlock/internal/textcap"
+	"github.com/airlock-dev/airlock/memfs"
+	"github.com/airlock-dev/airlock/sandbox"
+)
+
+// RunMode is what a run may do, chosen by the operator on airlock serve,
+// never by a worker file.
+type RunMode string
+
+const (
+	// RunWorkspaceWrite: runs write into the workspace (the default).
+	RunWorkspaceWrite RunMode = "workspace-write"
+	// RunReadOnly: runs see the workspace; what they write is discarded.
+	RunReadOnly RunMode = "read-only"
+	// RunDanger: as workspace-write, with the host's network.
+	RunDanger RunMode = "danger"
+)
+
+// RunOptions are the operator's settings for the run tool. A session
+// without them has no run tool.
+type RunOptions struct {
+	Mode RunMode
+	// ReadOnly lists host paths bound read-only into every run (a Go
+	// module cache, a package cache).
+	ReadOnly []string
+	// Env is added to the environment every run gets (KEY=VALUE).
+	Env []string
+	// MaxTimeout caps a run's timeout; 0 means 10 minutes, also the
+	// default timeout.
+	MaxTimeout time.Duration
+	Limits     sandbox.Limits
+	// MirrorDir is where the session's mirror of the workspace lives: a
+	// tmpfs (default /dev/shm, else the system's temporary directory).
+	MirrorDir string
+}
+
+// DefaultRunTimeout is a run's timeout unless the worker or the operator
+// says less.
+const DefaultRunTimeout = 10 * time.Minute
+
+// Bounds on what a run answers and keeps.
+const (
+	runShown = 16 << 10 // of each stream, in the answer
+	runKept  = 8 << 20  // of each stream, for RunOutput
+	runsKept = 8        // runs whose output stays readable
+)
+
+// RunArgs is one command to run.
+type RunArgs struct {
+	Command string   // a shell line, run with /bin/sh -c
+	Argv    []string // or a program and its arguments
+	Cwd     string   // a workspace directory; "" is the root
+	Timeout time.Duration
+	Stdin   string
+}
+
+// RunResult is how a run went.
+type RunResult struct {
+	ID       string // names the run's output for RunOutput
+	Exit     int
+	Duration time.Duration
+	TimedOut bool
+	// Killed says why airlock ended the run early, when it did (the
+	// workspace quota).
+	Killed string
+	Stdout, Stderr string // as shown: cut to runShown, saying how much was cut
+	Checkpoint     string // taken before the run: rollback to it undoes the run
+	Created        []string
+	Modified       []string
+	Deleted        []string
+	Refused        []memfs.Refused
+	// Discarded: the mode is read-only, so what the run wrote was thrown away.
+	Discarded int
+	// Sync and Setup are the time spent bringing the mirror up to date and
+	// reading the run's changes back.
+	Sync, Apply time.Duration
+}
+
+type runOutput struct {
+	id             string
+	stdout, stderr []byte
+	cutOut, cutErr int64
+}
+
+// runner is the session's part for commands.
+type runner struct {
+	opts    RunOptions
+	mu      sync.Mutex // one run at a time
+	mirror  *sandbox.Mirror
+	n       int
+	outputs []*runOutput
+}
+
+// CanRun reports whether the session has the run tool, and why not.
+func (s *Session) CanRun() error {
+	if s.opts.Run == nil {
+		return errors.New("the operator did not enable commands")
+	}
+	return sandbox.Available()
+}
+
+// Run runs a command in the sandbox on the workspace, after a checkpoint,
+// and brings what it changed into the workspace through the path guard,
+// the deny list and the quotas.
+func (s *Session) Run(ctx context.Context, a RunArgs, progress Progress) (RunResult, error) {
+	if err := s.CanRun(); err != nil {
+		return RunResult{}, fmt.Errorf("run is not available: %w", err)
+	}
+	if progress == nil {
+		progress = func(float64, float64, string) {}
+	}
+	r := s.run
+	argv, err := runArgv(a)
+	if err != nil {
+		return RunResult{}, err
+	}
+	dir := strings.Trim(a.Cwd, "/")
+	if dir == "." {
+		dir = ""
+	}
+	if dir != "" {
+		comps, err := memfs.CheckPath(dir)
+		if err != nil {
+			return RunResult{}, err
+		}
+		dir = strings.Join(comps, "/")
+		if fi, err := s.ws.Stat(dir); err != nil || !fi.IsDir() {
+			return RunResult{}, fmt.Errorf("cwd %q is not a directory of the workspace; give one that list_files shows, or omit cwd for the root", a.Cwd)
+		}
+	}
+	maxT := r.opts.MaxTimeout
+	if maxT <= 0 {
+		maxT = DefaultRunTimeout
+	}
+	timeout := a.Timeout
+	switch {
+	case timeout < 0:
+		return RunResult{}, errors.New("timeout must be positive (seconds)")
+	case timeout == 0:
+		timeout = min(DefaultRunTimeout, maxT)
+	case timeout > maxT:
+		return RunResult{}, fmt.Errorf("timeout %s is more than the %s the operator allows; give at most %d seconds", timeout, maxT, int(maxT.Seconds()))
+	}
+
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.n++
+	res := RunResult{ID: fmt.Sprintf("run-%d", r.n)}
+	cp, err := s.Checkpoint(fmt.Sprintf("before-%s-%d", res.ID, time.Now().Unix()))
+	if err != nil {
+		return res, fmt.Errorf("the checkpoint before the run: %w", err)
+	}
+	res.Checkpoint = cp.Name
+
+	t0 := time.Now()
+	if r.mirror == nil {
+		if r.mirror, err = sandbox.NewMirror(mirrorParent(r.opts.MirrorDir)); err != nil {
+			return res, fmt.Errorf("making the run's mirror: %w", err)
+		}
+	}
+	start := s.ws.Snapshot()
+	if _, err := r.mirror.Sync(start); err != nil {
+		return res, err
+	}
+	if err := r.mirror.Reset(); err != nil {
+		return res, err
+	}
+	res.Sync = time.Since(t0)
+
+	lower, upper, work, root := r.mirror.Dirs()
+	// RLIMIT_FSIZE would bind build caches in /tmp too: the workspace's
+	// own per-file and total quotas hold when its changes come in, and
+	// the watch ends a run whose writes outgrow the total.
+	lim := r.opts.Limits
+	spec := sandbox.Spec{Argv: argv, Dir: dir, Env: runEnv(r.opts.Env),
+		Lower: lower, Upper: upper, Work: work, Root: root, Cache: r.mirror.Cache(),
+		ReadOnly: r.opts.ReadOnly, Network: r.opts.Mode == RunDanger, Limits: lim}
+	var stdin io.Reader
+	if a.Stdin != "" {
+		stdin = strings.NewReader(a.Stdin)
+	}
+	stdout, stderr := newKeeper(runKept), newKeeper(runKept)
+	rctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	killed := make(chan string, 1)
+	go s.watch(rctx, upper, cancel, killed, progress, timeout)
+	began := time.Now()
+	code, err := sandbox.Run(rctx, spec, stdin, stdout, stderr)
+	res.Duration = time.Since(began)
+	cancel()
+	select {
+	case res.Killed = <-killed:
+	default:
+	}
+	switch {
+	case res.Killed != "":
+		code, err = -1, nil
+	case errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil:
+		res.TimedOut, code, err = true, -1, nil
+	}
+	if err != nil {
+		return res, err
+	}
+	res.Exit = code
+	out := &runOutput{id: res.ID, stdout: stdout.buf.Bytes(), stderr: stderr.buf.Bytes(), cutOut: stdout.cut, cutErr: stderr.cut}
+	r.outputs = append(r.outputs, out)
+	if len(r.outputs) > runsKept {
+		r.outputs = r.outputs[1:]
+	}
+	res.Stdout = shown(out.stdout, out.cutOut, res.ID, "stdout")
+	res.Stderr = shown(out.stderr, out.cutErr, res.ID, "stderr")
+
+	t1 := time.Now()
+	changes, err := r.mirror.Changes(s.ws.Limits().MaxFileBytes)
+	if err != nil {
+		return res, fmt.Errorf("reading what the run changed: %w", err)
+	}
+	if r.opts.Mode == RunReadOnly {
+		res.Discarded = len(changes)
+	} else {
+		res.Refused = s.applyRun(start, changes)
+		res.Created, res.Modified, res.Deleted = s.runEffect(start, changes)
+	}
+	res.Apply = time.Since(t1)
+	r.mirror.Reset()
+	return res, nil
+}
+
+// RunOutput returns the whole output (as much as was kept) of a run.
+func (s *Session) RunOutput(id, stream string) (string, error) {
+	if s.run == nil {
+		return "", errors.New("run is not available in this session")
+	}
+	s.run.mu.Lock()
+	defer s.run.mu.Unlock()
+	var ids []string
+	for _, o := range s.run.outputs {
+		ids = append(ids, o.id)
+		if o.id != id {
+			continue
+		}
+		switch stream {
+		case "stdout", "":
+			return keptText(o.stdout, o.cutOut), nil
+		case "stderr":
+			return keptText(o.stderr, o.cutErr), nil
+		}
+		return "", fmt.Errorf("stream %q: give stdout or stderr", stream)
+	}
+	if len(ids) == 0 {
+		return "", fmt.Errorf("no run %q: nothing has run yet", id)
+	}
+	return "", fmt.Errorf("no run %q; the runs whose output is kept are %s", id, strings.Join(ids, ", "))
+}
+
+func keptText(b []byte, cut int64) string {
+	if cut == 0 {
+		return string(b)
+	}
+	return string(b) + fmt.Sprintf("\n[%d more bytes were not kept]", cut)
+}
+
+func runArgv(a RunArgs) ([]string, error) {
+	switch {
+	case a.Command != "" && len(a.Argv) > 0:
+		return nil, errors.New("give either command (a shell line) or argv (a program and its arguments), not both")
+	case a.Command != "":
+		if len(a.Command) > 64<<10 {
+			return nil, errors.New("command is longer than 64 KiB; put a script in the workspace and run that")
+		}
+		return []string{"/bin/sh", "-c", a.Command}, nil
+	case len(a.Argv) > 0:
+		if a.Argv[0] == "" {
+			return nil, errors.New("argv[0] is empty; it names the program to run")
+		}
+		return a.Argv, nil
+	}
+	return nil, errors.New("nothing to run: give command, e.g. \"go test ./...\", or argv, e.g. [\"make\", \"test\"]")
+}
+
+// runEnv is the environment every run gets: built, never inherited.
+func runEnv(extra []string) []string {
+	env := []string{
+		"PATH=/usr/local/go/bin:/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin",
+		"HOME=" + sandbox.Home, "USER=root", "LANG=C.UTF-8", "TERM=dumb", "TMPDIR=/tmp", "PWD=" + sandbox.Workspace,
+		"GOTOOLCHAIN=local", "GOFLAGS=-mod=mod", "GOPROXY=off", "GOSUMDB=off",
+	}
+	for _, e := range extra {
+		k, _, _ := strings.Cut(e, "=")
+		for i := range env {
+			if strings.HasPrefix(env[i], k+"=") {
+				env = append(env[:i], env[i+1:]...)
+				break
+			}
+		}
+		env = append(env, e)
+	}
+	return env
+}
+
+func mirrorParent(dir string) string {
+	if dir != "" {
+		return dir
+	}
+	if fi, err := os.Stat("/dev/shm"); err == nil && fi.IsDir() {
+		return filepath.Join("/dev/shm", fmt.Sprintf("airlock-%d", os.Getuid()))
+	}
+	return filepath.Join(os.TempDir(), fmt.Sprintf("airlock-%d", os.Getuid()))
+}
+
+// watch reports progress and ends the run when what it wrote outgrows the
+// workspace's quota: the overlay's upper layer is in memory too.
+func (s *Session) watch(ctx context.Context, upper string, cancel func(), killed chan<- string, progress Progress, timeout time.Duration) {
+	quota := s.ws.Limits().MaxTotalBytes
+	start := time.Now()
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	last := time.Now()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		if n := dirBytes(upper); n > quota {
+			killed <- fmt.Sprintf("it wrote more than the workspace's %d-byte quota", quota)
+			cancel()
+			return
+		}
+		if time.Since(last) >= 2*time.Second {
+			last = time.Now()
+			el := time.Since(start)
+			progress(el.Seconds(), timeout.Seconds(), fmt.Sprintf("running (%s so far)", el.Round(time.Second)))
+		}
+	}
+}
+
+func dirBytes(dir string) int64 {
+	var n int64
+	filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			if fi, err := d.Info(); err == nil {
+				n += fi.Size()
+			}
+		}
+		return nil
+	})
+	return n
+}
+
+// applyRun brings a run's changes into the workspace, through the worker's
+// view (guard, deny list, quotas), and returns what was refused. A path
+// another tool changed during the run keeps that change.
+func (s *Session) applyRun(start *memfs.Snapshot, changes []sandbox.Change) []memfs.Refused {
+	var refused []memfs.Refused
+	refuse := func(p string, err error) { refused = append(refused, memfs.Refused{Path: p, Err: err}) }
+	now := s.ws.Snapshot()
+	movedMeanwhile := func(p string) bool {
+		a, aok := start.Lookup(p)
+		b, bok := now.Lookup(p)
+		return aok != bok || aok && (a.Mode != b.Mode || !bytes.Equal(a.Data, b.Data))
+	}
+	skipUnder := ""
+	for _, c := range changes {
+		if skipUnder != "" && strings.HasPrefix(c.Path, skipUnder+"/") {
+			continue
+		}
+		skipUnder = ""
+		if c.Other != "" {
+			refuse(c.Path, fmt.Errorf("the run made %s here, which the workspace cannot hold", c.Other))
+			continue
+		}
+		if c.Kind != sandbox.MadeDir && c.Kind != sandbox.Replaced && movedMeanwhile(c.Path) {
+			refuse(c.Path, errors.New("changed by another tool while the command ran; that change stays, the run's is dropped"))
+			continue
+		}
+		var err error
+		switch c.Kind {
+		case sandbox.Removed:
+			if _, lerr := s.ws.Lstat(c.Path); lerr == nil {
+				err = s.ws.RemoveAll(c.Path)
+			}
+		case sandbox.Replaced:
+			if fi, lerr := s.ws.Lstat(c.Path); lerr == nil && !fi.IsDir() || lerr == nil && c.Kind == sandbox.Replaced {
+				err = s.ws.RemoveAll(c.Path)
+			}
+			if err == nil {
+				err = s.ws.MkdirAll(c.Path, 0o755)
+			}
+		case sandbox.MadeDir:
+			if fi, lerr := s.ws.Lstat(c.Path); lerr == nil && !fi.IsDir() {
+				err = s.ws.Remove(c.Path)
+			}
+			if err == nil {
+				err = s.ws.MkdirAll(c.Path, 0o755)
+			}
+		case sandbox.Linked:
+			if _, lerr := s.ws.Lstat(c.Path); lerr == nil {
+				err = s.ws.RemoveAll(c.Path)
+			}
+			if err == nil {
+				err = s.ws.Symlink(string(c.Data), c.Path)
+			}
+		case sandbox.Wrote:
+			if fi, lerr := s.ws.Lstat(c.Path); lerr == nil && fi.IsDir() {
+				err = s.ws.RemoveAll(c.Path)
+			}
+			perm := fs.FileMode(0o644)
+			if c.Mode&0o111 != 0 {
+				perm = 0o755
+			}
+			if err == nil {
+				err = s.ws.WriteFile(c.Path, c.Data, perm)
+			}
+			if err == nil {
+				err = s.ws.Chmod(c.Path, perm)
+			}
+		}
+		if err != nil {
+			refuse(c.Path, err)
+			if c.Kind == sandbox.MadeDir || c.Kind == sandbox.Replaced {
+				skipUnder = c.Path
+			}
+		}
+	}
+	return refused
+}
+
+// runEffect names what the run created, modified and deleted, as
+// git_status would: files and symlinks, compared with the start.
+func (s *Session) runEffect(start *memfs.Snapshot, changes []sandbox.Change) (created, modified, deleted []string) {
+	now := s.ws.Snapshot()
+	var touched []string
+	for _, c := range changes {
+		touched = append(touched, c.Path)
+	}
+	under := func(p string) bool {
+		for _, t := range touched {
+			if p == t || strings.HasPrefix(p, t+"/") {
+				return true
+			}
+		}
+		return false
+	}
+	for _, c := range start.Diff(now) {
+		if !under(c.Path) {
+			continue
+		}
+		switch c.Kind {
+		case memfs.Created:
+			created = append(created, c.Path)
+		case memfs.Deleted:
+			deleted = append(deleted, c.Path)
+		default:
+			modified = append(modified, c.Path)
+		}
+	}
+	sort.Strings(created)
+	sort.Strings(modified)
+	sort.Strings(deleted)
+	return created, modified, deleted
+}
+
+// keeper keeps the first max bytes written and counts the rest.
+type keeper struct {
+	buf bytes.Buffer
+	max int
+	cut int64
+	mu  sync.Mutex
+}
+
+func newKeeper(max int) *keeper { return &keeper{max: max} }
+
+func (k *keeper) Write(p []byte) (int, error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	room := k.max - k.buf.Len()
+	if room >= len(p) {
+		k.buf.Write(p)
+	} else {
+		if room > 0 {
+			k.buf.Write(p[:room])
+		}
+		k.cut += int64(len(p) - max(room, 0))
+	}
+	return len(p), nil
+}
+
+// shown is a stream as the answer shows it.
+func shown(b []byte, cut int64, id, stream string) string {
+	w := textcap.New(runShown)
+	w.Write(b)
+	hint := fmt.Sprintf("run_output id=%s stream=%s shows it all", id, stream)
+	text := w.Text(hint)
+	if cut > 0 && !w.Truncated() {
+		text += fmt.Sprintf("[%d more bytes were not kept]", cut)
+	}
+	return text
+}

@@ -1,0 +1,126 @@
+package session_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/airlock-dev/airlock/approval"
+	"github.com/airlock-dev/airlock/sandbox"
+	"github.com/airlock-dev/airlock/session"
+)
+
+func needSandbox(t testing.TB) {
+	t.Helper()
+	if err := sandbox.Available(); err != nil {
+		t.Skip(err)
+	}
+}
+
+// runEnv is a session with commands enabled, its mirrors in a directory
+// the jail's user can pass through.
+func runEnv(t *testing.T, r string, opts session.RunOptions, c config) *env {
+	t.Helper()
+	needSandbox(t)
+	dir := t.TempDir()
+	for d := dir; d != "/" && d != os.TempDir(); d = filepath.Dir(d) {
+		os.Chmod(d, 0o711)
+	}
+	opts.MirrorDir = filepath.Join(dir, "mirrors")
+	c.run = &opts
+	return newEnv(t, r, c)
+}
+
+func TestRunLandsInTheWorkspaceAndIsUndone(t *testing.T) {
+	r := repo(t, true, map[string]string{"README.md": "# p\n", "old.txt": "old\n", "dir/keep.txt": "k\n"})
+	e := runEnv(t, r, session.RunOptions{}, config{})
+	res, err := e.s.Run(context.Background(), session.RunArgs{
+		Command: "cat README.md; echo new > made.txt; echo changed >> dir/keep.txt; rm old.txt; echo oops >&2; exit 3"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Exit != 3 || res.Stdout != "# p\n" || res.Stderr != "oops\n" {
+		t.Errorf("exit %d stdout %q stderr %q", res.Exit, res.Stdout, res.Stderr)
+	}
+	if !slices.Equal(res.Created, []string{"made.txt"}) || !slices.Equal(res.Modified, []string{"dir/keep.txt"}) || !slices.Equal(res.Deleted, []string{"old.txt"}) {
+		t.Errorf("created %v modified %v deleted %v", res.Created, res.Modified, res.Deleted)
+	}
+	if b, _ := e.s.Workspace().ReadFile("made.txt"); string(b) != "new\n" {
+		t.Errorf("made.txt = %q", b)
+	}
+	if _, err := e.s.Rollback(res.Checkpoint); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := e.s.Workspace().ReadFile("old.txt"); err != nil || string(b) != "old\n" {
+		t.Errorf("after rollback old.txt = %q, %v", b, err)
+	}
+	if _, err := e.s.Workspace().ReadFile("made.txt"); err == nil {
+		t.Error("after rollback made.txt is still there")
+	}
+	out, err := e.s.RunOutput(res.ID, "stderr")
+	if err != nil || out != "oops\n" {
+		t.Errorf("run_output: %q %v", out, err)
+	}
+}
+
+// What the sandbox's rules refuse does not come in, and is named: a
+// symlink out of the workspace, a .git directory, a denied file.
+func TestRunRefusalsAreReported(t *testing.T) {
+	r := repo(t, true, map[string]string{"README.md": "# p\n"})
+	e := runEnv(t, r, session.RunOptions{}, config{})
+	res, err := e.s.Run(context.Background(), session.RunArgs{
+		Command: "ln -s /etc/passwd pw; mkdir -p .git/hooks && echo evil > .git/hooks/post-checkout; echo SECRET=1 > .env; echo ok > fine.txt"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var refused []string
+	for _, r := range res.Refused {
+		refused = append(refused, r.Path)
+	}
+	for _, p := range []string{"pw", ".git", ".env"} {
+		if !slices.Contains(refused, p) {
+			t.Errorf("%s was not refused (refused: %v)", p, refused)
+		}
+		if _, err := e.s.Workspace().Lstat(p); err == nil {
+			t.Errorf("%s reached the workspace", p)
+		}
+	}
+	if !slices.Equal(res.Created, []string{"fine.txt"}) {
+		t.Errorf("created %v", res.Created)
+	}
+}
+
+// Real work: a Go module's tests run inside, write their result into the
+// workspace, and the result is staged and pushed.
+func TestRunGoTestThenPush(t *testing.T) {
+	goroot := "/usr/local/go"
+	if _, err := os.Stat(filepath.Join(goroot, "bin", "go")); err != nil {
+		t.Skip("no Go toolchain at /usr/local/go")
+	}
+	r := repo(t, true, map[string]string{
+		"go.mod":      "module example.com/m\n\ngo 1.22\n",
+		"add.go":      "package m\n\nfunc Add(a, b int) int { return a + b }\n",
+		"add_test.go": "package m\n\nimport \"testing\"\n\nfunc TestAdd(t *testing.T) {\n\tif Add(2, 2) != 4 {\n\t\tt.Fatal(\"no\")\n\t}\n}\n",
+	})
+	e := runEnv(t, r, session.RunOptions{}, config{policy: approval.Policy{AutoApprove: []string{"local-bare:" + r}}})
+	res, err := e.s.Run(context.Background(), session.RunArgs{Command: "go test ./... > test-result.txt 2>&1; echo $? >> test-result.txt"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := e.s.Workspace().ReadFile("test-result.txt")
+	if res.Exit != 0 || !strings.Contains(string(got), "ok  \texample.com/m") || !strings.HasSuffix(string(got), "0\n") {
+		t.Fatalf("go test in the sandbox: exit %d, result %q, stderr %q", res.Exit, got, res.Stderr)
+	}
+	if _, err := e.s.Stage(nil, "Test results"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.s.Push(context.Background(), "", "", nil); err != nil {
+		t.Fatal(err)
+	}
+	if out := git(t, r, "show", "main:test-result.txt"); !strings.Contains(out, "example.com/m") {
+		t.Errorf("pushed result %q", out)
+	}
+}
