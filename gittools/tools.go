@@ -100,6 +100,9 @@ func Call(ctx context.Context, s *session.Session, name string, args json.RawMes
 	if p == nil {
 		p = func(float64, float64, string) {}
 	}
+	if writeTools[name] && s.ReadOnly() {
+		return "", &ToolError{Msg: fmt.Sprintf("%s: the workspace is read-only in this session (the operator started airlock serve --run read-only); read, search and run commands, but nothing can be written", name)}
+	}
 	for _, t := range toolList {
 		if t.Name == name {
 			out, err := t.call(ctx, s, args, p)
@@ -126,6 +129,9 @@ func workerMessage(err error) string {
 }
 
 var toolList []Tool
+
+// writeTools change the workspace; a read-only session refuses them.
+var writeTools = map[string]bool{"write_file": true, "edit_file": true, "delete_file": true, "move_file": true}
 
 func init() {
 	toolList = append(fileTools(), append(gitTools(), append(checkpointTools(), commandTools()...)...)...)

@@ -149,11 +149,11 @@ var (
 )
 
 func probe() error {
-	m, err := NewMirror(filepath.Join(os.TempDir(), fmt.Sprintf("airlock-probe-%d", os.Getpid())))
+	m, err := NewMirror(DefaultMirrorDir())
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}
-	defer os.RemoveAll(filepath.Dir(m.dir))
+	defer m.Close()
 	lower, upper, work, root := m.Dirs()
 	var stderr bytes.Buffer
 	code, err := Run(context.Background(), Spec{Argv: []string{"/bin/true"}, Lower: lower, Upper: upper, Work: work, Root: root},
@@ -165,4 +165,14 @@ func probe() error {
 		return fmt.Errorf("%w: /bin/true exited %d in it: %s", ErrUnavailable, code, stderr.String())
 	}
 	return nil
+}
+
+// DefaultMirrorDir is where mirrors go unless the operator says otherwise:
+// a per-user directory on /dev/shm (memory), else in the temporary
+// directory.
+func DefaultMirrorDir() string {
+	if fi, err := os.Stat("/dev/shm"); err == nil && fi.IsDir() {
+		return filepath.Join("/dev/shm", fmt.Sprintf("airlock-%d", os.Getuid()))
+	}
+	return filepath.Join(os.TempDir(), fmt.Sprintf("airlock-%d", os.Getuid()))
 }

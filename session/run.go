@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -78,7 +77,7 @@ type RunResult struct {
 	TimedOut bool
 	// Killed says why airlock ended the run early, when it did (the
 	// workspace quota).
-	Killed string
+	Killed         string
 	Stdout, Stderr string // as shown: cut to runShown, saying how much was cut
 	Checkpoint     string // taken before the run: rollback to it undoes the run
 	Created        []string
@@ -106,6 +105,11 @@ type runner struct {
 	n       int
 	outputs []*runOutput
 }
+
+// ReadOnly reports whether the operator made the workspace read-only
+// (airlock serve --run read-only): runs' writes are discarded and the file
+// tools may not write either.
+func (s *Session) ReadOnly() bool { return s.run != nil && s.run.opts.Mode == RunReadOnly }
 
 // CanRun reports whether the session has the run tool, and why not.
 func (s *Session) CanRun() error {
@@ -318,10 +322,7 @@ func mirrorParent(dir string) string {
 	if dir != "" {
 		return dir
 	}
-	if fi, err := os.Stat("/dev/shm"); err == nil && fi.IsDir() {
-		return filepath.Join("/dev/shm", fmt.Sprintf("airlock-%d", os.Getuid()))
-	}
-	return filepath.Join(os.TempDir(), fmt.Sprintf("airlock-%d", os.Getuid()))
+	return sandbox.DefaultMirrorDir()
 }
 
 // watch reports progress and ends the run when what it wrote outgrows the

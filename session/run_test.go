@@ -7,8 +7,10 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/airlock-dev/airlock/approval"
+	"github.com/airlock-dev/airlock/memfs"
 	"github.com/airlock-dev/airlock/sandbox"
 	"github.com/airlock-dev/airlock/session"
 )
@@ -122,5 +124,64 @@ func TestRunGoTestThenPush(t *testing.T) {
 	}
 	if out := git(t, r, "show", "main:test-result.txt"); !strings.Contains(out, "example.com/m") {
 		t.Errorf("pushed result %q", out)
+	}
+}
+
+// A run that writes more than the workspace may hold is ended, and none of
+// it comes in.
+func TestRunWritingAGigabyteIsStopped(t *testing.T) {
+	r := repo(t, true, map[string]string{"README.md": "# p\n"})
+	e := runEnv(t, r, session.RunOptions{}, config{limits: memfs.Limits{MaxTotalBytes: 64 << 20, MaxFileBytes: 16 << 20}})
+	res, err := e.s.Run(context.Background(), session.RunArgs{Command: "head -c 1073741824 /dev/zero > big.bin; echo done"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Killed == "" || strings.Contains(res.Stdout, "done") {
+		t.Errorf("the run was not stopped: %+v", res)
+	}
+	if _, err := e.s.Workspace().Lstat("big.bin"); err == nil {
+		t.Error("big.bin reached the workspace")
+	}
+	if len(res.Refused) == 0 {
+		t.Error("what did not come in is not reported")
+	}
+}
+
+// Edits another tool makes while a command runs are never overwritten.
+func TestRunKeepsEditsMadeDuringIt(t *testing.T) {
+	r := repo(t, true, map[string]string{"README.md": "# p\n"})
+	e := runEnv(t, r, session.RunOptions{}, config{})
+	done := make(chan session.RunResult)
+	go func() {
+		res, err := e.s.Run(context.Background(), session.RunArgs{Command: "sleep 1; echo from-run > README.md"}, nil)
+		if err != nil {
+			t.Error(err)
+		}
+		done <- res
+	}()
+	time.Sleep(300 * time.Millisecond)
+	e.write(t, "README.md", "from-the-worker\n")
+	res := <-done
+	if b, _ := e.s.Workspace().ReadFile("README.md"); string(b) != "from-the-worker\n" {
+		t.Errorf("README.md = %q: the run overwrote an edit made during it", b)
+	}
+	if len(res.Refused) != 1 || res.Refused[0].Path != "README.md" {
+		t.Errorf("refused %v", res.Refused)
+	}
+}
+
+// Read-only mode: runs see the workspace, their writes are discarded.
+func TestRunReadOnlyMode(t *testing.T) {
+	r := repo(t, true, map[string]string{"README.md": "# p\n"})
+	e := runEnv(t, r, session.RunOptions{Mode: session.RunReadOnly}, config{})
+	res, err := e.s.Run(context.Background(), session.RunArgs{Command: "cat README.md; echo x > new.txt"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Stdout != "# p\n" || res.Discarded != 1 {
+		t.Errorf("%+v", res)
+	}
+	if _, err := e.s.Workspace().Lstat("new.txt"); err == nil {
+		t.Error("a read-only run wrote into the workspace")
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/airlock-dev/airlock/internal/ptytest"
+	"github.com/airlock-dev/airlock/sandbox"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -32,6 +33,7 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	sandbox.Main() // this binary may be a command sandbox's helper
 	dir, err := os.MkdirTemp("", "airlock-e2e-bin-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

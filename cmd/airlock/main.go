@@ -8,6 +8,7 @@ import (
 	"runtime/debug"
 
 	"github.com/airlock-dev/airlock/internal/termsafe"
+	"github.com/airlock-dev/airlock/sandbox"
 )
 
 const (
@@ -35,6 +36,7 @@ const usage = `airlock: a sandbox for coding agents in which git is the only way
 
 Usage:
   airlock serve   [--worker FILE] [--timeout D] [--never-approve] [--auto-approve TARGET]... [--http ADDR]
+                  [--run MODE] [--run-ro PATH]... [--run-env K=V]... [--run-timeout D]
   airlock review  [--once]
   airlock ledger  verify | show [-n N]
   airlock demo    [--yes]
@@ -45,6 +47,9 @@ Exit codes: 0 success, 1 failure, 2 bad usage, 3 broken ledger, 4 no terminal.
 `
 
 func main() {
+	// First of all: this process may be a command sandbox's helper, which
+	// never returns from here.
+	sandbox.Main()
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 

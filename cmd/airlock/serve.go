@@ -25,6 +25,7 @@ import (
 	"github.com/airlock-dev/airlock/approval/ledger"
 	"github.com/airlock-dev/airlock/gittools"
 	"github.com/airlock-dev/airlock/memfs"
+	"github.com/airlock-dev/airlock/sandbox"
 	"github.com/airlock-dev/airlock/session"
 )
 
@@ -83,8 +84,21 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs.Var(&auto, "auto-approve", "push to this target without asking (a target name from the worker file, or an id such as local:/path); repeatable")
 	httpAddr := fs.String("http", "", "serve MCP over Streamable HTTP instead of stdin/stdout, on this loopback address, e.g. 127.0.0.1:8787;\n"+
 		"the endpoint is http://ADDR/mcp and every request needs the bearer token printed at start")
+	runMode := fs.String("run", string(session.RunWorkspaceWrite), "what the run tool may do: workspace-write (commands write into the workspace),\n"+
+		"read-only (commands see the workspace; their writes, and the file tools', are refused), danger (workspace-write\n"+
+		"with the host's network), or off (no run tool)")
+	danger := fs.Bool("danger", false, "the same as --run danger: commands get the host's network")
+	var runRO, runEnvs multiFlag
+	fs.Var(&runRO, "run-ro", "a host path commands see read-only at the same path (a Go module cache, a package cache); repeatable;\n"+
+		"never the home directory, the credentials in it or airlock's own state, unless --allow-sensitive-roots (credentials only)")
+	allowSensitive := fs.Bool("allow-sensitive-roots", false, "let --run-ro name the home directory or the credentials in it (~/.ssh, ~/.aws, ...)")
+	fs.Var(&runEnvs, "run-env", "KEY=VALUE added to every command's environment; repeatable (commands inherit nothing else)")
+	runTimeout := fs.Duration("run-timeout", session.DefaultRunTimeout, "the longest a command may run (and its default timeout)")
 	if err := parse(fs, args); err != nil {
 		return err
+	}
+	if *danger {
+		*runMode = string(session.RunDanger)
 	}
 	var w *session.Worker
 	var err error
@@ -129,9 +143,23 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer broker.Close()
-	sess, err := session.New(ctx, w, session.Options{Gate: gate, Timeout: *timeout})
+	runOpts, err := runOptions(*runMode, runRO, runEnvs, *runTimeout, *allowSensitive, state, sockets)
 	if err != nil {
 		return err
+	}
+	sess, err := session.New(ctx, w, session.Options{Gate: gate, Timeout: *timeout, Run: runOpts})
+	if err != nil {
+		return err
+	}
+	switch err := sess.CanRun(); {
+	case runOpts == nil:
+		fmt.Fprintf(stderr, "airlock serve: the run tool is off (--run off)\n")
+	case err != nil:
+		// Never an unsandboxed run: the tool is left out, and the
+		// operator is told why.
+		fmt.Fprintf(stderr, "airlock serve: the run tool is off: %v\n", err)
+	default:
+		fmt.Fprintf(stderr, "airlock serve: commands run in a sandbox (%s)\n", runOpts.Mode)
 	}
 	defer sess.Close()
 	srv := gittools.NewMCPServer(sess, version())
@@ -234,4 +262,39 @@ func loopbackOnly(addr string) error {
 		return errors.New("only a loopback address (127.0.0.1, ::1, localhost) may be used: a bearer token is no substitute for keeping the sandbox off the network")
 	}
 	return nil
+}
+
+// runOptions turns serve's run flags into the session's options; nil for
+// --run off.
+func runOptions(mode string, ro, env []string, timeout time.Duration, allowSensitive bool, own ...string) (*session.RunOptions, error) {
+	switch session.RunMode(mode) {
+	case session.RunWorkspaceWrite, session.RunReadOnly, session.RunDanger:
+	case "off":
+		return nil, nil
+	default:
+		return nil, usageError("--run %s: give workspace-write, read-only, danger or off", mode)
+	}
+	opts := &session.RunOptions{Mode: session.RunMode(mode), MaxTimeout: timeout}
+	if timeout <= 0 {
+		return nil, usageError("--run-timeout %s: give a positive duration, such as 10m", timeout)
+	}
+	home := ""
+	if !allowSensitive {
+		home, _ = os.UserHomeDir()
+	}
+	for _, p := range ro {
+		real, err := sandbox.CheckReadOnly(p, home, own...)
+		if err != nil {
+			return nil, usageError("--run-ro %s: %v", p, err)
+		}
+		opts.ReadOnly = append(opts.ReadOnly, real)
+	}
+	for _, e := range env {
+		k, _, ok := strings.Cut(e, "=")
+		if !ok || k == "" || strings.ContainsAny(k, " \t\n") {
+			return nil, usageError("--run-env %q: give KEY=VALUE", e)
+		}
+		opts.Env = append(opts.Env, e)
+	}
+	return opts, nil
 }

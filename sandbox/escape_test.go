@@ -1,0 +1,146 @@
+package sandbox_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/airlock-dev/airlock/sandbox"
+)
+
+// runSpec runs script in j's jail with limits, and returns its exit code
+// and what it printed (stdout and stderr together).
+func (j *jail) runWith(script string, lim sandbox.Limits, timeout time.Duration) (int, string, error) {
+	j.t.Helper()
+	lower, upper, work, root := j.m.Dirs()
+	spec := sandbox.Spec{Argv: []string{"/bin/sh", "-c", script}, Env: []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + sandbox.Home},
+		Lower: lower, Upper: upper, Work: work, Root: root, Limits: lim}
+	var out bytes.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	code, err := sandbox.Run(ctx, spec, nil, &out, &out)
+	return code, out.String(), err
+}
+
+// Every way out a hostile command might try, each refused. A script prints
+// ESCAPED when its attempt worked.
+func TestEscapesAreRefused(t *testing.T) {
+	j := newJail(t, map[string]string{"a.txt": "a\n"})
+	secretDir := traversable(t)
+	secret := filepath.Join(secretDir, "id_rsa")
+	os.WriteFile(secret, []byte("-----BEGIN OPENSSH PRIVATE KEY-----\n"), 0o644)
+	home, _ := os.UserHomeDir()
+	t.Setenv("AIRLOCK_TEST_TOKEN", "s3cr3t-token-value")
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Write([]byte("hello from the host\n"))
+			c.Close()
+		}
+	}()
+	port := ln.Addr().(*net.TCPAddr).Port
+	sock := filepath.Join(secretDir, "broker.sock")
+	uln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer uln.Close()
+	os.Chmod(sock, 0o777)
+	// py runs Python code (which must not hold a single quote) and prints
+	// its error, never the code, when it fails.
+	py := func(code string) string { return "python3 -c '" + code + "'" }
+
+	tests := []struct{ name, script string }{
+		{"write outside the workspace", `for p in /etc/x /usr/x /x /tmp/../etc/y /proc/sys/kernel/hostname /dev/x; do (echo x > $p) 2>/dev/null && echo ESCAPED $p; done; true`},
+		{"read a planted key by absolute path", fmt.Sprintf("cat %s 2>/dev/null && echo ESCAPED; ls %s 2>/dev/null && echo ESCAPED; true", secret, secretDir)},
+		{"see the server user's home", fmt.Sprintf("test -e %q && echo ESCAPED; test -e /root/.ssh && echo ESCAPED; ls /home; true", home)},
+		{"read the server's environment", "env; cat /proc/*/environ 2>/dev/null | tr '\\0' '\\n'; true"},
+		{"connect to a loopback port", py(fmt.Sprintf("import socket\ntry:\n socket.create_connection((\"127.0.0.1\", %d), timeout=2); print(\"ESCAPED\")\nexcept OSError as e: print(\"refused\", e)", port))},
+		{"connect to the broker's socket", py(fmt.Sprintf("import socket\ns=socket.socket(socket.AF_UNIX)\ntry:\n s.connect(%q); print(\"ESCAPED\")\nexcept OSError as e: print(\"refused\", e)", sock))},
+		{"ptrace", py("import ctypes\nl=ctypes.CDLL(None)\nprint(\"ESCAPED\" if l.ptrace(0,0,0,0)==0 else \"refused\")")},
+		{"see the server's processes", fmt.Sprintf("kill -0 %d 2>/dev/null && echo ESCAPED; ls /proc | grep -c '^[0-9]'", os.Getpid())},
+		{"mount", "mount -t tmpfs none /tmp 2>/dev/null && echo ESCAPED; unshare -r true 2>/dev/null && echo ESCAPED; true"},
+		{"gain capabilities", "grep -E '^Cap(Eff|Prm|Bnd)' /proc/self/status | grep -v '0000000000000000$' && echo ESCAPED; true"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, out, err := j.runWith(tt.script, sandbox.Limits{}, 30*time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%s", out)
+			if strings.Contains(out, "ESCAPED") || strings.Contains(out, "s3cr3t") || strings.Contains(out, "PRIVATE KEY") || strings.Contains(out, "hello from the host") {
+				t.Errorf("escaped:\n%s", out)
+			}
+		})
+	}
+}
+
+// No process of a run outlives it, however it tries.
+func TestNoProcessOutlivesTheRun(t *testing.T) {
+	j := newJail(t, nil)
+	_, out, err := j.runWith("(sleep 31.4159 &) ; setsid sleep 31.4159 & nohup sleep 31.4159 >/dev/null 2>&1 & echo started", sandbox.Limits{}, 30*time.Second)
+	if err != nil || !strings.Contains(out, "started") {
+		t.Fatalf("%q %v", out, err)
+	}
+	time.Sleep(100 * time.Millisecond)
+	if n := countProcs("31.4159"); n > 0 {
+		t.Errorf("%d processes of the run are still alive", n)
+	}
+}
+
+func countProcs(marker string) int {
+	n := 0
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err == nil && bytes.Contains(b, []byte(marker)) {
+			n++
+		}
+	}
+	return n
+}
+
+// A fork bomb meets the process limit, and the run ends.
+func TestForkBomb(t *testing.T) {
+	j := newJail(t, nil)
+	start := time.Now()
+	_, _, err := j.runWith("b(){ b | b & }; b; sleep 2; echo 27.1828 > /dev/null", sandbox.Limits{Procs: 64}, 20*time.Second)
+	if err != nil && !strings.Contains(err.Error(), "deadline") {
+		t.Fatal(err)
+	}
+	if time.Since(start) > 19*time.Second {
+		t.Error("the fork bomb ran until the timeout")
+	}
+	time.Sleep(100 * time.Millisecond)
+	if n := countProcs("b | b"); n > 0 {
+		t.Errorf("%d processes left", n)
+	}
+}
+
+// A process that fills memory meets the memory limit.
+func TestMemoryLimit(t *testing.T) {
+	j := newJail(t, nil)
+	code, out, err := j.runWith(`python3 -c "b = bytearray(2 << 30); print('ESCAPED')"`, sandbox.Limits{Memory: 512 << 20}, 30*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code == 0 || strings.Contains(out, "ESCAPED") || !strings.Contains(out, "MemoryError") {
+		t.Errorf("exit %d:\n%s", code, out)
+	}
+}
