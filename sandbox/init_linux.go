@@ -195,9 +195,6 @@ func jail(spec Spec) (string, error) {
 			return "", err
 		}
 	}
-	if err := limits(spec.Limits); err != nil {
-		return "", err
-	}
 	if err := landlockRestrict(spec.ReadOnly); err != nil {
 		return "", err
 	}
@@ -211,7 +208,13 @@ func jail(spec Spec) (string, error) {
 	if err := unix.Chdir(dir); err != nil {
 		return "", fmt.Errorf("working directory %s: %w", spec.Dir, err)
 	}
-	return lookPath(spec.Argv[0], spec.Env)
+	path, err := lookPath(spec.Argv[0], spec.Env)
+	if err != nil {
+		return "", err
+	}
+	// Last: this Go process's own address space may already be larger
+	// than the limit it sets for the command.
+	return path, limits(spec.Limits)
 }
 
 // mirrorHost makes host path p appear at dst, read-only: a directory or

@@ -31,78 +31,207 @@ func HostUser() (uid, gid int) {
 	return os.Getuid(), os.Getgid()
 }
 
-// Run runs spec in a new jail, with stdin, stdout and stderr as the
-// command's, and returns its exit status (128+n for a signal n). When ctx
-// ends first, every process of the run is killed and ctx's error returned.
-func Run(ctx context.Context, spec Spec, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
-	if len(spec.Argv) == 0 {
-		return -1, errors.New("sandbox: nothing to run")
-	}
-	spec.Limits = spec.Limits.withDefaults()
+// A helper is a started jail helper waiting for its spec: starting one
+// (clone with new namespaces, exec, the Go runtime's start) is most of a
+// run's overhead on machines where page faults are dear, so the next one is
+// started while the current run is still going.
+type helper struct {
+	cmd            *exec.Cmd
+	network        bool
+	specW, errR    *os.File
+	stdinW         *os.File
+	stdoutR, errOR *os.File
+}
+
+// startHelper starts a helper; it waits for its spec on fd 3.
+func startHelper(network bool) (*helper, error) {
 	exe, err := os.Executable()
 	if err != nil {
-		return -1, fmt.Errorf("%w: finding airlock's own binary: %v", ErrUnavailable, err)
-	}
-	specR, specW, err := os.Pipe()
-	if err != nil {
-		return -1, err
-	}
-	errR, errW, err := os.Pipe()
-	if err != nil {
-		specR.Close()
-		specW.Close()
-		return -1, err
-	}
-	uid, gid := HostUser()
-	flags := syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID | syscall.CLONE_NEWIPC | syscall.CLONE_NEWUTS
-	if !spec.Network {
-		flags |= syscall.CLONE_NEWNET
+		return nil, fmt.Errorf("%w: finding airlock's own binary: %v", ErrUnavailable, err)
 	}
 	// The helper is exec'd through a descriptor, so that the jail's user
 	// need not reach the binary's directory (a root server's may be 0700).
 	self, err := os.Open(exe)
 	if err != nil {
-		specR.Close()
-		specW.Close()
-		errR.Close()
-		errW.Close()
-		return -1, fmt.Errorf("%w: opening airlock's own binary: %v", ErrUnavailable, err)
+		return nil, fmt.Errorf("%w: opening airlock's own binary: %v", ErrUnavailable, err)
 	}
 	defer self.Close()
+	var parent, child []*os.File
+	pipe := func() (r, w *os.File) {
+		if err == nil {
+			r, w, err = os.Pipe()
+		}
+		return r, w
+	}
+	specR, specW := pipe()
+	errR, errW := pipe()
+	stdinR, stdinW := pipe()
+	stdoutR, stdoutW := pipe()
+	errOR, errOW := pipe()
+	parent = []*os.File{specW, errR, stdinW, stdoutR, errOR}
+	child = []*os.File{specR, errW, stdinR, stdoutW, errOW}
+	closeAll := func(fs []*os.File) {
+		for _, f := range fs {
+			if f != nil {
+				f.Close()
+			}
+		}
+	}
+	if err != nil {
+		closeAll(parent)
+		closeAll(child)
+		return nil, err
+	}
+	uid, gid := HostUser()
+	flags := syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID | syscall.CLONE_NEWIPC | syscall.CLONE_NEWUTS
+	if !network {
+		flags |= syscall.CLONE_NEWNET
+	}
 	cmd := exec.Command("/proc/self/fd/5")
 	cmd.Args = []string{"airlock-sandbox"}
 	cmd.Env = []string{helperEnv + "=1"}
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, stderr
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdinR, stdoutW, errOW
 	cmd.ExtraFiles = []*os.File{specR, errW, self} // fd 3, 4 and 5
 	cmd.SysProcAttr = &syscall.SysProcAttr{
 		Cloneflags:                 uintptr(flags),
 		UidMappings:                []syscall.SysProcIDMap{{ContainerID: 0, HostID: uid, Size: 1}},
 		GidMappings:                []syscall.SysProcIDMap{{ContainerID: 0, HostID: gid, Size: 1}},
 		GidMappingsEnableSetgroups: false,
-		Pdeathsig:                  syscall.SIGKILL,
+		// The helper dies with the server; Setpgid keeps a terminal's
+		// signals meant for the server from reaching a run.
+		Pdeathsig: syscall.SIGKILL,
+		Setpgid:   true,
 		// Become the namespace's root, which is uid on the host: without
 		// this a root server's helper would stay host root, unmapped.
 		Credential: &syscall.Credential{Uid: 0, Gid: 0, NoSetGroups: true},
 	}
-	if err := cmd.Start(); err != nil {
-		specR.Close()
-		specW.Close()
-		errR.Close()
-		errW.Close()
-		return -1, fmt.Errorf("%w: %v", ErrUnavailable, err)
+	err = cmd.Start()
+	closeAll(child)
+	if err != nil {
+		closeAll(parent)
+		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}
-	specR.Close()
-	errW.Close()
-	json.NewEncoder(specW).Encode(spec)
-	specW.Close()
+	return &helper{cmd: cmd, network: network, specW: specW, errR: errR, stdinW: stdinW, stdoutR: stdoutR, errOR: errOR}, nil
+}
 
+func (h *helper) kill() {
+	h.cmd.Process.Kill()
+	h.cmd.Wait()
+	for _, f := range []*os.File{h.specW, h.errR, h.stdinW, h.stdoutR, h.errOR} {
+		f.Close()
+	}
+}
+
+// warm holds one started helper for each network setting.
+var warm struct {
+	sync.Mutex
+	h [2]*helper
+}
+
+func slot(network bool) int {
+	if network {
+		return 1
+	}
+	return 0
+}
+
+// takeHelper returns the warm helper for network, or starts one, and
+// starts the next in the background.
+func takeHelper(network bool) (*helper, error) {
+	warm.Lock()
+	h := warm.h[slot(network)]
+	warm.h[slot(network)] = nil
+	warm.Unlock()
+	go prewarm(network)
+	if h != nil {
+		return h, nil
+	}
+	return startHelper(network)
+}
+
+func prewarm(network bool) {
+	h, err := startHelper(network)
+	if err != nil {
+		return
+	}
+	warm.Lock()
+	defer warm.Unlock()
+	if warm.h[slot(network)] != nil {
+		h.kill()
+		return
+	}
+	warm.h[slot(network)] = h
+}
+
+// Shutdown kills the warm helpers (a server's last act; tests).
+func Shutdown() {
+	warm.Lock()
+	defer warm.Unlock()
+	for i, h := range warm.h {
+		if h != nil {
+			h.kill()
+			warm.h[i] = nil
+		}
+	}
+}
+
+// Run runs spec in a jail, with stdin, stdout and stderr as the command's,
+// and returns its exit status (128+n for a signal n). When ctx ends first,
+// every process of the run is killed and ctx's error returned.
+func Run(ctx context.Context, spec Spec, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
+	if len(spec.Argv) == 0 {
+		return -1, errors.New("sandbox: nothing to run")
+	}
+	spec.Limits = spec.Limits.withDefaults()
+	h, err := takeHelper(spec.Network)
+	if err != nil {
+		return -1, err
+	}
+	defer func() {
+		for _, f := range []*os.File{h.specW, h.errR, h.stdinW, h.stdoutR, h.errOR} {
+			f.Close()
+		}
+	}()
+	if err := json.NewEncoder(h.specW).Encode(spec); err != nil {
+		// A warm helper that died meanwhile: start afresh once.
+		h.kill()
+		if h, err = startHelper(spec.Network); err != nil {
+			return -1, err
+		}
+		if err := json.NewEncoder(h.specW).Encode(spec); err != nil {
+			h.kill()
+			return -1, fmt.Errorf("%w: %v", ErrSetup, err)
+		}
+	}
+	h.specW.Close()
+
+	if stdout != nil && stdout == stderr {
+		// One writer for both streams, as os/exec allows: copied from two
+		// pipes, it must not be written by two goroutines at once.
+		lw := &lockedWriter{w: stdout}
+		stdout, stderr = lw, lw
+	}
 	var setup bytes.Buffer
 	var wg sync.WaitGroup
-	wg.Add(1)
+	copyOut := func(w io.Writer, r io.Reader) {
+		defer wg.Done()
+		if w == nil {
+			w = io.Discard
+		}
+		io.Copy(w, r)
+	}
+	wg.Add(3)
 	go func() {
 		defer wg.Done()
-		io.Copy(&setup, io.LimitReader(errR, 64<<10))
-		errR.Close()
+		io.Copy(&setup, io.LimitReader(h.errR, 64<<10))
+	}()
+	go copyOut(stdout, h.stdoutR)
+	go copyOut(stderr, h.errOR)
+	go func() {
+		if stdin != nil {
+			io.Copy(h.stdinW, stdin)
+		}
+		h.stdinW.Close()
 	}()
 	done := make(chan struct{})
 	go func() {
@@ -110,11 +239,11 @@ func Run(ctx context.Context, spec Spec, stdin io.Reader, stdout, stderr io.Writ
 		case <-ctx.Done():
 			// The helper is the PID namespace's init (or becomes the
 			// command, which is): killing it kills every process of the run.
-			cmd.Process.Kill()
+			h.cmd.Process.Kill()
 		case <-done:
 		}
 	}()
-	werr := cmd.Wait()
+	werr := h.cmd.Wait()
 	close(done)
 	wg.Wait()
 	if msg := strings.TrimSpace(setup.String()); msg != "" {
@@ -175,4 +304,15 @@ func DefaultMirrorDir() string {
 		return filepath.Join("/dev/shm", fmt.Sprintf("airlock-%d", os.Getuid()))
 	}
 	return filepath.Join(os.TempDir(), fmt.Sprintf("airlock-%d", os.Getuid()))
+}
+
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -52,9 +53,10 @@ func TestDiscardWithdrawsPendingPush(t *testing.T) {
 // The same commit pushed to two targets at once lands on both, and both
 // calls say so (one used to answer "no such staged commit").
 func TestSameCommitToTwoTargetsAtOnce(t *testing.T) {
-	files := map[string]string{"README.md": "# p\n"}
-	r := repo(t, true, files)
-	mirror := repo(t, true, files)
+	r := repo(t, true, map[string]string{"README.md": "# p\n"})
+	// The mirror has the same history, as a fork or a backup would.
+	mirror := filepath.Join(t.TempDir(), "mirror.git")
+	git(t, t.TempDir(), "clone", "-q", "--bare", r, mirror)
 	e := newEnv(t, r, config{targets: map[string]string{"mirror": mirror},
 		policy: approval.Policy{AutoApprove: []string{"local-bare:" + r, "local-bare:" + mirror}}})
 	e.write(t, "a.txt", "a\n")

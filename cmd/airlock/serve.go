@@ -162,6 +162,7 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "airlock serve: commands run in a sandbox (%s)\n", runOpts.Mode)
 	}
 	defer sess.Close()
+	defer sandbox.Shutdown() // the warm helper waiting for the next run
 	srv := gittools.NewMCPServer(sess, version())
 	fmt.Fprintf(stderr, "airlock serve: worker %q, pushing to %s by default. Review pushes with `airlock review` in another terminal.\n",
 		w.Name, w.DefaultTarget)
