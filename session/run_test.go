@@ -3,6 +3,7 @@ package session_test
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -183,5 +184,39 @@ func TestRunReadOnlyMode(t *testing.T) {
 	}
 	if _, err := e.s.Workspace().Lstat("new.txt"); err == nil {
 		t.Error("a read-only run wrote into the workspace")
+	}
+}
+
+// Real work beyond Go: make, and a Python test run, each with its result
+// landing in the workspace.
+func TestRunMakeAndPython(t *testing.T) {
+	for _, tool := range []string{"make", "python3"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skip(tool, " is not installed")
+		}
+	}
+	r := repo(t, true, map[string]string{
+		"Makefile":     "all: out/hello.txt\n\nout/hello.txt: hello.in\n\tmkdir -p out\n\ttr a-z A-Z < hello.in > $@\n",
+		"hello.in":     "hello\n",
+		"calc.py":      "def add(a, b):\n    return a + b\n",
+		"test_calc.py": "import unittest\nimport calc\n\nclass T(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(calc.add(2, 2), 4)\n\nif __name__ == '__main__':\n    unittest.main()\n",
+	})
+	e := runEnv(t, r, session.RunOptions{}, config{})
+	res, err := e.s.Run(context.Background(), session.RunArgs{Argv: []string{"make"}}, nil)
+	if err != nil || res.Exit != 0 {
+		t.Fatalf("make: %+v %v", res, err)
+	}
+	if b, _ := e.s.Workspace().ReadFile("out/hello.txt"); string(b) != "HELLO\n" {
+		t.Errorf("out/hello.txt = %q", b)
+	}
+	res, err = e.s.Run(context.Background(), session.RunArgs{Command: "python3 -m unittest -v 2> unittest.log"}, nil)
+	if err != nil || res.Exit != 0 {
+		t.Fatalf("python: %+v %v", res, err)
+	}
+	if b, _ := e.s.Workspace().ReadFile("unittest.log"); !strings.Contains(string(b), "test_add") || !strings.Contains(string(b), "OK") {
+		t.Errorf("unittest.log = %q", b)
+	}
+	if !slices.Contains(res.Created, "unittest.log") {
+		t.Errorf("created %v", res.Created)
 	}
 }
