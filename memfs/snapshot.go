@@ -74,6 +74,15 @@ func (s *Snapshot) Lookup(p string) (Entry, bool) {
 	return entryOf(p, n), true
 }
 
+// IsDir reports whether p is a directory in the snapshot.
+func (s *Snapshot) IsDir(p string) bool {
+	if p == "" {
+		return true
+	}
+	n := lookup(s.root, strings.Split(p, "/"))
+	return n != nil && n.kind == kindDir
+}
+
 // Walk calls fn for every file and symlink, directory by directory in name
 // order, and stops at the first error fn returns.
 func (s *Snapshot) Walk(fn func(Entry) error) error {

@@ -31,6 +31,9 @@ func (j *jail) runWith(script string, lim sandbox.Limits, timeout time.Duration)
 // Every way out a hostile command might try, each refused. A script prints
 // ESCAPED when its attempt worked.
 func TestEscapesAreRefused(t *testing.T) {
+	if _, err := os.Stat("/usr/bin/python3"); err != nil {
+		t.Skip("the escape attempts are written in Python; /usr/bin/python3 is not installed")
+	}
 	j := newJail(t, map[string]string{"a.txt": "a\n"})
 	secretDir := traversable(t)
 	secret := filepath.Join(secretDir, "id_rsa")
@@ -135,6 +138,9 @@ func TestForkBomb(t *testing.T) {
 
 // A process that fills memory meets the memory limit.
 func TestMemoryLimit(t *testing.T) {
+	if _, err := os.Stat("/usr/bin/python3"); err != nil {
+		t.Skip("/usr/bin/python3 is not installed")
+	}
 	j := newJail(t, nil)
 	code, out, err := j.runWith(`python3 -c "b = bytearray(4 << 30); print('ESCAPED')"`, sandbox.Limits{Memory: 1 << 30}, 30*time.Second)
 	if err != nil {

@@ -9,7 +9,7 @@ import (
 // cpBase is what a checkpoint was taken on: the base commit, and the tip of
 // the staged chain with the tree of what the workspace held of it.
 type cpBase struct {
-	base, tip, view plumbing.Hash
+	base, baseView, tip, view plumbing.Hash
 }
 
 // Checkpoint records the workspace and what it stands on.
@@ -21,7 +21,8 @@ func (s *Session) Checkpoint(name string) (memfs.CheckpointInfo, error) {
 		return info, err
 	}
 	tip, view := s.area.TipView()
-	s.cps[info.Name] = cpBase{base: s.area.Base(), tip: tip, view: view}
+	base, baseView := s.area.BaseView()
+	s.cps[info.Name] = cpBase{base: base, baseView: baseView, tip: tip, view: view}
 	return info, nil
 }
 
@@ -39,7 +40,7 @@ type Rolledback struct {
 
 // Rollback brings the workspace back to the named checkpoint (empty: the
 // latest). When the base has not moved since, it is the checkpoint exactly.
-// When it has (a pull, a push, a rebase), the checkpoint's own changes are
+// When it has (a pull, a push, a rebase, or more paths pulled), the checkpoint's own changes are
 // replayed onto the current base, and what both changed is listed: a
 // rollback never turns upstream work into the worker's reverts.
 func (s *Session) Rollback(name string) (Rolledback, error) {
@@ -51,7 +52,8 @@ func (s *Session) Rollback(name string) (Rolledback, error) {
 	}
 	b, known := s.cps[info.Name]
 	var out Rolledback
-	if !known || b.base == s.area.Base() {
+	base, baseView := s.area.BaseView()
+	if !known || b.base == base && b.baseView == baseView {
 		if out.CheckpointInfo, err = s.ws.Rollback(info.Name); err != nil {
 			return out, err
 		}

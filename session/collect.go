@@ -15,7 +15,7 @@ func (s *Session) collectLocked() staging.Collected {
 		roots = append(roots, p.commit.ID, p.req.Old)
 	}
 	for _, b := range s.cps {
-		roots = append(roots, b.tip, b.view)
+		roots = append(roots, b.tip, b.view, b.baseView)
 	}
 	return s.store.Collect(roots...)
 }

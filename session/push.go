@@ -187,6 +187,11 @@ func (s *Session) notStagedLocked(ctx context.Context, t targets.Target, ref, co
 // target moved since c's base, c is first rebased onto head (withdrawing
 // requests for commits that changes).
 func (s *Session) askLocked(ctx context.Context, p *push, c *staging.Commit, head plumbing.Hash) error {
+	if cur, err := s.area.Lookup(c.ID.String()); err == nil {
+		// The area's own record of c: an Advance since (another push
+		// landed) gave it a new base, which c's copy does not know.
+		c = cur
+	}
 	if !head.IsZero() && head != c.Base {
 		// The target moved since the pull (or the sandbox never pulled):
 		// rebase onto it, in memory, if nothing overlaps. The result is a
@@ -267,6 +272,12 @@ func (s *Session) pickFor(p *push) approval.PickFunc {
 		if err != nil {
 			return plumbing.ZeroHash, err
 		}
+		// From here the push carries the picked commit: it is what is
+		// pinned, what a moved target rebases, what a later call joins.
+		p.commit = pc
+		key := pushKey{p.t.ID(), p.ref, pc.ID}
+		p.keys = append(p.keys, key)
+		s.byCommit[key] = p
 		return pc.ID, nil
 	}
 }

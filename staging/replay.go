@@ -1,8 +1,8 @@
 package staging
 
 import (
-	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
@@ -19,6 +19,14 @@ func (a *Area) TipView() (commit, view plumbing.Hash) {
 	defer a.mu.RUnlock()
 	t := a.tip()
 	return t.id, t.view
+}
+
+// BaseView returns the base commit and the tree of what the workspace holds
+// of it: a partial pull changes the second without the first.
+func (a *Area) BaseView() (commit, view plumbing.Hash) {
+	a.mu.RLock()
+	defer a.mu.RUnlock()
+	return a.base.id, a.base.view
 }
 
 // Replay returns what the workspace would hold if the checkpoint cp,
@@ -43,22 +51,16 @@ func (a *Area) Replay(cp *memfs.Snapshot, then plumbing.Hash) (*memfs.Snapshot, 
 	for _, c := range tip.Diff(cp) {
 		cpE, cpOK := cp.Lookup(c.Path)
 		curE, curOK := tip.Lookup(c.Path)
-		var was *object.TreeEntry
-		if thenTree != nil {
-			e, err := thenTree.FindEntry(c.Path)
-			switch {
-			case err == nil:
-				was = e
-			case !errors.Is(err, object.ErrEntryNotFound) && !errors.Is(err, object.ErrDirectoryNotFound):
-				return nil, nil, fmt.Errorf("replay: %s: %w", c.Path, err)
-			}
+		was, err := entryAt(a.store, thenTree, c.Path)
+		if err != nil {
+			return nil, nil, fmt.Errorf("replay: %s: %w", c.Path, err)
 		}
 		worker := !sameEntry(cpE, cpOK, was)
 		upstream := !sameEntry(curE, curOK, was)
 		switch {
 		case !worker:
 			// The checkpoint had it as it came; the tip's version is newer.
-		case !upstream:
+		case !upstream && !clashes(tip, cp, c.Path, cpOK):
 			take = append(take, c.Path)
 		default:
 			conflicts = append(conflicts, c.Path)
@@ -69,6 +71,54 @@ func (a *Area) Replay(cp *memfs.Snapshot, then plumbing.Hash) (*memfs.Snapshot, 
 		return nil, nil, fmt.Errorf("replay: %w", err)
 	}
 	return out, conflicts, nil
+}
+
+// clashes reports whether taking the checkpoint's version of p would
+// collide with the tip's tree: a file of the tip where p needs a directory
+// (one of p's parents), or a directory of the tip where p would be a file.
+// Upstream changed those, so upstream's version stays.
+func clashes(tip, cp *memfs.Snapshot, p string, cpHas bool) bool {
+	for i := 0; i < len(p); i++ {
+		if p[i] == '/' {
+			if _, isFile := tip.Lookup(p[:i]); isFile && cpHas {
+				return true
+			}
+		}
+	}
+	return cpHas && tip.IsDir(p)
+}
+
+// entryAt is the entry at path p of tree t (nil: none), walking the tree
+// itself: a file where p needs a directory means p is not there.
+func entryAt(s *Store, t *object.Tree, p string) (*object.TreeEntry, error) {
+	if t == nil {
+		return nil, nil
+	}
+	comps := strings.Split(p, "/")
+	for i, c := range comps {
+		var found *object.TreeEntry
+		for j := range t.Entries {
+			if t.Entries[j].Name == c {
+				found = &t.Entries[j]
+				break
+			}
+		}
+		if found == nil {
+			return nil, nil
+		}
+		if i == len(comps)-1 {
+			return found, nil
+		}
+		if found.Mode != filemode.Dir {
+			return nil, nil
+		}
+		sub, err := object.GetTree(s, found.Hash)
+		if err != nil {
+			return nil, err
+		}
+		t = sub
+	}
+	return nil, nil
 }
 
 // sameEntry reports whether a workspace entry (ok false: none) is the tree
