@@ -290,6 +290,10 @@ func (g *Gate) loadDenied() {
 type ledgerRequest struct {
 	ID       string       `json:"id"`
 	Worker   string       `json:"worker"`
+	Kind     string       `json:"kind,omitempty"`
+	Command  string       `json:"command,omitempty"`
+	Dir      string       `json:"dir,omitempty"`
+	Reason   string       `json:"reason,omitempty"`
 	Target   string       `json:"target"`
 	Ref      string       `json:"ref"`
 	NewRef   bool         `json:"new_ref"`
@@ -319,8 +323,22 @@ var ErrTooManyPending = errors.New("too many pushes waiting for review")
 // (same target, ref, old and new commit) returns the pending ticket: the
 // reviewer is not asked twice.
 func (g *Gate) Submit(req *Request, pick PickFunc) (*Ticket, error) {
-	if req.Target == "" || req.Ref == "" || req.New.IsZero() {
-		return nil, errors.New("approval: a request needs a target, a ref and a commit")
+	switch req.Kind {
+	case KindPush:
+		if req.Target == "" || req.Ref == "" || req.New.IsZero() {
+			return nil, errors.New("approval: a request needs a target, a ref and a commit")
+		}
+	case KindNetwork:
+		if req.Command == "" {
+			return nil, errors.New("approval: a network request needs the command")
+		}
+		// The key and fingerprint of a network request are its command:
+		// the same command asked twice is one request, and a denied one
+		// is denied again at once.
+		req.Target, req.Ref, req.Old, req.New, req.Tree = "network", req.Command, plumbing.ZeroHash, plumbing.ZeroHash, plumbing.ZeroHash
+		pick, req.Pickable = nil, false
+	default:
+		return nil, fmt.Errorf("approval: unknown request kind %q", req.Kind)
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -343,7 +361,8 @@ func (g *Gate) Submit(req *Request, pick PickFunc) (*Ticket, error) {
 	req.Pickable = req.Pickable && pick != nil
 	t := &Ticket{req: req, pick: pick, done: make(chan struct{})}
 	if _, err := g.ledger.Append(ledger.KindRequest, ledgerRequest{
-		ID: req.ID, Worker: req.Worker, Target: req.Target, Ref: req.Ref, NewRef: req.NewRef,
+		ID: req.ID, Worker: req.Worker, Kind: req.Kind, Command: req.Command, Dir: req.Dir, Reason: req.Reason,
+		Target: req.Target, Ref: req.Ref, NewRef: req.NewRef,
 		Old: hexHash(req.Old), New: hexHash(req.New), Tree: hexHash(req.Tree), Commits: req.Commits, Files: req.Files,
 		Added: req.Added, Deleted: req.Deleted, Flags: req.Flags,
 	}); err != nil {
@@ -356,6 +375,8 @@ func (g *Gate) Submit(req *Request, pick PickFunc) (*Ticket, error) {
 	case g.policy.Mode == ModeNever:
 		return t, g.settleLocked(t, Decision{Verdict: Reject, By: "policy:never",
 			Reason: "airlock runs in review-only mode: no push leaves the sandbox"})
+	case req.Kind == KindNetwork:
+		// Auto-approval names push targets; the network is always asked.
 	case slices.Contains(g.policy.AutoApprove, req.Target):
 		return t, g.settleLocked(t, Decision{Verdict: Approve, By: "policy:auto"})
 	}
@@ -392,6 +413,16 @@ func (g *Gate) Resolve(d Decision) (Decision, error) {
 	// A decision names a verdict, a reason and picked paths; which commit
 	// is granted is the gate's to work out, never the decider's to say.
 	d.New = plumbing.ZeroHash
+	switch {
+	case t.req.Kind != KindNetwork:
+		d.Scope = ""
+	case d.Scope != ScopeOnce && d.Scope != ScopeCommand && d.Scope != ScopeSession:
+		g.mu.Unlock()
+		return Decision{}, fmt.Errorf("approval: unknown scope %q: give once (empty), command or session", d.Scope)
+	case d.Verdict == Pick:
+		g.mu.Unlock()
+		return Decision{}, errors.New("approval: a network request has no files to pick; allow or deny it")
+	}
 	switch d.Verdict {
 	case Approve, Reject:
 	case Pick:
@@ -460,6 +491,8 @@ func (g *Gate) settleLocked(t *Ticket, d Decision) error {
 	switch {
 	case err != nil:
 		t.err = fmt.Errorf("approval: recording the decision failed, so the push is refused: %w", err)
+	case d.Approved() && req.Kind == KindNetwork:
+		// No grant: a network approval lets a run out, never a push.
 	case d.Approved():
 		t.grant = Grant{&grant{target: req.Target, ref: req.Ref, old: req.Old, new: d.New, request: req.ID}}
 	default:

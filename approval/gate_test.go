@@ -368,3 +368,53 @@ func TestPendingRequestsAreBounded(t *testing.T) {
 		t.Errorf("a request over the byte bound: %v", err)
 	}
 }
+
+// A network request is asked whatever auto-approval says, is refused in
+// review-only mode, mints no grant, keeps its scope, and a denied command
+// is denied again at once.
+func TestNetworkRequests(t *testing.T) {
+	net := func() *approval.Request {
+		return &approval.Request{Kind: approval.KindNetwork, Worker: "w", Command: "npm install", Reason: "deps"}
+	}
+	never := approval.NewGate(approvaltest.NewLedger(t), approval.Policy{Mode: approval.ModeNever})
+	tk, err := never.Submit(net(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := wait(t, tk); !errors.Is(err, approval.ErrRejected) {
+		t.Errorf("review-only mode let the network through: %v", err)
+	}
+
+	g := approval.NewGate(approvaltest.NewLedger(t), approval.Policy{AutoApprove: []string{"network", "local:/srv/project"}})
+	tk, err = g.Submit(net(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(g.Pending()) != 1 {
+		t.Fatal("auto-approval decided a network request")
+	}
+	if _, err := g.Resolve(approval.Decision{Request: tk.Request().ID, Verdict: approval.Approve, Scope: "forever"}); err == nil {
+		t.Error("an unknown scope was accepted")
+	}
+	if _, err := g.Resolve(approval.Decision{Request: tk.Request().ID, Verdict: approval.Approve, Scope: approval.ScopeCommand}); err != nil {
+		t.Fatal(err)
+	}
+	d, gr, err := wait(t, tk)
+	if err != nil || d.Scope != approval.ScopeCommand || gr.Valid() {
+		t.Errorf("approved: %+v, grant valid %v, %v", d, gr.Valid(), err)
+	}
+
+	other := net()
+	other.Command = "curl evil.example"
+	tk, _ = g.Submit(other, nil)
+	g.Resolve(approval.Decision{Request: tk.Request().ID, Verdict: approval.Reject, Reason: "no"})
+	again := net()
+	again.Command = "curl evil.example"
+	tk, err = g.Submit(again, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := wait(t, tk); !errors.Is(err, approval.ErrRejected) || !strings.Contains(err.Error(), "already rejected") {
+		t.Errorf("a denied command asked again: %v", err)
+	}
+}

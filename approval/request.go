@@ -9,12 +9,21 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 )
 
-// Request is everything a reviewer needs about one push. It is plain data:
-// it travels to a reviewer in another process as JSON, full diff included.
+// Request is everything a reviewer needs about one push, or about one
+// command's asking for the network (Kind KindNetwork). It is plain data: it
+// travels to a reviewer in another process as JSON, full diff included.
 type Request struct {
 	ID     string    `json:"id"`     // assigned by the Gate
 	Time   time.Time `json:"time"`   // when it was submitted
 	Worker string    `json:"worker"` // who asks
+	// Kind is KindPush ("", the default) or KindNetwork.
+	Kind string `json:"kind,omitempty"`
+	// Command, Dir and Reason describe a network request: the command
+	// line, its workspace directory, and why the worker says it needs the
+	// network.
+	Command string `json:"command,omitempty"`
+	Dir     string `json:"dir,omitempty"`
+	Reason  string `json:"reason,omitempty"`
 	// Target identifies the target ("local:/path", "github:owner/repo");
 	// a Grant names it, and auto-approval matches it.
 	Target string `json:"target"`
@@ -40,6 +49,19 @@ type Request struct {
 	// Pickable says whether the reviewer may choose some files only.
 	Pickable bool `json:"pickable"`
 }
+
+// The kinds of requests.
+const (
+	KindPush    = ""
+	KindNetwork = "network"
+)
+
+// The scopes a network approval may have.
+const (
+	ScopeOnce    = ""        // this run only
+	ScopeCommand = "command" // this command line, for the rest of the session
+	ScopeSession = "session" // every run, for the rest of the session
+)
 
 // CommitInfo is one commit of a push.
 type CommitInfo struct {
@@ -96,6 +118,9 @@ type Decision struct {
 	Verdict Verdict  `json:"verdict"`
 	Reason  string   `json:"reason,omitempty"` // told to the worker on rejection
 	Paths   []string `json:"paths,omitempty"`  // for Pick
+	// Scope is how far a network approval reaches (ScopeOnce,
+	// ScopeCommand, ScopeSession).
+	Scope string `json:"scope,omitempty"`
 	// By says who decided: "reviewer", "policy:never", "policy:auto",
 	// "repeat-denied".
 	By string `json:"by"`

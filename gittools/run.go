@@ -15,6 +15,8 @@ type runArgs struct {
 	Cwd     string   `json:"cwd,omitempty" jsonschema:"the workspace directory to run in; default: the workspace root"`
 	Timeout int      `json:"timeout,omitempty" jsonschema:"seconds before the run is killed; default 600, at most what the operator allows"`
 	Stdin   string   `json:"stdin,omitempty" jsonschema:"text given to the command on its standard input"`
+	Network bool     `json:"network,omitempty" jsonschema:"ask a human reviewer to let this run reach the network (to download dependencies, say); give the reason"`
+	Reason  string   `json:"reason,omitempty" jsonschema:"why the run needs the network, for the reviewer"`
 }
 
 type runOutputArgs struct {
@@ -30,7 +32,8 @@ func commandTools() []Tool {
 		define("run", "Run a command (a build, the tests) in a sandbox that sees the workspace at /workspace, read-write, "+
 			"and the system's tools read-only; no network, no home, no secrets. What it creates, changes and deletes lands "+
 			"in the workspace (through the same rules as write_file), a checkpoint taken first undoes it, and the answer "+
-			"lists it with the exit code and the output.", runCommand),
+			"lists it with the exit code and the output. With network: true and a reason, a human reviewer is asked to let "+
+			"the run reach the network.", runCommand),
 		define("run_output", "Show the whole output of a recent run (run cuts long output short in its answer).", runOutput),
 	}
 }
@@ -40,7 +43,7 @@ func runCommand(ctx context.Context, s *session.Session, a runArgs, p Progress) 
 		return "", &ToolError{Msg: "timeout must be a positive number of seconds"}
 	}
 	res, err := s.Run(ctx, session.RunArgs{Command: a.Command, Argv: a.Argv, Cwd: a.Cwd,
-		Timeout: time.Duration(a.Timeout) * time.Second, Stdin: a.Stdin}, p)
+		Timeout: time.Duration(a.Timeout) * time.Second, Stdin: a.Stdin, Network: a.Network, Reason: a.Reason}, p)
 	if err != nil {
 		return "", err
 	}
@@ -54,6 +57,15 @@ func runCommand(ctx context.Context, s *session.Session, a runArgs, p Progress) 
 		fmt.Fprintf(&b, "exit %d in %s", res.Exit, res.Duration.Round(time.Millisecond))
 	}
 	fmt.Fprintf(&b, " (%s; rollback name=%q undoes it)\n", res.ID, res.Checkpoint)
+	switch res.NetworkBy {
+	case "":
+	case "operator":
+		b.WriteString("network: on (the operator runs commands with the network)\n")
+	case "once":
+		b.WriteString("network: allowed by the reviewer for this run\n")
+	default:
+		fmt.Fprintf(&b, "network: allowed by the reviewer for every %s of this session\n", map[string]string{"command": "run of this command", "session": "run"}[res.NetworkBy])
+	}
 	for _, l := range []struct {
 		what  string
 		paths []string

@@ -13,6 +13,7 @@ import (
 
 	seccomp "github.com/elastic/go-seccomp-bpf"
 	"github.com/landlock-lsm/go-landlock/landlock"
+	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
 )
 
@@ -198,6 +199,11 @@ func jail(spec Spec) (string, error) {
 	if err := landlockRestrict(spec.ReadOnly); err != nil {
 		return "", err
 	}
+	if spec.Network && len(spec.DenyTCP) > 0 {
+		if err := denyPorts(spec.DenyTCP); err != nil {
+			return "", err
+		}
+	}
 	if err := dropCapabilities(); err != nil {
 		return "", err
 	}
@@ -323,6 +329,36 @@ func landlockRestrict(extra []string) error {
 	}
 	if err := landlock.V5.BestEffort().RestrictPaths(rules...); err != nil {
 		return fmt.Errorf("Landlock: %w", err)
+	}
+	// Where the kernel has them (ABI 6): no signals to processes outside
+	// the run, no connecting to abstract Unix sockets made outside it.
+	if err := landlock.V6.BestEffort().RestrictScoped(); err != nil {
+		return fmt.Errorf("Landlock scopes: %w", err)
+	}
+	return nil
+}
+
+// denyPorts lets a run with the network connect to every TCP port but
+// deny: Landlock's network rules are an allow-list, so each other port is
+// allowed by a rule of its own. Without Landlock's network support (ABI 4)
+// the run is refused: a port airlock promised to keep shut would be open.
+func denyPorts(deny []uint16) error {
+	cfg, err := landlock.NewConfig(landlock.AccessNetSet(llsys.AccessNetConnectTCP))
+	if err != nil {
+		return err
+	}
+	shut := map[uint16]bool{}
+	for _, p := range deny {
+		shut[p] = true
+	}
+	rules := make([]landlock.Rule, 0, 65536)
+	for p := 0; p <= 65535; p++ {
+		if !shut[uint16(p)] {
+			rules = append(rules, landlock.ConnectTCP(uint16(p)))
+		}
+	}
+	if err := cfg.RestrictNet(rules...); err != nil {
+		return fmt.Errorf("Landlock (network rules, ABI 4 or later): %w", err)
 	}
 	return nil
 }

@@ -27,6 +27,9 @@ type Spec struct {
 	// Network keeps the host's network namespace; otherwise the run has a
 	// loopback interface of its own and nothing else.
 	Network bool
+	// DenyTCP lists loopback TCP ports a run with the network may not
+	// connect to (airlock's own HTTP port).
+	DenyTCP []uint16
 	Limits  Limits
 }
 

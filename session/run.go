@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/airlock-dev/airlock/approval"
 	"github.com/airlock-dev/airlock/internal/textcap"
 	"github.com/airlock-dev/airlock/memfs"
 	"github.com/airlock-dev/airlock/sandbox"
@@ -44,6 +45,9 @@ type RunOptions struct {
 	// default timeout.
 	MaxTimeout time.Duration
 	Limits     sandbox.Limits
+	// DenyTCP lists loopback ports a run with the network may not reach
+	// (airlock's own HTTP port).
+	DenyTCP []uint16
 	// MirrorDir is where the session's mirror of the workspace lives: a
 	// tmpfs (default /dev/shm, else the system's temporary directory).
 	MirrorDir string
@@ -67,6 +71,11 @@ type RunArgs struct {
 	Cwd     string   // a workspace directory; "" is the root
 	Timeout time.Duration
 	Stdin   string
+	// Network asks for the network for this run, with Reason saying why:
+	// a request in the reviewer's queue, unless an earlier approval's
+	// scope covers it or the operator allowed the network (--danger).
+	Network bool
+	Reason  string
 }
 
 // RunResult is how a run went.
@@ -84,6 +93,10 @@ type RunResult struct {
 	Modified       []string
 	Deleted        []string
 	Refused        []memfs.Refused
+	// Network says the run had the network, and NetworkBy why: "operator"
+	// (--danger) or the reviewer's scope ("once", "command", "session").
+	Network   bool
+	NetworkBy string
 	// Discarded: the mode is read-only, so what the run wrote was thrown away.
 	Discarded int
 	// Sync and Setup are the time spent bringing the mirror up to date and
@@ -104,6 +117,12 @@ type runner struct {
 	mirror  *sandbox.Mirror
 	n       int
 	outputs []*runOutput
+
+	// The reviewer's network approvals for this session, and requests
+	// still waiting (by command line), which a later call waits on.
+	netAll      bool
+	netCommands map[string]bool
+	netPending  map[string]*approval.Ticket
 }
 
 // ReadOnly reports whether the operator made the workspace read-only
@@ -164,8 +183,19 @@ func (s *Session) Run(ctx context.Context, a RunArgs, progress Progress) (RunRes
 
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	network, by := r.opts.Mode == RunDanger, "operator"
+	if a.Network && !network {
+		var err error
+		if by, err = s.askNetwork(ctx, r, strings.Join(argv, " "), a.Command, dir, a.Reason, progress); err != nil {
+			return RunResult{}, err
+		}
+		network = true
+	}
 	r.n++
-	res := RunResult{ID: fmt.Sprintf("run-%d", r.n)}
+	res := RunResult{ID: fmt.Sprintf("run-%d", r.n), Network: network}
+	if network {
+		res.NetworkBy = by
+	}
 	cp, err := s.Checkpoint(fmt.Sprintf("before-%s-%d", res.ID, time.Now().Unix()))
 	if err != nil {
 		return res, fmt.Errorf("the checkpoint before the run: %w", err)
@@ -194,7 +224,7 @@ func (s *Session) Run(ctx context.Context, a RunArgs, progress Progress) (RunRes
 	lim := r.opts.Limits
 	spec := sandbox.Spec{Argv: argv, Dir: dir, Env: runEnv(r.opts.Env),
 		Lower: lower, Upper: upper, Work: work, Root: root, Cache: r.mirror.Cache(),
-		ReadOnly: r.opts.ReadOnly, Network: r.opts.Mode == RunDanger, Limits: lim}
+		ReadOnly: r.opts.ReadOnly, Network: network, DenyTCP: r.opts.DenyTCP, Limits: lim}
 	var stdin io.Reader
 	if a.Stdin != "" {
 		stdin = strings.NewReader(a.Stdin)
@@ -244,6 +274,68 @@ func (s *Session) Run(ctx context.Context, a RunArgs, progress Progress) (RunRes
 	res.Apply = time.Since(t1)
 	r.mirror.Reset()
 	return res, nil
+}
+
+// ErrNetworkPending: the reviewer has not answered a run's request for the
+// network yet; calling run again with the same command waits on it.
+var ErrNetworkPending = errors.New("the request for the network is still waiting for a reviewer")
+
+// askNetwork gets the reviewer's leave for a run to use the network, and
+// returns the scope it was given under. Every request and decision is in
+// the ledger (the gate's) before the run starts.
+func (s *Session) askNetwork(ctx context.Context, r *runner, key, command, dir, reason string, progress Progress) (string, error) {
+	if r.netAll {
+		return approval.ScopeSession, nil
+	}
+	if r.netCommands[key] {
+		return approval.ScopeCommand, nil
+	}
+	if r.netPending == nil {
+		r.netPending, r.netCommands = map[string]*approval.Ticket{}, map[string]bool{}
+	}
+	tk := r.netPending[key]
+	if tk == nil {
+		shown := command
+		if shown == "" {
+			shown = key
+		}
+		var err error
+		tk, err = s.gate.Submit(&approval.Request{Kind: approval.KindNetwork, Worker: s.w.Name,
+			Command: shown, Dir: dir, Reason: reason}, nil)
+		if err != nil {
+			return "", err
+		}
+		r.netPending[key] = tk
+	}
+	timer := time.NewTimer(s.opts.Timeout)
+	defer timer.Stop()
+	progress(0, s.opts.Timeout.Seconds(), "waiting for a reviewer to allow the network (airlock review)")
+	select {
+	case <-tk.Done():
+	case <-timer.C:
+		return "", fmt.Errorf("%w (request %s); call run again with the same command and network: true to keep waiting, or run it without the network",
+			ErrNetworkPending, tk.Request().ID)
+	case <-ctx.Done():
+		delete(r.netPending, key)
+		s.gate.Withdraw(tk.Request().ID, "the worker's client disconnected")
+		return "", ctx.Err()
+	}
+	delete(r.netPending, key)
+	closed, cancel := context.WithCancel(context.Background())
+	cancel()
+	dec, _, err := tk.Wait(closed)
+	if err != nil {
+		return "", fmt.Errorf("the network for this run: %w; run it without network: true", err)
+	}
+	switch dec.Scope {
+	case approval.ScopeSession:
+		r.netAll = true
+		return approval.ScopeSession, nil
+	case approval.ScopeCommand:
+		r.netCommands[key] = true
+		return approval.ScopeCommand, nil
+	}
+	return "once", nil
 }
 
 // RunOutput returns the whole output (as much as was kept) of a run.

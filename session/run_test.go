@@ -2,6 +2,9 @@ package session_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -10,6 +13,7 @@ import (
 	"time"
 
 	"github.com/airlock-dev/airlock/approval"
+	"github.com/airlock-dev/airlock/approval/ledger"
 	"github.com/airlock-dev/airlock/memfs"
 	"github.com/airlock-dev/airlock/sandbox"
 	"github.com/airlock-dev/airlock/session"
@@ -218,5 +222,80 @@ func TestRunMakeAndPython(t *testing.T) {
 	}
 	if !slices.Contains(res.Created, "unittest.log") {
 		t.Errorf("created %v", res.Created)
+	}
+}
+
+// A run asks for the network: the request is in the reviewer's queue (and
+// the ledger) before the run starts; allowed once, the run reaches the
+// host's loopback; the scope decides whether the next run asks again; a
+// denial is repeated at once with the reviewer's reason.
+func TestRunNetworkElevation(t *testing.T) {
+	if _, err := os.Stat("/usr/bin/python3"); err != nil {
+		t.Skip("/usr/bin/python3 is not installed")
+	}
+	r := repo(t, true, map[string]string{"README.md": "# p\n"})
+	e := runEnv(t, r, session.RunOptions{}, config{})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Write([]byte("hello from the host\n"))
+			c.Close()
+		}
+	}()
+	fetch := fmt.Sprintf(`python3 -c 'import socket; print(socket.create_connection(("127.0.0.1", %d), timeout=2).recv(100).decode())' > fetched.txt`, ln.Addr().(*net.TCPAddr).Port)
+	run := func(network bool) (session.RunResult, error) {
+		return e.s.Run(context.Background(), session.RunArgs{Command: fetch, Network: network, Reason: "download the test data"}, nil)
+	}
+	decide := func(d approval.Decision) {
+		req := waitPending(t, e.gate, 1)[0]
+		if req.Kind != approval.KindNetwork || req.Command != fetch && req.Command != "true" || req.Reason == "" {
+			t.Errorf("the reviewer sees %+v", req)
+		}
+		d.Request = req.ID
+		if _, err := e.gate.Resolve(d); err != nil {
+			t.Error(err)
+		}
+	}
+	// Without the network: refused inside.
+	res, err := run(false)
+	if err != nil || res.Exit == 0 {
+		t.Fatalf("without the network the run reached the host: %+v %v", res, err)
+	}
+	// Allowed once.
+	go decide(approval.Decision{Verdict: approval.Approve})
+	res, err = run(true)
+	if err != nil || res.Exit != 0 || res.NetworkBy != "once" {
+		t.Fatalf("allowed once: %+v %v", res, err)
+	}
+	if b, _ := e.s.Workspace().ReadFile("fetched.txt"); string(b) != "hello from the host\n\n" {
+		t.Errorf("fetched.txt = %q", b)
+	}
+	// Once means once: the next run asks again; this time for the command.
+	go decide(approval.Decision{Verdict: approval.Approve, Scope: approval.ScopeCommand})
+	if res, err = run(true); err != nil || res.NetworkBy != approval.ScopeCommand {
+		t.Fatalf("allowed for the command: %+v %v", res, err)
+	}
+	if res, err = run(true); err != nil || res.NetworkBy != approval.ScopeCommand || len(e.gate.Pending()) != 0 {
+		t.Fatalf("the command again asked again: %+v %v", res, err)
+	}
+	// Another command, denied; asked again, denied at once.
+	other := session.RunArgs{Command: "true", Network: true, Reason: "because"}
+	go decide(approval.Decision{Verdict: approval.Reject, Reason: "no downloads today"})
+	if _, err := e.s.Run(context.Background(), other, nil); !errors.Is(err, approval.ErrRejected) || !strings.Contains(err.Error(), "no downloads today") {
+		t.Fatalf("denied: %v", err)
+	}
+	if _, err := e.s.Run(context.Background(), other, nil); !errors.Is(err, approval.ErrRejected) || !strings.Contains(err.Error(), "no downloads today") {
+		t.Errorf("denied again: %v", err)
+	}
+	if n := pushRecords(t, e.l); n[ledger.KindRequest] != 4 || n[ledger.KindDecision] != 4 {
+		t.Errorf("ledger %v: want every request and decision", n)
 	}
 }

@@ -254,7 +254,7 @@ func (b *Broker) serve(c *net.UnixConn, who string) {
 			// user the kernel names; anything else it says is ignored.
 			d := m.Decision
 			b.inflight.Add(1)
-			decisions <- approval.Decision{Request: d.Request, Verdict: d.Verdict, Reason: d.Reason, Paths: d.Paths, By: who}
+			decisions <- approval.Decision{Request: d.Request, Verdict: d.Verdict, Reason: d.Reason, Paths: d.Paths, Scope: d.Scope, By: who}
 		}
 	}()
 	for {

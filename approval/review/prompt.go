@@ -101,6 +101,9 @@ func Render(w io.Writer, r *approval.Request, color bool) error { return RenderR
 // file list is shortened so that the risks and the keys are on the screen
 // together, whatever the push holds.
 func RenderRows(w io.Writer, r *approval.Request, color bool, rows int) error {
+	if r.Kind == approval.KindNetwork {
+		return renderNetwork(w, r, color)
+	}
 	p := painter(color)
 	line := termsafe.Line
 	var b strings.Builder
@@ -247,6 +250,9 @@ const helpText = `  d  show the full diff (in your pager); then come back here
 func Prompt(t Terminal, r *approval.Request) (approval.Decision, error) {
 	if !t.IsTerminal() {
 		return approval.Decision{}, ErrNoTerminal
+	}
+	if r.Kind == approval.KindNetwork {
+		return promptNetwork(t, r)
 	}
 	p := painter(t.Color())
 	rows := 0

@@ -71,6 +71,8 @@ func Review(ctx context.Context, r *broker.Reviewer, t Terminal, once bool) erro
 			fmt.Fprintf(t, "  Rejected; the worker is told%s.\n", reasonSuffix(d.Reason))
 		case d.Verdict == approval.Pick:
 			fmt.Fprintf(t, "  Approved %d picked files as commit %s; the push goes ahead.\n", len(d.Paths), short(d.New))
+		case in.Request.Kind == approval.KindNetwork:
+			fmt.Fprintf(t, "  Allowed; the run goes ahead with the network.\n")
 		default:
 			fmt.Fprintf(t, "  Approved; the push goes ahead.\n")
 		}

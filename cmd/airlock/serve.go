@@ -147,6 +147,21 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	var ln net.Listener
+	if *httpAddr != "" {
+		if err := loopbackOnly(*httpAddr); err != nil {
+			return usageError("--http %s: %v", *httpAddr, err)
+		}
+		if ln, err = net.Listen("tcp", *httpAddr); err != nil {
+			return err
+		}
+		defer ln.Close()
+		if runOpts != nil {
+			// A run the reviewer lets onto the network still cannot
+			// drive this server.
+			runOpts.DenyTCP = append(runOpts.DenyTCP, uint16(ln.Addr().(*net.TCPAddr).Port))
+		}
+	}
 	sess, err := session.New(ctx, w, session.Options{Gate: gate, Timeout: *timeout, Run: runOpts})
 	if err != nil {
 		return err
@@ -169,18 +184,11 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if *httpAddr != "" {
 		// Over HTTP only: stdin is not read at all, so the server runs
 		// under nohup, with </dev/null or in the background of a shell.
-		if err := loopbackOnly(*httpAddr); err != nil {
-			return usageError("--http %s: %v", *httpAddr, err)
-		}
 		token, tokenFile, err := newHTTPToken(sockets)
 		if err != nil {
 			return err
 		}
 		defer os.Remove(tokenFile)
-		ln, err := net.Listen("tcp", *httpAddr)
-		if err != nil {
-			return err
-		}
 		hs := &http.Server{Handler: httpHandler(srv, token)}
 		go hs.Serve(ln)
 		defer hs.Close()

@@ -1,0 +1,80 @@
+package review
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/airlock-dev/airlock/approval"
+	"github.com/airlock-dev/airlock/internal/termsafe"
+)
+
+// renderNetwork shows a command's request for the network.
+func renderNetwork(w io.Writer, r *approval.Request, color bool) error {
+	p := painter(color)
+	dir := "/workspace"
+	if r.Dir != "" {
+		dir += "/" + r.Dir
+	}
+	reason := r.Reason
+	if strings.TrimSpace(reason) == "" {
+		reason = "(none given)"
+	}
+	var b strings.Builder
+	b.WriteString(p.paint(ansiBold, "run: network access") + "\n")
+	fmt.Fprintf(&b, "  Worker:  %s\n", termsafe.Line(r.Worker))
+	fmt.Fprintf(&b, "  Command: %s\n", termsafe.Line(r.Command))
+	fmt.Fprintf(&b, "  In:      %s\n", termsafe.Line(dir))
+	fmt.Fprintf(&b, "  Why:     %s\n", termsafe.Line(reason))
+	b.WriteString("  Allowed, the command reaches the network as this machine does (not airlock's own\n" +
+		"  sockets, state or HTTP port); what it writes still lands only in the sandbox.\n")
+	b.WriteString("  " + networkKeys(p) + "\n")
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func networkKeys(p painter) string {
+	return fmt.Sprintf("%s allow once   %s allow this command for the session   %s allow every run for the session   %s deny",
+		p.paint(ansiGreen+ansiBold, "[a]"), p.paint(ansiGreen+ansiBold, "[c]"), p.paint(ansiYellow+ansiBold, "[s]"), p.paint(ansiRed+ansiBold, "[r]"))
+}
+
+// promptNetwork asks a reviewer about a network request.
+func promptNetwork(t Terminal, r *approval.Request) (approval.Decision, error) {
+	p := painter(t.Color())
+	if err := renderNetwork(t, r, t.Color()); err != nil {
+		return approval.Decision{}, err
+	}
+	approve := func(scope string) approval.Decision {
+		return approval.Decision{Request: r.ID, Verdict: approval.Approve, Scope: scope, By: "reviewer"}
+	}
+	for {
+		key, err := t.ReadKey()
+		if err != nil {
+			return approval.Decision{}, err
+		}
+		switch key {
+		case 'a', 'A':
+			return approve(approval.ScopeOnce), nil
+		case 'c', 'C':
+			return approve(approval.ScopeCommand), nil
+		case 's', 'S':
+			line, err := t.ReadLine("  Every run of this session gets the network. Type yes to allow: ")
+			if err != nil {
+				return approval.Decision{}, err
+			}
+			if strings.TrimSpace(line) == "yes" {
+				return approve(approval.ScopeSession), nil
+			}
+			fmt.Fprintln(t, "  Not allowed. "+networkKeys(p))
+		case 'r', 'R':
+			reason, err := t.ReadLine("  Reason (optional; the worker is told): ")
+			if err != nil {
+				return approval.Decision{}, err
+			}
+			return approval.Decision{Request: r.ID, Verdict: approval.Reject, Reason: strings.TrimSpace(reason), By: "reviewer"}, nil
+		case '\r', '\n', ' ':
+		default:
+			fmt.Fprintf(t, "  Unknown key %q. %s\n", key, networkKeys(p))
+		}
+	}
+}
