@@ -205,7 +205,7 @@ func TestRunMakeAndPython(t *testing.T) {
 		"calc.py":      "def add(a, b):\n    return a + b\n",
 		"test_calc.py": "import unittest\nimport calc\n\nclass T(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(calc.add(2, 2), 4)\n\nif __name__ == '__main__':\n    unittest.main()\n",
 	})
-	e := runEnv(t, r, session.RunOptions{}, config{})
+	e := runEnv(t, r, session.RunOptions{}, config{policy: approval.Policy{AutoApprove: []string{"local-bare:" + r}}})
 	res, err := e.s.Run(context.Background(), session.RunArgs{Argv: []string{"make"}}, nil)
 	if err != nil || res.Exit != 0 {
 		t.Fatalf("make: %+v %v", res, err)
@@ -222,6 +222,16 @@ func TestRunMakeAndPython(t *testing.T) {
 	}
 	if !slices.Contains(res.Created, "unittest.log") {
 		t.Errorf("created %v", res.Created)
+	}
+	// The results are staged and pushed like any change.
+	if _, err := e.s.Stage([]string{"out", "unittest.log"}, "Build and test results"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.s.Push(context.Background(), "", "", nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := git(t, r, "show", "main:out/hello.txt"); got != "HELLO\n" {
+		t.Errorf("pushed out/hello.txt = %q", got)
 	}
 }
 

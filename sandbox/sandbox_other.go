@@ -1,0 +1,39 @@
+//go:build !linux
+
+package sandbox
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+)
+
+// The jail is built from Linux's namespaces, Landlock and seccomp; other
+// systems get no run tool, never an unsandboxed one.
+
+// Main returns at once: no helper runs here.
+func Main() {}
+
+// Available says why commands cannot run here.
+func Available() error {
+	return fmt.Errorf("%w: commands are sandboxed with Linux namespaces, Landlock and seccomp, and this is %s", ErrUnavailable, runtime.GOOS)
+}
+
+// Run refuses: see Available.
+func Run(context.Context, Spec, io.Reader, io.Writer, io.Writer) (int, error) {
+	return -1, Available()
+}
+
+// Shutdown has nothing to stop here.
+func Shutdown() {}
+
+// HostUser is this process's user.
+func HostUser() (uid, gid int) { return os.Getuid(), os.Getgid() }
+
+// DefaultMirrorDir is in the temporary directory.
+func DefaultMirrorDir() string {
+	return filepath.Join(os.TempDir(), fmt.Sprintf("airlock-%d", os.Getuid()))
+}
