@@ -306,6 +306,9 @@ type ledgerRequest struct {
 	Deleted  int          `json:"deleted"`
 	Flags    []Flag       `json:"flags"`
 	Attached bool         `json:"attached,omitempty"`
+	// Resumed: the request was pending when its server stopped, and is
+	// offered again by the resumed session under the same id.
+	Resumed bool `json:"resumed,omitempty"`
 }
 
 // Bounds on what a gate holds for reviewers.
@@ -323,6 +326,21 @@ var ErrTooManyPending = errors.New("too many pushes waiting for review")
 // (same target, ref, old and new commit) returns the pending ticket: the
 // reviewer is not asked twice.
 func (g *Gate) Submit(req *Request, pick PickFunc) (*Ticket, error) {
+	return g.submit(req, pick, "")
+}
+
+// Resubmit offers again, under its old id, a request that a session had
+// waiting when its server stopped: the resumed session asks the same
+// question, and a reviewer's answer to that id still reaches it. The
+// ledger records it again, marked resumed.
+func (g *Gate) Resubmit(req *Request, id string, pick PickFunc) (*Ticket, error) {
+	if !strings.HasPrefix(id, "req-") {
+		return nil, fmt.Errorf("approval: %q is not a request id", id)
+	}
+	return g.submit(req, pick, id)
+}
+
+func (g *Gate) submit(req *Request, pick PickFunc, id string) (*Ticket, error) {
 	switch req.Kind {
 	case KindPush:
 		if req.Target == "" || req.Ref == "" || req.New.IsZero() {
@@ -356,7 +374,13 @@ func (g *Gate) Submit(req *Request, pick PickFunc) (*Ticket, error) {
 		return nil, fmt.Errorf("%w: %d pushes (%d MiB of diffs) are already waiting for a reviewer, the most one session may have; wait for their answers (call git_push again on one to keep waiting) before asking for more",
 			ErrTooManyPending, len(g.pending), held>>20)
 	}
-	req.ID = newID()
+	if _, taken := g.pending[id]; id != "" && taken {
+		return nil, fmt.Errorf("approval: request %s is already pending", id)
+	}
+	req.ID = id
+	if id == "" {
+		req.ID = newID()
+	}
 	req.Time = g.now().UTC()
 	req.Pickable = req.Pickable && pick != nil
 	t := &Ticket{req: req, pick: pick, done: make(chan struct{})}
@@ -364,7 +388,7 @@ func (g *Gate) Submit(req *Request, pick PickFunc) (*Ticket, error) {
 		ID: req.ID, Worker: req.Worker, Kind: req.Kind, Command: req.Command, Dir: req.Dir, Reason: req.Reason,
 		Target: req.Target, Ref: req.Ref, NewRef: req.NewRef,
 		Old: hexHash(req.Old), New: hexHash(req.New), Tree: hexHash(req.Tree), Commits: req.Commits, Files: req.Files,
-		Added: req.Added, Deleted: req.Deleted, Flags: req.Flags,
+		Added: req.Added, Deleted: req.Deleted, Flags: req.Flags, Resumed: id != "",
 	}); err != nil {
 		return nil, fmt.Errorf("approval: recording the request: %w", err)
 	}
@@ -553,6 +577,21 @@ func (g *Gate) RecordPush(gr Grant, result string, err error) error {
 	}
 	_, lerr := g.ledger.Append(ledger.KindPush, rec)
 	return lerr
+}
+
+// RecordOutcome records how a push ended that no grant of this process
+// covers: one a restart interrupted, found landed (result "pushed") or not
+// ("failed") when its session resumed, or a request the resumed session
+// withdrew ("withdrawn").
+func (g *Gate) RecordOutcome(id, target, ref string, old, new plumbing.Hash, result, note string) error {
+	if result == "withdrawn" {
+		_, err := g.ledger.Append(ledger.KindWithdrawal, map[string]string{"request": id, "why": note})
+		return err
+	}
+	rec := map[string]string{"request": id, "target": target, "ref": ref,
+		"old": old.String(), "new": new.String(), "result": result, "recovered": note}
+	_, err := g.ledger.Append(ledger.KindPush, rec)
+	return err
 }
 
 // Pending returns the open requests, oldest first.

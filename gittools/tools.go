@@ -106,6 +106,14 @@ func Call(ctx context.Context, s *session.Session, name string, args json.RawMes
 	for _, t := range toolList {
 		if t.Name == name {
 			out, err := t.call(ctx, s, args, p)
+			// An answered call is durable: whatever it changed is saved
+			// before the answer leaves.
+			if serr := s.Save(); serr != nil {
+				if err == nil {
+					return "", &ToolError{Msg: fmt.Sprintf("%s done, but %v; the server's state directory needs attention (disk full?)", name, serr)}
+				}
+				err = fmt.Errorf("%w (and %v)", err, serr)
+			}
 			if err != nil {
 				var te *ToolError
 				if !errors.As(err, &te) {

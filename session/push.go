@@ -287,6 +287,13 @@ func (s *Session) pickFor(p *push) approval.PickFunc {
 // answered "still waiting" long ago.
 func (s *Session) drive(p *push) {
 	ctx := context.Background()
+	// However it ended, a durable session saves the end: a request that
+	// was decided is not offered again after a restart.
+	defer func() {
+		s.mu.Lock()
+		s.saveLocked()
+		s.mu.Unlock()
+	}()
 	for {
 		<-p.tk.Done()
 		closed, cancel := context.WithCancel(ctx)
@@ -313,6 +320,9 @@ func (s *Session) drive(p *push) {
 			s.mu.Unlock()
 			return
 		}
+		// A durable session knows the push is landing before the target
+		// is touched: after a crash, the branch says how it ended.
+		s.saveLocked()
 		s.mu.Unlock()
 
 		err = p.t.Push(ctx, grant, s.store)
@@ -349,6 +359,7 @@ func (s *Session) drive(p *push) {
 				res.Picked, res.Files = dec.Paths, len(dec.Paths)
 			}
 			s.endLocked(p, res, nil)
+			s.saveLocked()
 			s.mu.Unlock()
 			return
 		}
@@ -368,6 +379,7 @@ func (s *Session) drive(p *push) {
 		if err := s.askLocked(ctx, p, p.commit, moved.Head); err != nil {
 			s.endLocked(p, PushResult{}, err)
 		}
+		s.saveLocked()
 		s.mu.Unlock()
 		if p.state == ended {
 			return

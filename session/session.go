@@ -41,6 +41,10 @@ type Options struct {
 	// Now is the sandbox's clock (file times, checkpoints, commits); nil
 	// is time.Now.
 	Now func() time.Time
+	// State is the session's directory: with it, every change is saved
+	// there before the call that made it answers (a durable session);
+	// nil keeps the session in memory only.
+	State *StateDir
 }
 
 // OpenTarget opens the target a spec names.
@@ -106,10 +110,33 @@ type Session struct {
 	opened map[string]targets.Target
 
 	run *runner // nil without Options.Run
+
+	pst *persister // nil for a session in memory only
 }
 
-// New makes a worker's sandbox and runs its auto_pull.
+// New makes a worker's sandbox and runs its auto_pull. With a state
+// directory, the session is saved there from the start.
 func New(ctx context.Context, w *Worker, opts Options) (*Session, error) {
+	s, err := newSession(w, opts)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.autoPull(ctx); err != nil {
+		return nil, fmt.Errorf("auto_pull: %w", err)
+	}
+	s.collectLocked()
+	if opts.State != nil {
+		if err := s.startSaving(opts.State, nil); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// newSession makes an empty sandbox for w.
+func newSession(w *Worker, opts Options) (*Session, error) {
 	if opts.Gate == nil {
 		return nil, errors.New("session: a session needs a gate")
 	}
@@ -146,12 +173,6 @@ func New(ctx context.Context, w *Worker, opts Options) (*Session, error) {
 	if opts.Run != nil {
 		s.run = &runner{opts: *opts.Run}
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if err := s.autoPull(ctx); err != nil {
-		return nil, fmt.Errorf("auto_pull: %w", err)
-	}
-	s.collectLocked()
 	return s, nil
 }
 
@@ -162,8 +183,10 @@ func (s *Session) Worker() *Worker { return s.w }
 // write directly: its own locks and guard keep it consistent.
 func (s *Session) Workspace() *memfs.Workspace { return s.ws }
 
-// Close withdraws the pushes still waiting for a reviewer: their worker is
-// gone.
+// Close ends the session in this process. A session in memory only
+// withdraws the pushes still waiting for a reviewer (their worker is gone);
+// a durable one keeps them, saved, to be offered again when it resumes, and
+// closes its journal.
 func (s *Session) Close() {
 	if s.run != nil {
 		s.run.mu.Lock()
@@ -174,6 +197,10 @@ func (s *Session) Close() {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.pst != nil {
+		s.closeSavingLocked()
+		return
+	}
 	for _, p := range s.pushes {
 		s.withdrawLocked(p, "the worker's session ended")
 	}

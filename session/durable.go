@@ -1,0 +1,454 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/airlock-dev/airlock/memfs"
+	"github.com/airlock-dev/airlock/session/journal"
+	"github.com/airlock-dev/airlock/staging"
+	"github.com/airlock-dev/airlock/targets"
+)
+
+// syncEvery is how often a durable session flushes its journal to the
+// disk and rewrites its summary. A call is durable against a killed
+// process once its batch is written; this is for a machine that stops.
+const syncEvery = time.Second
+
+// Save writes what changed since the last save to the session's state
+// directory; a session in memory only has nothing to do. The tool surface
+// calls it after every call, before the answer: an answered call is
+// durable.
+func (s *Session) Save() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.saveLocked()
+}
+
+// Durable reports whether the session is saved to a state directory, and
+// which.
+func (s *Session) Durable() (*StateDir, bool) {
+	if s.pst == nil {
+		return nil, false
+	}
+	return s.pst.dir, true
+}
+
+// startSaving opens the journal of dir for a session whose state is
+// already in memory (l nil: a new session, written whole now).
+func (s *Session) startSaving(dir *StateDir, j *journal.Journal) error {
+	p := &persister{dir: dir, j: j, known: map[plumbing.Hash]uint8{}, commits: map[plumbing.Hash]bool{},
+		stop: make(chan struct{}), stopped: make(chan struct{})}
+	if j == nil {
+		var err error
+		p.j, err = journal.Open(dir.journalPath(), isState, func(byte, []byte) error { return nil })
+		if err != nil {
+			return err
+		}
+	}
+	s.pst = p
+	if err := s.compactLocked(); err != nil {
+		s.pst = nil
+		p.j.Close()
+		return err
+	}
+	go p.syncLoop()
+	return nil
+}
+
+func (p *persister) syncLoop() {
+	defer close(p.stopped)
+	t := time.NewTicker(syncEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-p.stop:
+			return
+		case <-t.C:
+			p.j.Sync()
+			p.writeSummary()
+		}
+	}
+}
+
+func (p *persister) setSummary(sum Summary) {
+	p.sumMu.Lock()
+	defer p.sumMu.Unlock()
+	sum.Updated = time.Now().UTC()
+	sum.Bytes = p.j.Size()
+	p.summary, p.sumDone = sum, false
+}
+
+func (p *persister) writeSummary() {
+	p.sumMu.Lock()
+	defer p.sumMu.Unlock()
+	if p.sumDone {
+		return
+	}
+	if writeJSONAtomic(filepath.Join(p.dir.Path, "summary.json"), p.summary) == nil {
+		p.sumDone = true
+	}
+}
+
+func (s *Session) summaryLocked() Summary {
+	st := s.area.Status()
+	n := 0
+	for _, p := range s.pushes {
+		if p.state == requested {
+			n++
+		}
+	}
+	return Summary{Changed: len(st.Unstaged), Staged: len(st.Staged), Checkpoints: len(s.ws.Checkpoints()), Pending: n}
+}
+
+// closeSavingLocked saves, flushes and closes the journal and releases the
+// state directory.
+func (s *Session) closeSavingLocked() {
+	p := s.pst
+	s.saveLocked()
+	close(p.stop)
+	<-p.stopped
+	p.sumMu.Lock()
+	p.summary.Closed, p.sumDone = true, false
+	p.sumMu.Unlock()
+	p.j.Close()
+	p.writeSummary()
+	p.dir.Unlock()
+	s.pst = nil
+}
+
+// Recovered is what a resumed session found in its state directory.
+type Recovered struct {
+	ID          string
+	Saved       time.Time // when the last call was saved
+	Changed     []memfs.Change
+	Staged      []*staging.Commit
+	Checkpoints []string
+	// Waiting lists the pushes offered to reviewers again, by request id.
+	Waiting []string
+	// Ended says what became of pushes a crash interrupted while they
+	// were landing: found on their branch (pushed) or not (failed).
+	Ended []string
+}
+
+// Text is the recovery as the worker is told it.
+func (r *Recovered) Text() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "This session (%s) was resumed after airlock restarted; nothing the sandbox answered before is lost. ", r.ID)
+	fmt.Fprintf(&b, "%d file(s) changed and not staged", len(r.Changed))
+	if len(r.Changed) > 0 {
+		var ps []string
+		for i, c := range r.Changed {
+			if i == 10 {
+				ps = append(ps, fmt.Sprintf("and %d more", len(r.Changed)-10))
+				break
+			}
+			ps = append(ps, c.Path)
+		}
+		fmt.Fprintf(&b, " (%s)", strings.Join(ps, ", "))
+	}
+	fmt.Fprintf(&b, "; %d staged commit(s)", len(r.Staged))
+	if len(r.Staged) > 0 {
+		var ids []string
+		for _, c := range r.Staged {
+			ids = append(ids, short(c.ID))
+		}
+		fmt.Fprintf(&b, " (%s)", strings.Join(ids, ", "))
+	}
+	fmt.Fprintf(&b, "; %d checkpoint(s)", len(r.Checkpoints))
+	if len(r.Waiting) > 0 {
+		fmt.Fprintf(&b, "; pushes waiting for a reviewer again: %s (git_push the same commit to wait for the answer)", strings.Join(r.Waiting, ", "))
+	}
+	b.WriteString(".")
+	for _, e := range r.Ended {
+		b.WriteString(" " + e)
+	}
+	b.WriteString(" Call git_status for the details.")
+	return b.String()
+}
+
+// Resume rebuilds a session from its state directory (opts.State): the
+// workspace, checkpoints, staged commits and pushes as the last answered
+// call left them. auto_pull does not run again. A push that was waiting
+// for a reviewer is offered again under its request id; one a crash cut
+// while it landed is recorded as pushed when its branch has the commit,
+// as failed otherwise. It fails with errNoState (wrapped) when the
+// journal holds nothing: the caller should start the session afresh.
+func Resume(ctx context.Context, w *Worker, opts Options) (*Session, *Recovered, error) {
+	if opts.State == nil {
+		return nil, nil, errors.New("session: Resume needs a state directory")
+	}
+	s, err := newSession(w, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	l := &loaded{ws: s.ws, objs: map[plumbing.Hash]rawObject{}, commits: map[plumbing.Hash]*staging.Commit{}}
+	j, err := journal.Open(opts.State.journalPath(), isState, l.record)
+	if err != nil {
+		return nil, nil, fmt.Errorf("session %s: %w", opts.State.ID, err)
+	}
+	if l.seq == 0 || l.area == nil {
+		j.Close()
+		return nil, nil, fmt.Errorf("session %s: %w", opts.State.ID, errNoState)
+	}
+	fail := func(err error) (*Session, *Recovered, error) {
+		j.Close()
+		return nil, nil, fmt.Errorf("session %s: resuming: %w", opts.State.ID, err)
+	}
+	if err := s.restore(l); err != nil {
+		return fail(err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := &persister{dir: opts.State, j: j, known: map[plumbing.Hash]uint8{}, commits: map[plumbing.Hash]bool{},
+		stop: make(chan struct{}), stopped: make(chan struct{}), seq: l.seq, compacted: j.Size() / 2}
+	for h, o := range l.objs {
+		p.known[h] = 1
+		if o.deep {
+			p.known[h] = 2
+		}
+	}
+	for h := range l.commits {
+		p.commits[h] = true
+	}
+	p.live, p.cps = s.ws.Saved()
+	p.area = s.area.Saved()
+	p.slots = map[string]*memfs.Snapshot{"live": p.live, "base": p.area.Base.Snap}
+	for _, l := range p.area.Chain {
+		p.slots["c:"+l.ID.String()] = l.Snap
+	}
+	for _, cp := range p.cps {
+		p.slots["cp:"+cp.Name] = cp.Snap
+	}
+	s.pst = p
+	rec := &Recovered{ID: opts.State.ID, Checkpoints: nil}
+	s.resumePushesLocked(ctx, l.sess.Pushes, rec)
+	p.sess = nil // the pushes may have changed: the next save writes the record
+	if err := s.saveLocked(); err != nil {
+		s.pst = nil
+		return fail(err)
+	}
+	go p.syncLoop()
+	st := s.area.Status()
+	rec.Changed, rec.Staged = st.Unstaged, st.Staged
+	for _, cp := range s.ws.Checkpoints() {
+		rec.Checkpoints = append(rec.Checkpoints, cp.Name)
+	}
+	p.sumMu.Lock()
+	rec.Saved = p.summary.Updated
+	p.sumMu.Unlock()
+	return s, rec, nil
+}
+
+// restore installs a loaded journal's state in a new, empty session.
+func (s *Session) restore(l *loaded) error {
+	ar := l.area
+	links := append([]linkRec{ar.Base}, ar.Chain...)
+	slotOf := func(i int, lr linkRec) string {
+		if i == 0 {
+			return "base"
+		}
+		return "c:" + lr.ID
+	}
+	// One pass makes every tree share what it shared before it was
+	// written down: the quotas count each version once.
+	var snaps []*memfs.Snapshot
+	snaps = append(snaps, l.slots["live"])
+	for _, cp := range l.cps {
+		snaps = append(snaps, cp.Snap)
+	}
+	for i, lr := range links {
+		sn := l.slots[slotOf(i, lr)]
+		if sn == nil {
+			return fmt.Errorf("%w: no tree for %s", journal.ErrCorrupt, slotOf(i, lr))
+		}
+		snaps = append(snaps, sn)
+	}
+	in := memfs.Intern(snaps...)
+	live := in[0]
+	cps := make([]memfs.SavedCheckpoint, len(l.cps))
+	for i, cp := range l.cps {
+		cps[i] = memfs.SavedCheckpoint{Name: cp.Name, Time: cp.Time, Snap: in[1+i]}
+	}
+	linkSnaps := in[1+len(l.cps):]
+
+	// The objects the session needs go into its store; what only the
+	// workspace needs lives in its snapshots.
+	all := staging.NewStore(1 << 62)
+	for h, o := range l.objs {
+		if got, err := all.PutRaw(o.t, o.data); err != nil || got != h {
+			return fmt.Errorf("%w: object %s does not hash to its id", journal.ErrCorrupt, h)
+		}
+	}
+	st := staging.AreaState{}
+	for i, lr := range links {
+		id, err1 := hashOf(lr.ID)
+		tree, err2 := hashOf(lr.Tree)
+		view, err3 := hashOf(lr.View)
+		if err := errors.Join(err1, err2, err3); err != nil {
+			return err
+		}
+		link := staging.Link{ID: id, Tree: tree, View: view, Snap: linkSnaps[i], Paths: lr.Paths}
+		if i == 0 {
+			st.Base = link
+			continue
+		}
+		c, ok := l.commits[id]
+		if !ok {
+			return fmt.Errorf("%w: staged commit %s has no record", journal.ErrCorrupt, id)
+		}
+		link.Commit = c
+		st.Chain = append(st.Chain, link)
+	}
+	if ar.Pulled != nil {
+		st.Pulled = append([]string{}, (*ar.Pulled)...)
+	}
+	for _, r := range ar.Dropped {
+		st.Dropped = append(st.Dropped, staging.Refusal{Path: r.Path, Rule: memfs.Rule(r.Rule), Why: r.Why})
+	}
+	roots := []plumbing.Hash{}
+	for _, lk := range append([]staging.Link{st.Base}, st.Chain...) {
+		roots = append(roots, lk.ID, lk.Tree, lk.View)
+	}
+	for _, b := range l.sess.Cps {
+		for _, x := range b {
+			if h, err := hashOf(x); err == nil {
+				roots = append(roots, h)
+			}
+		}
+	}
+	for _, pr := range l.sess.Pushes {
+		for _, x := range []string{pr.Commit, pr.Old} {
+			if h, err := hashOf(x); err == nil {
+				roots = append(roots, h)
+			}
+		}
+	}
+	err := all.Walk(roots, func(plumbing.Hash, bool) bool { return false }, func(o plumbing.EncodedObject, _ bool) error {
+		_, err := s.store.SetEncodedObject(o)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.area.Resume(st); err != nil {
+		return err
+	}
+	if err := s.ws.Resume(live, cps); err != nil {
+		return err
+	}
+	s.base, s.baseRef = l.sess.Base, l.sess.BaseRef
+	for hx, where := range l.sess.Published {
+		if h, err := hashOf(hx); err == nil {
+			s.published[h] = where
+		}
+	}
+	for name, b := range l.sess.Cps {
+		var hs [4]plumbing.Hash
+		for i, x := range b {
+			hs[i], _ = hashOf(x)
+		}
+		s.cps[name] = cpBase{base: hs[0], baseView: hs[1], tip: hs[2], view: hs[3]}
+	}
+	return nil
+}
+
+// resumePushesLocked takes up the pushes a saved session had in flight.
+func (s *Session) resumePushesLocked(ctx context.Context, recs []pushRec, rec *Recovered) {
+	for _, pr := range recs {
+		commit, _ := hashOf(pr.Commit)
+		old, _ := hashOf(pr.Old)
+		if pr.Spec == nil {
+			continue
+		}
+		t, err := s.target(ctx, pr.Spec)
+		if err != nil {
+			s.gate.RecordOutcome(pr.ID, "", pr.Ref, old, commit, "failed", fmt.Sprintf("the session resumed but could not open the target: %v", err))
+			rec.Ended = append(rec.Ended, fmt.Sprintf("The push of %s (request %s) could not be taken up again: %v; git_push it again.", short(commit), pr.ID, err))
+			continue
+		}
+		head, herr := t.Head(ctx, pr.Ref)
+		branch := targets.BranchName(pr.Ref)
+		if pushState(pr.State) != requested {
+			// A crash cut it while it landed: the branch says how it ended.
+			if herr == nil && head == commit {
+				s.gate.RecordOutcome(pr.ID, t.ID(), pr.Ref, old, commit, "pushed", "interrupted by a restart after the branch moved")
+				s.advanceLocked(commit, pr.Spec, pr.Ref, t)
+				rec.Ended = append(rec.Ended, fmt.Sprintf("The push of %s to %s (%s), interrupted by the restart, had landed: it is pushed.", short(commit), t.Describe(), branch))
+			} else {
+				s.gate.RecordOutcome(pr.ID, t.ID(), pr.Ref, old, commit, "failed", "interrupted by a restart before the branch moved")
+				rec.Ended = append(rec.Ended, fmt.Sprintf("The push of %s to %s (%s) was interrupted by the restart before it landed; nothing was pushed: git_push it again.", short(commit), t.Describe(), branch))
+			}
+			continue
+		}
+		c, err := s.area.Lookup(commit.String())
+		if err != nil || herr != nil {
+			why := "its commit is no longer staged"
+			if herr != nil {
+				why = herr.Error()
+			}
+			s.gate.RecordOutcome(pr.ID, t.ID(), pr.Ref, old, commit, "withdrawn", "the session resumed, but "+why)
+			rec.Ended = append(rec.Ended, fmt.Sprintf("The request %s to push %s was withdrawn at the restart: %s.", pr.ID, short(commit), why))
+			continue
+		}
+		p := &push{spec: pr.Spec, t: t, ref: pr.Ref, notes: pr.Notes, retries: pr.Retries, done: make(chan struct{})}
+		for _, k := range pr.Keys {
+			if h, err := hashOf(k); err == nil {
+				p.keys = append(p.keys, pushKey{t.ID(), pr.Ref, h})
+			}
+		}
+		if head == old {
+			err = s.reofferLocked(ctx, p, c, head, pr.ID)
+		} else {
+			// The branch moved while airlock was down: the old request
+			// compares with a head that is gone. Ask anew on the new one.
+			s.gate.RecordOutcome(pr.ID, t.ID(), pr.Ref, old, commit, "withdrawn", "the session resumed and the branch had moved; asked again")
+			err = s.askLocked(ctx, p, c, head)
+		}
+		if err != nil {
+			rec.Ended = append(rec.Ended, fmt.Sprintf("The request %s to push %s could not be offered again: %v; git_push it again.", pr.ID, short(commit), err))
+			continue
+		}
+		rec.Waiting = append(rec.Waiting, p.req.ID)
+		go s.drive(p)
+	}
+}
+
+// reofferLocked submits p's request again under its old id.
+func (s *Session) reofferLocked(ctx context.Context, p *push, c *staging.Commit, head plumbing.Hash, id string) error {
+	req, err := s.request(ctx, p.spec, p.t, p.ref, head, c)
+	if err != nil {
+		return err
+	}
+	tk, err := s.gate.Resubmit(req, id, s.pickFor(p))
+	if err != nil {
+		return err
+	}
+	p.commit, p.req, p.tk, p.state = c, tk.Request(), tk, requested
+	key := pushKey{p.t.ID(), p.ref, c.ID}
+	if !containsKey(p.keys, key) {
+		p.keys = append(p.keys, key)
+	}
+	for _, k := range p.keys {
+		s.byCommit[k] = p
+	}
+	s.pushes[p.req.ID] = p
+	return nil
+}
+
+func containsKey(ks []pushKey, k pushKey) bool {
+	for _, x := range ks {
+		if x == k {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,464 @@
+package session_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/airlock-dev/airlock/approval"
+	"github.com/airlock-dev/airlock/approval/ledger"
+	"github.com/airlock-dev/airlock/memfs"
+	"github.com/airlock-dev/airlock/session"
+	"github.com/airlock-dev/airlock/staging"
+	"github.com/airlock-dev/airlock/targets"
+)
+
+// durable is a durable session over a repository, with what it takes to
+// kill it and bring it back.
+type durable struct {
+	root, repo, ledgerPath string
+	w                      *session.Worker
+	policy                 approval.Policy
+	wrap                   func(targets.Target) targets.Target
+	s                      *session.Session
+	gate                   *approval.Gate
+	l                      *ledger.Ledger
+	id                     string
+}
+
+func newDurable(t *testing.T, repoPath string, policy approval.Policy, wrap func(targets.Target) targets.Target) *durable {
+	t.Helper()
+	typ := "local"
+	if strings.HasSuffix(repoPath, ".git") {
+		typ = "local-bare"
+	}
+	d := &durable{root: t.TempDir(), repo: repoPath, ledgerPath: filepath.Join(t.TempDir(), "ledger.jsonl"), policy: policy, wrap: wrap}
+	d.w = &session.Worker{
+		Name: "tester", Author: session.Person{Name: "Tester", Email: "tester@example.com"},
+		DefaultTarget: &session.TargetSpec{Type: typ, Path: repoPath, Branch: "main"}, Targets: map[string]*session.TargetSpec{},
+		AutoPull: []session.PullSpec{{Path: ".", Source: &session.TargetSpec{Type: typ, Path: repoPath, Branch: "main"}}},
+	}
+	dir, err := session.CreateStateDir(d.root, session.Meta{Worker: "tester", WorkerKey: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.id = dir.ID
+	s, err := session.New(context.Background(), d.w, d.options(t, dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.s = s
+	t.Cleanup(func() {
+		if d.s != nil {
+			d.s.Close()
+		}
+	})
+	return d
+}
+
+func (d *durable) options(t *testing.T, dir *session.StateDir) session.Options {
+	t.Helper()
+	l, err := ledger.Open(d.ledgerPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.l = l
+	d.gate = approval.NewGate(l, d.policy)
+	opts := session.Options{Gate: d.gate, Timeout: 200 * time.Millisecond, State: dir}
+	if d.wrap != nil {
+		opts.OpenTarget = func(ctx context.Context, spec *session.TargetSpec) (targets.Target, error) {
+			t, err := session.OpenTarget(ctx, spec)
+			if err != nil {
+				return nil, err
+			}
+			return d.wrap(t), nil
+		}
+	}
+	return opts
+}
+
+// crash kills the session as SIGKILL would, and resumes it.
+func (d *durable) crashAndResume(t *testing.T) *session.Recovered {
+	t.Helper()
+	session.Crash(d.s)
+	d.l.Close()
+	d.s = nil
+	dir, err := session.OpenStateDir(d.root, d.id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, rec, err := session.Resume(context.Background(), d.w, d.options(t, dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.s = s
+	return rec
+}
+
+// picture is everything a worker can observe of a session.
+type picture struct {
+	files    map[string]string // path -> mode and content; directories too
+	changes  string
+	staged   string
+	cps      string
+	live, usage memfs.Usage
+}
+
+func look(t *testing.T, s *session.Session) picture {
+	t.Helper()
+	p := picture{files: map[string]string{}}
+	fsys := s.Workspace().FS()
+	err := fs.WalkDir(fsys, ".", func(path string, de fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		info, _ := de.Info()
+		switch {
+		case de.IsDir():
+			p.files[path] = fmt.Sprintf("dir %o", info.Mode().Perm())
+		case de.Type()&fs.ModeSymlink != 0:
+			target, _ := s.Workspace().Readlink(path)
+			p.files[path] = "link " + target
+		default:
+			data, err := s.Workspace().ReadFile(path)
+			if err != nil {
+				return err
+			}
+			p.files[path] = fmt.Sprintf("%o %s", info.Mode().Perm(), data)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := s.Status()
+	p.changes = fmt.Sprint(st.Unstaged)
+	var staged []string
+	for _, c := range st.Staged {
+		staged = append(staged, fmt.Sprintf("%s %q %v", c.ID, c.Message, c.Files))
+	}
+	p.staged = strings.Join(staged, "\n")
+	var cps []string
+	for _, cp := range s.Checkpoints() {
+		cps = append(cps, fmt.Sprintf("%s@%s changed=%d", cp.Name, cp.Time.Format(time.RFC3339Nano), cp.Changed))
+	}
+	p.cps = strings.Join(cps, ",")
+	p.live, p.usage = s.Workspace().ExactUsage()
+	return p
+}
+
+func samePicture(t *testing.T, what string, got, want picture) {
+	t.Helper()
+	if fmt.Sprint(sortedMap(got.files)) != fmt.Sprint(sortedMap(want.files)) {
+		t.Errorf("%s: files differ:\n got %v\nwant %v", what, sortedMap(got.files), sortedMap(want.files))
+	}
+	if got.changes != want.changes {
+		t.Errorf("%s: unstaged changes differ:\n got %s\nwant %s", what, got.changes, want.changes)
+	}
+	if got.staged != want.staged {
+		t.Errorf("%s: staged commits differ:\n got %s\nwant %s", what, got.staged, want.staged)
+	}
+	if got.cps != want.cps {
+		t.Errorf("%s: checkpoints differ:\n got %s\nwant %s", what, got.cps, want.cps)
+	}
+	// Resuming shares versions of one file with equal content, so what
+	// is held may shrink, never grow.
+	if got.live != want.live || got.usage.Bytes > want.usage.Bytes || got.usage.Files > want.usage.Files {
+		t.Errorf("%s: the workspace holds %+v (live %+v), before %+v (live %+v)", what, got.usage, got.live, want.usage, want.live)
+	}
+}
+
+func sortedMap(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for k, v := range m {
+		out = append(out, k+"="+v)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// TestResumeRestoresEverything kills a session after each kind of change
+// and resumes it: files, directories, modes, symlinks, unstaged changes,
+// staged commits and checkpoints are as the last call left them, the held
+// tally too, and the resumed session goes on working: rollback, stage,
+// push.
+func TestResumeRestoresEverything(t *testing.T) {
+	bare := repo(t, true, map[string]string{"a.txt": "a\n", "dir/b.txt": "b\n", "keep/k.txt": "k\n"})
+	d := newDurable(t, bare, approval.Policy{AutoApprove: []string{"local-bare:" + bare}}, nil)
+	ws := func() *memfs.Workspace { return d.s.Workspace() }
+	var atCp2 picture
+	steps := []struct {
+		name string
+		do   func() error
+	}{
+		{"write", func() error { return ws().WriteFile("c.txt", []byte("c\n"), 0o644) }},
+		{"edit", func() error { return ws().WriteFile("a.txt", []byte("a edited\n"), 0o644) }},
+		{"mkdir", func() error { return ws().MkdirAll("empty/inner", 0o755) }},
+		{"checkpoint", func() error { _, err := d.s.Checkpoint("cp1"); return err }},
+		{"exec", func() error {
+			if err := ws().WriteFile("run.sh", []byte("#!/bin/sh\n"), 0o755); err != nil {
+				return err
+			}
+			return ws().Chmod("run.sh", 0o755)
+		}},
+		{"symlink", func() error { return ws().Symlink("a.txt", "link") }},
+		{"stage", func() error { _, err := d.s.Stage(nil, "first"); return err }},
+		{"after stage", func() error { return ws().WriteFile("d.txt", []byte("d\n"), 0o644) }},
+		{"checkpoint 2", func() error {
+			_, err := d.s.Checkpoint("cp2")
+			atCp2 = look(t, d.s)
+			return err
+		}},
+		{"delete", func() error { return ws().Remove("dir/b.txt") }},
+		{"rename", func() error { return ws().Rename("c.txt", "moved/c.txt") }},
+		{"stage 2", func() error { _, err := d.s.Stage([]string{"dir"}, "second"); return err }},
+		{"rollback", func() error { _, err := d.s.Rollback("cp2"); return err }},
+		{"big", func() error { return ws().WriteFile("big.bin", make([]byte, 3<<20), 0o644) }},
+		{"discard", func() error { _, err := d.s.Discard("", true); return err }},
+		{"stage 3", func() error { _, err := d.s.Stage(nil, "third"); return err }},
+	}
+	for _, st := range steps {
+		if err := st.do(); err != nil {
+			t.Fatalf("%s: %v", st.name, err)
+		}
+		must(t, d.s.Save())
+		want := look(t, d.s)
+		d.crashAndResume(t)
+		samePicture(t, "after "+st.name, look(t, d.s), want)
+		if t.Failed() {
+			t.FailNow()
+		}
+	}
+	// The resumed session works as the first one would.
+	if _, err := d.s.Rollback("cp2"); err != nil {
+		t.Fatal(err)
+	}
+	got := look(t, d.s)
+	if fmt.Sprint(sortedMap(got.files)) != fmt.Sprint(sortedMap(atCp2.files)) {
+		t.Fatalf("rollback after resume: %v, want %v", sortedMap(got.files), sortedMap(atCp2.files))
+	}
+	must(t, d.s.Save())
+	d.crashAndResume(t)
+	must(t, ws().WriteFile("final.txt", []byte("f\n"), 0o644))
+	c, err := d.s.Stage(nil, "final")
+	must(t, err)
+	res, err := d.s.Push(context.Background(), c.ID.String(), "", nil)
+	must(t, err)
+	if res.Commit != c.ID {
+		t.Fatalf("push result %+v", res)
+	}
+	if head := strings.TrimSpace(git(t, bare, "rev-parse", "main")); head != c.ID.String() {
+		t.Fatalf("target at %s, want %s", head, c.ID)
+	}
+	show := git(t, bare, "show", "--stat", "--format=%s", "main")
+	if !strings.Contains(show, "final.txt") {
+		t.Fatalf("the pushed commit: %s", show)
+	}
+	// Ledger intact across the kills.
+	if _, err := ledger.Verify(d.ledgerPath); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestTornLastBatch cuts the journal inside the last call's batch, at
+// every tenth byte: the session resumes as the call before it left it.
+func TestTornLastBatch(t *testing.T) {
+	bare := repo(t, true, map[string]string{"a.txt": "a\n"})
+	d := newDurable(t, bare, approval.Policy{}, nil)
+	must(t, d.s.Workspace().WriteFile("one.txt", []byte("1\n"), 0o644))
+	must(t, d.s.Save())
+	_, err := d.s.Checkpoint("c")
+	must(t, err)
+	must(t, d.s.Save())
+	want := look(t, d.s)
+	dir, _ := d.s.Durable()
+	jpath := filepath.Join(dir.Path, "journal")
+	before, err := os.ReadFile(jpath)
+	must(t, err)
+	must(t, d.s.Workspace().WriteFile("two.txt", []byte(strings.Repeat("2", 5000)), 0o644))
+	_, err = d.s.Stage(nil, "staged")
+	must(t, err)
+	must(t, d.s.Save())
+	session.Crash(d.s)
+	d.l.Close()
+	d.s = nil
+	after, err := os.ReadFile(jpath)
+	must(t, err)
+	if len(after) <= len(before) || string(after[:len(before)]) != string(before) {
+		t.Fatalf("the last batch did not append (%d -> %d bytes)", len(before), len(after))
+	}
+	for cut := len(before); cut < len(after); cut += 10 {
+		must(t, os.WriteFile(jpath, after[:cut], 0o600))
+		dir, err := session.OpenStateDir(d.root, d.id)
+		must(t, err)
+		s, _, err := session.Resume(context.Background(), d.w, d.options(t, dir))
+		if err != nil {
+			t.Fatalf("cut at %d: %v", cut, err)
+		}
+		samePicture(t, fmt.Sprintf("cut at %d", cut), look(t, s), want)
+		session.Crash(s)
+		d.l.Close()
+		if t.Failed() {
+			t.FailNow()
+		}
+	}
+}
+
+// TestPendingPushOfferedAgain: a push waiting for a reviewer when the
+// server dies is offered again after the restart under the same request
+// id, and approving it pushes.
+func TestPendingPushOfferedAgain(t *testing.T) {
+	bare := repo(t, true, map[string]string{"a.txt": "a\n"})
+	d := newDurable(t, bare, approval.Policy{}, nil)
+	must(t, d.s.Workspace().WriteFile("new.txt", []byte("new\n"), 0o644))
+	c, err := d.s.Stage(nil, "add new")
+	must(t, err)
+	res, err := d.s.Push(context.Background(), c.ID.String(), "", nil)
+	must(t, err)
+	if !res.Pending {
+		t.Fatalf("push did not wait: %+v", res)
+	}
+	must(t, d.s.Save())
+	rec := d.crashAndResume(t)
+	if len(rec.Waiting) != 1 || rec.Waiting[0] != res.RequestID {
+		t.Fatalf("recovered %+v, want request %s waiting", rec, res.RequestID)
+	}
+	if !strings.Contains(rec.Text(), res.RequestID) {
+		t.Fatalf("the worker is not told: %s", rec.Text())
+	}
+	pend := waitPending(t, d.gate, 1)
+	if pend[0].ID != res.RequestID || pend[0].New != c.ID {
+		t.Fatalf("offered %s for %s, want %s for %s", pend[0].ID, pend[0].New, res.RequestID, c.ID)
+	}
+	if _, err := d.gate.Resolve(approval.Decision{Request: res.RequestID, Verdict: approval.Approve, By: "tester"}); err != nil {
+		t.Fatal(err)
+	}
+	res2, err := d.s.Push(context.Background(), c.ID.String(), "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res2.Pending || res2.Commit != c.ID {
+		t.Fatalf("after approval: %+v", res2)
+	}
+	if head := strings.TrimSpace(git(t, bare, "rev-parse", "main")); head != c.ID.String() {
+		t.Fatalf("target at %s, want %s", head, c.ID)
+	}
+	if _, err := ledger.Verify(d.ledgerPath); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// stallTarget pushes (or not) and then never returns, as a process killed
+// in the middle of a push would.
+type stallTarget struct {
+	targets.Target
+	land    bool
+	stalled chan struct{}
+	once    sync.Once
+}
+
+func (s *stallTarget) Push(ctx context.Context, g approval.Grant, store *staging.Store) error {
+	if s.land {
+		s.Target.Push(ctx, g, store)
+	}
+	s.once.Do(func() { close(s.stalled) })
+	<-ctx.Done() // never, for the push's context: a killed process never returns
+	return ctx.Err()
+}
+
+// TestLandingPushAfterCrash: a push cut by the crash while landing is
+// recorded as pushed when its branch has the commit, as failed otherwise.
+func TestLandingPushAfterCrash(t *testing.T) {
+	for _, land := range []bool{true, false} {
+		t.Run(fmt.Sprintf("landed=%v", land), func(t *testing.T) {
+			bare := repo(t, true, map[string]string{"a.txt": "a\n"})
+			stall := &stallTarget{land: land, stalled: make(chan struct{})}
+			first := true
+			d := newDurable(t, bare, approval.Policy{AutoApprove: []string{"local-bare:" + bare}}, func(tg targets.Target) targets.Target {
+				if first {
+					first = false
+					stall.Target = tg
+					return stall
+				}
+				return tg
+			})
+			must(t, d.s.Workspace().WriteFile("new.txt", []byte("new\n"), 0o644))
+			c, err := d.s.Stage(nil, "add new")
+			must(t, err)
+			go d.s.Push(context.Background(), c.ID.String(), "", nil)
+			<-stall.stalled
+			d.wrap = nil
+			rec := d.crashAndResume(t)
+			recs, err := ledger.Records(d.ledgerPath)
+			must(t, err)
+			var results []string
+			for _, r := range recs {
+				if r.Kind == ledger.KindPush {
+					results = append(results, string(r.Data))
+				}
+			}
+			last := results[len(results)-1]
+			st := d.s.Status()
+			if land {
+				if !strings.Contains(last, `"result":"pushed"`) || len(st.Staged) != 0 {
+					t.Fatalf("landed push: ledger %s, staged %d", last, len(st.Staged))
+				}
+			} else if !strings.Contains(last, `"result":"failed"`) || len(st.Staged) != 1 {
+				t.Fatalf("unlanded push: ledger %s, staged %d", last, len(st.Staged))
+			}
+			if len(rec.Ended) != 1 {
+				t.Fatalf("recovered %+v", rec)
+			}
+			if _, err := ledger.Verify(d.ledgerPath); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// TestStateDirs: a session is locked while open, listed with its counts,
+// found as its worker's latest unfinished one, and removed when asked.
+func TestStateDirs(t *testing.T) {
+	bare := repo(t, true, map[string]string{"a.txt": "a\n"})
+	d := newDurable(t, bare, approval.Policy{}, nil)
+	if _, err := session.OpenStateDir(d.root, d.id); !errors.Is(err, session.ErrSessionBusy) {
+		t.Fatalf("a second opener got %v, want busy", err)
+	}
+	must(t, d.s.Workspace().WriteFile("x.txt", []byte("x"), 0o644))
+	must(t, d.s.Save())
+	d.s.Close()
+	d.s = nil
+	d.l.Close()
+	list, err := session.ListSessions(d.root)
+	must(t, err)
+	if len(list) != 1 || list[0].Changed != 1 || !list[0].Closed || list[0].Running {
+		t.Fatalf("listed %+v", list)
+	}
+	dir, err := session.LatestUnfinished(d.root, "test")
+	must(t, err)
+	if dir == nil || dir.ID != d.id {
+		t.Fatalf("latest unfinished: %+v", dir)
+	}
+	if got := session.Sweep(d.root, 0); len(got) != 0 {
+		t.Fatalf("swept unfinished or open sessions: %v", got)
+	}
+	dir.Unlock()
+	if got := session.Sweep(d.root, 0); len(got) != 0 {
+		t.Fatalf("swept an unfinished session: %v", got)
+	}
+	if _, err := session.OpenStateDir(d.root, "../x"); !errors.Is(err, session.ErrNoSession) {
+		t.Fatalf("a path as id: %v", err)
+	}
+	must(t, session.RemoveSession(d.root, d.id))
+	if list, _ := session.ListSessions(d.root); len(list) != 0 {
+		t.Fatalf("after rm: %+v", list)
+	}
+}

@@ -1,0 +1,263 @@
+package journal
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+)
+
+// magic starts every journal file; the version is in it.
+const magic = "airlock journal 1\n"
+
+// headerLen is a record's length (4 bytes), CRC-32C (4) and type (1).
+const headerLen = 9
+
+// MaxRecord bounds one record's payload; a larger length in a header is
+// damage, not a record.
+const MaxRecord = 1 << 30
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// ErrCorrupt: the file is not a journal, or damaged before its tail.
+var ErrCorrupt = errors.New("journal: corrupt")
+
+// Journal is an open journal file. It is safe for concurrent use.
+type Journal struct {
+	path string
+
+	mu    sync.Mutex
+	f     *os.File
+	size  int64
+	dirty bool // written since the last Sync
+}
+
+// Batch is records to append together.
+type Batch struct {
+	buf []byte
+	n   int
+}
+
+// Add appends a record of type typ to the batch.
+func (b *Batch) Add(typ byte, payload []byte) {
+	var h [headerLen]byte
+	binary.LittleEndian.PutUint32(h[0:], uint32(len(payload)))
+	crc := crc32.Update(crc32.Checksum([]byte{typ}, castagnoli), castagnoli, payload)
+	binary.LittleEndian.PutUint32(h[4:], crc)
+	h[8] = typ
+	b.buf = append(b.buf, h[:]...)
+	b.buf = append(b.buf, payload...)
+	b.n++
+}
+
+// Len is the number of records in the batch.
+func (b *Batch) Len() int { return b.n }
+
+// Bytes is the size the batch takes in the file.
+func (b *Batch) Bytes() int { return len(b.buf) }
+
+// Reset empties the batch, keeping its buffer.
+func (b *Batch) Reset() { b.buf, b.n = b.buf[:0], 0 }
+
+// Open opens the journal at path, creating it (0600) when missing, and
+// calls fn for each of its records in order up to the last one commit
+// accepts (a commit record); the rest is a torn batch and is cut off
+// before Open returns. fn's payload is only valid during the call.
+func Open(path string, commit func(typ byte) bool, fn func(typ byte, payload []byte) error) (*Journal, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	j := &Journal{path: path, f: f}
+	if err := j.load(commit, fn); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return j, nil
+}
+
+func (j *Journal) load(commit func(byte) bool, fn func(byte, []byte) error) error {
+	data, err := io.ReadAll(j.f)
+	if err != nil {
+		return err
+	}
+	if len(data) == 0 {
+		// A new journal (or one whose creation was cut before its magic).
+		if _, err := j.f.WriteAt([]byte(magic), 0); err != nil {
+			return err
+		}
+		j.size = int64(len(magic))
+		return nil
+	}
+	if len(data) < len(magic) {
+		if string(data) == magic[:len(data)] {
+			// Its creation was cut short: nothing was ever committed.
+			if err := j.f.Truncate(0); err != nil {
+				return err
+			}
+			if _, err := j.f.WriteAt([]byte(magic), 0); err != nil {
+				return err
+			}
+			j.size = int64(len(magic))
+			return nil
+		}
+		return fmt.Errorf("%w: %s is not an airlock journal", ErrCorrupt, j.path)
+	}
+	if string(data[:len(magic)]) != magic {
+		return fmt.Errorf("%w: %s is not an airlock journal (or of another version)", ErrCorrupt, j.path)
+	}
+	// First pass: where the last complete commit record ends.
+	end := len(magic)
+	for off := len(magic); ; {
+		typ, payload, next, ok := record(data, off)
+		if !ok {
+			break
+		}
+		_ = payload
+		if commit(typ) {
+			end = next
+		}
+		off = next
+	}
+	for off := len(magic); off < end; {
+		typ, payload, next, _ := record(data, off)
+		if err := fn(typ, payload); err != nil {
+			return err
+		}
+		off = next
+	}
+	if end < len(data) {
+		if err := j.f.Truncate(int64(end)); err != nil {
+			return err
+		}
+	}
+	j.size = int64(end)
+	return nil
+}
+
+// record decodes the record at off; ok is false at the end of data or at
+// a record that is cut short or fails its check.
+func record(data []byte, off int) (typ byte, payload []byte, next int, ok bool) {
+	if len(data)-off < headerLen {
+		return 0, nil, 0, false
+	}
+	n := binary.LittleEndian.Uint32(data[off:])
+	if n > MaxRecord || uint64(len(data)-off-headerLen) < uint64(n) {
+		return 0, nil, 0, false
+	}
+	typ = data[off+8]
+	payload = data[off+headerLen : off+headerLen+int(n)]
+	crc := crc32.Update(crc32.Checksum([]byte{typ}, castagnoli), castagnoli, payload)
+	if crc != binary.LittleEndian.Uint32(data[off+4:]) {
+		return 0, nil, 0, false
+	}
+	return typ, payload, off + headerLen + int(n), true
+}
+
+// Write appends the batch with one write. Once it returns, the records
+// survive the process being killed.
+func (j *Journal) Write(b *Batch) error {
+	if b.n == 0 {
+		return nil
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.f == nil {
+		return errors.New("journal: closed")
+	}
+	n, err := j.f.WriteAt(b.buf, j.size)
+	if err != nil {
+		// Whatever part was written is a torn batch: cut it off so the
+		// next batch follows the last complete one.
+		if n > 0 {
+			j.f.Truncate(j.size)
+		}
+		return fmt.Errorf("journal: writing %s: %w", j.path, err)
+	}
+	j.size += int64(n)
+	j.dirty = true
+	return nil
+}
+
+// Size is the file's length.
+func (j *Journal) Size() int64 {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.size
+}
+
+// Sync flushes what was written to the disk, if anything was.
+func (j *Journal) Sync() error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.f == nil || !j.dirty {
+		return nil
+	}
+	if err := j.f.Sync(); err != nil {
+		return err
+	}
+	j.dirty = false
+	return nil
+}
+
+// Rewrite replaces the journal's whole content with the batch, atomically:
+// a crash leaves either the old file or the new one.
+func (j *Journal) Rewrite(b *Batch) error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.f == nil {
+		return errors.New("journal: closed")
+	}
+	tmp := j.path + ".new"
+	f, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return err
+	}
+	fail := func(err error) error {
+		f.Close()
+		os.Remove(tmp)
+		return fmt.Errorf("journal: rewriting %s: %w", j.path, err)
+	}
+	if _, err := f.Write(append([]byte(magic), b.buf...)); err != nil {
+		return fail(err)
+	}
+	if err := f.Sync(); err != nil {
+		return fail(err)
+	}
+	if err := os.Rename(tmp, j.path); err != nil {
+		return fail(err)
+	}
+	syncDir(filepath.Dir(j.path))
+	j.f.Close()
+	j.f, j.size, j.dirty = f, int64(len(magic)+len(b.buf)), false
+	return nil
+}
+
+// Close syncs and closes the file.
+func (j *Journal) Close() error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.f == nil {
+		return nil
+	}
+	var err error
+	if j.dirty {
+		err = j.f.Sync()
+	}
+	if cerr := j.f.Close(); err == nil {
+		err = cerr
+	}
+	j.f = nil
+	return err
+}
+
+func syncDir(dir string) {
+	if d, err := os.Open(dir); err == nil {
+		d.Sync()
+		d.Close()
+	}
+}

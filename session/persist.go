@@ -1,0 +1,722 @@
+package session
+
+import (
+	"bytes"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/airlock-dev/airlock/memfs"
+	"github.com/airlock-dev/airlock/session/journal"
+	"github.com/airlock-dev/airlock/staging"
+)
+
+// A durable session writes what it holds to a journal (package journal):
+// after every call that changed the sandbox, one batch of records, written
+// with one write(2) before the call answers. Records are of two types:
+//
+//	object  a git object (blob, tree, commit), in git's own format: its
+//	        type and content, named by its SHA-1. Each object is written
+//	        once; content-addressing makes the journal share a file's
+//	        content between the workspace, checkpoints and commits.
+//	state   what changed in the session's state, as JSON: the live tree as
+//	        a delta against the previous record's, the checkpoints (each
+//	        unchanged, or a delta against a tree of the same record), the
+//	        staging area (commits, bases and views by id) and the
+//	        session's own fields (where the base came from, published
+//	        commits, checkpoints' bases, pushes waiting for review).
+//
+// A state record ends its batch: a batch cut short by a crash has none and
+// is dropped whole when the journal is opened, so a call is in the journal
+// all or not at all. When the journal has grown to twice what its state
+// needs, it is rewritten whole (objects reachable now, and one full state
+// record), atomically.
+
+const (
+	recObject byte = 1
+	recState  byte = 2
+)
+
+// object record flags: the object was written with everything it reaches
+// (a shallow commit is one kept for its id only, as Collect keeps a base's
+// parents).
+const objDeep byte = 1
+
+// persister is a session's side of its journal. Its fields are guarded by
+// Session.mu: every save runs under it.
+type persister struct {
+	dir *StateDir
+	j   *journal.Journal
+
+	known   map[plumbing.Hash]uint8 // in the journal: 1 alone, 2 with all it reaches
+	commits map[plumbing.Hash]bool  // staged commits whose record was written
+	slots   map[string]*memfs.Snapshot
+	live    *memfs.Snapshot
+	cps     []memfs.SavedCheckpoint
+	area    staging.AreaState
+	sess    []byte
+	seq     uint64
+	// compacted is the journal's size after its last rewrite.
+	compacted int64
+
+	sumMu   sync.Mutex
+	summary Summary
+	sumDone bool // summary written since it last changed
+	stop    chan struct{}
+	stopped chan struct{}
+}
+
+type stateRec struct {
+	Seq  uint64          `json:"seq"`
+	Time time.Time       `json:"time"`
+	Full bool            `json:"full,omitempty"`
+	Live *snapRec        `json:"live,omitempty"`
+	Cps  *[]cpRec        `json:"cps,omitempty"`
+	Area *areaRec        `json:"area,omitempty"`
+	Sess json.RawMessage `json:"sess,omitempty"`
+}
+
+// snapRec is a tree as a delta against another, named by its slot: a
+// record's trees are its slots "live", "base", "c:COMMIT" (a staged
+// commit's workspace side) and "cp:NAME", computed in that order; From
+// names one computed before in the same record, or "prev:SLOT" as the
+// record before left it, or "empty".
+type snapRec struct {
+	From  string     `json:"from"`
+	Delta []deltaRec `json:"delta,omitempty"`
+}
+
+type deltaRec struct {
+	Path   string `json:"p"`
+	Remove bool   `json:"r,omitempty"`
+	Mode   uint32 `json:"m,omitempty"`
+	Blob   string `json:"b,omitempty"`
+	Ino    uint64 `json:"i,omitempty"`
+}
+
+type cpRec struct {
+	Name string    `json:"name"`
+	Time time.Time `json:"time"`
+	Keep bool      `json:"keep,omitempty"`
+	Snap *snapRec  `json:"snap,omitempty"`
+}
+
+type areaRec struct {
+	Base    linkRec      `json:"base"`
+	Chain   []linkRec    `json:"chain,omitempty"`
+	Pulled  *[]string    `json:"pulled,omitempty"`
+	Dropped []refusalRec `json:"dropped,omitempty"`
+}
+
+type linkRec struct {
+	ID     string     `json:"id,omitempty"`
+	Tree   string     `json:"tree,omitempty"`
+	View   string     `json:"view,omitempty"`
+	Paths  []string   `json:"paths,omitempty"`
+	Snap   *snapRec   `json:"snap"`
+	Commit *commitRec `json:"commit,omitempty"` // written once per commit
+}
+
+type commitRec struct {
+	ID        string           `json:"id"`
+	Parent    string           `json:"parent,omitempty"`
+	Base      string           `json:"base,omitempty"`
+	Tree      string           `json:"tree"`
+	Message   string           `json:"message"`
+	Author    object.Signature `json:"author"`
+	Committer object.Signature `json:"committer"`
+	Created   time.Time        `json:"created"`
+	Files     []fileRec        `json:"files"`
+}
+
+type fileRec struct {
+	Path    string `json:"p"`
+	Op      uint8  `json:"op"`
+	Blob    string `json:"b,omitempty"`
+	Size    int64  `json:"s"`
+	Mode    uint32 `json:"m"`
+	OldBlob string `json:"ob,omitempty"`
+	OldMode uint32 `json:"om,omitempty"`
+}
+
+type refusalRec struct {
+	Path string `json:"path"`
+	Rule string `json:"rule"`
+	Why  string `json:"why"`
+}
+
+// sessRec is the session's own state.
+type sessRec struct {
+	Base      *TargetSpec          `json:"base,omitempty"`
+	BaseRef   string               `json:"base_ref,omitempty"`
+	Published map[string]string    `json:"published,omitempty"`
+	Cps       map[string][4]string `json:"cps,omitempty"`
+	Pushes    []pushRec            `json:"pushes,omitempty"`
+}
+
+// pushRec is a push in flight.
+type pushRec struct {
+	ID      string      `json:"id"`
+	Spec    *TargetSpec `json:"spec"`
+	Ref     string      `json:"ref"`
+	Commit  string      `json:"commit"`
+	Old     string      `json:"old,omitempty"`
+	State   string      `json:"state"`
+	Keys    []string    `json:"keys,omitempty"`
+	Notes   []string    `json:"notes,omitempty"`
+	Retries int         `json:"retries,omitempty"`
+}
+
+func hexOf(h plumbing.Hash) string {
+	if h.IsZero() {
+		return ""
+	}
+	return h.String()
+}
+
+func hashOf(s string) (plumbing.Hash, error) {
+	if s == "" {
+		return plumbing.ZeroHash, nil
+	}
+	b, err := hex.DecodeString(s)
+	if err != nil || len(b) != 20 {
+		return plumbing.ZeroHash, fmt.Errorf("session state: %q is not an object id", s)
+	}
+	var h plumbing.Hash
+	copy(h[:], b)
+	return h, nil
+}
+
+// save writes what changed since the last save as one batch. It runs
+// under s.mu; without a state directory it does nothing.
+func (s *Session) saveLocked() error {
+	p := s.pst
+	if p == nil {
+		return nil
+	}
+	var b journal.Batch
+	added := map[plumbing.Hash]uint8{}
+	rec := stateRec{Seq: p.seq + 1, Time: time.Now().UTC()}
+	changed := false
+	e := p.encoder(&b, added, p.slots)
+
+	live, cps := s.ws.Saved()
+	if p.live == nil || !live.Same(p.live) {
+		rec.Live = e.snap("live", live)
+		changed = true
+	} else {
+		e.cur["live"] = live
+	}
+	ast := s.area.Saved()
+	if !ast.Same(p.area) {
+		rec.Area = p.encodeArea(e, ast, false)
+		changed = true
+	} else {
+		e.keep("base")
+		e.keep("c:")
+	}
+	if err := p.addObjects(&b, s.store, s.rootsLocked(), added, false); err != nil {
+		return err
+	}
+	if list, ok := p.encodeCps(e, cps); ok {
+		rec.Cps = &list
+		changed = true
+	} else {
+		e.keep("cp:")
+	}
+	sj, err := json.Marshal(s.sessRecLocked())
+	if err != nil {
+		return err
+	}
+	if !bytes.Equal(sj, p.sess) {
+		rec.Sess = sj
+		changed = true
+	}
+	if !changed && b.Len() == 0 {
+		return nil
+	}
+	if err := p.commit(&b, rec); err != nil {
+		return err
+	}
+	for h, d := range added {
+		p.known[h] = max(p.known[h], d)
+	}
+	for _, l := range ast.Chain {
+		p.commits[l.ID] = true
+	}
+	p.slots, p.live, p.cps, p.area, p.sess, p.seq = e.cur, live, cps, ast, sj, rec.Seq
+	p.setSummary(s.summaryLocked())
+	if size := p.j.Size(); size > 2*p.compacted+4<<20 {
+		return s.compactLocked()
+	}
+	return nil
+}
+
+// encoder writes a record's trees, each as a delta against the closest
+// tree it can name.
+type encoder struct {
+	p     *persister
+	b     *journal.Batch
+	added map[plumbing.Hash]uint8
+	prev  map[string]*memfs.Snapshot
+	cur   map[string]*memfs.Snapshot
+	order []string // cur's slots in the order computed
+}
+
+func (p *persister) encoder(b *journal.Batch, added map[plumbing.Hash]uint8, prev map[string]*memfs.Snapshot) *encoder {
+	return &encoder{p: p, b: b, added: added, prev: prev, cur: map[string]*memfs.Snapshot{}}
+}
+
+// keep carries the previous record's slots with prefix over unchanged.
+func (e *encoder) keep(prefix string) {
+	for name, sn := range e.prev {
+		if len(name) >= len(prefix) && name[:len(prefix)] == prefix {
+			e.cur[name] = sn
+		}
+	}
+}
+
+func (e *encoder) snap(name string, sn *memfs.Snapshot) *snapRec {
+	defer func() { e.cur[name] = sn; e.order = append(e.order, name) }()
+	for _, n := range e.order {
+		if e.cur[n].Same(sn) {
+			return &snapRec{From: n}
+		}
+	}
+	if old, ok := e.prev[name]; ok && old.Same(sn) {
+		return &snapRec{From: "prev:" + name}
+	}
+	for n, old := range e.prev {
+		if old.Same(sn) {
+			return &snapRec{From: "prev:" + n}
+		}
+	}
+	// A delta against the same slot before, or the live tree: trees of
+	// one session derive from one another, so it is what changed.
+	from, ref := "empty", (*memfs.Snapshot)(nil)
+	switch {
+	case e.prev[name] != nil:
+		from, ref = "prev:"+name, e.prev[name]
+	case e.cur["live"] != nil:
+		from, ref = "live", e.cur["live"]
+	case e.prev["live"] != nil:
+		from, ref = "prev:live", e.prev["live"]
+	}
+	return &snapRec{From: from, Delta: e.p.encodeDelta(e.b, memfs.DeltaOf(ref, sn), e.added)}
+}
+
+func (p *persister) commit(b *journal.Batch, rec stateRec) error {
+	data, err := json.Marshal(rec)
+	if err != nil {
+		return err
+	}
+	b.Add(recState, data)
+	if err := p.j.Write(b); err != nil {
+		return fmt.Errorf("saving the session to %s failed (%w); the change is made in memory, but a crash now would lose it", p.dir.Path, err)
+	}
+	return nil
+}
+
+// compactLocked rewrites the journal as the session's state alone.
+func (s *Session) compactLocked() error {
+	p := s.pst
+	var b journal.Batch
+	added := map[plumbing.Hash]uint8{}
+	ast := s.area.Saved()
+	if err := p.addObjects(&b, s.store, s.rootsLocked(), added, true); err != nil {
+		return err
+	}
+	known := p.known
+	p.known = added // what the new file holds, for encodeDelta's checks
+	restore := func() { p.known = known }
+	live, cps := s.ws.Saved()
+	e := p.encoder(&b, added, nil)
+	rec := stateRec{Seq: p.seq + 1, Time: time.Now().UTC(), Full: true}
+	rec.Live = e.snap("live", live)
+	rec.Area = p.encodeArea(e, ast, true)
+	list, _ := p.encodeCps(e, cps)
+	rec.Cps = &list
+	sj, err := json.Marshal(s.sessRecLocked())
+	if err != nil {
+		restore()
+		return err
+	}
+	rec.Sess = sj
+	data, err := json.Marshal(rec)
+	if err != nil {
+		restore()
+		return err
+	}
+	b.Add(recState, data)
+	if err := p.j.Rewrite(&b); err != nil {
+		restore()
+		return fmt.Errorf("compacting the session's journal in %s failed: %w", p.dir.Path, err)
+	}
+	clear(p.commits)
+	for _, l := range ast.Chain {
+		p.commits[l.ID] = true
+	}
+	p.slots, p.live, p.cps, p.area, p.sess, p.seq = e.cur, live, cps, ast, sj, rec.Seq
+	p.compacted = p.j.Size()
+	p.setSummary(s.summaryLocked())
+	return nil
+}
+
+// addObjects adds to b every object roots reach that the journal lacks
+// (all of them, for a rewrite).
+func (p *persister) addObjects(b *journal.Batch, store *staging.Store, roots []plumbing.Hash, added map[plumbing.Hash]uint8, all bool) error {
+	known := func(h plumbing.Hash, deep bool) bool {
+		want := uint8(1)
+		if deep {
+			want = 2
+		}
+		return added[h] >= want || !all && p.known[h] >= want
+	}
+	return store.Walk(roots, known, func(o plumbing.EncodedObject, deep bool) error {
+		r, err := o.Reader()
+		if err != nil {
+			return err
+		}
+		data, err := io.ReadAll(r)
+		r.Close()
+		if err != nil {
+			return err
+		}
+		flag := byte(0)
+		d := uint8(1)
+		if deep {
+			flag, d = objDeep, 2
+		}
+		addObject(b, o.Type(), flag, o.Hash(), data)
+		added[o.Hash()] = max(added[o.Hash()], d)
+		return nil
+	})
+}
+
+func addObject(b *journal.Batch, t plumbing.ObjectType, flag byte, h plumbing.Hash, data []byte) {
+	payload := make([]byte, 0, 22+len(data))
+	payload = append(payload, byte(t), flag)
+	payload = append(payload, h[:]...)
+	payload = append(payload, data...)
+	b.Add(recObject, payload)
+}
+
+// encodeDelta turns memfs deltas into records, adding the blobs the
+// journal lacks.
+func (p *persister) encodeDelta(b *journal.Batch, ds []memfs.Delta, added map[plumbing.Hash]uint8) []deltaRec {
+	out := make([]deltaRec, len(ds))
+	for i, d := range ds {
+		out[i] = deltaRec{Path: d.Path, Remove: d.Remove, Mode: uint32(d.Mode), Ino: d.Ino}
+		if d.Remove || d.Mode.IsDir() {
+			continue
+		}
+		h := plumbing.ComputeHash(plumbing.BlobObject, d.Data)
+		if p.known[h] == 0 && added[h] == 0 {
+			addObject(b, plumbing.BlobObject, objDeep, h, d.Data)
+			added[h] = 2
+		}
+		out[i].Blob = h.String()
+	}
+	return out
+}
+
+// encodeCps returns the checkpoints' records, and whether any changed
+// (a full record has them all).
+func (p *persister) encodeCps(e *encoder, cps []memfs.SavedCheckpoint) ([]cpRec, bool) {
+	same := len(cps) == len(p.cps) && e.prev != nil
+	list := make([]cpRec, len(cps))
+	for i, cp := range cps {
+		name := "cp:" + cp.Name
+		if old, ok := e.prev[name]; ok && old.Same(cp.Snap) && same && p.cps[i].Name == cp.Name && p.cps[i].Time.Equal(cp.Time) {
+			list[i] = cpRec{Name: cp.Name, Time: cp.Time, Keep: true}
+			e.cur[name] = cp.Snap
+			continue
+		}
+		same = false
+		list[i] = cpRec{Name: cp.Name, Time: cp.Time, Snap: e.snap(name, cp.Snap)}
+	}
+	return list, !same
+}
+
+func (p *persister) encodeArea(e *encoder, st staging.AreaState, all bool) *areaRec {
+	link := func(l staging.Link) linkRec {
+		slot := "base"
+		if l.Commit != nil {
+			slot = "c:" + l.ID.String()
+		}
+		r := linkRec{ID: hexOf(l.ID), Tree: hexOf(l.Tree), View: hexOf(l.View), Paths: l.Paths, Snap: e.snap(slot, l.Snap)}
+		if l.Commit != nil && (all || !p.commits[l.ID]) {
+			r.Commit = encodeCommit(l.Commit)
+		}
+		return r
+	}
+	rec := &areaRec{Base: link(st.Base)}
+	for _, l := range st.Chain {
+		rec.Chain = append(rec.Chain, link(l))
+	}
+	if st.Pulled != nil {
+		pulled := append([]string{}, st.Pulled...)
+		rec.Pulled = &pulled
+	}
+	for _, r := range st.Dropped {
+		rec.Dropped = append(rec.Dropped, refusalRec{Path: r.Path, Rule: string(r.Rule), Why: r.Why})
+	}
+	return rec
+}
+
+func encodeCommit(c *staging.Commit) *commitRec {
+	r := &commitRec{ID: hexOf(c.ID), Parent: hexOf(c.Parent), Base: hexOf(c.Base), Tree: hexOf(c.Tree),
+		Message: c.Message, Author: c.Author, Committer: c.Committer, Created: c.Created}
+	for _, f := range c.Files {
+		r.Files = append(r.Files, fileRec{Path: f.Path, Op: uint8(f.Op), Blob: hexOf(f.Blob), Size: f.Size,
+			Mode: uint32(f.Mode), OldBlob: hexOf(f.OldBlob), OldMode: uint32(f.OldMode)})
+	}
+	return r
+}
+
+func decodeCommit(r *commitRec) (*staging.Commit, error) {
+	var err error
+	h := func(s string) plumbing.Hash {
+		v, e := hashOf(s)
+		if e != nil && err == nil {
+			err = e
+		}
+		return v
+	}
+	c := &staging.Commit{ID: h(r.ID), Parent: h(r.Parent), Base: h(r.Base), Tree: h(r.Tree),
+		Message: r.Message, Author: r.Author, Committer: r.Committer, Created: r.Created}
+	for _, f := range r.Files {
+		c.Files = append(c.Files, staging.File{Path: f.Path, Op: staging.Op(f.Op), Blob: h(f.Blob), Size: f.Size,
+			Mode: filemode.FileMode(f.Mode), OldBlob: h(f.OldBlob), OldMode: filemode.FileMode(f.OldMode)})
+	}
+	return c, err
+}
+
+// rootsLocked is every object the session needs: what collection keeps.
+func (s *Session) rootsLocked() []plumbing.Hash {
+	roots := s.area.Roots()
+	for _, p := range s.pushes {
+		roots = append(roots, p.commit.ID, p.req.Old)
+	}
+	for _, b := range s.cps {
+		roots = append(roots, b.tip, b.view, b.baseView)
+	}
+	return roots
+}
+
+func (s *Session) sessRecLocked() sessRec {
+	r := sessRec{Base: s.base, BaseRef: s.baseRef}
+	if len(s.published) > 0 {
+		r.Published = map[string]string{}
+		for h, where := range s.published {
+			r.Published[h.String()] = where
+		}
+	}
+	if len(s.cps) > 0 {
+		r.Cps = map[string][4]string{}
+		for name, b := range s.cps {
+			r.Cps[name] = [4]string{hexOf(b.base), hexOf(b.baseView), hexOf(b.tip), hexOf(b.view)}
+		}
+	}
+	ids := make([]string, 0, len(s.pushes))
+	for id := range s.pushes {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		p := s.pushes[id]
+		pr := pushRec{ID: id, Spec: p.spec, Ref: p.ref, Commit: p.commit.ID.String(), Old: hexOf(p.req.Old),
+			State: string(p.state), Notes: p.notes, Retries: p.retries}
+		for _, k := range p.keys {
+			pr.Keys = append(pr.Keys, k.commit.String())
+		}
+		r.Pushes = append(r.Pushes, pr)
+	}
+	return r
+}
+
+// loaded is a journal read back: the session's state as it was after the
+// last complete call.
+type loaded struct {
+	ws      *memfs.Workspace
+	objs    map[plumbing.Hash]rawObject
+	slots   map[string]*memfs.Snapshot
+	cps     []memfs.SavedCheckpoint
+	area    *areaRec
+	commits map[plumbing.Hash]*staging.Commit
+	sess    sessRec
+	seq     uint64
+}
+
+type rawObject struct {
+	t    plumbing.ObjectType
+	deep bool
+	data []byte
+}
+
+func isState(t byte) bool { return t == recState }
+
+func (l *loaded) record(typ byte, payload []byte) error {
+	switch typ {
+	case recObject:
+		if len(payload) < 22 {
+			return fmt.Errorf("%w: an object record of %d bytes", journal.ErrCorrupt, len(payload))
+		}
+		var h plumbing.Hash
+		copy(h[:], payload[2:22])
+		o := l.objs[h]
+		o.t = plumbing.ObjectType(payload[0])
+		o.deep = o.deep || payload[1]&objDeep != 0
+		if o.data == nil {
+			o.data = bytes.Clone(payload[22:])
+			if o.data == nil {
+				o.data = []byte{}
+			}
+		}
+		l.objs[h] = o
+		return nil
+	case recState:
+		var rec stateRec
+		if err := json.Unmarshal(payload, &rec); err != nil {
+			return fmt.Errorf("%w: a state record: %v", journal.ErrCorrupt, err)
+		}
+		return l.apply(rec)
+	}
+	return fmt.Errorf("%w: a record of unknown type %d", journal.ErrCorrupt, typ)
+}
+
+// apply replays one state record onto the state so far.
+func (l *loaded) apply(rec stateRec) error {
+	prev := l.slots
+	if rec.Full {
+		prev = nil
+	}
+	cur := map[string]*memfs.Snapshot{}
+	build := func(name string, r *snapRec) (*memfs.Snapshot, error) {
+		if r == nil {
+			return nil, fmt.Errorf("%w: tree %s is missing", journal.ErrCorrupt, name)
+		}
+		var from *memfs.Snapshot
+		switch {
+		case r.From == "empty":
+		case strings.HasPrefix(r.From, "prev:"):
+			from = prev[r.From[5:]]
+		default:
+			from = cur[r.From]
+		}
+		if from == nil && r.From != "empty" {
+			return nil, fmt.Errorf("%w: tree %s from %q, which the journal does not have", journal.ErrCorrupt, name, r.From)
+		}
+		ds := make([]memfs.Delta, len(r.Delta))
+		for i, d := range r.Delta {
+			ds[i] = memfs.Delta{Path: d.Path, Remove: d.Remove, Mode: fs.FileMode(d.Mode), Ino: d.Ino}
+			if d.Remove || ds[i].Mode.IsDir() {
+				continue
+			}
+			h, err := hashOf(d.Blob)
+			if err != nil {
+				return nil, err
+			}
+			o, ok := l.objs[h]
+			if !ok {
+				return nil, fmt.Errorf("%w: %s needs blob %s, which the journal does not have", journal.ErrCorrupt, d.Path, d.Blob)
+			}
+			ds[i].Data = o.data
+		}
+		sn := from
+		if len(ds) > 0 || from == nil {
+			var err error
+			if sn, err = l.ws.Apply(from, ds); err != nil {
+				return nil, err
+			}
+		}
+		cur[name] = sn
+		return sn, nil
+	}
+	carry := func(prefix string) {
+		for name, sn := range prev {
+			if strings.HasPrefix(name, prefix) {
+				cur[name] = sn
+			}
+		}
+	}
+	if rec.Live != nil {
+		if _, err := build("live", rec.Live); err != nil {
+			return err
+		}
+	} else {
+		carry("live")
+	}
+	if rec.Area != nil {
+		for i, lr := range append([]linkRec{rec.Area.Base}, rec.Area.Chain...) {
+			slot := "base"
+			if i > 0 {
+				slot = "c:" + lr.ID
+			}
+			if _, err := build(slot, lr.Snap); err != nil {
+				return err
+			}
+			if lr.Commit != nil {
+				c, err := decodeCommit(lr.Commit)
+				if err != nil {
+					return err
+				}
+				l.commits[c.ID] = c
+			}
+		}
+		l.area = rec.Area
+	} else {
+		carry("base")
+		carry("c:")
+	}
+	if rec.Cps != nil {
+		var cps []memfs.SavedCheckpoint
+		for _, c := range *rec.Cps {
+			name := "cp:" + c.Name
+			if c.Keep {
+				sn, ok := prev[name]
+				if !ok {
+					return fmt.Errorf("%w: checkpoint %q kept but never written", journal.ErrCorrupt, c.Name)
+				}
+				cur[name] = sn
+				cps = append(cps, memfs.SavedCheckpoint{Name: c.Name, Time: c.Time, Snap: sn})
+				continue
+			}
+			sn, err := build(name, c.Snap)
+			if err != nil {
+				return err
+			}
+			cps = append(cps, memfs.SavedCheckpoint{Name: c.Name, Time: c.Time, Snap: sn})
+		}
+		l.cps = cps
+	} else {
+		carry("cp:")
+	}
+	if cur["live"] == nil {
+		return fmt.Errorf("%w: no live tree", journal.ErrCorrupt)
+	}
+	if rec.Sess != nil {
+		var sr sessRec
+		if err := json.Unmarshal(rec.Sess, &sr); err != nil {
+			return fmt.Errorf("%w: the session's record: %v", journal.ErrCorrupt, err)
+		}
+		l.sess = sr
+	}
+	l.slots, l.seq = cur, rec.Seq
+	return nil
+}
+
+// errNoState: the journal holds no complete state (a session killed
+// before its first save).
+var errNoState = errors.New("the session's journal holds no saved state")

@@ -1,0 +1,270 @@
+package session
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+)
+
+// A durable session lives in a directory of its own under the sessions
+// directory (airlock's state directory, then "sessions"), 0700:
+//
+//	meta.json     who the session is for (written once, at its start)
+//	journal       what it holds (see persist.go)
+//	summary.json  counts for airlock sessions list, rewritten about once a
+//	              second while they change, and at exit
+//	lock          flock(2)ed by the server that has it open
+//
+// Nothing in it is reachable by a worker: the workspace is in memory, and
+// a run's sandbox does not mount the state directory.
+
+// Meta is what a session is for.
+type Meta struct {
+	ID         string    `json:"id"`
+	Worker     string    `json:"worker"`
+	WorkerKey  string    `json:"worker_key"` // which worker file (or repository, for the default worker)
+	WorkerFile string    `json:"worker_file,omitempty"`
+	Created    time.Time `json:"created"`
+}
+
+// Summary is a session's state in counts, for people.
+type Summary struct {
+	Updated     time.Time `json:"updated"`
+	Changed     int       `json:"changed"`     // files changed and not staged
+	Staged      int       `json:"staged"`      // staged commits
+	Checkpoints int       `json:"checkpoints"` // checkpoints
+	Pending     int       `json:"pending"`     // pushes waiting for a reviewer
+	Closed      bool      `json:"closed"`      // its server ended it cleanly
+	Bytes       int64     `json:"bytes"`       // the journal's size
+}
+
+// Unfinished reports whether the session holds work that has not left:
+// changes, staged commits or pushes waiting.
+func (s Summary) Unfinished() bool { return s.Changed > 0 || s.Staged > 0 || s.Pending > 0 }
+
+// StateDir is one session's directory, locked by this process while open.
+type StateDir struct {
+	ID   string
+	Path string
+	Meta Meta
+	lock *os.File
+}
+
+// ErrSessionBusy: another running server has the session open.
+var ErrSessionBusy = errors.New("the session is open in another airlock serve")
+
+// ErrNoSession: no session has that id.
+var ErrNoSession = errors.New("no such session")
+
+// CreateStateDir makes a new session's directory under root and locks it.
+func CreateStateDir(root string, meta Meta) (*StateDir, error) {
+	if err := os.MkdirAll(root, 0o700); err != nil {
+		return nil, err
+	}
+	var b [4]byte
+	rand.Read(b[:])
+	meta.Created = time.Now().UTC()
+	meta.ID = meta.Created.Format("20060102-150405") + "-" + hex.EncodeToString(b[:])
+	dir := filepath.Join(root, meta.ID)
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		return nil, err
+	}
+	d := &StateDir{ID: meta.ID, Path: dir, Meta: meta}
+	if err := d.takeLock(); err != nil {
+		return nil, err
+	}
+	if err := writeJSONAtomic(filepath.Join(dir, "meta.json"), meta); err != nil {
+		d.Unlock()
+		return nil, err
+	}
+	return d, nil
+}
+
+// OpenStateDir opens and locks the session id under root.
+func OpenStateDir(root, id string) (*StateDir, error) {
+	if err := checkID(id); err != nil {
+		return nil, err
+	}
+	dir := filepath.Join(root, id)
+	meta, err := readMeta(dir)
+	if err != nil {
+		return nil, err
+	}
+	d := &StateDir{ID: id, Path: dir, Meta: meta}
+	if err := d.takeLock(); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+func checkID(id string) error {
+	if id == "" || strings.ContainsAny(id, "/\\") || id == "." || id == ".." || strings.HasPrefix(id, ".") {
+		return fmt.Errorf("%w: %q is not a session id (see airlock sessions list)", ErrNoSession, id)
+	}
+	return nil
+}
+
+func readMeta(dir string) (Meta, error) {
+	var m Meta
+	data, err := os.ReadFile(filepath.Join(dir, "meta.json"))
+	if errors.Is(err, os.ErrNotExist) {
+		return m, fmt.Errorf("%w: %s (see airlock sessions list)", ErrNoSession, filepath.Base(dir))
+	}
+	if err != nil {
+		return m, err
+	}
+	if err := json.Unmarshal(data, &m); err != nil {
+		return m, fmt.Errorf("session %s: meta.json: %w", filepath.Base(dir), err)
+	}
+	return m, nil
+}
+
+func (d *StateDir) takeLock() error {
+	f, err := os.OpenFile(filepath.Join(d.Path, "lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return err
+	}
+	if err := tryLock(f); err != nil {
+		f.Close()
+		return fmt.Errorf("session %s: %w", d.ID, ErrSessionBusy)
+	}
+	d.lock = f
+	return nil
+}
+
+// Unlock releases the session for other processes.
+func (d *StateDir) Unlock() {
+	if d.lock != nil {
+		d.lock.Close() // closing drops the flock
+		d.lock = nil
+	}
+}
+
+func (d *StateDir) journalPath() string { return filepath.Join(d.Path, "journal") }
+
+// Listed is a session as airlock sessions list shows it.
+type Listed struct {
+	Meta
+	Summary
+	Path    string
+	Running bool // a server has it open now
+	NoState bool // it never saved anything
+}
+
+// ListSessions lists the sessions under root, newest first.
+func ListSessions(root string) ([]Listed, error) {
+	ents, err := os.ReadDir(root)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []Listed
+	for _, e := range ents {
+		if !e.IsDir() || checkID(e.Name()) != nil {
+			continue
+		}
+		l, err := listOne(filepath.Join(root, e.Name()))
+		if err != nil {
+			continue
+		}
+		out = append(out, l)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Created.After(out[j].Created) })
+	return out, nil
+}
+
+func listOne(dir string) (Listed, error) {
+	m, err := readMeta(dir)
+	if err != nil {
+		return Listed{}, err
+	}
+	l := Listed{Meta: m, Path: dir}
+	if data, err := os.ReadFile(filepath.Join(dir, "summary.json")); err == nil {
+		json.Unmarshal(data, &l.Summary)
+	} else {
+		l.NoState = true
+	}
+	if f, err := os.OpenFile(filepath.Join(dir, "lock"), os.O_RDWR, 0); err == nil {
+		if tryLock(f) != nil {
+			l.Running = true
+		}
+		f.Close()
+	}
+	if fi, err := os.Stat(filepath.Join(dir, "journal")); err == nil {
+		l.Bytes = fi.Size()
+	}
+	return l, nil
+}
+
+// LatestUnfinished finds the newest session of workerKey that is not
+// running and holds work that has not left, locks it and returns it; nil
+// when there is none.
+func LatestUnfinished(root, workerKey string) (*StateDir, error) {
+	list, err := ListSessions(root)
+	if err != nil {
+		return nil, err
+	}
+	for _, l := range list {
+		if l.WorkerKey != workerKey || l.Running || l.NoState || !l.Unfinished() {
+			continue
+		}
+		d, err := OpenStateDir(root, l.ID)
+		if errors.Is(err, ErrSessionBusy) {
+			continue // it started between the listing and now
+		}
+		return d, err
+	}
+	return nil, nil
+}
+
+// RemoveSession deletes a session's directory; a running one is refused.
+func RemoveSession(root, id string) error {
+	d, err := OpenStateDir(root, id)
+	if err != nil {
+		return err
+	}
+	defer d.Unlock()
+	return os.RemoveAll(d.Path)
+}
+
+// Sweep removes the sessions under root that no server has open, whose
+// work all left (pushed or discarded) or that never saved anything, and
+// that were last changed before now-retention. It returns their ids.
+func Sweep(root string, retention time.Duration) []string {
+	list, _ := ListSessions(root)
+	var gone []string
+	for _, l := range list {
+		when := l.Updated
+		if when.IsZero() {
+			when = l.Created
+		}
+		if l.Running || l.Unfinished() || time.Since(when) < retention {
+			continue
+		}
+		if RemoveSession(root, l.ID) == nil {
+			gone = append(gone, l.ID)
+		}
+	}
+	return gone
+}
+
+func writeJSONAtomic(path string, v any) error {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, append(data, '\n'), 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
