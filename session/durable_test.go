@@ -105,10 +105,10 @@ func (d *durable) crashAndResume(t *testing.T) *session.Recovered {
 
 // picture is everything a worker can observe of a session.
 type picture struct {
-	files    map[string]string // path -> mode and content; directories too
-	changes  string
-	staged   string
-	cps      string
+	files       map[string]string // path -> mode and content; directories too
+	changes     string
+	staged      string
+	cps         string
 	live, usage memfs.Usage
 }
 
