@@ -15,8 +15,14 @@ const serverInstructions = `airlock is a sandbox: read_file, write_file, edit_fi
 // NewMCPServer serves a session over MCP: every tool, and the worker's
 // instructions as a prompt named after the worker.
 func NewMCPServer(s *session.Session, version string) *mcp.Server {
+	instructions := serverInstructions
+	if rec := s.Recovered(); rec != nil {
+		// The worker learns what survived: it may be a new conversation
+		// that knows nothing of the work before.
+		instructions += "\n\n" + rec.Text()
+	}
 	srv := mcp.NewServer(&mcp.Implementation{Name: "airlock", Title: "airlock sandbox", Version: version},
-		&mcp.ServerOptions{Instructions: serverInstructions})
+		&mcp.ServerOptions{Instructions: instructions})
 	for _, t := range ToolsFor(s) {
 		srv.AddTool(&mcp.Tool{Name: t.Name, Description: t.Description, InputSchema: t.Schema},
 			func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {

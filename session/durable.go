@@ -31,6 +31,10 @@ func (s *Session) Save() error {
 	return s.saveLocked()
 }
 
+// Recovered is what the session found when it resumed; nil for a session
+// that started afresh.
+func (s *Session) Recovered() *Recovered { return s.recovered }
+
 // Durable reports whether the session is saved to a state directory, and
 // which.
 func (s *Session) Durable() (*StateDir, bool) {
@@ -243,6 +247,7 @@ func Resume(ctx context.Context, w *Worker, opts Options) (*Session, *Recovered,
 	p.sumMu.Lock()
 	rec.Saved = p.summary.Updated
 	p.sumMu.Unlock()
+	s.recovered = rec
 	return s, rec, nil
 }
 

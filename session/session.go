@@ -111,7 +111,9 @@ type Session struct {
 
 	run *runner // nil without Options.Run
 
-	pst *persister // nil for a session in memory only
+	pst       *persister // nil for a session in memory only
+	recovered *Recovered // what Resume found; nil for a new session
+	closed    bool
 }
 
 // New makes a worker's sandbox and runs its auto_pull. With a state
@@ -197,6 +199,10 @@ func (s *Session) Close() {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.closed {
+		return
+	}
+	s.closed = true
 	if s.pst != nil {
 		s.closeSavingLocked()
 		return

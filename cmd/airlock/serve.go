@@ -94,11 +94,18 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	allowSensitive := fs.Bool("allow-sensitive-roots", false, "let --run-ro name the home directory or the credentials in it (~/.ssh, ~/.aws, ...)")
 	fs.Var(&runEnvs, "run-env", "KEY=VALUE added to every command's environment; repeatable (commands inherit nothing else)")
 	runTimeout := fs.Duration("run-timeout", session.DefaultRunTimeout, "the longest a command may run (and its default timeout)")
+	fresh := fs.Bool("new", false, "start a new session even if this worker has an unfinished one (which stays, for airlock sessions)")
+	ephemeral := fs.Bool("ephemeral", false, "keep the session in memory only: nothing is saved, and a crash or exit loses it")
+	resumeID := fs.String("session", "", "resume this session (see airlock sessions list)")
+	retention := fs.Duration("retention", 7*24*time.Hour, "remove saved sessions whose work all left (pushed or discarded) this long after their last change")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
 	if *danger {
 		*runMode = string(session.RunDanger)
+	}
+	if n := btoi(*fresh) + btoi(*ephemeral) + btoi(*resumeID != ""); n > 1 {
+		return usageError("--new, --ephemeral and --session exclude one another")
 	}
 	var w *session.Worker
 	var err error
@@ -162,7 +169,8 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 			runOpts.DenyTCP = append(runOpts.DenyTCP, uint16(ln.Addr().(*net.TCPAddr).Port))
 		}
 	}
-	sess, err := session.New(ctx, w, session.Options{Gate: gate, Timeout: *timeout, Run: runOpts})
+	opts := session.Options{Gate: gate, Timeout: *timeout, Run: runOpts}
+	sess, err := openSession(ctx, w, *workerFile, opts, state, *fresh, *ephemeral, *resumeID, *retention, stderr)
 	if err != nil {
 		return err
 	}
@@ -196,6 +204,7 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 			"airlock serve: every request needs the header \"Authorization: Bearer %s\" (the token is also in %s, mode 0600)\n",
 			ln.Addr(), mcpPath, token, tokenFile)
 		<-ctx.Done()
+		sayKept(sess, "a signal", stderr)
 		return nil
 	}
 	maxFile := w.Limits.MaxFileBytes
@@ -208,7 +217,105 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if err != nil && ctx.Err() == nil && !errors.Is(err, io.EOF) {
 		return err
 	}
+	why := "the client closed stdin"
+	if ctx.Err() != nil {
+		why = "a signal"
+	}
+	sayKept(sess, why, stderr)
 	return nil
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// sayKept closes a durable session and tells the operator where its work
+// is and how to take it up again.
+func sayKept(sess *session.Session, why string, stderr io.Writer) {
+	dir, ok := sess.Durable()
+	sess.Close()
+	if !ok {
+		return
+	}
+	fmt.Fprintf(stderr, "airlock serve: stopped by %s; session %s is saved in %s.\n"+
+		"airlock serve: run airlock serve again with the same worker to resume it, or see it with `airlock sessions show %s`.\n",
+		why, dir.ID, dir.Path, dir.ID)
+}
+
+// openSession starts the worker's session: the latest unfinished one
+// resumed (unless fresh), the one named, or a new one; in memory only
+// when ephemeral.
+func openSession(ctx context.Context, w *session.Worker, workerFile string, opts session.Options, state string,
+	fresh, ephemeral bool, resumeID string, retention time.Duration, stderr io.Writer) (*session.Session, error) {
+	if ephemeral {
+		fmt.Fprintf(stderr, "airlock serve: the session is in memory only (--ephemeral): nothing survives its end\n")
+		return session.New(ctx, w, opts)
+	}
+	root := filepath.Join(state, "sessions")
+	if gone := session.Sweep(root, retention); len(gone) > 0 {
+		fmt.Fprintf(stderr, "airlock serve: removed %d finished session(s) older than %s\n", len(gone), retention)
+	}
+	key, file := workerKey(w, workerFile)
+	var dir *session.StateDir
+	var err error
+	switch {
+	case resumeID != "":
+		if dir, err = session.OpenStateDir(root, resumeID); err != nil {
+			return nil, err
+		}
+	case !fresh:
+		if dir, err = session.LatestUnfinished(root, key); err != nil {
+			return nil, err
+		}
+	}
+	if dir != nil {
+		opts.State = dir
+		sess, rec, err := session.Resume(ctx, w, opts)
+		if err == nil {
+			fmt.Fprintf(stderr, "airlock serve: resumed session %s from %s: %d file(s) changed, %d staged commit(s), %d checkpoint(s), %d push(es) waiting for review\n",
+				dir.ID, dir.Path, len(rec.Changed), len(rec.Staged), len(rec.Checkpoints), len(rec.Waiting))
+			for _, e := range rec.Ended {
+				fmt.Fprintf(stderr, "airlock serve: %s\n", e)
+			}
+			return sess, nil
+		}
+		dir.Unlock()
+		if resumeID != "" {
+			return nil, err
+		}
+		fmt.Fprintf(stderr, "airlock serve: could not resume session %s (%v); it stays for airlock sessions, and a new one starts\n", dir.ID, err)
+	}
+	if dir, err = session.CreateStateDir(root, session.Meta{Worker: w.Name, WorkerKey: key, WorkerFile: file}); err != nil {
+		return nil, err
+	}
+	opts.State = dir
+	sess, err := session.New(ctx, w, opts)
+	if err != nil {
+		dir.Unlock()
+		os.RemoveAll(dir.Path)
+		return nil, err
+	}
+	fmt.Fprintf(stderr, "airlock serve: session %s, saved in %s as it goes (--ephemeral: keep nothing)\n", dir.ID, dir.Path)
+	return sess, nil
+}
+
+// workerKey names the worker whose sessions resume one another: its file,
+// or for the default worker the repository it works on.
+func workerKey(w *session.Worker, workerFile string) (key, file string) {
+	if workerFile == "" {
+		return "default:" + session.TargetID(w.DefaultTarget), ""
+	}
+	abs, err := filepath.Abs(workerFile)
+	if err != nil {
+		abs = workerFile
+	}
+	if r, err := filepath.EvalSymlinks(abs); err == nil {
+		abs = r
+	}
+	return "file:" + abs, abs
 }
 
 // httpHandler serves srv over Streamable HTTP. A web page in the user's

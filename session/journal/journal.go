@@ -261,3 +261,38 @@ func syncDir(dir string) {
 		d.Close()
 	}
 }
+
+// Read calls fn for each record of the journal at path up to its last
+// commit record, without changing the file: for reading a session another
+// process may have open, or one a person inspects.
+func Read(path string, commit func(typ byte) bool, fn func(typ byte, payload []byte) error) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	if len(data) < len(magic) || string(data[:len(magic)]) != magic {
+		if len(data) < len(magic) && string(data) == magic[:len(data)] {
+			return nil
+		}
+		return fmt.Errorf("%w: %s is not an airlock journal", ErrCorrupt, path)
+	}
+	end := len(magic)
+	for off := len(magic); ; {
+		typ, _, next, ok := record(data, off)
+		if !ok {
+			break
+		}
+		if commit(typ) {
+			end = next
+		}
+		off = next
+	}
+	for off := len(magic); off < end; {
+		typ, payload, next, _ := record(data, off)
+		if err := fn(typ, payload); err != nil {
+			return err
+		}
+		off = next
+	}
+	return nil
+}

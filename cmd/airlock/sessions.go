@@ -1,0 +1,221 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/airlock-dev/airlock/approval/broker"
+	"github.com/airlock-dev/airlock/internal/bytesize"
+	"github.com/airlock-dev/airlock/internal/termsafe"
+	"github.com/airlock-dev/airlock/session"
+)
+
+const sessionsUsage = `Usage: airlock sessions list
+       airlock sessions show ID
+       airlock sessions export ID DIR [--bundle FILE]
+       airlock sessions rm ID
+
+A session's work (files, staged commits, checkpoints, pushes waiting) is saved in
+airlock's state directory as it happens, so that it survives a crash; airlock serve
+resumes a worker's latest unfinished session. These commands let a person see and
+rescue a session without an agent:
+
+  list    every session: worker, when, what it holds, whether a server has it open
+  show    one session: changed files, staged commits, checkpoints, pending pushes
+  export  write the session's files into DIR (new or empty), and with --bundle its
+          staged commits as a git bundle (git fetch FILE airlock/ID in the repository)
+  rm      delete a session that no server has open
+`
+
+// sessionsRoot is where sessions live: airlock's state directory.
+func sessionsRoot() (string, error) {
+	state, err := broker.StateDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(state, "sessions"), nil
+}
+
+// parseArgs parses fs from args and returns exactly n positional
+// arguments, named in what for the error; flags may come before or after
+// them.
+func parseArgs(fs *flag.FlagSet, args []string, what ...string) ([]string, error) {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, errHelp
+		}
+		return nil, &exitError{exitUsage, err}
+	}
+	rest := fs.Args()
+	var pos []string
+	for len(pos) < len(what) && len(rest) > 0 && !strings.HasPrefix(rest[0], "-") {
+		pos, rest = append(pos, rest[0]), rest[1:]
+	}
+	if len(pos) < len(what) {
+		return nil, usageError("%s needs %s; see %s --help", fs.Name(), strings.Join(what[len(pos):], " and "), fs.Name())
+	}
+	if err := parse(fs, rest); err != nil {
+		return nil, err
+	}
+	return pos, nil
+}
+
+func runSessions(args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
+		fmt.Fprint(stderr, sessionsUsage)
+		if len(args) == 0 {
+			return &exitError{exitUsage, fmt.Errorf("sessions needs list, show, export or rm")}
+		}
+		return errHelp
+	}
+	root, err := sessionsRoot()
+	if err != nil {
+		return err
+	}
+	switch args[0] {
+	case "list":
+		fs := newFlags("airlock sessions list", "airlock sessions list", "Lists the saved sessions, newest first.", stderr)
+		if err := parse(fs, args[1:]); err != nil {
+			return err
+		}
+		return listSessions(root, stdout)
+	case "show":
+		fs := newFlags("airlock sessions show", "airlock sessions show ID", "Shows what a session holds.", stderr)
+		pos, err := parseArgs(fs, args[1:], "a session id")
+		if err != nil {
+			return err
+		}
+		return showSession(root, pos[0], stdout)
+	case "export":
+		fs := newFlags("airlock sessions export", "airlock sessions export ID DIR [--bundle FILE]",
+			"Writes the session's files (as its last answered call left them) into DIR, which must be\n"+
+				"new or empty; with --bundle, also its staged commits as a git bundle.", stderr)
+		bundle := fs.String("bundle", "", "also write the staged commits to this git bundle file")
+		pos, err := parseArgs(fs, args[1:], "a session id", "a directory")
+		if err != nil {
+			return err
+		}
+		return exportSession(root, pos[0], pos[1], *bundle, stdout)
+	case "rm":
+		fs := newFlags("airlock sessions rm", "airlock sessions rm ID", "Deletes a session that no server has open.", stderr)
+		pos, err := parseArgs(fs, args[1:], "a session id")
+		if err != nil {
+			return err
+		}
+		if err := session.RemoveSession(root, pos[0]); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "removed session %s\n", pos[0])
+		return nil
+	}
+	return usageError("unknown sessions command %q: use list, show, export or rm", args[0])
+}
+
+func state(l session.Listed) string {
+	switch {
+	case l.Running:
+		return "running"
+	case l.NoState:
+		return "empty"
+	case l.Closed:
+		return "stopped"
+	}
+	return "crashed"
+}
+
+func listSessions(root string, stdout io.Writer) error {
+	list, err := session.ListSessions(root)
+	if err != nil {
+		return err
+	}
+	if len(list) == 0 {
+		fmt.Fprintf(stdout, "no sessions in %s\n", root)
+		return nil
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tWORKER\tSTATE\tUPDATED\tCHANGED\tSTAGED\tCHECKPOINTS\tPENDING\tSIZE")
+	for _, l := range list {
+		when := l.Updated
+		if when.IsZero() {
+			when = l.Created
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%s\n", l.ID, termsafe.Text(l.Worker), state(l),
+			when.Local().Format(time.DateTime), l.Changed, l.Staged, l.Checkpoints, l.Pending, bytesize.Format(l.Bytes))
+	}
+	return tw.Flush()
+}
+
+func showSession(root, id string, stdout io.Writer) error {
+	in, err := session.Inspect(root, id)
+	if err != nil {
+		return err
+	}
+	p := func(format string, args ...any) { fmt.Fprintf(stdout, format, args...) }
+	p("session   %s (%s)\n", in.ID, state(in.Listed))
+	p("worker    %s", termsafe.Text(in.Worker))
+	if in.WorkerFile != "" {
+		p(" (%s)", termsafe.Text(in.WorkerFile))
+	}
+	p("\ncreated   %s\nupdated   %s\nstate in  %s (%s)\n", in.Created.Local().Format(time.DateTime), in.Updated.Local().Format(time.DateTime), in.Path, bytesize.Format(in.Bytes))
+	if !in.Base.IsZero() {
+		p("base      %s\n", in.Base)
+	}
+	p("\nchanged, not staged (%d):\n", len(in.Changes))
+	for _, c := range in.Changes {
+		p("  %-8s %s\n", c.Kind, termsafe.Text(c.Path))
+	}
+	p("\nstaged commits (%d):\n", len(in.Staged))
+	for _, c := range in.Staged {
+		p("  %s %s (%d files)\n", c.ID.String()[:12], termsafe.Text(strings.SplitN(c.Message, "\n", 2)[0]), len(c.Files))
+	}
+	p("\ncheckpoints (%d):\n", len(in.Checkpoints))
+	for _, c := range in.Checkpoints {
+		p("  %s  %s\n", c.Time.Local().Format(time.DateTime), termsafe.Text(c.Name))
+	}
+	if len(in.Pushes) > 0 {
+		p("\npushes in flight (%d):\n", len(in.Pushes))
+		for _, x := range in.Pushes {
+			p("  %s  %s to %s %s (%s)\n", x.Request, x.Commit[:12], termsafe.Text(x.Target), x.Ref, x.State)
+		}
+	}
+	p("\nRescue it with `airlock sessions export %s DIR [--bundle FILE]`, or resume it with airlock serve and the same worker.\n", in.ID)
+	return nil
+}
+
+func exportSession(root, id, dir, bundle string, stdout io.Writer) error {
+	in, err := session.Inspect(root, id)
+	if err != nil {
+		return err
+	}
+	n, err := in.ExportFiles(dir)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "wrote %d files of session %s to %s\n", n, in.ID, dir)
+	if bundle == "" {
+		return nil
+	}
+	f, err := os.OpenFile(bundle, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	ref := "refs/heads/airlock/" + in.ID
+	if err := in.WriteBundle(f, ref); err != nil {
+		f.Close()
+		os.Remove(bundle)
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "wrote %d staged commits to %s; in the repository: git fetch %s %s:%s\n",
+		len(in.Staged), bundle, bundle, ref, "airlock/"+in.ID)
+	return nil
+}

@@ -1,0 +1,210 @@
+package session
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/format/packfile"
+	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/airlock-dev/airlock/memfs"
+	"github.com/airlock-dev/airlock/session/journal"
+	"github.com/airlock-dev/airlock/staging"
+)
+
+// Inspection is a saved session read back for a person, without resuming
+// it: nothing is written, no target is opened, no request is offered. It
+// is how airlock sessions show and export rescue a dead session's work.
+type Inspection struct {
+	Listed
+	Base        plumbing.Hash // the commit the work stands on; zero if none
+	Changes     []memfs.Change
+	Staged      []*staging.Commit
+	Checkpoints []memfs.CheckpointInfo
+	Pushes      []PendingPush
+	Published   map[string]string // commit -> where it went
+
+	live  *memfs.Snapshot
+	store *staging.Store
+}
+
+// PendingPush is a push a saved session had in flight.
+type PendingPush struct {
+	Request string
+	Commit  string
+	Target  string
+	Ref     string
+	State   string
+}
+
+// Inspect reads the session id under root.
+func Inspect(root, id string) (*Inspection, error) {
+	if err := checkID(id); err != nil {
+		return nil, err
+	}
+	dir := filepath.Join(root, id)
+	l, err := listOne(dir)
+	if err != nil {
+		return nil, err
+	}
+	ws, err := memfs.New(memfs.WithLimits(memfs.Limits{MaxFileBytes: 1 << 40, MaxTotalBytes: 1 << 50, MaxFiles: 1 << 30, MaxDirs: 1 << 30, MaxCheckpoints: 1 << 20}))
+	if err != nil {
+		return nil, err
+	}
+	ld := &loaded{ws: ws, objs: map[plumbing.Hash]rawObject{}, commits: map[plumbing.Hash]*staging.Commit{}}
+	if err := journal.Read(filepath.Join(dir, "journal"), isState, ld.record); err != nil {
+		return nil, fmt.Errorf("session %s: %w", id, err)
+	}
+	if ld.seq == 0 || ld.area == nil {
+		return nil, fmt.Errorf("session %s: %w", id, errNoState)
+	}
+	in := &Inspection{Listed: l, live: ld.slots["live"], store: staging.NewStore(1 << 62), Published: ld.sess.Published}
+	for _, o := range ld.objs {
+		if _, err := in.store.PutRaw(o.t, o.data); err != nil {
+			return nil, err
+		}
+	}
+	if in.Base, err = hashOf(ld.area.Base.ID); err != nil {
+		return nil, err
+	}
+	tip := ld.slots["base"]
+	for _, lr := range ld.area.Chain {
+		h, err := hashOf(lr.ID)
+		if err != nil {
+			return nil, err
+		}
+		c, ok := ld.commits[h]
+		if !ok {
+			return nil, fmt.Errorf("%w: staged commit %s has no record", journal.ErrCorrupt, lr.ID)
+		}
+		in.Staged = append(in.Staged, c)
+		tip = ld.slots["c:"+lr.ID]
+	}
+	if tip == nil || in.live == nil {
+		return nil, fmt.Errorf("%w: the session's trees are missing", journal.ErrCorrupt)
+	}
+	ws.SetBase(tip)
+	if err := ws.Resume(in.live, ld.cps); err != nil {
+		return nil, err
+	}
+	in.Changes = ws.Changes()
+	in.Checkpoints = ws.Checkpoints()
+	for _, p := range ld.sess.Pushes {
+		target := ""
+		if p.Spec != nil {
+			target = p.Spec.String()
+		}
+		in.Pushes = append(in.Pushes, PendingPush{Request: p.ID, Commit: p.Commit, Target: target, Ref: p.Ref, State: p.State})
+	}
+	return in, nil
+}
+
+// ErrExportTarget: where an export would write is not an empty directory.
+var ErrExportTarget = errors.New("export needs a new or empty directory")
+
+// ExportFiles writes the workspace's files, as the session last left
+// them, into dir, which must not exist or be empty: regular files with
+// their executable bit, symlinks, and empty directories. It returns how
+// many files and symlinks it wrote.
+func (in *Inspection) ExportFiles(dir string) (int, error) {
+	if ents, err := os.ReadDir(dir); err == nil && len(ents) > 0 {
+		return 0, fmt.Errorf("%w: %s holds %d entries; name a new directory", ErrExportTarget, dir, len(ents))
+	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return 0, err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return 0, err
+	}
+	n := 0
+	var links []memfs.Delta
+	for _, d := range memfs.DeltaOf(nil, in.live) {
+		full := filepath.Join(dir, filepath.FromSlash(d.Path))
+		switch {
+		case d.Mode.IsDir():
+			if err := os.Mkdir(full, 0o755); err != nil {
+				return n, err
+			}
+		case d.Mode&fs.ModeSymlink != 0:
+			links = append(links, d) // last: nothing is written through one
+		default:
+			perm := fs.FileMode(0o644)
+			if d.Mode&0o100 != 0 {
+				perm = 0o755
+			}
+			f, err := os.OpenFile(full, os.O_WRONLY|os.O_CREATE|os.O_EXCL|noFollow, perm)
+			if err != nil {
+				return n, err
+			}
+			_, err = f.Write(d.Data)
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+			if err != nil {
+				return n, err
+			}
+			n++
+		}
+	}
+	for _, d := range links {
+		if err := os.Symlink(string(d.Data), filepath.Join(dir, filepath.FromSlash(d.Path))); err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, nil
+}
+
+// WriteBundle writes the staged commits as a git bundle (version 2) whose
+// branch ref names the tip: `git fetch FILE REF` in a repository that has
+// the base commit brings them in. It fails when nothing is staged.
+func (in *Inspection) WriteBundle(w io.Writer, ref string) error {
+	if len(in.Staged) == 0 {
+		return errors.New("the session has no staged commits to bundle; export its files instead")
+	}
+	tip := in.Staged[len(in.Staged)-1]
+	// What the base reaches, the receiving repository has already.
+	have := map[plumbing.Hash]bool{}
+	if !in.Base.IsZero() {
+		in.store.Walk([]plumbing.Hash{in.Base}, func(plumbing.Hash, bool) bool { return false }, func(o plumbing.EncodedObject, deep bool) error {
+			if deep {
+				have[o.Hash()] = true
+			}
+			return nil
+		})
+	}
+	var send []plumbing.Hash
+	roots := make([]plumbing.Hash, len(in.Staged))
+	for i, c := range in.Staged {
+		roots[i] = c.ID
+	}
+	err := in.store.Walk(roots, func(h plumbing.Hash, deep bool) bool { return have[h] }, func(o plumbing.EncodedObject, deep bool) error {
+		if deep {
+			send = append(send, o.Hash())
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	bw := bufio.NewWriter(w)
+	fmt.Fprintf(bw, "# v2 git bundle\n")
+	if !in.Base.IsZero() {
+		subject := ""
+		if c, err := object.GetCommit(in.store, in.Base); err == nil {
+			subject = strings.SplitN(c.Message, "\n", 2)[0]
+		}
+		fmt.Fprintf(bw, "-%s %s\n", in.Base, subject)
+	}
+	fmt.Fprintf(bw, "%s %s\n\n", tip.ID, ref)
+	if _, err := packfile.NewEncoder(bw, in.store, false).Encode(send, 10); err != nil {
+		return err
+	}
+	return bw.Flush()
+}

@@ -1,0 +1,5 @@
+//go:build !unix
+
+package session
+
+const noFollow = 0

@@ -1,0 +1,7 @@
+//go:build unix
+
+package session
+
+import "syscall"
+
+const noFollow = syscall.O_NOFOLLOW
