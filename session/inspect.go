@@ -54,6 +54,18 @@ func Inspect(root, id string) (*Inspection, error) {
 	if err != nil {
 		return nil, err
 	}
+	in, err := inspectJournal(dir)
+	if err != nil {
+		return nil, err
+	}
+	in.Listed = l
+	return in, nil
+}
+
+// inspectJournal reads a session's journal into an Inspection (without
+// its listing).
+func inspectJournal(dir string) (*Inspection, error) {
+	id := filepath.Base(dir)
 	ws, err := memfs.New(memfs.WithLimits(memfs.Limits{MaxFileBytes: 1 << 40, MaxTotalBytes: 1 << 50, MaxFiles: 1 << 30, MaxDirs: 1 << 30, MaxCheckpoints: 1 << 20}))
 	if err != nil {
 		return nil, err
@@ -65,7 +77,7 @@ func Inspect(root, id string) (*Inspection, error) {
 	if ld.seq == 0 || ld.area == nil {
 		return nil, fmt.Errorf("session %s: %w", id, errNoState)
 	}
-	in := &Inspection{Listed: l, live: ld.slots["live"], store: staging.NewStore(1 << 62), Published: ld.sess.Published}
+	in := &Inspection{live: ld.slots["live"], store: staging.NewStore(1 << 62), Published: ld.sess.Published}
 	for _, o := range ld.objs {
 		if _, err := in.store.PutRaw(o.t, o.data); err != nil {
 			return nil, err

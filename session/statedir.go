@@ -199,8 +199,18 @@ func listOne(dir string) (Listed, error) {
 		}
 		f.Close()
 	}
-	if fi, err := os.Stat(filepath.Join(dir, "journal")); err == nil {
+	fi, err := os.Stat(filepath.Join(dir, "journal"))
+	if err == nil {
 		l.Bytes = fi.Size()
+	}
+	if err == nil && !l.Running && !l.Closed {
+		// Its server died: the summary, rewritten about once a second,
+		// may be behind the journal, which is the truth.
+		if in, err := inspectJournal(dir); err == nil {
+			l.Summary = Summary{Updated: fi.ModTime().UTC(), Changed: len(in.Changes), Staged: len(in.Staged),
+				Checkpoints: len(in.Checkpoints), Pending: len(in.Pushes), Bytes: fi.Size()}
+			l.NoState = false
+		}
 	}
 	return l, nil
 }
