@@ -75,21 +75,33 @@ func deltaNodes(a, b *node, p string, out *[]Delta) {
 		}
 		return p + "/" + k
 	}
-	if a != nil {
-		for it := a.kids.Iterator(); !it.Done(); {
-			k, _, _ := it.Next()
-			if b.child(k) == nil {
-				*out = append(*out, Delta{Path: join(k), Remove: true})
-			}
+	if a == nil {
+		for it := b.kids.Iterator(); !it.Done(); {
+			k, bc, _ := it.Next()
+			deltaNodes(nil, bc, join(k), out)
 		}
+		return
 	}
-	for it := b.kids.Iterator(); !it.Done(); {
-		k, bc, _ := it.Next()
-		var ac *node
-		if a != nil {
-			ac = a.child(k)
+	// Both directories: walk their sorted entries side by side, so a
+	// wide directory costs a pointer comparison per entry.
+	ai, bi := a.kids.Iterator(), b.kids.Iterator()
+	ak, ac, aok := ai.Next()
+	bk, bc, bok := bi.Next()
+	for aok || bok {
+		switch {
+		case bok && (!aok || bk < ak):
+			deltaNodes(nil, bc, join(bk), out)
+			bk, bc, bok = bi.Next()
+		case aok && (!bok || ak < bk):
+			*out = append(*out, Delta{Path: join(ak), Remove: true})
+			ak, ac, aok = ai.Next()
+		default:
+			if ac != bc {
+				deltaNodes(ac, bc, join(ak), out)
+			}
+			ak, ac, aok = ai.Next()
+			bk, bc, bok = bi.Next()
 		}
-		deltaNodes(ac, bc, join(k), out)
 	}
 }
 

@@ -48,7 +48,7 @@ func (s *Session) Durable() (*StateDir, bool) {
 // already in memory (l nil: a new session, written whole now).
 func (s *Session) startSaving(dir *StateDir, j *journal.Journal) error {
 	p := &persister{dir: dir, j: j, known: map[plumbing.Hash]uint8{}, commits: map[plumbing.Hash]bool{},
-		stop: make(chan struct{}), stopped: make(chan struct{})}
+		stop: make(chan struct{}), stopped: make(chan struct{}), summarize: s.summarize}
 	if j == nil {
 		var err error
 		p.j, err = journal.Open(dir.journalPath(), isState, func(byte, []byte) error { return nil })
@@ -76,9 +76,24 @@ func (p *persister) syncLoop() {
 			return
 		case <-t.C:
 			p.j.Sync()
+			p.sumMu.Lock()
+			changed := p.changed
+			p.sumMu.Unlock()
+			if changed {
+				if sum, ok := p.summarize(); ok {
+					p.setSummary(sum)
+				}
+			}
 			p.writeSummary()
 		}
 	}
+}
+
+// touch notes a save: the summary is counted again within a second.
+func (p *persister) touch() {
+	p.sumMu.Lock()
+	p.changed = true
+	p.sumMu.Unlock()
 }
 
 func (p *persister) setSummary(sum Summary) {
@@ -86,7 +101,18 @@ func (p *persister) setSummary(sum Summary) {
 	defer p.sumMu.Unlock()
 	sum.Updated = time.Now().UTC()
 	sum.Bytes = p.j.Size()
-	p.summary, p.sumDone = sum, false
+	p.summary, p.sumDone, p.changed = sum, false, false
+}
+
+// summarize counts the session's state for its summary; ok is false when
+// the session is busy (the next tick counts), which also keeps the sync
+// loop from waiting on a Close that waits for it.
+func (s *Session) summarize() (Summary, bool) {
+	if !s.mu.TryLock() {
+		return Summary{}, false
+	}
+	defer s.mu.Unlock()
+	return s.summaryLocked(), true
 }
 
 func (p *persister) writeSummary() {
@@ -118,9 +144,9 @@ func (s *Session) closeSavingLocked() {
 	s.saveLocked()
 	close(p.stop)
 	<-p.stopped
-	p.sumMu.Lock()
-	p.summary.Closed, p.sumDone = true, false
-	p.sumMu.Unlock()
+	sum := s.summaryLocked()
+	sum.Closed = true
+	p.setSummary(sum)
 	p.j.Close()
 	p.writeSummary()
 	p.dir.Unlock()
@@ -211,7 +237,7 @@ func Resume(ctx context.Context, w *Worker, opts Options) (*Session, *Recovered,
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	p := &persister{dir: opts.State, j: j, known: map[plumbing.Hash]uint8{}, commits: map[plumbing.Hash]bool{},
-		stop: make(chan struct{}), stopped: make(chan struct{}), seq: l.seq, compacted: j.Size() / 2}
+		stop: make(chan struct{}), stopped: make(chan struct{}), seq: l.seq, compacted: j.Size() / 2, summarize: s.summarize}
 	for h, o := range l.objs {
 		p.known[h] = 1
 		if o.deep {
@@ -244,9 +270,8 @@ func Resume(ctx context.Context, w *Worker, opts Options) (*Session, *Recovered,
 	for _, cp := range s.ws.Checkpoints() {
 		rec.Checkpoints = append(rec.Checkpoints, cp.Name)
 	}
-	p.sumMu.Lock()
-	rec.Saved = p.summary.Updated
-	p.sumMu.Unlock()
+	p.setSummary(s.summaryLocked())
+	rec.Saved = l.saved
 	s.recovered = rec
 	return s, rec, nil
 }

@@ -73,8 +73,12 @@ type persister struct {
 	sumMu   sync.Mutex
 	summary Summary
 	sumDone bool // summary written since it last changed
-	stop    chan struct{}
-	stopped chan struct{}
+	// changed: a save since the summary was last counted (counting
+	// walks the changes, so it is done by the sync loop, not per call).
+	changed   bool
+	summarize func() (Summary, bool)
+	stop      chan struct{}
+	stopped   chan struct{}
 }
 
 type stateRec struct {
@@ -256,7 +260,7 @@ func (s *Session) saveLocked() error {
 		p.commits[l.ID] = true
 	}
 	p.slots, p.live, p.cps, p.area, p.sess, p.seq = e.cur, live, cps, ast, sj, rec.Seq
-	p.setSummary(s.summaryLocked())
+	p.touch()
 	if size := p.j.Size(); size > 2*p.compacted+4<<20 {
 		return s.compactLocked()
 	}
@@ -369,7 +373,7 @@ func (s *Session) compactLocked() error {
 	}
 	p.slots, p.live, p.cps, p.area, p.sess, p.seq = e.cur, live, cps, ast, sj, rec.Seq
 	p.compacted = p.j.Size()
-	p.setSummary(s.summaryLocked())
+	p.touch()
 	return nil
 }
 
@@ -557,6 +561,7 @@ type loaded struct {
 	commits map[plumbing.Hash]*staging.Commit
 	sess    sessRec
 	seq     uint64
+	saved   time.Time // when the last record was written
 }
 
 type rawObject struct {
@@ -713,7 +718,7 @@ func (l *loaded) apply(rec stateRec) error {
 		}
 		l.sess = sr
 	}
-	l.slots, l.seq = cur, rec.Seq
+	l.slots, l.seq, l.saved = cur, rec.Seq, rec.Time
 	return nil
 }
 

@@ -47,7 +47,7 @@ func TestMain(m *testing.M) {
 
 // airlockBinary builds the command (once per test binary) and returns its
 // path.
-func airlockBinary(t *testing.T) string {
+func airlockBinary(t testing.TB) string {
 	t.Helper()
 	buildOnce.Do(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -66,7 +66,7 @@ func airlockBinary(t *testing.T) string {
 	return binPath
 }
 
-func requireGit(t *testing.T) {
+func requireGit(t testing.TB) {
 	t.Helper()
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git is not installed: the end-to-end tests need it")
@@ -76,7 +76,7 @@ func requireGit(t *testing.T) {
 // isolatedEnv is the environment every process of a test runs with: its
 // own home, state, runtime and temporary directories, and a git that reads
 // no configuration of the machine's.
-func isolatedEnv(t *testing.T, root string, extra ...string) []string {
+func isolatedEnv(t testing.TB, root string, extra ...string) []string {
 	t.Helper()
 	var env []string
 	for _, kv := range os.Environ() {
@@ -105,7 +105,7 @@ func isolatedEnv(t *testing.T, root string, extra ...string) []string {
 }
 
 // gitOut runs git in dir and returns its standard output.
-func gitOut(t *testing.T, env []string, dir string, args ...string) (string, error) {
+func gitOut(t testing.TB, env []string, dir string, args ...string) (string, error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -120,7 +120,7 @@ func gitOut(t *testing.T, env []string, dir string, args ...string) (string, err
 	return string(out), nil
 }
 
-func mustGit(t *testing.T, env []string, dir string, args ...string) string {
+func mustGit(t testing.TB, env []string, dir string, args ...string) string {
 	t.Helper()
 	out, err := gitOut(t, env, dir, args...)
 	if err != nil {
