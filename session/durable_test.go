@@ -1,6 +1,7 @@
 package session_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -460,5 +461,55 @@ func TestStateDirs(t *testing.T) {
 	must(t, session.RemoveSession(d.root, d.id))
 	if list, _ := session.ListSessions(d.root); len(list) != 0 {
 		t.Fatalf("after rm: %+v", list)
+	}
+}
+
+// TestJournalStaysBounded: rewriting a 1 MiB file forty times under a
+// 4 MiB quota leaves a journal of a few MiB, not 40: the state directory
+// is held to the quota as the memory is.
+func TestJournalStaysBounded(t *testing.T) {
+	bare := repo(t, true, map[string]string{"a.txt": "a\n"})
+	d := newDurable(t, bare, approval.Policy{}, nil)
+	lim := d.s.Workspace().Limits().MaxTotalBytes
+	for i := 0; i < 40; i++ {
+		data := bytes.Repeat([]byte{byte('a' + i%26)}, 1<<20)
+		must(t, d.s.Workspace().WriteFile("big.bin", data, 0o644))
+		must(t, d.s.Save())
+	}
+	dir, _ := d.s.Durable()
+	fi, err := os.Stat(filepath.Join(dir.Path, "journal"))
+	must(t, err)
+	if max := min(lim, 8<<20) + 4<<20; fi.Size() > max {
+		t.Fatalf("the journal holds %d bytes after 40 MiB of rewrites (quota %d)", fi.Size(), lim)
+	}
+	want := look(t, d.s)
+	d.crashAndResume(t)
+	samePicture(t, "after compactions", look(t, d.s), want)
+}
+
+// TestSweepRemovesFinishedSessions: a session whose work all left is
+// removed once the retention time has passed, an unfinished one never.
+func TestSweepRemovesFinishedSessions(t *testing.T) {
+	bare := repo(t, true, map[string]string{"a.txt": "a\n"})
+	done := newDurable(t, bare, approval.Policy{AutoApprove: []string{"local-bare:" + bare}}, nil)
+	must(t, done.s.Workspace().WriteFile("x.txt", []byte("x\n"), 0o644))
+	c, err := done.s.Stage(nil, "x")
+	must(t, err)
+	_, err = done.s.Push(context.Background(), c.ID.String(), "", nil)
+	must(t, err)
+	done.s.Close()
+	done.s = nil
+	wip, err := session.CreateStateDir(done.root, session.Meta{Worker: "tester", WorkerKey: "test"})
+	must(t, err)
+	wip.Unlock()
+	if got := session.Sweep(done.root, time.Hour); len(got) != 0 {
+		t.Fatalf("swept within the retention time: %v", got)
+	}
+	got := session.Sweep(done.root, 0)
+	sort.Strings(got)
+	want := []string{done.id, wip.ID}
+	sort.Strings(want)
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("swept %v, want the pushed session and the one that never saved: %v", got, want)
 	}
 }

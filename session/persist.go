@@ -261,7 +261,11 @@ func (s *Session) saveLocked() error {
 	}
 	p.slots, p.live, p.cps, p.area, p.sess, p.seq = e.cur, live, cps, ast, sj, rec.Seq
 	p.touch()
-	if size := p.j.Size(); size > 2*p.compacted+4<<20 {
+	// The journal counts against the session's quota as its memory
+	// does: rewritten whole once it holds twice what its state needs,
+	// or more than the quota, so its size stays within a small multiple
+	// of what the workspace may hold.
+	if size := p.j.Size(); size > 2*p.compacted+4<<20 || size > s.ws.Limits().MaxTotalBytes+4<<20 && size > 2*p.compacted {
 		return s.compactLocked()
 	}
 	return nil
