@@ -3,11 +3,9 @@ package targets
 import (
 	"errors"
 	"fmt"
-	"io"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
-	"github.com/go-git/go-git/v5/plumbing/format/packfile"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/storer"
 
@@ -128,13 +126,4 @@ func newTreeObjects(s storer.EncodedObjectStorer, t, old plumbing.Hash, add func
 		}
 	}
 	return nil
-}
-
-// writePack encodes objects as a packfile without deltas: deltas save
-// bytes on a network, but between processes on one machine the search for
-// them costs more than it saves.
-func writePack(w io.Writer, s storer.EncodedObjectStorer, objs []plumbing.Hash) error {
-	enc := packfile.NewEncoder(w, s, false)
-	_, err := enc.Encode(objs, 0)
-	return err
 }
