@@ -8,6 +8,8 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/benbjohnson/immutable"
+
 	"github.com/airlock-dev/airlock/internal/bytesize"
 )
 
@@ -142,32 +144,44 @@ func diffNodes(a, b *node, p string, out *[]Change) {
 	if !aDir && !bDir {
 		return
 	}
-	child := func(n *node, dir bool, k string) *node {
-		if !dir {
-			return nil
-		}
-		return n.child(k)
-	}
 	join := func(k string) string {
 		if p == "" {
 			return k
 		}
 		return p + "/" + k
 	}
-	// Every name of either directory, each once: a's names, then b's that a
-	// lacks.
+	// Every name of either directory, each once, walking both sorted
+	// lists side by side: a wide directory costs a pointer comparison
+	// per entry, not a lookup.
+	var ai, bi *immutable.SortedMapIterator[string, *node]
 	if aDir {
-		for it := a.kids.Iterator(); !it.Done(); {
-			k, ac, _ := it.Next()
-			diffNodes(ac, child(b, bDir, k), join(k), out)
-		}
+		ai = a.kids.Iterator()
 	}
 	if bDir {
-		for it := b.kids.Iterator(); !it.Done(); {
-			k, bc, _ := it.Next()
-			if child(a, aDir, k) == nil {
-				diffNodes(nil, bc, join(k), out)
+		bi = b.kids.Iterator()
+	}
+	next := func(it *immutable.SortedMapIterator[string, *node]) (string, *node, bool) {
+		if it == nil {
+			return "", nil, false
+		}
+		return it.Next()
+	}
+	ak, ac, aok := next(ai)
+	bk, bc, bok := next(bi)
+	for aok || bok {
+		switch {
+		case bok && (!aok || bk < ak):
+			diffNodes(nil, bc, join(bk), out)
+			bk, bc, bok = next(bi)
+		case aok && (!bok || ak < bk):
+			diffNodes(ac, nil, join(ak), out)
+			ak, ac, aok = next(ai)
+		default:
+			if ac != bc {
+				diffNodes(ac, bc, join(ak), out)
 			}
+			ak, ac, aok = next(ai)
+			bk, bc, bok = next(bi)
 		}
 	}
 }
@@ -332,14 +346,28 @@ func costNotIn(n, old *node) Usage {
 		return Usage{}
 	}
 	u := n.cost()
-	if n.kind == kindDir {
+	if n.kind != kindDir {
+		return u
+	}
+	if old == nil || old.kind != kindDir {
 		for it := n.kids.Iterator(); !it.Done(); {
-			k, c, _ := it.Next()
-			var oc *node
-			if old != nil && old.kind == kindDir {
-				oc = old.child(k)
-			}
+			_, c, _ := it.Next()
+			u.add(costNotIn(c, nil))
+		}
+		return u
+	}
+	// Side by side through both sorted directories: no lookups.
+	oi := old.kids.Iterator()
+	ok, oc, oOK := oi.Next()
+	for it := n.kids.Iterator(); !it.Done(); {
+		k, c, _ := it.Next()
+		for oOK && ok < k {
+			ok, oc, oOK = oi.Next()
+		}
+		if oOK && ok == k {
 			u.add(costNotIn(c, oc))
+		} else {
+			u.add(costNotIn(c, nil))
 		}
 	}
 	return u

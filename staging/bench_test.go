@@ -278,3 +278,35 @@ func shellIn(b *testing.B, dir string) func(script string) {
 func benchGitEnv() []string {
 	return gitEnv("GIT_AUTHOR_NAME=b", "GIT_AUTHOR_EMAIL=b@example.com", "GIT_COMMITTER_NAME=b", "GIT_COMMITTER_EMAIL=b@example.com")
 }
+
+// BenchmarkStage10EditsByWidth stages 10 edits on bases of 1,000, 10,000
+// and 100,000 files in 100 directories (so directories grow with the base):
+// the time should not grow with it. Goal: under 2 ms at 100,000.
+func BenchmarkStage10EditsByWidth(b *testing.B) {
+	for _, n := range []int{1_000, 10_000, 100_000} {
+		b.Run(fmt.Sprintf("files=%d", n), func(b *testing.B) {
+			e := newEnv(b, memfs.WithLimits(memfs.Limits{MaxTotalBytes: 4 << 30, MaxFiles: 200_000}))
+			small := []byte("base content\n")
+			for j := 0; j < n; j++ {
+				if err := e.ws.WriteFile(benchPath(j), small, 0o644); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if _, err := e.area.Stage(nil, "base"); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				b.StopTimer()
+				for j := 0; j < 10; j++ {
+					e.write(b, benchPath((i*10+j)*37%n), fmt.Sprintf("edit %d %d", i, j))
+				}
+				b.StartTimer()
+				if _, err := e.area.Stage(nil, "ten edits"); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

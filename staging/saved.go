@@ -190,11 +190,5 @@ func (s *Store) Walk(roots []plumbing.Hash, known func(h plumbing.Hash, deep boo
 // keeps without a copy: it must never change) under its id, which is
 // computed and returned.
 func (s *Store) PutRaw(t plumbing.ObjectType, data []byte) (plumbing.Hash, error) {
-	if t == plumbing.BlobObject {
-		return s.PutBlob(data)
-	}
-	o := &plumbing.MemoryObject{}
-	o.SetType(t)
-	o.Write(data)
-	return s.SetEncodedObject(o)
+	return s.SetEncodedObject(&rawObject{t: t, h: plumbing.ComputeHash(t, data), data: data})
 }

@@ -85,7 +85,7 @@ func (s *Store) Room(size int64) error {
 
 // PutBlob stores data as a blob without copying it. data must never change.
 func (s *Store) PutBlob(data []byte) (plumbing.Hash, error) {
-	return s.SetEncodedObject(&blob{h: plumbing.ComputeHash(plumbing.BlobObject, data), data: data})
+	return s.SetEncodedObject(&rawObject{t: plumbing.BlobObject, h: plumbing.ComputeHash(plumbing.BlobObject, data), data: data})
 }
 
 // Put encodes and stores a go-git object (a tree or a commit).
@@ -172,7 +172,7 @@ func (s *Store) ReadBlob(h plumbing.Hash) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("blob %s: %w", h, err)
 	}
-	if b, ok := o.(*blob); ok {
+	if b, ok := o.(*rawObject); ok {
 		return b.data, nil
 	}
 	r, err := o.Reader()
@@ -183,18 +183,23 @@ func (s *Store) ReadBlob(h plumbing.Hash) ([]byte, error) {
 	return io.ReadAll(r)
 }
 
-// blob is a read-only blob object over shared bytes.
-type blob struct {
+// rawObject is a read-only object over shared bytes: blobs put with
+// PutBlob, and objects put with PutRaw, whose content the store hands out
+// without a copy.
+type rawObject struct {
+	t    plumbing.ObjectType
 	h    plumbing.Hash
 	data []byte
 }
 
-func (b *blob) Hash() plumbing.Hash            { return b.h }
-func (b *blob) Type() plumbing.ObjectType      { return plumbing.BlobObject }
-func (b *blob) SetType(plumbing.ObjectType)    {}
-func (b *blob) Size() int64                    { return int64(len(b.data)) }
-func (b *blob) SetSize(int64)                  {}
-func (b *blob) Reader() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b.data)), nil }
-func (b *blob) Writer() (io.WriteCloser, error) {
-	return nil, errors.New("store: a shared blob is read-only")
+func (b *rawObject) Hash() plumbing.Hash         { return b.h }
+func (b *rawObject) Type() plumbing.ObjectType   { return b.t }
+func (b *rawObject) SetType(plumbing.ObjectType) {}
+func (b *rawObject) Size() int64                 { return int64(len(b.data)) }
+func (b *rawObject) SetSize(int64)               {}
+func (b *rawObject) Reader() (io.ReadCloser, error) {
+	return io.NopCloser(bytes.NewReader(b.data)), nil
+}
+func (b *rawObject) Writer() (io.WriteCloser, error) {
+	return nil, errors.New("store: a shared object is read-only")
 }

@@ -71,16 +71,19 @@ func editTree(s *Store, base plumbing.Hash, edits []edit) (plumbing.Hash, error)
 }
 
 // applyEdits returns the tree base with the edits under en applied, or
-// ZeroHash when the result is empty.
+// ZeroHash when the result is empty. It works on the tree's bytes: the
+// entries are read in place, found by binary search, and the new tree is
+// written in one pass, so a directory of many entries costs a copy of
+// them, not a map and a string per entry.
 func applyEdits(s *Store, base plumbing.Hash, en *editNode, prefix string) (plumbing.Hash, error) {
-	entries := map[string]object.TreeEntry{}
+	var entries []treeEnt
 	if !base.IsZero() {
-		t, err := object.GetTree(s, base)
+		data, err := s.treeContent(base)
 		if err != nil {
 			return plumbing.ZeroHash, fmt.Errorf("reading tree %s at %q: %w", base, prefix, err)
 		}
-		for _, e := range t.Entries {
-			entries[e.Name] = e
+		if entries, err = parseTree(data); err != nil {
+			return plumbing.ZeroHash, fmt.Errorf("reading tree %s at %q: %w", base, prefix, err)
 		}
 	}
 	names := make([]string, 0, len(en.kids))
@@ -88,9 +91,32 @@ func applyEdits(s *Store, base plumbing.Hash, en *editNode, prefix string) (plum
 		names = append(names, name)
 	}
 	sort.Strings(names)
+	// The changes, made on a copy of the entries: a zero mode marks an
+	// entry removed; new ones are appended and sorted in at the end.
+	out := append([]treeEnt(nil), entries...)
+	resort := false
+	set := func(i int, e treeEnt) {
+		if i >= 0 {
+			resort = resort || (out[i].mode == filemode.Dir) != (e.mode == filemode.Dir)
+			out[i] = e
+			return
+		}
+		out = append(out, e)
+		resort = true
+	}
+	remove := func(i int) {
+		if i >= 0 {
+			out[i].mode = 0
+		}
+	}
 	for _, name := range names {
 		child, p := en.kids[name], join(prefix, name)
-		cur, exists := entries[name]
+		i := findEntry(entries, name)
+		var cur object.TreeEntry
+		exists := i >= 0
+		if exists {
+			cur = object.TreeEntry{Name: name, Mode: entries[i].mode, Hash: entries[i].hash}
+		}
 		isDir := exists && cur.Mode == filemode.Dir
 		if len(child.kids) == 0 {
 			l := child.leaf
@@ -99,11 +125,11 @@ func applyEdits(s *Store, base plumbing.Hash, en *editNode, prefix string) (plum
 			case l.remove && isDir:
 				return plumbing.ZeroHash, fmt.Errorf("%w: %s is a directory in the parent tree, not a file to remove", ErrConflict, p)
 			case l.remove:
-				delete(entries, name)
+				remove(i)
 			case isDir:
 				return plumbing.ZeroHash, fmt.Errorf("%w: %s is a directory in the parent tree; remove the files under it in the same change to put a file there", ErrConflict, p)
 			default:
-				entries[name] = object.TreeEntry{Name: name, Mode: l.mode, Hash: l.hash}
+				set(i, treeEnt{name: []byte(name), mode: l.mode, hash: l.hash})
 			}
 			continue
 		}
@@ -129,22 +155,26 @@ func applyEdits(s *Store, base plumbing.Hash, en *editNode, prefix string) (plum
 		case l != nil && !l.remove && !h.IsZero():
 			return plumbing.ZeroHash, fmt.Errorf("%w: %s would be both a file and a directory: files under it stay in the parent tree; remove them in the same change", ErrConflict, p)
 		case l != nil && !l.remove:
-			entries[name] = object.TreeEntry{Name: name, Mode: l.mode, Hash: l.hash}
+			set(i, treeEnt{name: []byte(name), mode: l.mode, hash: l.hash})
 		case h.IsZero():
-			delete(entries, name)
+			remove(i)
 		default:
-			entries[name] = object.TreeEntry{Name: name, Mode: filemode.Dir, Hash: h}
+			set(i, treeEnt{name: []byte(name), mode: filemode.Dir, hash: h})
 		}
 	}
-	if len(entries) == 0 {
+	kept := out[:0]
+	for _, e := range out {
+		if e.mode != 0 {
+			kept = append(kept, e)
+		}
+	}
+	if len(kept) == 0 {
 		return plumbing.ZeroHash, nil
 	}
-	t := &object.Tree{Entries: make([]object.TreeEntry, 0, len(entries))}
-	for _, e := range entries {
-		t.Entries = append(t.Entries, e)
+	if resort {
+		sort.SliceStable(kept, func(a, b int) bool { return gitLess(kept[a], kept[b]) })
 	}
-	sort.Sort(object.TreeEntrySorter(t.Entries))
-	return s.Put(t)
+	return s.PutRaw(plumbing.TreeObject, encodeTree(kept))
 }
 
 func join(prefix, name string) string {
