@@ -116,9 +116,8 @@ func gitStatus(_ context.Context, s *session.Session, _ statusArgs, _ Progress) 
 			fmt.Fprintf(&b, "  %s %s%s\n", changeSign(c.Kind), c.Path, changeSize(c))
 		}
 	}
-	if cps := st.Checkpoints; len(cps) > 0 {
-		last := cps[len(cps)-1]
-		fmt.Fprintf(&b, "checkpoints: %d (latest %q, %d files changed since)\n", len(cps), last.Name, last.Changed)
+	if st.Checkpoints > 0 {
+		fmt.Fprintf(&b, "checkpoints: %d (latest %q, %d files changed since)\n", st.Checkpoints, st.Latest.Name, st.Latest.Changed)
 	}
 	return strings.TrimRight(b.String(), "\n"), nil
 }

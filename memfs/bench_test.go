@@ -176,3 +176,52 @@ func BenchmarkCheckPath(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkManyCheckpoints lists the checkpoints and the changes of a
+// 10,000-file workspace that has 90 checkpoints, each after 10 more edits
+// (900 touched paths): both should cost what changed, not checkpoints
+// times touched paths.
+func BenchmarkManyCheckpoints(b *testing.B) {
+	w := seeded(b, benchFiles, benchFileSize, memfs.WithLimits(memfs.Limits{MaxCheckpoints: 100}))
+	for c := 0; c < 90; c++ {
+		for j := 0; j < 10; j++ {
+			if err := w.WriteFile(benchPaths[(c*10+j)*7%benchFiles], []byte(fmt.Sprintf("edit %d %d", c, j)), 0o644); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if _, err := w.Checkpoint(""); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.Run("checkpoints", func(b *testing.B) {
+		for b.Loop() {
+			if n := len(w.Checkpoints()); n != 90 {
+				b.Fatal(n)
+			}
+		}
+	})
+	b.Run("changes", func(b *testing.B) {
+		for b.Loop() {
+			if n := len(w.Changes()); n != 900 {
+				b.Fatal(n)
+			}
+		}
+	})
+}
+
+// BenchmarkLatestCheckpoint is what git_status pays for the checkpoints
+// line with 90 checkpoints: the latest one only.
+func BenchmarkLatestCheckpoint(b *testing.B) {
+	w := seeded(b, benchFiles, benchFileSize, memfs.WithLimits(memfs.Limits{MaxCheckpoints: 100}))
+	for c := 0; c < 90; c++ {
+		for j := 0; j < 10; j++ {
+			w.WriteFile(benchPaths[(c*10+j)*7%benchFiles], []byte(fmt.Sprintf("edit %d %d", c, j)), 0o644)
+		}
+		w.Checkpoint("")
+	}
+	for b.Loop() {
+		if n, _ := w.LatestCheckpoint(); n != 90 {
+			b.Fatal(n)
+		}
+	}
+}

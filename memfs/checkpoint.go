@@ -5,6 +5,8 @@ import (
 	"strings"
 	"time"
 	"unicode"
+
+	"github.com/benbjohnson/immutable"
 )
 
 type checkpoint struct {
@@ -213,21 +215,97 @@ func (w *Workspace) Checkpoints() []CheckpointInfo {
 	return out
 }
 
-// changedSince counts paths that differ between st and now. Only paths
-// touched since the base in either can differ.
+// CheckpointNames lists the checkpoints' names, oldest first, without
+// counting what changed since each (Checkpoints does, at a cost per
+// checkpoint).
+func (w *Workspace) CheckpointNames() []string {
+	w.mu.RLock()
+	defer w.mu.RUnlock()
+	out := make([]string, len(w.cps))
+	for i, cp := range w.cps {
+		out[i] = cp.name
+	}
+	return out
+}
+
+// LatestCheckpoint returns how many checkpoints there are and the latest
+// one with what changed since it: what a status line needs, at the cost of
+// one checkpoint.
+func (w *Workspace) LatestCheckpoint() (int, CheckpointInfo) {
+	w.mu.RLock()
+	defer w.mu.RUnlock()
+	if len(w.cps) == 0 {
+		return 0, CheckpointInfo{}
+	}
+	cp := w.cps[len(w.cps)-1]
+	return len(w.cps), CheckpointInfo{Name: cp.name, Time: cp.time, Changed: w.changedSince(cp.st)}
+}
+
+// changedSince counts the files and symlinks that differ between st and
+// now, walking the two trees side by side and skipping every subtree they
+// share: it costs what changed since the checkpoint, however many paths
+// were touched since the base or checkpoints there are.
 func (w *Workspace) changedSince(st state) int {
+	return countDiff(st.root, w.cur.root)
+}
+
+// countDiff is len(diffNodes(a, b)) without building the list.
+func countDiff(a, b *node) int {
+	if a == b {
+		return 0
+	}
+	aDir, bDir := a != nil && a.kind == kindDir, b != nil && b.kind == kindDir
 	n := 0
-	seen := make(map[string]bool)
-	for _, d := range []state{st, w.cur} {
-		for it := d.dirty.Iterator(); !it.Done(); {
-			p, _, _ := it.Next()
-			if seen[p] {
-				continue
+	af, bf := a, b
+	if aDir {
+		af = nil
+	}
+	if bDir {
+		bf = nil
+	}
+	if af != nil || bf != nil {
+		if af == nil || bf == nil || !sameContent(af, bf) {
+			n++
+		}
+	}
+	if !aDir && !bDir {
+		return n
+	}
+	if !aDir {
+		a = nil
+	}
+	if !bDir {
+		b = nil
+	}
+	var ai, bi *immutable.SortedMapIterator[string, *node]
+	if a != nil {
+		ai = a.kids.Iterator()
+	}
+	if b != nil {
+		bi = b.kids.Iterator()
+	}
+	next := func(it *immutable.SortedMapIterator[string, *node]) (string, *node, bool) {
+		if it == nil {
+			return "", nil, false
+		}
+		return it.Next()
+	}
+	ak, ac, aok := next(ai)
+	bk, bc, bok := next(bi)
+	for aok || bok {
+		switch {
+		case bok && (!aok || bk < ak):
+			n += countDiff(nil, bc)
+			bk, bc, bok = next(bi)
+		case aok && (!bok || ak < bk):
+			n += countDiff(ac, nil)
+			ak, ac, aok = next(ai)
+		default:
+			if ac != bc {
+				n += countDiff(ac, bc)
 			}
-			seen[p] = true
-			if _, ok := diffPath(st.root, w.cur.root, p); ok {
-				n++
-			}
+			ak, ac, aok = next(ai)
+			bk, bc, bok = next(bi)
 		}
 	}
 	return n

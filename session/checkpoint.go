@@ -81,8 +81,8 @@ func (s *Session) Checkpoints() []memfs.CheckpointInfo { return s.ws.Checkpoints
 // workspace no longer has (a rollback drops the later ones).
 func (s *Session) forgetDroppedCheckpointsLocked() {
 	have := map[string]bool{}
-	for _, c := range s.ws.Checkpoints() {
-		have[c.Name] = true
+	for _, n := range s.ws.CheckpointNames() {
+		have[n] = true
 	}
 	for n := range s.cps {
 		if !have[n] {

@@ -134,7 +134,7 @@ func (s *Session) summaryLocked() Summary {
 			n++
 		}
 	}
-	return Summary{Changed: len(st.Unstaged), Staged: len(st.Staged), Checkpoints: len(s.ws.Checkpoints()), Pending: n}
+	return Summary{Changed: len(st.Unstaged), Staged: len(st.Staged), Checkpoints: len(s.ws.CheckpointNames()), Pending: n}
 }
 
 // closeSavingLocked saves, flushes and closes the journal and releases the
@@ -267,9 +267,7 @@ func Resume(ctx context.Context, w *Worker, opts Options) (*Session, *Recovered,
 	go p.syncLoop()
 	st := s.area.Status()
 	rec.Changed, rec.Staged = st.Unstaged, st.Staged
-	for _, cp := range s.ws.Checkpoints() {
-		rec.Checkpoints = append(rec.Checkpoints, cp.Name)
-	}
+	rec.Checkpoints = s.ws.CheckpointNames()
 	p.setSummary(s.summaryLocked())
 	rec.Saved = l.saved
 	s.recovered = rec

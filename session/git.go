@@ -18,14 +18,18 @@ type Status struct {
 	// From names where the base came from ("local:/repo"), and Branch its
 	// branch; both empty when the base came from nowhere in particular.
 	From, Branch string
-	Checkpoints  []memfs.CheckpointInfo
+	// Checkpoints is how many there are; Latest the newest one, with what
+	// changed since it.
+	Checkpoints int
+	Latest      memfs.CheckpointInfo
 }
 
 // Status returns the base, the staged commits and the unstaged changes.
 func (s *Session) Status() Status {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	st := Status{Status: s.area.Status(), Checkpoints: s.ws.Checkpoints()}
+	st := Status{Status: s.area.Status()}
+	st.Checkpoints, st.Latest = s.ws.LatestCheckpoint()
 	if s.base != nil {
 		st.From, st.Branch = specKey(s.base), targets.BranchName(s.baseRef)
 	}
