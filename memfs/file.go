@@ -273,7 +273,7 @@ func (f *File) resize(n *node, size int64, edit func([]byte)) error {
 	if edit != nil {
 		edit(n.data)
 	}
-	n.mtime = w.now()
+	n.mtime, n.oid = w.now(), [20]byte{}
 	w.cur.usage = next
 	// A version of the current generation was made by a transaction that
 	// marked its path already; marking again keeps that from being load-bearing.

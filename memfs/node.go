@@ -33,6 +33,10 @@ type node struct {
 	txn   uint64 // transaction that made it; that transaction may change it in place
 	data  []byte // file content or symlink target
 	kids  *immutable.SortedMap[string, *node]
+	// oid is the git blob id of data when the caller that made the
+	// version knew it (a seed from a tree, a restore); zero when unknown.
+	// Anything that changes data clears it.
+	oid [20]byte
 }
 
 type nameComparer struct{}

@@ -30,6 +30,9 @@ type Delta struct {
 	// Ino is the identity of the file or directory across versions (a
 	// renamed file keeps it): what lets Intern share what was shared.
 	Ino uint64
+	// ID is Data's git blob id when the version knows it (see
+	// SeedFile.ID); zero otherwise. Apply keeps it with the version.
+	ID [20]byte
 }
 
 // DeltaOf lists what changes from a to b (nil a: the empty tree), in an
@@ -61,7 +64,7 @@ func deltaNodes(a, b *node, p string, out *[]Delta) {
 		}
 		if b.kind != kindDir {
 			if a == nil || a.perm != b.perm || a.ino != b.ino || string(a.data) != string(b.data) {
-				*out = append(*out, Delta{Path: p, Mode: b.mode(), Data: b.data, Ino: b.ino})
+				*out = append(*out, Delta{Path: p, Mode: b.mode(), Data: b.data, Ino: b.ino, ID: b.oid})
 			}
 			return
 		}
@@ -139,8 +142,10 @@ func (w *Workspace) Apply(from *Snapshot, deltas []Delta) (*Snapshot, error) {
 			}
 		case d.Mode&fs.ModeSymlink != 0:
 			n = t.newNode(kindSymlink, d.Mode, d.Data)
+			n.oid = d.ID
 		case d.Mode.IsRegular():
 			n = t.newNode(kindFile, d.Mode, d.Data)
+			n.oid = d.ID
 		default:
 			return nil, fmt.Errorf("memfs: apply: %s: unsupported mode %v", d.Path, d.Mode)
 		}

@@ -59,9 +59,11 @@ type Entry struct {
 	// Data is the file's content or the symlink's target. It is shared with
 	// the snapshot, without a copy: it must not be modified.
 	Data []byte
+	// ID is Data's git blob id when known (see SeedFile.ID); zero when not.
+	ID [20]byte
 }
 
-func entryOf(p string, n *node) Entry { return Entry{Path: p, Mode: n.mode(), Data: n.data} }
+func entryOf(p string, n *node) Entry { return Entry{Path: p, Mode: n.mode(), Data: n.data, ID: n.oid} }
 
 // Lookup returns the file or symlink at path p, a canonical path as
 // CheckPath returns it. Symlinks are not followed.

@@ -21,6 +21,10 @@ type SeedFile struct {
 	// caller promises that Data never changes (git objects never do). The
 	// workspace never changes it either: it copies before writing.
 	NoCopy bool
+	// ID is Data's git blob id, when the caller knows it (a file from a
+	// tree): kept with the version, so nobody hashes it again. It must be
+	// the id of Data.
+	ID [20]byte
 }
 
 // Refused is an entry Seed did not take in, and why.
@@ -81,6 +85,7 @@ func (t *txn) seedOne(sf SeedFile) error {
 		data = bytes.Clone(data)
 	}
 	n := t.newNode(k, perm, data)
+	n.oid = sf.ID
 	if _, err := t.put(comps, n, true); err != nil {
 		if err == syscall.ENOTDIR {
 			err = fmt.Errorf("a parent of it is a file: %w", err)

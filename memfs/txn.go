@@ -49,7 +49,7 @@ func (t *txn) newNode(k kind, perm fs.FileMode, data []byte) *node {
 // the caller hands over), keeping its identity and mode.
 func (t *txn) replaceData(old *node, data []byte) *node {
 	n := *old
-	n.gen, n.txn, n.data, n.mtime = t.gen, t.id, data, t.now
+	n.gen, n.txn, n.data, n.mtime, n.oid = t.gen, t.id, data, t.now, [20]byte{}
 	return &n
 }
 

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"sort"
 	"strings"
@@ -275,14 +274,14 @@ func (s *Session) saveLocked() error {
 // tree it can name.
 type encoder struct {
 	p     *persister
-	b     *journal.Batch
+	b     journal.Records
 	added map[plumbing.Hash]uint8
 	prev  map[string]*memfs.Snapshot
 	cur   map[string]*memfs.Snapshot
 	order []string // cur's slots in the order computed
 }
 
-func (p *persister) encoder(b *journal.Batch, added map[plumbing.Hash]uint8, prev map[string]*memfs.Snapshot) *encoder {
+func (p *persister) encoder(b journal.Records, added map[plumbing.Hash]uint8, prev map[string]*memfs.Snapshot) *encoder {
 	return &encoder{p: p, b: b, added: added, prev: prev, cur: map[string]*memfs.Snapshot{}}
 }
 
@@ -339,37 +338,40 @@ func (p *persister) commit(b *journal.Batch, rec stateRec) error {
 // compactLocked rewrites the journal as the session's state alone.
 func (s *Session) compactLocked() error {
 	p := s.pst
-	var b journal.Batch
+	known := p.known
 	added := map[plumbing.Hash]uint8{}
 	ast := s.area.Saved()
-	if err := p.addObjects(&b, s.store, s.rootsLocked(), added, true); err != nil {
-		return err
-	}
-	known := p.known
-	p.known = added // what the new file holds, for encodeDelta's checks
-	restore := func() { p.known = known }
 	live, cps := s.ws.Saved()
-	e := p.encoder(&b, added, nil)
-	rec := stateRec{Seq: p.seq + 1, Time: time.Now().UTC(), Full: true}
-	rec.Live = e.snap("live", live)
-	rec.Area = p.encodeArea(e, ast, true)
-	list, _ := p.encodeCps(e, cps)
-	rec.Cps = &list
-	sj, err := json.Marshal(s.sessRecLocked())
+	var rec stateRec
+	var sj []byte
+	var e *encoder
+	// Streamed to the new file: a large session is never held twice.
+	err := p.j.RewriteWith(func(r journal.Records) error {
+		if err := p.addObjects(r, s.store, s.rootsLocked(), added, true); err != nil {
+			return err
+		}
+		p.known = added // what the new file holds, for encodeDelta's checks
+		e = p.encoder(r, added, nil)
+		rec = stateRec{Seq: p.seq + 1, Time: time.Now().UTC(), Full: true}
+		rec.Live = e.snap("live", live)
+		rec.Area = p.encodeArea(e, ast, true)
+		list, _ := p.encodeCps(e, cps)
+		rec.Cps = &list
+		var err error
+		if sj, err = json.Marshal(s.sessRecLocked()); err != nil {
+			return err
+		}
+		rec.Sess = sj
+		data, err := json.Marshal(rec)
+		if err != nil {
+			return err
+		}
+		r.Add(recState, data)
+		return nil
+	})
 	if err != nil {
-		restore()
-		return err
-	}
-	rec.Sess = sj
-	data, err := json.Marshal(rec)
-	if err != nil {
-		restore()
-		return err
-	}
-	b.Add(recState, data)
-	if err := p.j.Rewrite(&b); err != nil {
-		restore()
-		return fmt.Errorf("compacting the session's journal in %s failed: %w", p.dir.Path, err)
+		p.known = known
+		return fmt.Errorf("writing the session's journal in %s failed: %w", p.dir.Path, err)
 	}
 	clear(p.commits)
 	for _, l := range ast.Chain {
@@ -383,7 +385,7 @@ func (s *Session) compactLocked() error {
 
 // addObjects adds to b every object roots reach that the journal lacks
 // (all of them, for a rewrite).
-func (p *persister) addObjects(b *journal.Batch, store *staging.Store, roots []plumbing.Hash, added map[plumbing.Hash]uint8, all bool) error {
+func (p *persister) addObjects(b journal.Records, store *staging.Store, roots []plumbing.Hash, added map[plumbing.Hash]uint8, all bool) error {
 	known := func(h plumbing.Hash, deep bool) bool {
 		want := uint8(1)
 		if deep {
@@ -392,12 +394,7 @@ func (p *persister) addObjects(b *journal.Batch, store *staging.Store, roots []p
 		return added[h] >= want || !all && p.known[h] >= want
 	}
 	return store.Walk(roots, known, func(o plumbing.EncodedObject, deep bool) error {
-		r, err := o.Reader()
-		if err != nil {
-			return err
-		}
-		data, err := io.ReadAll(r)
-		r.Close()
+		data, err := staging.ObjectBytes(o)
 		if err != nil {
 			return err
 		}
@@ -412,24 +409,24 @@ func (p *persister) addObjects(b *journal.Batch, store *staging.Store, roots []p
 	})
 }
 
-func addObject(b *journal.Batch, t plumbing.ObjectType, flag byte, h plumbing.Hash, data []byte) {
-	payload := make([]byte, 0, 22+len(data))
-	payload = append(payload, byte(t), flag)
-	payload = append(payload, h[:]...)
-	payload = append(payload, data...)
-	b.Add(recObject, payload)
+func addObject(b journal.Records, t plumbing.ObjectType, flag byte, h plumbing.Hash, data []byte) {
+	b.Add(recObject, []byte{byte(t), flag}, h[:], data)
 }
 
 // encodeDelta turns memfs deltas into records, adding the blobs the
 // journal lacks.
-func (p *persister) encodeDelta(b *journal.Batch, ds []memfs.Delta, added map[plumbing.Hash]uint8) []deltaRec {
+func (p *persister) encodeDelta(b journal.Records, ds []memfs.Delta, added map[plumbing.Hash]uint8) []deltaRec {
 	out := make([]deltaRec, len(ds))
 	for i, d := range ds {
 		out[i] = deltaRec{Path: d.Path, Remove: d.Remove, Mode: uint32(d.Mode), Ino: d.Ino}
 		if d.Remove || d.Mode.IsDir() {
 			continue
 		}
-		h := plumbing.ComputeHash(plumbing.BlobObject, d.Data)
+		// A version seeded from a tree knows its id: hash once.
+		h := plumbing.Hash(d.ID)
+		if h.IsZero() {
+			h = plumbing.ComputeHash(plumbing.BlobObject, d.Data)
+		}
 		if p.known[h] == 0 && added[h] == 0 {
 			addObject(b, plumbing.BlobObject, objDeep, h, d.Data)
 			added[h] = 2
@@ -630,6 +627,9 @@ func (l *loaded) apply(rec stateRec) error {
 		ds := make([]memfs.Delta, len(r.Delta))
 		for i, d := range r.Delta {
 			ds[i] = memfs.Delta{Path: d.Path, Remove: d.Remove, Mode: fs.FileMode(d.Mode), Ino: d.Ino}
+			if h, err := hashOf(d.Blob); err == nil {
+				ds[i].ID = h // the journal's objects are checked against their ids on load
+			}
 			if d.Remove || ds[i].Mode.IsDir() {
 				continue
 			}

@@ -267,7 +267,7 @@ func (a *Area) filesIn(tree plumbing.Hash, paths []string) ([]memfs.SeedFile, er
 			return err
 		}
 		// Blob bytes never change, so the workspace may share them.
-		files = append(files, memfs.SeedFile{Path: e.Path, Mode: mode, Data: data, NoCopy: true})
+		files = append(files, memfs.SeedFile{Path: e.Path, Mode: mode, Data: data, NoCopy: true, ID: e.Hash})
 		return nil
 	})
 	if err != nil {

@@ -2,6 +2,7 @@ package staging
 
 import (
 	"fmt"
+	"io"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
@@ -191,4 +192,19 @@ func (s *Store) Walk(roots []plumbing.Hash, known func(h plumbing.Hash, deep boo
 // computed and returned.
 func (s *Store) PutRaw(t plumbing.ObjectType, data []byte) (plumbing.Hash, error) {
 	return s.SetEncodedObject(&rawObject{t: t, h: plumbing.ComputeHash(t, data), data: data})
+}
+
+// ObjectBytes returns an object's content: the store's own bytes, without
+// a copy, for the objects it keeps that way (which must not be modified),
+// else a copy read from the object.
+func ObjectBytes(o plumbing.EncodedObject) ([]byte, error) {
+	if r, ok := o.(*rawObject); ok {
+		return r.data, nil
+	}
+	rd, err := o.Reader()
+	if err != nil {
+		return nil, err
+	}
+	defer rd.Close()
+	return io.ReadAll(rd)
 }

@@ -1,6 +1,7 @@
 package journal
 
 import (
+	"bufio"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -42,15 +43,34 @@ type Batch struct {
 	n   int
 }
 
-// Add appends a record of type typ to the batch.
-func (b *Batch) Add(typ byte, payload []byte) {
+// Records is where records go: a Batch, or the stream a Rewrite writes.
+type Records interface {
+	// Add appends a record of type typ whose payload is parts, joined.
+	Add(typ byte, parts ...[]byte)
+}
+
+// header is a record's header for a payload of parts.
+func header(typ byte, parts [][]byte) [headerLen]byte {
 	var h [headerLen]byte
-	binary.LittleEndian.PutUint32(h[0:], uint32(len(payload)))
-	crc := crc32.Update(crc32.Checksum([]byte{typ}, castagnoli), castagnoli, payload)
+	n := 0
+	crc := crc32.Checksum([]byte{typ}, castagnoli)
+	for _, p := range parts {
+		n += len(p)
+		crc = crc32.Update(crc, castagnoli, p)
+	}
+	binary.LittleEndian.PutUint32(h[0:], uint32(n))
 	binary.LittleEndian.PutUint32(h[4:], crc)
 	h[8] = typ
+	return h
+}
+
+// Add appends a record of type typ to the batch.
+func (b *Batch) Add(typ byte, parts ...[]byte) {
+	h := header(typ, parts)
 	b.buf = append(b.buf, h[:]...)
-	b.buf = append(b.buf, payload...)
+	for _, p := range parts {
+		b.buf = append(b.buf, p...)
+	}
 	b.n++
 }
 
@@ -207,6 +227,38 @@ func (j *Journal) Sync() error {
 // Rewrite replaces the journal's whole content with the batch, atomically:
 // a crash leaves either the old file or the new one.
 func (j *Journal) Rewrite(b *Batch) error {
+	return j.RewriteWith(func(r Records) error {
+		sw := r.(*streamWriter)
+		_, err := sw.w.Write(b.buf)
+		return err
+	})
+}
+
+// streamWriter writes records straight to a file, for a rewrite that
+// need not hold them all in memory.
+type streamWriter struct {
+	w   *bufio.Writer
+	err error
+}
+
+func (s *streamWriter) Add(typ byte, parts ...[]byte) {
+	if s.err != nil {
+		return
+	}
+	h := header(typ, parts)
+	_, s.err = s.w.Write(h[:])
+	for _, p := range parts {
+		if s.err == nil {
+			_, s.err = s.w.Write(p)
+		}
+	}
+}
+
+// RewriteWith replaces the journal's whole content with the records fill
+// adds, streamed to a new file that is synced and renamed over the old:
+// a crash leaves either the old file or the new one. The journal's lock
+// is held throughout.
+func (j *Journal) RewriteWith(fill func(Records) error) error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.f == nil {
@@ -222,7 +274,19 @@ func (j *Journal) Rewrite(b *Batch) error {
 		os.Remove(tmp)
 		return fmt.Errorf("journal: rewriting %s: %w", j.path, err)
 	}
-	if _, err := f.Write(append([]byte(magic), b.buf...)); err != nil {
+	sw := &streamWriter{w: bufio.NewWriterSize(f, 1<<20)}
+	sw.w.WriteString(magic)
+	if err := fill(sw); err != nil {
+		return fail(err)
+	}
+	if sw.err != nil {
+		return fail(sw.err)
+	}
+	if err := sw.w.Flush(); err != nil {
+		return fail(err)
+	}
+	size, err := f.Seek(0, io.SeekCurrent)
+	if err != nil {
 		return fail(err)
 	}
 	if err := f.Sync(); err != nil {
@@ -233,7 +297,7 @@ func (j *Journal) Rewrite(b *Batch) error {
 	}
 	syncDir(filepath.Dir(j.path))
 	j.f.Close()
-	j.f, j.size, j.dirty = f, int64(len(magic)+len(b.buf)), false
+	j.f, j.size, j.dirty = f, size, false
 	return nil
 }
 
