@@ -330,7 +330,10 @@ func (s *Session) drive(p *push) {
 		var wt *targets.WorktreeError
 		var le *targets.LandedError
 		switch {
-		case errors.As(err, &wt):
+		case errors.As(err, &wt) && wt.New == grant.New():
+			// Only this push's: the target may also report one that an
+			// earlier, interrupted push left, met while recovering before
+			// this one started.
 			landed, worktree = true, err
 		case errors.As(err, &le):
 			landed = true

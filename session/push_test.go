@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-git/go-git/v5/plumbing"
+
 	"github.com/airlock-dev/airlock/approval"
 	"github.com/airlock-dev/airlock/approval/ledger"
 	"github.com/airlock-dev/airlock/session"
@@ -163,6 +165,41 @@ func TestLandedPushIsPushedWhateverTheTargetSaysAfter(t *testing.T) {
 	}
 	if n := pushRecords(t, e.l); n["pushed"] != 1 || n["failed"] != 0 {
 		t.Errorf("ledger %v: want the push recorded as pushed", n)
+	}
+}
+
+// earlierPushLeftBehind is a target that, asked to push, reports what a
+// local target's recovery reports when an earlier, interrupted push (to
+// another commit) could not be finished: a WorktreeError naming that
+// push. Nothing of this push moves.
+type earlierPushLeftBehind struct{ targets.Target }
+
+func (e earlierPushLeftBehind) Push(ctx context.Context, g approval.Grant, store *staging.Store) error {
+	earlier := plumbing.NewHash("1111111111111111111111111111111111111111")
+	return fmt.Errorf("finishing an earlier, interrupted airlock push first: %w; nothing was pushed this time: push again",
+		&targets.WorktreeError{Ref: g.Ref(), Worktree: "/wt", Old: g.Old(), New: earlier, Err: errors.New("a FIFO in the way")})
+}
+
+// A WorktreeError says the push it names landed, and no other: one an
+// earlier push left, met while recovering before this push started, is
+// not this push's landing. The push is recorded as failed and the sandbox
+// does not advance.
+func TestAnEarlierPushsWorktreeErrorIsNotThisPushs(t *testing.T) {
+	r := repo(t, true, map[string]string{"README.md": "# p\n"})
+	e := newEnv(t, r, config{policy: approval.Policy{AutoApprove: []string{"local-bare:" + r}},
+		wrap: func(t targets.Target) targets.Target { return earlierPushLeftBehind{t} }})
+	e.write(t, "a.txt", "a\n")
+	c, err := e.s.Stage(nil, "A")
+	must(t, err)
+	res, err := e.s.Push(context.Background(), "", "", nil)
+	if err == nil || !errors.Is(err, targets.ErrWorktreeNotUpdated) {
+		t.Fatalf("push: %+v, %v; want the earlier push's error", res, err)
+	}
+	if st := e.s.Status(); st.Base == c.ID || len(st.Staged) != 1 {
+		t.Errorf("the sandbox advanced past a push that did not land: base %s, %d staged", st.Base, len(st.Staged))
+	}
+	if n := pushRecords(t, e.l); n["pushed"] != 0 || n["failed"] != 1 {
+		t.Errorf("ledger %v: want the push recorded as failed", n)
 	}
 }
 

@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"syscall"
 
 	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5"
@@ -40,13 +39,19 @@ import (
 // working tree also updates its files and index, path by path, and only
 // when none of the paths it changes has uncommitted changes; it is
 // journaled, so that an interrupted push is completed (or undone, if the
-// ref never moved) the next time the target is opened.
+// ref never moved) the next time the target is opened. Completing it never
+// writes over the user's work: a path the user changed since is left as
+// it is and named (KeptError).
 type Local struct {
 	path string // absolute path of the repository (the working tree, or the bare repo)
 	bare bool
 }
 
-// OpenLocal opens a working-tree repository at path.
+// OpenLocal opens a working-tree repository at path, recovering a push
+// that was interrupted there first (Recover). When recovery kept the
+// user's edits, the *KeptError saying so is the error, once: the recovery
+// is complete, and the next open goes ahead. It is the one place the
+// person who starts airlock is sure to see it.
 func OpenLocal(ctx context.Context, path string) (*Local, error) {
 	return openLocal(ctx, path, false)
 }
@@ -477,7 +482,9 @@ func (l *Local) pushCheckedOut(ctx context.Context, wt string, g approval.Grant,
 	}
 	defer unlock()
 	if err := l.recoverLocked(ctx, dir); err != nil {
-		return err
+		// An earlier push's: this one has not started. (Its WorktreeError
+		// or KeptError names that push's commit, not this one's.)
+		return fmt.Errorf("finishing an earlier, interrupted airlock push to %s first: %w; nothing was pushed this time: push again", l.path, err)
 	}
 	ref := g.Ref()
 	cur, err := l.Head(ctx, ref)
@@ -522,44 +529,149 @@ func (l *Local) pushCheckedOut(ctx context.Context, wt string, g approval.Grant,
 		}
 		return err
 	}
-	if err := l.rollForward(ctx, dir, j); err != nil {
+	kept, err := l.rollForward(ctx, dir, j)
+	if err != nil {
 		return &WorktreeError{Ref: ref, Worktree: wt, Old: cur, New: g.New(), Err: err}
+	}
+	if len(kept) > 0 {
+		// The user edited files of the push while it landed (after
+		// checkClean): the push landed, and those stay theirs.
+		return &WorktreeError{Ref: ref, Worktree: wt, Old: cur, New: g.New(), Err: newKeptError(j, kept)}
 	}
 	return nil
 }
 
 // rollForward brings the working tree and index to the journal's new
-// commit for the journal's paths, then clears the journal. It is
-// idempotent, so recovery can run it again after a crash. Files are
-// written through a wtWriter: never through a symlink in the tree, never at
-// a path the guard refuses, with temporary files in dir/tmp.
-func (l *Local) rollForward(ctx context.Context, dir string, j journal) error {
+// commit at each of the journal's paths that is as the push left it, then
+// clears the journal, and returns the paths it kept. It is idempotent, so
+// recovery can run it again after a crash. Files are written by a
+// wtWriter: never through a symlink in the tree, never at a path the guard
+// refuses, with temporary files in dir/tmp.
+//
+// A path is as the push left it when the working tree holds there what the
+// old commit had (or nothing, where the push creates it) or already what
+// the new one has, and the index holds either of the two. Anything else is
+// the user's: an edit made after an interrupted push (or while this one
+// landed), a directory or a file in the way, something they staged. Such a
+// path is kept: its file is not written, and a path that cannot be written
+// without touching it (a file under it, or the directory it is in) is kept
+// with it. Its index entry is set to the new commit's, unless the user
+// staged something there: then `git status` and `git diff` tell the truth
+// (the branch, and the index, have the push's version; the working tree
+// has the user's, as an unstaged change) and `git commit -a` commits the
+// user's version on top of the push's, as it would for any edit. Leaving
+// the old entry instead would show the push's change reverted as staged,
+// on top of the edit.
+func (l *Local) rollForward(ctx context.Context, dir string, j journal) ([]touched, error) {
 	r, err := l.open()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	for _, p := range j.Paths {
 		if _, err := memfs.CheckPath(p.Path); err != nil {
-			return fmt.Errorf("%w: %v", errUnsafePath, err)
+			return nil, fmt.Errorf("%w: %v", errUnsafePath, err)
 		}
 	}
+	wtGit := &Local{path: j.Worktree}
+	index, err := wtGit.indexEntries(ctx)
+	if err != nil {
+		return nil, err
+	}
+	trustMode := wtGit.trustsFileMode(ctx)
 	w, err := openWTWriter(j.Worktree, filepath.Join(dir, "tmp"))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer w.Close()
 	// Removals first, so that a file can take a directory's place.
 	sort.SliceStable(j.Paths, func(a, b int) bool { return j.Paths[a].NewMode == 0 && j.Paths[b].NewMode != 0 })
+	var kept keptSet
+	var entries []touched // index entries to set to the new commit's
+	setIndex := func() error {
+		if len(entries) == 0 {
+			return nil
+		}
+		var info bytes.Buffer
+		for _, p := range entries {
+			if p.NewMode == 0 {
+				fmt.Fprintf(&info, "0 %s\t%s\x00", plumbing.ZeroHash, p.Path)
+			} else {
+				fmt.Fprintf(&info, "%o %s\t%s\x00", uint32(p.NewMode), p.NewHash, p.Path)
+			}
+		}
+		if _, err := wtGit.git(ctx, &info, "update-index", "-z", "--index-info"); err != nil {
+			return err
+		}
+		// Refresh stat data so that git status sees the new files as clean.
+		wtGit.git(ctx, nil, "update-index", "-q", "--refresh")
+		return nil
+	}
 	for _, p := range j.Paths {
-		if p.NewMode == 0 {
+		if err := l.finishPath(r, w, p, index[p.Path], trustMode, &kept, &entries); err != nil {
+			// The index follows what was done, so that it is true to the
+			// files and `git read-tree -m -u` (the error's advice) can
+			// finish from there; the journal stays for the next attempt.
+			setIndex()
+			return nil, err
+		}
+	}
+	if err := setIndex(); err != nil {
+		return nil, err
+	}
+	if err := os.Remove(filepath.Join(dir, "push-journal.json")); err != nil && !os.IsNotExist(err) {
+		return nil, err
+	}
+	l.git(ctx, nil, "update-ref", "-d", j.TempRef)
+	return kept.paths, nil
+}
+
+// finishPath brings path p to the new commit if it is as the push left it
+// (see rollForward), or adds it to kept; entries gets the index entries to
+// set.
+func (l *Local) finishPath(r *git.Repository, w *wtWriter, p touched, idx indexEntry, trustMode bool, kept *keptSet, entries *[]touched) error {
+	if !idx.is(p.OldMode, p.OldHash) && !idx.is(p.NewMode, p.NewHash) {
+		kept.add(p) // staged by the user: the entry is theirs too
+		return nil
+	}
+	keep := func() error {
+		kept.add(p)
+		*entries = append(*entries, p)
+		return nil
+	}
+	if kept.nests(p.Path) {
+		return keep()
+	}
+	// Judged just before it is written, not before the loop: a removal
+	// before it may have emptied the directory that is in its place.
+	st, err := w.stat(p.Path)
+	if err != nil {
+		return err
+	}
+	switch {
+	case st.holds(p.NewMode, p.NewHash, trustMode):
+		// Already there.
+	case !st.holds(p.OldMode, p.OldHash, trustMode):
+		return keep()
+	case p.NewMode == 0:
+		// Nothing of git's is there when a file or a symlink is on the
+		// way (git does not look through one either), and what is on the
+		// way is not airlock's to touch: a push that replaced directory d
+		// with file d leaves this after writing d. Otherwise the removal
+		// also takes away the directories it empties, which an
+		// interrupted removal may have left.
+		if !st.onWay {
 			if err := w.remove(p.Path); err != nil {
 				return err
 			}
-			continue
 		}
-		if p.NewMode == filemode.Submodule {
-			continue // a gitlink has no content here
-		}
+	case p.NewMode == filemode.Submodule:
+		// A gitlink has no content here.
+	case st.kind == wtDir, st.blocked:
+		// A directory with files in it where the file goes, or a file or
+		// a symlink where its directory goes: not the push's, and in the
+		// way.
+		return keep()
+	default:
 		o, err := r.Storer.EncodedObject(plumbing.BlobObject, p.NewHash)
 		if err != nil {
 			return fmt.Errorf("reading %s: %w", p.Path, err)
@@ -577,31 +689,16 @@ func (l *Local) rollForward(ctx context.Context, dir string, j journal) error {
 			return err
 		}
 	}
-	var info bytes.Buffer
-	for _, p := range j.Paths {
-		if p.NewMode == 0 {
-			fmt.Fprintf(&info, "0 %s\t%s\x00", plumbing.ZeroHash, p.Path)
-		} else {
-			fmt.Fprintf(&info, "%o %s\t%s\x00", uint32(p.NewMode), p.NewHash, p.Path)
-		}
-	}
-	wtGit := &Local{path: j.Worktree}
-	if _, err := wtGit.git(ctx, &info, "update-index", "-z", "--index-info"); err != nil {
-		return err
-	}
-	// Refresh stat data so that git status sees the new files as clean.
-	wtGit.git(ctx, nil, "update-index", "-q", "--refresh")
-	if err := os.Remove(filepath.Join(dir, "push-journal.json")); err != nil && !os.IsNotExist(err) {
-		return err
-	}
-	l.git(ctx, nil, "update-ref", "-d", j.TempRef)
+	*entries = append(*entries, p)
 	return nil
 }
 
 // Recover completes, or undoes, a push to a checked-out branch that was
 // interrupted (the process was killed mid-push): when the ref moved, the
-// working tree and index are brought to the new commit; when it did not,
-// nothing was changed and the journal is dropped.
+// working tree and index are brought to the new commit wherever they are
+// as the push left them, and a *KeptError names the paths the user has
+// changed since, which are left alone; when it did not, nothing was
+// changed and the journal is dropped.
 func (l *Local) Recover(ctx context.Context) error {
 	if l.bare {
 		return nil
@@ -638,69 +735,41 @@ func (l *Local) recoverLocked(ctx context.Context, dir string) error {
 		// Torn before the rename that publishes it: the ref never moved.
 		return os.Remove(jpath)
 	}
+	drop := func() error {
+		l.git(ctx, nil, "update-ref", "-d", j.TempRef)
+		return os.Remove(jpath)
+	}
 	cur, err := l.Head(ctx, j.Ref)
 	if err != nil {
 		return err
 	}
 	switch cur {
 	case j.New:
-		// The user may have edited files since the crash: a path that
-		// holds neither what it had nor what the push brings is theirs.
-		if edited := editedSince(j); len(edited) > 0 {
-			return fmt.Errorf("an interrupted airlock push moved %s to %s, but the working tree %s has changed since at %s, so airlock will not write there; "+
-				"keep your edits, then finish with `git -C %s read-tree -m -u %s %s` or `git -C %s reset --keep %s`, and remove %s",
-				BranchName(j.Ref), shortHash(j.New), j.Worktree, strings.Join(edited, ", "), j.Worktree, oldTreeish(j.Old), j.New, j.Worktree, j.New, jpath)
+		wt, err := l.checkedOutIn(ctx, j.Ref)
+		if err != nil {
+			return err
 		}
-		if err := l.rollForward(ctx, dir, j); err != nil {
+		if wt != j.Worktree {
+			// The branch is no longer checked out there (the user
+			// switched branches, or removed that working tree): its files
+			// are another commit's now, and whoever checks the branch out
+			// again gets the pushed commit from git. Nothing is left for
+			// airlock to write, and writing would be writing over them.
+			return drop()
+		}
+		kept, err := l.rollForward(ctx, dir, j)
+		if err != nil {
 			return &WorktreeError{Ref: j.Ref, Worktree: j.Worktree, Old: j.Old, New: j.New, Err: err}
+		}
+		if len(kept) > 0 {
+			return newKeptError(j, kept)
 		}
 		return nil
 	case j.Old:
-		l.git(ctx, nil, "update-ref", "-d", j.TempRef)
-		return os.Remove(jpath)
+		return drop()
 	}
 	return fmt.Errorf("an interrupted airlock push to %s left %s; the branch has moved since (to %s), so airlock will not touch the working tree: check it, then remove that file",
 		j.Ref, jpath, shortHash(cur))
-}
-
-// editedSince lists the journal's paths whose files hold neither their old
-// nor their new content: edits made after the push was interrupted.
-func editedSince(j journal) []string {
-	var out []string
-	for _, p := range j.Paths {
-		h, mode, ok := worktreeBlob(filepath.Join(j.Worktree, filepath.FromSlash(p.Path)))
-		same := func(m filemode.FileMode, want plumbing.Hash) bool {
-			if m == 0 {
-				return !ok
-			}
-			return ok && h == want && (mode == filemode.Symlink) == (m == filemode.Symlink)
-		}
-		if !same(p.OldMode, p.OldHash) && !same(p.NewMode, p.NewHash) {
-			out = append(out, p.Path)
-		}
-	}
-	return out
-}
-
-// worktreeBlob hashes the file at full as git would store it; ok is false
-// when there is no file (or a directory) there.
-func worktreeBlob(full string) (plumbing.Hash, filemode.FileMode, bool) {
-	fi, err := os.Lstat(full)
-	if err != nil || fi.IsDir() {
-		return plumbing.ZeroHash, 0, false
-	}
-	if fi.Mode()&os.ModeSymlink != 0 {
-		t, err := os.Readlink(full)
-		if err != nil {
-			return plumbing.ZeroHash, 0, false
-		}
-		return plumbing.ComputeHash(plumbing.BlobObject, []byte(t)), filemode.Symlink, true
-	}
-	data, err := os.ReadFile(full)
-	if err != nil {
-		return plumbing.ZeroHash, 0, false
-	}
-	return plumbing.ComputeHash(plumbing.BlobObject, data), filemode.Regular, true
 }
 
 // changedPaths lists what differs between two commits' trees.
@@ -771,59 +840,6 @@ func dedupe(s []string) []string {
 		}
 	}
 	return out
-}
-
-// writeWorktreeFile replaces full with data (a symlink's target for
-// symlinks) in one rename, so the file is never half written.
-func writeWorktreeFile(full string, mode filemode.FileMode, data []byte) error {
-	if fi, err := os.Lstat(full); err == nil && fi.IsDir() {
-		if err := os.RemoveAll(full); err != nil {
-			return err
-		}
-	}
-	if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-		return err
-	}
-	tmp := full + ".airlock-tmp"
-	os.Remove(tmp)
-	if mode == filemode.Symlink {
-		if err := os.Symlink(string(data), tmp); err != nil {
-			return err
-		}
-	} else {
-		perm := os.FileMode(0o644)
-		if mode == filemode.Executable {
-			perm = 0o755
-		}
-		f, err := os.OpenFile(tmp, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, perm)
-		if err != nil {
-			return err
-		}
-		_, err = f.Write(data)
-		if err == nil {
-			err = f.Sync()
-		}
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if err == nil {
-			err = os.Chmod(tmp, perm) // the umask may have taken the x bit
-		}
-		if err != nil {
-			os.Remove(tmp)
-			return err
-		}
-	}
-	return os.Rename(tmp, full)
-}
-
-func pruneEmptyDirs(root, dir string) {
-	for dir != root && strings.HasPrefix(dir, root) {
-		if err := syscall.Rmdir(dir); err != nil {
-			return
-		}
-		dir = filepath.Dir(dir)
-	}
 }
 
 // writeFileSync writes v as JSON to path atomically and durably.

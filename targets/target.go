@@ -120,7 +120,8 @@ var ErrWorktreeNotUpdated = errors.New("pushed, but the working tree was not upd
 // WorktreeError is a push that landed with its working tree left behind. It
 // is not a failed push: the branch holds the new commit. Recovery finishes
 // the update at the next push or start; the message says how to finish it
-// by hand.
+// by hand. When Err is a *KeptError, the update is finished but for files
+// the user edited while the push landed, which stay theirs.
 type WorktreeError struct {
 	Ref, Worktree string
 	Old, New      plumbing.Hash
@@ -128,6 +129,12 @@ type WorktreeError struct {
 }
 
 func (e *WorktreeError) Error() string {
+	var kept *KeptError
+	if errors.As(e.Err, &kept) {
+		// Finished but for the user's edits: nothing is left for recovery
+		// or read-tree to do, and read-tree would refuse over the edits.
+		return fmt.Sprintf("%v: %v", ErrWorktreeNotUpdated, kept)
+	}
 	return fmt.Sprintf("%v: %s is at %s, but updating the files in %s failed: %v; airlock finishes the update at its next push or start once the cause is gone, or run `git -C %s read-tree -m -u %s %s` to do it yourself",
 		ErrWorktreeNotUpdated, BranchName(e.Ref), shortHash(e.New), e.Worktree, e.Err, e.Worktree, oldTreeish(e.Old), e.New)
 }

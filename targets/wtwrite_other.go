@@ -19,3 +19,4 @@ func openWTWriter(worktree, tmpDir string) (*wtWriter, error) {
 func (w *wtWriter) Close()                                        {}
 func (w *wtWriter) write(string, filemode.FileMode, []byte) error { return errUnsafePath }
 func (w *wtWriter) remove(string) error                           { return errUnsafePath }
+func (w *wtWriter) stat(string) (wtEntry, error)                  { return wtEntry{}, errUnsafePath }

@@ -7,10 +7,12 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"golang.org/x/sys/unix"
 
@@ -196,4 +198,104 @@ func wrapPath(op, rel string, err error) error {
 		return nil
 	}
 	return &os.PathError{Op: op, Path: rel, Err: err}
+}
+
+// stat says what the working tree holds at rel as git sees it, without
+// following a symlink anywhere on the way and without opening anything but
+// a regular file: a FIFO is never read. A path whose leading directories
+// are missing, or go through a file or a symlink, holds nothing (git does
+// not look through a symlink either); blocked says it is a regular file or
+// a symlink on the way, which is the user's to keep, rather than a FIFO or
+// a device (onWay says there is anything at all).
+func (w *wtWriter) stat(rel string) (wtEntry, error) {
+	if _, err := memfs.CheckPath(rel); err != nil {
+		return wtEntry{}, fmt.Errorf("%w: %v", errUnsafePath, err)
+	}
+	parts := strings.Split(rel, "/")
+	fd, err := unix.Dup(w.root)
+	if err != nil {
+		return wtEntry{}, err
+	}
+	defer func() { unix.Close(fd) }()
+	for _, name := range parts[:len(parts)-1] {
+		next, err := unix.Openat(fd, name, unix.O_DIRECTORY|unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		switch err {
+		case nil:
+			unix.Close(fd)
+			fd = next
+			continue
+		case unix.ENOENT:
+			return wtEntry{kind: wtAbsent}, nil
+		case unix.ELOOP, unix.ENOTDIR:
+			var st unix.Stat_t
+			if err := unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+				return wtEntry{}, wrapPath("stat", rel, err)
+			}
+			t := st.Mode & unix.S_IFMT
+			return wtEntry{kind: wtAbsent, onWay: true, blocked: t == unix.S_IFREG || t == unix.S_IFLNK}, nil
+		default:
+			return wtEntry{}, wrapPath("open", rel, err)
+		}
+	}
+	base := parts[len(parts)-1]
+	var st unix.Stat_t
+	if err := unix.Fstatat(fd, base, &st, unix.AT_SYMLINK_NOFOLLOW); err == unix.ENOENT {
+		return wtEntry{kind: wtAbsent}, nil
+	} else if err != nil {
+		return wtEntry{}, wrapPath("stat", rel, err)
+	}
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFDIR:
+		sub, err := unix.Openat(fd, base, unix.O_DIRECTORY|unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return wtEntry{}, wrapPath("open", rel, err)
+		}
+		f := os.NewFile(uintptr(sub), rel)
+		names, err := f.Readdirnames(1)
+		f.Close()
+		if len(names) == 0 && err != nil && !errors.Is(err, io.EOF) {
+			return wtEntry{}, wrapPath("read", rel, err)
+		}
+		if len(names) == 0 {
+			return wtEntry{kind: wtAbsent}, nil // git sees nothing in an empty directory
+		}
+		return wtEntry{kind: wtDir}, nil
+	case unix.S_IFLNK:
+		buf := make([]byte, unix.PathMax)
+		n, err := unix.Readlinkat(fd, base, buf)
+		if err != nil {
+			return wtEntry{}, wrapPath("readlink", rel, err)
+		}
+		return wtEntry{kind: wtBlob, mode: filemode.Symlink, hash: plumbing.ComputeHash(plumbing.BlobObject, buf[:n])}, nil
+	case unix.S_IFREG:
+		// O_NONBLOCK: should a FIFO take the file's place between the
+		// stat and the open, the open does not wait for a writer.
+		ffd, err := unix.Openat(fd, base, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return wtEntry{}, wrapPath("open", rel, err)
+		}
+		f := os.NewFile(uintptr(ffd), rel)
+		defer f.Close()
+		fi, err := f.Stat()
+		if err != nil {
+			return wtEntry{}, err
+		}
+		if !fi.Mode().IsRegular() {
+			return wtEntry{kind: wtOther}, nil
+		}
+		h := plumbing.NewHasher(plumbing.BlobObject, fi.Size())
+		if n, err := io.Copy(h, io.LimitReader(f, fi.Size()+1)); err != nil {
+			return wtEntry{}, wrapPath("read", rel, err)
+		} else if n != fi.Size() {
+			// It changed while being read: someone is writing it, so it
+			// is not as the push left it.
+			return wtEntry{kind: wtOther}, nil
+		}
+		mode := filemode.Regular
+		if fi.Mode()&0o100 != 0 {
+			mode = filemode.Executable
+		}
+		return wtEntry{kind: wtBlob, mode: mode, hash: h.Sum()}, nil
+	}
+	return wtEntry{kind: wtOther}, nil
 }
