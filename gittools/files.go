@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
-	"regexp"
 	"strings"
 	"unicode/utf8"
 
@@ -327,72 +326,6 @@ func entryLine(s *session.Session, p string, fi fs.FileInfo) string {
 		return fmt.Sprintf("%s* (%s)", p, bytesize.Format(fi.Size()))
 	}
 	return fmt.Sprintf("%s (%s)", p, bytesize.Format(fi.Size()))
-}
-
-func searchFiles(_ context.Context, s *session.Session, a searchArgs, _ Progress) (string, error) {
-	if a.Pattern == "" {
-		return "", &ToolError{Msg: "pattern is empty; give a regular expression, e.g. \"func \\\\w+Handler\""}
-	}
-	if len(a.Pattern) > 1000 {
-		return "", &ToolError{Msg: "pattern is longer than 1000 characters"}
-	}
-	g, err := compileGlob("glob", a.Glob)
-	if err != nil {
-		return "", err
-	}
-	re, err := regexp.Compile(a.Pattern)
-	if err != nil {
-		return "", &ToolError{Msg: fmt.Sprintf("pattern is not a valid regular expression: %v", err)}
-	}
-	max := a.MaxResults
-	if max <= 0 {
-		max = searchDefault
-	}
-	max = min(max, searchMax)
-	root := a.Path
-	if root == "" {
-		root = "."
-	}
-	var out []string
-	total := 0
-	err = fs.WalkDir(s.Workspace().FS(), root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() || d.Type()&fs.ModeSymlink != 0 {
-			return nil
-		}
-		if !matchGlob(g, strings.TrimPrefix(strings.TrimPrefix(p, root), "/"), d.Name(), true) {
-			return nil
-		}
-		data, err := s.Workspace().ReadFile(p)
-		if err != nil || bytes.IndexByte(data, 0) >= 0 {
-			return nil
-		}
-		for i, line := range strings.Split(string(data), "\n") {
-			if re.MatchString(line) {
-				total++
-				if len(out) < max {
-					if len(line) > searchLineMax {
-						line = line[:searchLineMax] + "..."
-					}
-					out = append(out, fmt.Sprintf("%s:%d: %s", p, i+1, line))
-				}
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return "", err
-	}
-	if total == 0 {
-		return "(no matches)", nil
-	}
-	res := strings.Join(out, "\n")
-	if total > len(out) {
-		res += fmt.Sprintf("\n[%d matches in all, %d shown; raise max_results (up to %d) or narrow path, glob or pattern]", total, len(out), searchMax)
-	}
-	return res, nil
 }
 
 func deleteFile(_ context.Context, s *session.Session, a deleteArgs, _ Progress) (string, error) {

@@ -135,8 +135,25 @@ func (d *DenyList) match(comps []string) string {
 	for _, c := range comps {
 		canon = append(canon, canonicalName(c))
 	}
+	return d.matchCanon(canon)
+}
+
+// matchCanon is match of names already canonical.
+func (d *DenyList) matchCanon(canon []string) string {
 	for i := range d.patterns {
 		if d.patterns[i].glob.MatchPrefix(canon) {
+			return d.patterns[i].text
+		}
+	}
+	return ""
+}
+
+// matchWhole reports the first pattern that matches the whole of canon
+// (canonical names), not counting the directories above it: what match
+// adds for a path whose parent it leaves alone.
+func (d *DenyList) matchWhole(canon []string) string {
+	for i := range d.patterns {
+		if d.patterns[i].glob.Match(canon) {
 			return d.patterns[i].text
 		}
 	}

@@ -11,7 +11,8 @@
 //     through resolve, which applies CheckPath (the path guard), the
 //     DenyList and the symlink policy, in that order, and nothing else lets
 //     a worker's path in;
-//   - FS is a read-only io/fs view under the same rules;
+//   - FS is a read-only io/fs view under the same rules, and ResolveIn
+//     and WalkVisible the same view of a Snapshot (read without locks);
 //   - Billy is a billy.Filesystem for go-git and other trusted code, with
 //     go-billy's path conventions (see its documentation).
 //

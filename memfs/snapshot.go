@@ -113,6 +113,78 @@ func walkEntries(n *node, prefix string, fn func(Entry) error) error {
 	return nil
 }
 
+// ResolveIn looks name up in s as Stat looks it up in the live tree (the
+// path guard, the deny list, symlinks followed under the worker's policy;
+// "." is the root), with Stat's errors. It returns the canonical path of
+// what name leads to, as Walk names it ("" for the root), and whether that
+// is a directory. A snapshot is frozen, so this takes no lock.
+func (w *Workspace) ResolveIn(s *Snapshot, name string) (string, bool, error) {
+	f, err := w.resolveFrom(s.root, "stat", name, true, true)
+	if err != nil {
+		return "", false, err
+	}
+	if f.node == nil {
+		return "", false, notExist("stat", name)
+	}
+	return f.path(), f.node.kind == kindDir, nil
+}
+
+// WalkVisible is Walk from the directory dir of s down (a canonical path
+// as ResolveIn returns it, "" for the root), as the worker sees it: what
+// the deny list covers is left out, a directory with everything below it,
+// as ReadDir leaves it out. Entries come in Walk's order, with canonical
+// paths. It takes no lock.
+func (w *Workspace) WalkVisible(s *Snapshot, dir string, fn func(Entry) error) error {
+	var comps []string
+	if dir != "" {
+		comps = strings.Split(dir, "/")
+	}
+	n := lookup(s.root, comps)
+	switch {
+	case n == nil:
+		return notExist("walk", dir)
+	case n.kind != kindDir:
+		return pathErr("walk", dir, syscall.ENOTDIR)
+	}
+	canon := make([]string, len(comps), len(comps)+8)
+	for i, c := range comps {
+		canon[i] = canonicalName(c)
+	}
+	if len(canon) > 0 && w.deny.matchCanon(canon) != "" {
+		return w.deny.check(dir, comps)
+	}
+	return w.walkVisible(n, dir, canon, fn)
+}
+
+// walkVisible walks n, a directory the deny list leaves visible, whose
+// canonical names (as the deny list compares them) are canon. A parent
+// that is visible has no denied prefix, so a child is hidden exactly when
+// a pattern matches its whole path: one Match a child instead of
+// MatchPrefix over every prefix, and each name folded once.
+func (w *Workspace) walkVisible(n *node, prefix string, canon []string, fn func(Entry) error) error {
+	for it := n.kids.Iterator(); !it.Done(); {
+		name, c, _ := it.Next()
+		cc := append(canon, canonicalName(name))
+		if w.deny.matchWhole(cc) != "" {
+			continue
+		}
+		p := name
+		if prefix != "" {
+			p = prefix + "/" + name
+		}
+		var err error
+		if c.kind == kindDir {
+			err = w.walkVisible(c, p, cc, fn)
+		} else {
+			err = fn(entryOf(p, c))
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Usage is what the snapshot holds, counting shared versions once.
 func (s *Snapshot) Usage() Usage { return countUnique(s.root) }
 

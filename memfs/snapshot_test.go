@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -268,5 +269,63 @@ func TestSnapshotEntries(t *testing.T) {
 	want := []string{"link " + (fs.ModeSymlink | 0o777).String() + " run.sh", "run.sh -rwxr-xr-x #!"}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("entries %q, want %q", got, want)
+	}
+}
+
+// WalkVisible lists what fs.WalkDir over the worker's io/fs view lists,
+// and ResolveIn answers what Stat answers, on a tree holding entries the
+// deny list covers (as a resumed session whose deny list grew may).
+func TestWalkVisibleIsTheWorkersView(t *testing.T) {
+	w, err := memfs.New(memfs.WithDeny("secret/", "*.tok", "**/deep/x.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := func(p string) memfs.Delta { return memfs.Delta{Path: p, Mode: fs.ModeDir | 0o755} }
+	file := func(p string) memfs.Delta { return memfs.Delta{Path: p, Mode: 0o644, Data: []byte(p)} }
+	snap, err := w.Apply(nil, []memfs.Delta{
+		dir("secret"), file("secret/a"), dir("d"), dir("d/deep"), file("d/deep/x.txt"), file("d/deep/y.txt"),
+		file("d/.env"), file("d/k.tok"), file("d/ok"), file("top"), dir("d/SECRET"), file("d/SECRET/b"),
+		{Path: "link", Mode: fs.ModeSymlink | 0o777, Data: []byte("d")},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Restore(snap); err != nil {
+		t.Fatal(err)
+	}
+	snap = w.Snapshot()
+	for _, root := range []string{".", "d", "link", "d/deep", "secret", "nope", "top", "d/.env"} {
+		var want []string
+		wantErr := fs.WalkDir(w.FS(), root, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() {
+				want = append(want, p)
+			}
+			return err
+		})
+		canon, isDir, err := w.ResolveIn(snap, root)
+		if fmt.Sprint(err) != fmt.Sprint(wantErr) {
+			t.Errorf("ResolveIn(%q) = %v, want %v", root, err, wantErr)
+			continue
+		}
+		if err != nil || !isDir {
+			continue
+		}
+		var got []string
+		if err := w.WalkVisible(snap, canon, func(e memfs.Entry) error {
+			rel := e.Path
+			if canon != "" {
+				rel = e.Path[len(canon)+1:]
+			}
+			if root != "." {
+				rel = root + "/" + rel
+			}
+			got = append(got, rel)
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("WalkVisible(%q) = %q, want %q", root, got, want)
+		}
 	}
 }

@@ -148,9 +148,15 @@ func (w *Workspace) checkHopDeny(name string, comps []string) error {
 // guard, the deny list, then a lookup under the worker's symlink policy.
 // allowRoot lets "." name the workspace root (for listing and stat).
 func (w *Workspace) resolve(op, name string, followLast, allowRoot bool) (found, error) {
+	return w.resolveFrom(w.cur.root, op, name, followLast, allowRoot)
+}
+
+// resolveFrom is resolve in the tree at root: the live tree, or a
+// snapshot's (which needs no lock).
+func (w *Workspace) resolveFrom(root *node, op, name string, followLast, allowRoot bool) (found, error) {
 	if allowRoot {
 		if name == "." {
-			return found{node: w.cur.root}, nil
+			return found{node: root}, nil
 		}
 		// "src/" is how people name a directory; one trailing slash is fine
 		// where a directory is meant.
@@ -165,7 +171,7 @@ func (w *Workspace) resolve(op, name string, followLast, allowRoot bool) (found,
 	if err := w.deny.check(name, comps); err != nil {
 		return found{}, withOp(err, op)
 	}
-	f, err := w.walk(workerView, w.cur.root, name, comps, followLast)
+	f, err := w.walk(workerView, root, name, comps, followLast)
 	return f, fixOp(err, op)
 }
 

@@ -132,6 +132,11 @@ func (p *Pattern) MatchName(name string) bool {
 
 // Match reports whether the pattern matches the whole path comps.
 func (p *Pattern) Match(comps []string) bool {
+	// A last segment other than "**" must match the last name: most paths
+	// fail here, without the table (a walk asks this of every file).
+	if last := p.segs[len(p.segs)-1]; last.kind != anyDirs && (len(comps) == 0 || !last.match(comps[len(comps)-1])) {
+		return false
+	}
 	var buf [2 * 33]bool
 	row := p.table(comps, buf[:])
 	return row[len(comps)]
