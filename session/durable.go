@@ -47,7 +47,7 @@ func (s *Session) Durable() (*StateDir, bool) {
 // startSaving opens the journal of dir for a session whose state is
 // already in memory (l nil: a new session, written whole now).
 func (s *Session) startSaving(dir *StateDir, j *journal.Journal) error {
-	p := &persister{dir: dir, j: j, known: map[plumbing.Hash]uint8{}, commits: map[plumbing.Hash]bool{},
+	p := &persister{dir: dir, j: j, known: map[plumbing.Hash]uint8{}, commits: map[plumbing.Hash]*staging.Commit{},
 		stop: make(chan struct{}), stopped: make(chan struct{}), summarize: s.summarize}
 	if j == nil {
 		var err error
@@ -236,7 +236,7 @@ func Resume(ctx context.Context, w *Worker, opts Options) (*Session, *Recovered,
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	p := &persister{dir: opts.State, j: j, known: map[plumbing.Hash]uint8{}, commits: map[plumbing.Hash]bool{},
+	p := &persister{dir: opts.State, j: j, known: map[plumbing.Hash]uint8{}, commits: map[plumbing.Hash]*staging.Commit{},
 		stop: make(chan struct{}), stopped: make(chan struct{}), seq: l.seq, compacted: j.Size() / 2, summarize: s.summarize}
 	for h, o := range l.objs {
 		p.known[h] = 1
@@ -244,11 +244,11 @@ func Resume(ctx context.Context, w *Worker, opts Options) (*Session, *Recovered,
 			p.known[h] = 2
 		}
 	}
-	for h := range l.commits {
-		p.commits[h] = true
-	}
 	p.live, p.cps = s.ws.Saved()
 	p.area = s.area.Saved()
+	for _, l := range p.area.Chain {
+		p.commits[l.ID] = l.Commit
+	}
 	p.slots = map[string]*memfs.Snapshot{"live": p.live, "base": p.area.Base.Snap}
 	for _, l := range p.area.Chain {
 		p.slots["c:"+l.ID.String()] = l.Snap

@@ -357,6 +357,58 @@ func TestPendingPushOfferedAgain(t *testing.T) {
 	}
 }
 
+// TestAdvancedCommitsResume: pushing the first of two staged commits gives
+// the second a new base under the same id; after a restart the second is
+// still on that base, and pushes without a rebase.
+func TestAdvancedCommitsResume(t *testing.T) {
+	bare := repo(t, true, map[string]string{"a.txt": "a\n"})
+	d := newDurable(t, bare, approval.Policy{AutoApprove: []string{"local-bare:" + bare}}, nil)
+	must(t, d.s.Workspace().WriteFile("one.txt", []byte("1\n"), 0o644))
+	c1, err := d.s.Stage(nil, "one")
+	must(t, err)
+	must(t, d.s.Workspace().WriteFile("two.txt", []byte("2\n"), 0o644))
+	c2, err := d.s.Stage(nil, "two")
+	must(t, err)
+	_, err = d.s.Push(context.Background(), c1.ID.String(), "", nil)
+	must(t, err)
+	must(t, d.s.Save())
+	d.crashAndResume(t)
+	c, err := d.s.Lookup(c2.ID.String())
+	must(t, err)
+	if c.Base != c1.ID {
+		t.Fatalf("after the restart %s stands on %s, want %s (pushed)", c.ID, c.Base, c1.ID)
+	}
+	res, err := d.s.Push(context.Background(), c2.ID.String(), "", nil)
+	must(t, err)
+	if res.Commit != c2.ID || len(res.Notes) > 0 {
+		t.Fatalf("pushing the second commit: %+v", res)
+	}
+	if head := strings.TrimSpace(git(t, bare, "rev-parse", "main")); head != c2.ID.String() {
+		t.Fatalf("target at %s, want %s", head, c2.ID)
+	}
+}
+
+// TestWaitingPushSavedBeforeAnswer: a push is saved as soon as it is
+// asked, not when its call answers: a server killed while git_push waits
+// for the reviewer (minutes) offers the request again under its id.
+func TestWaitingPushSavedBeforeAnswer(t *testing.T) {
+	bare := repo(t, true, map[string]string{"a.txt": "a\n"})
+	d := newDurable(t, bare, approval.Policy{}, nil)
+	must(t, d.s.Workspace().WriteFile("new.txt", []byte("new\n"), 0o644))
+	c, err := d.s.Stage(nil, "add new")
+	must(t, err)
+	must(t, d.s.Save())
+	go d.s.Push(context.Background(), c.ID.String(), "", nil)
+	id := waitPending(t, d.gate, 1)[0].ID
+	rec := d.crashAndResume(t) // with no Save after the push: its call never answered
+	if len(rec.Waiting) != 1 || rec.Waiting[0] != id {
+		t.Fatalf("recovered %+v, want request %s waiting", rec, id)
+	}
+	if pend := waitPending(t, d.gate, 1); pend[0].ID != id {
+		t.Fatalf("offered %s, want %s", pend[0].ID, id)
+	}
+}
+
 // stallTarget pushes (or not) and then never returns, as a process killed
 // in the middle of a push would.
 type stallTarget struct {
@@ -512,4 +564,46 @@ func TestSweepRemovesFinishedSessions(t *testing.T) {
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("swept %v, want the pushed session and the one that never saved: %v", got, want)
 	}
+}
+
+// TestKilledSessionFoundAgain: a server killed within a second of a change
+// (before its summary's timer writes it) leaves a session that is still
+// found as its worker's latest unfinished one: first just after the
+// session started, then after its work had all left and new work came.
+func TestKilledSessionFoundAgain(t *testing.T) {
+	bare := repo(t, true, map[string]string{"a.txt": "a\n"})
+	d := newDurable(t, bare, approval.Policy{AutoApprove: []string{"local-bare:" + bare}}, nil)
+	found := func(what string, want bool) {
+		t.Helper()
+		session.Crash(d.s)
+		d.l.Close()
+		d.s = nil
+		dir, err := session.LatestUnfinished(d.root, "test")
+		must(t, err)
+		if got := dir != nil && dir.ID == d.id; got != want {
+			t.Fatalf("%s: found %v, want %v", what, got, want)
+		}
+		if dir == nil {
+			if dir, err = session.OpenStateDir(d.root, d.id); err != nil {
+				t.Fatal(err)
+			}
+		}
+		s, _, err := session.Resume(context.Background(), d.w, d.options(t, dir))
+		must(t, err)
+		d.s = s
+	}
+	must(t, d.s.Workspace().WriteFile("x.txt", []byte("x"), 0o644))
+	must(t, d.s.Save())
+	found("a change in the first second", true)
+
+	c, err := d.s.Stage(nil, "x")
+	must(t, err)
+	_, err = d.s.Push(context.Background(), c.ID.String(), "", nil)
+	must(t, err)
+	must(t, d.s.Save())
+	found("all work pushed", false)
+
+	must(t, d.s.Workspace().WriteFile("y.txt", []byte("y"), 0o644))
+	must(t, d.s.Save())
+	found("a change after all work left", true)
 }

@@ -58,8 +58,12 @@ type persister struct {
 	dir *StateDir
 	j   *journal.Journal
 
-	known   map[plumbing.Hash]uint8 // in the journal: 1 alone, 2 with all it reaches
-	commits map[plumbing.Hash]bool  // staged commits whose record was written
+	known map[plumbing.Hash]uint8 // in the journal: 1 alone, 2 with all it reaches
+	// commits are the staged commits as their records last wrote them. A
+	// commit's record is written again when the area holds another copy
+	// of it: Advance gives the commits after a pushed one copies that
+	// name their new base, under the same id.
+	commits map[plumbing.Hash]*staging.Commit
 	slots   map[string]*memfs.Snapshot
 	live    *memfs.Snapshot
 	cps     []memfs.SavedCheckpoint
@@ -255,8 +259,9 @@ func (s *Session) saveLocked() error {
 	for h, d := range added {
 		p.known[h] = max(p.known[h], d)
 	}
+	clear(p.commits)
 	for _, l := range ast.Chain {
-		p.commits[l.ID] = true
+		p.commits[l.ID] = l.Commit
 	}
 	p.slots, p.live, p.cps, p.area, p.sess, p.seq = e.cur, live, cps, ast, sj, rec.Seq
 	p.touch()
@@ -375,7 +380,7 @@ func (s *Session) compactLocked() error {
 	}
 	clear(p.commits)
 	for _, l := range ast.Chain {
-		p.commits[l.ID] = true
+		p.commits[l.ID] = l.Commit
 	}
 	p.slots, p.live, p.cps, p.area, p.sess, p.seq = e.cur, live, cps, ast, sj, rec.Seq
 	p.compacted = p.j.Size()
@@ -461,7 +466,7 @@ func (p *persister) encodeArea(e *encoder, st staging.AreaState, all bool) *area
 			slot = "c:" + l.ID.String()
 		}
 		r := linkRec{ID: hexOf(l.ID), Tree: hexOf(l.Tree), View: hexOf(l.View), Paths: l.Paths, Snap: e.snap(slot, l.Snap)}
-		if l.Commit != nil && (all || !p.commits[l.ID]) {
+		if l.Commit != nil && (all || p.commits[l.ID] != l.Commit) {
 			r.Commit = encodeCommit(l.Commit)
 		}
 		return r

@@ -118,6 +118,11 @@ func (s *Session) Push(ctx context.Context, commitID, target string, progress Pr
 		return res, err
 	}
 	p.waiters++
+	// A durable session has a new request down before the call waits on
+	// it (up to the timeout, minutes): a server killed meanwhile offers it
+	// again when it resumes, under the same id. An error is the call's to
+	// report, when gittools saves after it.
+	s.saveLocked()
 	s.mu.Unlock()
 	return s.await(ctx, p, progress)
 }
