@@ -3,6 +3,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/json"
@@ -1085,6 +1086,24 @@ func TestCrashPendingPushOfferedAgain(t *testing.T) {
 						if json.Unmarshal(rec.Data, &d); rec.Kind == ledger.KindRequest {
 							id = d.ID
 						}
+					}
+				}
+				// The session saves the push just after the gate records
+				// the request (the call has not answered, so nothing
+				// obliges it sooner): kill once the journal has it.
+				journals, _ := filepath.Glob(filepath.Join(r.root, "state", "airlock", "sessions", "*", "journal"))
+				for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(2 * time.Millisecond) {
+					saved := false
+					for _, j := range journals {
+						if data, err := os.ReadFile(j); err == nil && bytes.Contains(data, []byte(id)) {
+							saved = true
+						}
+					}
+					if saved {
+						break
+					}
+					if time.Now().After(deadline) {
+						t.Fatalf("the push of request %s was never saved to the session's journal", id)
 					}
 				}
 			}
