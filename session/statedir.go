@@ -126,14 +126,23 @@ func readMeta(dir string) (Meta, error) {
 	return m, nil
 }
 
+// busyGrace is how long a session's lock may stay held by a server that
+// is gone. A server killed while it was starting a process (git) leaves
+// the lock with that child until the child execs, close-on-exec or not:
+// a moment, but a restart can come quicker, and would pass its own
+// session over as another server's.
+const busyGrace = time.Second
+
 func (d *StateDir) takeLock() error {
 	f, err := os.OpenFile(filepath.Join(d.Path, "lock"), os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
 		return err
 	}
-	if err := tryLock(f); err != nil {
-		f.Close()
-		return fmt.Errorf("session %s: %w", d.ID, ErrSessionBusy)
+	for deadline := time.Now().Add(busyGrace); tryLock(f) != nil; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			f.Close()
+			return fmt.Errorf("session %s: %w", d.ID, ErrSessionBusy)
+		}
 	}
 	d.lock = f
 	return nil
@@ -204,15 +213,24 @@ func listOne(dir string) (Listed, error) {
 		l.Bytes = fi.Size()
 	}
 	if err == nil && !l.Running && !l.Closed {
-		// Its server died: the summary, rewritten about once a second,
-		// may be behind the journal, which is the truth.
-		if in, err := inspectJournal(dir); err == nil {
-			l.Summary = Summary{Updated: fi.ModTime().UTC(), Changed: len(in.Changes), Staged: len(in.Staged),
-				Checkpoints: len(in.Checkpoints), Pending: len(in.Pushes), Bytes: fi.Size()}
-			l.NoState = false
-		}
+		l.readJournal()
 	}
 	return l, nil
+}
+
+// readJournal counts l's state from its journal. Its server died: the
+// summary, rewritten about once a second, may be behind the journal,
+// which is the truth.
+func (l *Listed) readJournal() {
+	fi, err := os.Stat(filepath.Join(l.Path, "journal"))
+	if err != nil {
+		return
+	}
+	if in, err := inspectJournal(l.Path); err == nil {
+		l.Summary = Summary{Updated: fi.ModTime().UTC(), Changed: len(in.Changes), Staged: len(in.Staged),
+			Checkpoints: len(in.Checkpoints), Pending: len(in.Pushes), Bytes: fi.Size()}
+		l.NoState = false
+	}
 }
 
 // LatestUnfinished finds the newest session of workerKey that is not
@@ -224,14 +242,27 @@ func LatestUnfinished(root, workerKey string) (*StateDir, error) {
 		return nil, err
 	}
 	for _, l := range list {
-		if l.WorkerKey != workerKey || l.Running || l.NoState || !l.Unfinished() {
+		if l.WorkerKey != workerKey || !l.Running && (l.NoState || !l.Unfinished()) {
 			continue
 		}
+		// One listed as running may be a killed server's, its lock held a
+		// moment longer (see busyGrace), and its summary not yet written:
+		// OpenStateDir tells, and then its journal.
 		d, err := OpenStateDir(root, l.ID)
 		if errors.Is(err, ErrSessionBusy) {
-			continue // it started between the listing and now
+			continue // another server has it open
 		}
-		return d, err
+		if err != nil {
+			return nil, err
+		}
+		if l.Running {
+			l.readJournal()
+			if l.NoState || !l.Unfinished() {
+				d.Unlock()
+				continue
+			}
+		}
+		return d, nil
 	}
 	return nil, nil
 }

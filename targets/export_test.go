@@ -46,7 +46,7 @@ func InterruptPush(ctx context.Context, dir, ref string, old, new plumbing.Hash)
 		}
 		paths = append(paths, p)
 	}
-	lockDir, unlock, err := l.pushLock(ctx)
+	lockDir, _, unlock, err := l.pushLock(ctx)
 	if err != nil {
 		return err
 	}

@@ -83,6 +83,53 @@ func TestPushSurvivesSIGKILL(t *testing.T) {
 	}
 }
 
+// TestKilledPushHoldsTheLock: when the pushing process is killed after
+// git-receive-pack has the whole pack, receive-pack goes on and moves the
+// ref a moment later. Opening the target again waits for it, so whoever
+// opens it next (a restarted server deciding whether an interrupted push
+// landed) sees the ref as the push left it. A pre-receive hook that sleeps
+// holds receive-pack between the two.
+func TestKilledPushHoldsTheLock(t *testing.T) {
+	if os.Getenv("AIRLOCK_KILL_CHILD") != "" {
+		t.Skip("child")
+	}
+	template := t.TempDir()
+	run(t, template, nil, nil, "init", "-q", "--bare", "-b", "main", ".")
+	(&gitInspector{dir: template}).Commit(t, "main", toFiles(map[string]string{"a.txt": "a\n"}))
+	base := (&gitInspector{dir: template}).Head(t, "main")
+	dir := copyRepo(t, template)
+	started := filepath.Join(dir, "..", "hook-started")
+	hook := fmt.Sprintf("#!/bin/sh\ncat >/dev/null\n: >'%s'\nsleep 1\n", started)
+	if err := os.WriteFile(filepath.Join(dir, "hooks", "pre-receive"), []byte(hook), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd, pushing := startKillChild(t, dir, "bare")
+	<-pushing
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(time.Millisecond) {
+		if _, err := os.Stat(started); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the pre-receive hook never ran")
+		}
+	}
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	tgt, err := targets.OpenLocalBare(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	head, err := tgt.Head(context.Background(), "refs/heads/main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := os.ReadFile(filepath.Join(dir, "..", "new-commit"))
+	if head.String() != strings.TrimSpace(string(want)) {
+		t.Fatalf("opened while the killed push was still landing, main is at %s (the base is %s); want %s, where the push left it", head, base, want)
+	}
+	waitGroupGone(t, cmd.Process.Pid)
+}
+
 func toFiles(m map[string]string) map[string]targetFile {
 	out := map[string]targetFile{}
 	for p, d := range m {

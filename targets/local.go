@@ -86,9 +86,9 @@ func openLocal(ctx context.Context, path string, bare bool) (*Local, error) {
 		if t := strings.TrimSpace(string(top)); t != "" {
 			l.path = t
 		}
-		if err := l.Recover(ctx); err != nil {
-			return nil, err
-		}
+	}
+	if err := l.Recover(ctx); err != nil {
+		return nil, err
 	}
 	return l, nil
 }
@@ -105,8 +105,14 @@ func (l *Local) Describe() string { return l.ID() }
 // git runs git on the repository with a clean environment: no GIT_DIR or
 // similar from ours can redirect it.
 func (l *Local) git(ctx context.Context, stdin io.Reader, args ...string) ([]byte, error) {
+	return l.gitHolding(ctx, nil, stdin, args...)
+}
+
+// gitHolding runs git holding lock too (see pushLock), when it is not nil.
+func (l *Local) gitHolding(ctx context.Context, lock *os.File, stdin io.Reader, args ...string) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, "git", append(append([]string{"-C", l.path}, gitChecks...), args...)...)
 	cmd.Env = cleanEnv()
+	inheritLock(cmd, lock)
 	cmd.Stdin = stdin
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -323,14 +329,20 @@ func (l *Local) Push(ctx context.Context, g approval.Grant, store *staging.Store
 			return l.pushCheckedOut(ctx, wt, g, store)
 		}
 	}
-	return l.receivePack(ctx, g.Ref(), g, store, true, plumbing.ZeroHash)
+	_, lock, unlock, err := l.pushLock(ctx)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	return l.receivePack(ctx, g.Ref(), g, store, true, plumbing.ZeroHash, lock)
 }
 
 // receivePack pushes g.New to ref through git-receive-pack. With check,
 // the grant is checked against the ref, which must be at g.Old; without,
 // ref is a temporary ref of airlock's own, only the objects matter, and
-// have is a commit the repository already holds.
-func (l *Local) receivePack(ctx context.Context, ref string, g approval.Grant, store *staging.Store, check bool, have plumbing.Hash) error {
+// have is a commit the repository already holds. git-receive-pack holds
+// lock (see pushLock).
+func (l *Local) receivePack(ctx context.Context, ref string, g approval.Grant, store *staging.Store, check bool, have plumbing.Hash, lock *os.File) error {
 	cur, err := l.Head(ctx, ref)
 	if err != nil {
 		return err
@@ -370,7 +382,7 @@ func (l *Local) receivePack(ctx context.Context, ref string, g approval.Grant, s
 			return fmt.Errorf("object %s of the push is not in the sandbox: %w", h, err)
 		}
 	}
-	err = l.runReceivePack(ctx, ref, cur, g.New(), func(w io.Writer) error {
+	err = l.runReceivePack(ctx, lock, ref, cur, g.New(), func(w io.Writer) error {
 		bw := bufio.NewWriterSize(w, 1<<16)
 		if err := writePack(bw, store, objs); err != nil {
 			return err
@@ -450,25 +462,31 @@ func (l *Local) commonDir(ctx context.Context) (string, error) {
 }
 
 // pushLock holds airlock's lock on the repository (across processes)
-// until the returned function is called.
-func (l *Local) pushLock(ctx context.Context) (dir string, unlock func(), err error) {
+// until the returned function is called. The git processes that move a
+// ref under it are started holding it too (gitHolding, runReceivePack):
+// when airlock is killed mid-push, its git-receive-pack or update-ref goes
+// on to its end, and the lock stays held until then, so whoever takes it
+// next (Recover, when the target is opened again) sees the ref as that
+// push left it, not as it was a moment before it moved. unlock releases
+// it for them too: they have exited by then.
+func (l *Local) pushLock(ctx context.Context) (dir string, lock *os.File, unlock func(), err error) {
 	common, err := l.commonDir(ctx)
 	if err != nil {
-		return "", nil, err
+		return "", nil, nil, err
 	}
 	dir = filepath.Join(common, "airlock")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return "", nil, err
+		return "", nil, nil, err
 	}
 	f, err := os.OpenFile(filepath.Join(dir, "push.lock"), os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
-		return "", nil, err
+		return "", nil, nil, err
 	}
 	if err := flock(f); err != nil {
 		f.Close()
-		return "", nil, err
+		return "", nil, nil, err
 	}
-	return dir, func() { unflock(f); f.Close() }, nil
+	return dir, f, func() { unflock(f); f.Close() }, nil
 }
 
 // pushCheckedOut pushes to the branch checked out in worktree wt: objects
@@ -476,7 +494,7 @@ func (l *Local) pushLock(ctx context.Context) (dir string, unlock func(), err er
 // uncommitted changes, the journal, the ref (compare-and-swap), the files
 // and the index.
 func (l *Local) pushCheckedOut(ctx context.Context, wt string, g approval.Grant, store *staging.Store) error {
-	dir, unlock, err := l.pushLock(ctx)
+	dir, lock, unlock, err := l.pushLock(ctx)
 	if err != nil {
 		return err
 	}
@@ -512,7 +530,7 @@ func (l *Local) pushCheckedOut(ctx context.Context, wt string, g approval.Grant,
 	if g.Request() == "" {
 		temp = "refs/airlock/incoming/push"
 	}
-	if err := l.receivePack(ctx, temp, g, store, false, cur); err != nil {
+	if err := l.receivePack(ctx, temp, g, store, false, cur, lock); err != nil {
 		return err
 	}
 	j := journal{Ref: ref, Old: cur, New: g.New(), Worktree: wt, TempRef: temp, Paths: paths}
@@ -521,7 +539,7 @@ func (l *Local) pushCheckedOut(ctx context.Context, wt string, g approval.Grant,
 		l.git(ctx, nil, "update-ref", "-d", temp)
 		return err
 	}
-	if _, err := l.git(ctx, nil, "update-ref", "-m", "airlock: push "+g.Request(), ref, g.New().String(), cur.String()); err != nil {
+	if _, err := l.gitHolding(ctx, lock, nil, "update-ref", "-m", "airlock: push "+g.Request(), ref, g.New().String(), cur.String()); err != nil {
 		os.Remove(jpath)
 		l.git(ctx, nil, "update-ref", "-d", temp)
 		if now, herr := l.Head(ctx, ref); herr == nil && now != cur {
@@ -699,16 +717,38 @@ func (l *Local) finishPath(r *git.Repository, w *wtWriter, p touched, idx indexE
 // as the push left them, and a *KeptError names the paths the user has
 // changed since, which are left alone; when it did not, nothing was
 // changed and the journal is dropped.
+//
+// A bare repository has nothing to finish, but a push whose airlock
+// process was killed may still be moving its ref: Recover waits for it.
 func (l *Local) Recover(ctx context.Context) error {
 	if l.bare {
-		return nil
+		return l.awaitPushes(ctx)
 	}
-	dir, unlock, err := l.pushLock(ctx)
+	dir, _, unlock, err := l.pushLock(ctx)
 	if err != nil {
 		return err
 	}
 	defer unlock()
 	return l.recoverLocked(ctx, dir)
+}
+
+// awaitPushes waits until no push holds the lock (see pushLock). A
+// repository airlock never pushed to has no lock to wait on, and one it
+// may not write (a source it only pulls from) is only read.
+func (l *Local) awaitPushes(ctx context.Context) error {
+	common, err := l.commonDir(ctx)
+	if err != nil {
+		return err
+	}
+	f, err := os.Open(filepath.Join(common, "airlock", "push.lock"))
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	if err := flock(f); err != nil {
+		return err
+	}
+	return unflock(f)
 }
 
 func (l *Local) recoverLocked(ctx context.Context, dir string) error {

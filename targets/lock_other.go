@@ -2,7 +2,11 @@
 
 package targets
 
-import "os"
+import (
+	"os"
+	"os/exec"
+)
 
-func flock(*os.File) error   { return nil }
-func unflock(*os.File) error { return nil }
+func flock(*os.File) error            { return nil }
+func unflock(*os.File) error          { return nil }
+func inheritLock(*exec.Cmd, *os.File) {}

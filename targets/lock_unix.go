@@ -4,6 +4,7 @@ package targets
 
 import (
 	"os"
+	"os/exec"
 	"syscall"
 )
 
@@ -17,3 +18,11 @@ func flock(f *os.File) error {
 }
 
 func unflock(f *os.File) error { return syscall.Flock(int(f.Fd()), syscall.LOCK_UN) }
+
+// inheritLock makes cmd hold lock, a flock(2)ed file, as well: flock
+// belongs to the open file, which the child shares (as its fd 3).
+func inheritLock(cmd *exec.Cmd, lock *os.File) {
+	if lock != nil {
+		cmd.ExtraFiles = append(cmd.ExtraFiles, lock)
+	}
+}

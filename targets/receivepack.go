@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"strings"
 
@@ -35,11 +36,12 @@ var errReceivePack = errors.New("git-receive-pack refused the push")
 // unless ref is at cur, then sends one command (ref from cur to new) with
 // the pack that pack writes, and reads git's report. git moves the ref only
 // if it still holds cur, under its own lock, and only after its fsck has
-// accepted every object.
-func (l *Local) runReceivePack(ctx context.Context, ref string, cur, new plumbing.Hash, pack func(io.Writer) error) error {
+// accepted every object. git holds lock too (see pushLock).
+func (l *Local) runReceivePack(ctx context.Context, lock *os.File, ref string, cur, new plumbing.Hash, pack func(io.Writer) error) error {
 	args := append(append([]string{}, gitChecks...), "receive-pack", l.path)
 	cmd := exec.CommandContext(ctx, "git", args...)
 	cmd.Env = cleanEnv()
+	inheritLock(cmd, lock)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	stdin, err := cmd.StdinPipe()

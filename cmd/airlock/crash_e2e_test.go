@@ -1000,12 +1000,15 @@ func TestCrashDurableSession(t *testing.T) {
 		case r.rng.IntN(10) == 0:
 			// A kill with no call in flight.
 		case i%3 == 0:
-			// Every third kill is during a push (or the stage before it).
-			o := r.randomOp("git_push")
+			// Every third kill is during a push. With nothing staged,
+			// the stage it needs is made first (kills during git_stage
+			// come from the random ops), so every such kill hits a push
+			// and the check below cannot fail by chance.
 			if len(r.ref.s.Status().Staged) == 0 {
 				r.step(r.randomOp("write_file"))
-				o = r.randomOp("git_stage")
+				r.step(crashOp{name: "git_stage", args: map[string]any{"message": "Commit " + r.nextToken()}, commit: -1})
 			}
+			o := r.randomOp("git_push")
 			op = &o
 		default:
 			o := r.randomOp()
