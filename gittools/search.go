@@ -28,7 +28,8 @@ import (
 // searchFile is one file to search.
 type searchFile struct {
 	path string // as the answer names it: below the path the worker gave
-	data []byte // the snapshot's, shared: never modified
+	e    memfs.Entry
+	data []byte // e's content, read by the goroutine that searches it (a lazy base file is loaded there, in parallel); shared: never modified
 }
 
 // lineHit is a matching line: its number and where it is in the file.
@@ -42,6 +43,7 @@ type lineHit struct {
 type fileHits struct {
 	count int
 	lines []lineHit
+	err   error // the content could not be read
 }
 
 // batch is a run of files, consecutive in path order, that one goroutine
@@ -114,7 +116,7 @@ func searchTree(ws *memfs.Workspace, root string, g *glob.Pattern, pl *plan, max
 		if !ok || !matchGlob(g, "", path.Base(root), true) {
 			return nil, nil
 		}
-		b := &batch{files: []searchFile{{path: root, data: e.Data}}}
+		b := &batch{files: []searchFile{{path: root, e: e}}}
 		c.search(b, pl)
 		return []*batch{b}, nil
 	}
@@ -157,7 +159,7 @@ func searchTree(ws *memfs.Workspace, root string, g *glob.Pattern, pl *plan, max
 		if root != "." {
 			p = root + "/" + rel
 		}
-		cur.files = append(cur.files, searchFile{path: p, data: e.Data})
+		cur.files = append(cur.files, searchFile{path: p, e: e})
 		if len(cur.files) == batchFiles {
 			send()
 		}
@@ -206,8 +208,15 @@ func (c *cutoff) search(b *batch, pl *plan) {
 	c.mu.Unlock()
 	b.hits = make([]fileHits, len(b.files))
 	n := 0
-	for i, f := range b.files {
-		b.hits[i] = searchOne(f.data, pl, keep)
+	for i := range b.files {
+		f := &b.files[i]
+		data, err := f.e.Content()
+		if err != nil {
+			b.hits[i].err = err
+			continue
+		}
+		f.data = data
+		b.hits[i] = searchOne(data, pl, keep)
 		n += b.hits[i].count
 	}
 	c.finished(b.seq, n)
@@ -260,14 +269,24 @@ var newline = []byte{'\n'}
 
 // formatHits writes the answer exactly as search_files always has.
 func formatHits(batches []*batch, max int) string {
-	total := 0
+	total, unread := 0, 0
+	var firstErr error
 	for _, b := range batches {
 		for _, h := range b.hits {
 			total += h.count
+			if h.err != nil {
+				if unread++; firstErr == nil {
+					firstErr = h.err
+				}
+			}
 		}
 	}
+	note := ""
+	if unread > 0 {
+		note = fmt.Sprintf("\n[%d file(s) could not be read and were not searched; the first: %v]", unread, firstErr)
+	}
 	if total == 0 {
-		return "(no matches)"
+		return "(no matches)" + note
 	}
 	var sb strings.Builder
 	shown := 0
@@ -298,5 +317,5 @@ func formatHits(batches []*batch, max int) string {
 	if total > shown {
 		fmt.Fprintf(&sb, "\n[%d matches in all, %d shown; raise max_results (up to %d) or narrow path, glob or pattern]", total, shown, searchMax)
 	}
-	return sb.String()
+	return sb.String() + note
 }

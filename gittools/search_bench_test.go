@@ -63,7 +63,11 @@ func BenchmarkSearchFiles(b *testing.B) {
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			return err
 		}
-		return os.WriteFile(p, e.Data, 0o644)
+		data, err := e.Content()
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(p, data, 0o644)
 	})
 	if err != nil {
 		b.Fatal(err)

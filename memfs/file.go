@@ -49,7 +49,7 @@ func (w *Workspace) openFile(v view, name string, flag int, perm fs.FileMode) (*
 		// Only reachable with O_EXCL, which does not follow.
 		return nil, pathErr("open", name, fs.ErrExist)
 	}
-	if n == nil || flag&os.O_TRUNC != 0 && writable && len(n.data) > 0 {
+	if n == nil || flag&os.O_TRUNC != 0 && writable && n.size() > 0 {
 		if err := w.storeLocked("open", name, f, nil, perm); err != nil {
 			return nil, err
 		}
@@ -131,10 +131,14 @@ func (f *File) readAt(p []byte, off int64, op string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	if off >= int64(len(n.data)) {
+	data, err := n.content(op, f.name)
+	if err != nil {
+		return 0, err
+	}
+	if off >= int64(len(data)) {
 		return 0, io.EOF
 	}
-	c := copy(p, n.data[off:])
+	c := copy(p, data[off:])
 	if c < len(p) {
 		return c, io.EOF
 	}
@@ -157,7 +161,7 @@ func (f *File) Seek(offset int64, whence int) (int64, error) {
 		f.w.mu.RLock()
 		n, err := f.node("seek")
 		if err == nil {
-			base = int64(len(n.data))
+			base = n.size()
 		}
 		f.w.mu.RUnlock()
 		if err != nil {
@@ -209,11 +213,11 @@ func (f *File) writeAt(p []byte, off int64, appending bool) (int, error) {
 		return 0, err
 	}
 	if appending {
-		off = int64(len(n.data))
+		off = n.size()
 		f.off = off
 	}
 	end := off + int64(len(p))
-	size := max(end, int64(len(n.data)))
+	size := max(end, n.size())
 	if err := f.resize(n, size, func(data []byte) { copy(data[off:], p) }); err != nil {
 		return 0, err
 	}
@@ -247,8 +251,12 @@ func (f *File) resize(n *node, size int64, edit func([]byte)) error {
 	if err := w.fileTooBig("write", f.name, size); err != nil {
 		return err
 	}
-	if n.gen != w.gen {
-		data := resizeBytes(bytes.Clone(n.data), size)
+	if n.gen != w.gen || n.lz != nil {
+		old, err := n.content("write", f.name)
+		if err != nil {
+			return err
+		}
+		data := resizeBytes(bytes.Clone(old), size)
 		if edit != nil {
 			edit(data)
 		}
@@ -353,7 +361,7 @@ type fileInfo struct {
 func infoOf(name string, n *node) *fileInfo {
 	fi := &fileInfo{name: name, mode: n.mode(), mtime: n.mtime}
 	if n.kind != kindDir {
-		fi.size = int64(len(n.data))
+		fi.size = n.size()
 	}
 	return fi
 }

@@ -37,6 +37,9 @@ type node struct {
 	// version knew it (a seed from a tree, a restore); zero when unknown.
 	// Anything that changes data clears it.
 	oid [20]byte
+	// lz is set on a lazy version (see lazy.go): data is nil, oid is the
+	// blob id, and the content is read on first use.
+	lz *lazy
 }
 
 type nameComparer struct{}
@@ -85,7 +88,7 @@ func (n *node) cost() Usage {
 	if n.kind == kindDir {
 		return Usage{Dirs: 1}
 	}
-	return Usage{Bytes: int64(len(n.data)), Files: 1}
+	return Usage{Bytes: n.size(), Files: 1}
 }
 
 // usage keeps two tallies: the live tree, and everything held in memory,

@@ -37,7 +37,11 @@ func (w *Workspace) ReadFile(name string) ([]byte, error) {
 	case f.node.kind == kindDir:
 		return nil, pathErr("read", name, syscall.EISDIR)
 	}
-	return bytes.Clone(f.node.data), nil
+	data, err := f.node.content("read", name)
+	if err != nil {
+		return nil, err
+	}
+	return bytes.Clone(data), nil
 }
 
 // WriteFile replaces the named file's content, creating the file (with perm,
@@ -97,7 +101,11 @@ func (w *Workspace) Edit(name string, fn func(old []byte) ([]byte, error)) error
 	case f.node.kind == kindDir:
 		return pathErr("edit", name, syscall.EISDIR)
 	}
-	out, err := fn(bytes.Clone(f.node.data))
+	old, err := f.node.content("edit", name)
+	if err != nil {
+		return err
+	}
+	out, err := fn(bytes.Clone(old))
 	if err != nil {
 		return err
 	}

@@ -33,6 +33,11 @@ type Delta struct {
 	// ID is Data's git blob id when the version knows it (see
 	// SeedFile.ID); zero otherwise. Apply keeps it with the version.
 	ID [20]byte
+	// Lazy: the file's content is blob ID of Size bytes, not yet read;
+	// Data is nil and From reads it (see SeedFile.From).
+	Lazy bool
+	Size int64
+	From Loader
 }
 
 // DeltaOf lists what changes from a to b (nil a: the empty tree), in an
@@ -63,8 +68,12 @@ func deltaNodes(a, b *node, p string, out *[]Delta) {
 			a = nil
 		}
 		if b.kind != kindDir {
-			if a == nil || a.perm != b.perm || a.ino != b.ino || string(a.data) != string(b.data) {
-				*out = append(*out, Delta{Path: p, Mode: b.mode(), Data: b.data, Ino: b.ino, ID: b.oid})
+			if a == nil || a.perm != b.perm || a.ino != b.ino || !sameData(a, b) {
+				d := Delta{Path: p, Mode: b.mode(), Data: b.data, Ino: b.ino, ID: b.oid}
+				if b.lz != nil {
+					d.Lazy, d.Size, d.From = true, b.lz.size, b.lz.ld
+				}
+				*out = append(*out, d)
 			}
 			return
 		}
@@ -143,6 +152,12 @@ func (w *Workspace) Apply(from *Snapshot, deltas []Delta) (*Snapshot, error) {
 		case d.Mode&fs.ModeSymlink != 0:
 			n = t.newNode(kindSymlink, d.Mode, d.Data)
 			n.oid = d.ID
+		case d.Mode.IsRegular() && d.Lazy:
+			if d.From == nil || d.ID == [20]byte{} {
+				return nil, fmt.Errorf("memfs: apply: %s: a lazy file needs its blob id and a loader", d.Path)
+			}
+			n = t.newNode(kindFile, d.Mode, nil)
+			n.oid, n.lz = d.ID, &lazy{ld: d.From, size: d.Size}
 		case d.Mode.IsRegular():
 			n = t.newNode(kindFile, d.Mode, d.Data)
 			n.oid = d.ID
@@ -209,6 +224,8 @@ func (in *interner) node(n *node) *node {
 		for i, k := range names {
 			fmt.Fprintf(&in.key, "%s\x00%p\x00", k, kids[i])
 		}
+	} else if n.lz != nil {
+		fmt.Fprintf(&in.key, "lazy %x %p", n.oid, n.lz.ld)
 	} else {
 		fmt.Fprintf(&in.key, "%p\x00%d", unsafe.SliceData(n.data), len(n.data))
 	}

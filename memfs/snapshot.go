@@ -56,14 +56,18 @@ type Entry struct {
 	// Mode is the permission bits of a regular file (0o644, 0o755, ...) or
 	// fs.ModeSymlink|0o777 for a symlink.
 	Mode fs.FileMode
-	// Data is the file's content or the symlink's target. It is shared with
-	// the snapshot, without a copy: it must not be modified.
-	Data []byte
-	// ID is Data's git blob id when known (see SeedFile.ID); zero when not.
+	// Size is the length of the content (see Content).
+	Size int64
+	// ID is the content's git blob id when known (see SeedFile.ID); zero
+	// when not. A lazy entry always has it.
 	ID [20]byte
+
+	n *node
 }
 
-func entryOf(p string, n *node) Entry { return Entry{Path: p, Mode: n.mode(), Data: n.data, ID: n.oid} }
+func entryOf(p string, n *node) Entry {
+	return Entry{Path: p, Mode: n.mode(), Size: n.size(), ID: n.oid, n: n}
+}
 
 // Lookup returns the file or symlink at path p, a canonical path as
 // CheckPath returns it. Symlinks are not followed.

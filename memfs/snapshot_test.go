@@ -20,8 +20,9 @@ func snapFiles(t testing.TB, s *memfs.Snapshot) map[string]entry {
 	t.Helper()
 	out := map[string]entry{}
 	err := s.Walk(func(e memfs.Entry) error {
-		out[e.Path] = entry{mode: e.Mode, data: string(e.Data)}
-		return nil
+		data, err := e.Content()
+		out[e.Path] = entry{mode: e.Mode, data: string(data)}
+		return err
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -213,7 +214,9 @@ func TestSnapshotReadsWhileWorkspaceChanges(t *testing.T) {
 	wg.Wait()
 	e1, _ := s.Lookup("d00/f00000.txt")
 	e2, _ := s.Lookup("d00/f00000.txt")
-	if &e1.Data[0] != &e2.Data[0] {
+	d1, _ := e1.Content()
+	d2, _ := e2.Content()
+	if &d1[0] != &d2[0] {
 		t.Error("Lookup copied the content")
 	}
 	if _, ok := s.Lookup("d00"); ok {
@@ -262,7 +265,8 @@ func TestSnapshotEntries(t *testing.T) {
 	s := w.Snapshot()
 	var got []string
 	s.Walk(func(e memfs.Entry) error {
-		got = append(got, fmt.Sprintf("%s %v %s", e.Path, e.Mode, e.Data))
+		data, _ := e.Content()
+		got = append(got, fmt.Sprintf("%s %v %s", e.Path, e.Mode, data))
 		return nil
 	})
 	sort.Strings(got)

@@ -2,6 +2,7 @@ package memfs
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io/fs"
 	"strings"
@@ -25,6 +26,11 @@ type SeedFile struct {
 	// tree): kept with the version, so nobody hashes it again. It must be
 	// the id of Data.
 	ID [20]byte
+	// From, when set, makes the file lazy: its content is blob ID, of
+	// Size bytes, read through From when first needed; Data is ignored.
+	// Only regular files are lazy (a link's target is judged at once).
+	From Loader
+	Size int64
 }
 
 // Refused is an entry Seed did not take in, and why.
@@ -74,18 +80,31 @@ func (t *txn) seedOne(sf SeedFile) error {
 	case perm == 0:
 		perm = 0o644
 	}
-	if err := w.fileTooBig("seed", sf.Path, int64(len(sf.Data))); err != nil {
+	size := int64(len(sf.Data))
+	if sf.From != nil {
+		if k != kindFile || sf.ID == [20]byte{} || sf.Size < 0 {
+			return pathErr("seed", sf.Path, errors.New("only a regular file with a blob id and a size can be lazy"))
+		}
+		size = sf.Size
+	}
+	if err := w.fileTooBig("seed", sf.Path, size); err != nil {
 		return err
 	}
 	if lookup(t.root, comps) != nil {
 		return pathErr("seed", sf.Path, fs.ErrExist)
 	}
 	data := sf.Data
-	if !sf.NoCopy {
+	switch {
+	case sf.From != nil:
+		data = nil
+	case !sf.NoCopy:
 		data = bytes.Clone(data)
 	}
 	n := t.newNode(k, perm, data)
 	n.oid = sf.ID
+	if sf.From != nil {
+		n.lz = &lazy{ld: sf.From, size: size}
+	}
 	if _, err := t.put(comps, n, true); err != nil {
 		if err == syscall.ENOTDIR {
 			err = fmt.Errorf("a parent of it is a file: %w", err)
@@ -165,13 +184,13 @@ func diffEntries(a, b *node, p string) (Change, bool) {
 	case a == nil && b == nil:
 		return Change{}, false
 	case a == nil:
-		return Change{Path: p, Kind: Created, Mode: b.mode(), Size: int64(len(b.data))}, true
+		return Change{Path: p, Kind: Created, Mode: b.mode(), Size: b.size()}, true
 	case b == nil:
-		return Change{Path: p, Kind: Deleted, Mode: a.mode(), Size: int64(len(a.data))}, true
+		return Change{Path: p, Kind: Deleted, Mode: a.mode(), Size: a.size()}, true
 	case sameContent(a, b):
 		return Change{}, false
 	}
-	return Change{Path: p, Kind: Modified, Mode: b.mode(), Size: int64(len(b.data))}, true
+	return Change{Path: p, Kind: Modified, Mode: b.mode(), Size: b.size()}, true
 }
 
 // sameContent reports whether git would see a and b as the same entry: same
@@ -183,5 +202,5 @@ func sameContent(a, b *node) bool {
 	if a.kind != b.kind || a.kind == kindFile && (a.perm&0o100 != 0) != (b.perm&0o100 != 0) {
 		return false
 	}
-	return bytes.Equal(a.data, b.data)
+	return sameData(a, b)
 }

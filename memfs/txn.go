@@ -49,7 +49,7 @@ func (t *txn) newNode(k kind, perm fs.FileMode, data []byte) *node {
 // the caller hands over), keeping its identity and mode.
 func (t *txn) replaceData(old *node, data []byte) *node {
 	n := *old
-	n.gen, n.txn, n.data, n.mtime, n.oid = t.gen, t.id, data, t.now, [20]byte{}
+	n.gen, n.txn, n.data, n.mtime, n.oid, n.lz = t.gen, t.id, data, t.now, [20]byte{}, nil
 	return &n
 }
 
@@ -57,6 +57,12 @@ func (t *txn) replaceData(old *node, data []byte) *node {
 // The content is copied when old is frozen: a version of the current
 // generation may later be written in place, and a frozen one never may.
 func (t *txn) version(old *node) *node {
+	if old.lz != nil {
+		// Lazy content is never changed in place: share it, id and all.
+		n := *old
+		n.gen, n.txn, n.mtime = t.gen, t.id, t.now
+		return &n
+	}
 	data := old.data
 	if old.gen != t.gen {
 		data = bytes.Clone(data)

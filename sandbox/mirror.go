@@ -136,8 +136,12 @@ func (m *Mirror) write(base, rel string, e memfs.Entry) error {
 	} else if err == nil {
 		os.Remove(p)
 	}
+	data, err := e.Content()
+	if err != nil {
+		return err
+	}
 	if e.Mode&fs.ModeSymlink != 0 {
-		if err := os.Symlink(string(e.Data), p); err != nil {
+		if err := os.Symlink(string(data), p); err != nil {
 			return err
 		}
 	} else {
@@ -145,7 +149,7 @@ func (m *Mirror) write(base, rel string, e memfs.Entry) error {
 		if err != nil {
 			return err
 		}
-		_, werr := f.Write(e.Data)
+		_, werr := f.Write(data)
 		if cerr := f.Close(); werr == nil {
 			werr = cerr
 		}

@@ -467,7 +467,7 @@ func (s *Session) applyRun(start *memfs.Snapshot, changes []sandbox.Change) []me
 	movedMeanwhile := func(p string) bool {
 		a, aok := start.Lookup(p)
 		b, bok := now.Lookup(p)
-		return aok != bok || aok && (a.Mode != b.Mode || !bytes.Equal(a.Data, b.Data))
+		return aok != bok || aok && !a.Same(b)
 	}
 	skipUnder := ""
 	for _, c := range changes {

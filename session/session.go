@@ -1,7 +1,6 @@
 package session
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -414,15 +413,17 @@ func (s *Session) importFiles(ctx context.Context, spec *TargetSpec, paths []str
 		if dest != "" {
 			p = strings.TrimSuffix(dest, "/") + "/" + p
 		}
-		if b, ok := s.ws.Base().Lookup(p); ok && b.Mode == e.Mode && bytes.Equal(b.Data, e.Data) {
+		if b, ok := s.ws.Base().Lookup(p); ok && b.Same(e) {
 			// What the base already holds is not the worker's change.
 			return nil
 		}
-		var werr error
-		if e.Mode&fs.ModeSymlink != 0 {
-			werr = s.ws.Symlink(string(e.Data), p)
-		} else {
-			if werr = s.ws.WriteFile(p, e.Data, e.Mode.Perm()); werr == nil {
+		data, werr := e.Content()
+		switch {
+		case werr != nil:
+		case e.Mode&fs.ModeSymlink != 0:
+			werr = s.ws.Symlink(string(data), p)
+		default:
+			if werr = s.ws.WriteFile(p, data, e.Mode.Perm()); werr == nil {
 				werr = s.ws.Chmod(p, e.Mode.Perm())
 			}
 		}

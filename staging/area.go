@@ -399,23 +399,33 @@ func (a *Area) editFor(p string, e memfs.Entry, ok bool) (edit, error) {
 		return edit{}, fmt.Errorf("stage: %w", err)
 	}
 	mode := gitMode(e.Mode)
+	special := gitFileName(path.Base(p))
+	if e.Lazy() && mode != filemode.Symlink && special == "" {
+		// A base file moved or chmodded and not read since: its blob is
+		// the base's, readable through the store, and stays unread.
+		return edit{path: p, mode: mode, hash: plumbing.Hash(e.ID)}, nil
+	}
+	data, err := e.Content()
+	if err != nil {
+		return edit{}, fmt.Errorf("stage: %w", err)
+	}
 	switch {
 	case mode == filemode.Symlink:
-		if err := memfs.CheckSymlink(p, string(e.Data)); err != nil {
+		if err := memfs.CheckSymlink(p, string(data)); err != nil {
 			return edit{}, fmt.Errorf("stage: %w", err)
 		}
 	case !e.Mode.IsRegular():
 		return edit{}, fmt.Errorf("stage %s: %w: mode %v is neither a file nor a symlink", p, ErrRefusedContent, e.Mode)
 	}
-	if special := gitFileName(path.Base(p)); special != "" {
+	if special != "" {
 		if mode == filemode.Symlink {
 			return edit{}, fmt.Errorf("stage %s: %w: %s may not be a symlink; git fsck would reject the commit, so it cannot be staged", p, ErrRefusedContent, special)
 		}
-		if err := checkGitFile(p, special, e.Data); err != nil {
+		if err := checkGitFile(p, special, data); err != nil {
 			return edit{}, fmt.Errorf("stage %w, so it cannot be staged", err)
 		}
 	}
-	h, err := a.store.PutBlob(e.Data)
+	h, err := a.store.putBlobID(e.ID, data)
 	if err != nil {
 		return edit{}, fmt.Errorf("stage %s: %w", p, err)
 	}

@@ -260,11 +260,18 @@ func (a *Area) DiffUnstaged() (*Patch, error) {
 		oldE, hadOld := tip.snap.Lookup(c.Path)
 		newE, hasNew := live.Lookup(c.Path)
 		var old, new []byte
+		var err error
 		if hadOld {
-			tc.OldMode, tc.OldHash, old = gitMode(oldE.Mode), plumbing.ComputeHash(plumbing.BlobObject, oldE.Data), oldE.Data
+			if tc.OldHash, old, err = entryBlob(oldE); err != nil {
+				return nil, err
+			}
+			tc.OldMode = gitMode(oldE.Mode)
 		}
 		if hasNew {
-			tc.NewMode, tc.NewHash, new = gitMode(newE.Mode), plumbing.ComputeHash(plumbing.BlobObject, newE.Data), newE.Data
+			if tc.NewHash, new, err = entryBlob(newE); err != nil {
+				return nil, err
+			}
+			tc.NewMode = gitMode(newE.Mode)
 		}
 		switch {
 		case hadOld && hasNew:

@@ -127,5 +127,25 @@ func sameEntry(w memfs.Entry, ok bool, e *object.TreeEntry) bool {
 	if !ok || e == nil {
 		return !ok && (e == nil || e.Mode == filemode.Dir)
 	}
-	return gitMode(w.Mode) == e.Mode && plumbing.ComputeHash(plumbing.BlobObject, w.Data) == e.Hash
+	if gitMode(w.Mode) != e.Mode {
+		return false
+	}
+	if w.ID != [20]byte{} {
+		return plumbing.Hash(w.ID) == e.Hash
+	}
+	h, _, err := entryBlob(w)
+	return err == nil && h == e.Hash
+}
+
+// entryBlob returns a workspace entry's blob id and content, loading a
+// lazy one. A known id is not computed again.
+func entryBlob(e memfs.Entry) (plumbing.Hash, []byte, error) {
+	data, err := e.Content()
+	if err != nil {
+		return plumbing.ZeroHash, nil, err
+	}
+	if e.ID != [20]byte{} {
+		return plumbing.Hash(e.ID), data, nil
+	}
+	return plumbing.ComputeHash(plumbing.BlobObject, data), data, nil
 }

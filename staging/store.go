@@ -88,6 +88,17 @@ func (s *Store) PutBlob(data []byte) (plumbing.Hash, error) {
 	return s.SetEncodedObject(&rawObject{t: plumbing.BlobObject, h: plumbing.ComputeHash(plumbing.BlobObject, data), data: data})
 }
 
+// putBlobID is PutBlob for data whose blob id the caller knows (zero:
+// not known, computed here): what the workspace learned from a tree is
+// not hashed again.
+func (s *Store) putBlobID(id [20]byte, data []byte) (plumbing.Hash, error) {
+	h := plumbing.Hash(id)
+	if h.IsZero() {
+		h = plumbing.ComputeHash(plumbing.BlobObject, data)
+	}
+	return s.SetEncodedObject(&rawObject{t: plumbing.BlobObject, h: h, data: data})
+}
+
 // Put encodes and stores a go-git object (a tree or a commit).
 func (s *Store) Put(o interface {
 	Encode(plumbing.EncodedObject) error

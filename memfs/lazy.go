@@ -1,0 +1,108 @@
+package memfs
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+
+	"github.com/go-git/go-git/v5/plumbing"
+)
+
+// A lazy file version is a blob of a base that has not been read: the
+// workspace knows its id and size (from the tree and the object's header)
+// and reads its content through a Loader when something first needs it.
+// A base of 10,000 files a worker never opens costs 10,000 tree entries.
+//
+// Lazy versions are frozen: nothing changes one in place. A write makes a
+// new, ordinary version from the loaded content (File.resize), a rename or
+// chmod keeps the lazy content (txn.version). Quotas count a lazy version
+// by its size, as if it were loaded: what the worker sees is what counts,
+// and a limit does not change meaning with what happens to be cached.
+
+// Loader reads blobs by id: a staging.Store, which reads through to the
+// object database of the repository the base came from.
+type Loader interface {
+	// LoadBlob returns the content of the blob with id id, checked
+	// against it. The bytes are shared: the caller never modifies them.
+	LoadBlob(id [20]byte) ([]byte, error)
+}
+
+// ErrUnavailable: a file's content could not be read from where the
+// workspace's base came from (the repository was removed, or its objects
+// pruned). The file is listed, its size known, but its bytes are gone.
+var ErrUnavailable = errors.New("content unavailable")
+
+// lazy is what a lazy version holds instead of its content.
+type lazy struct {
+	ld   Loader
+	size int64
+}
+
+// size is the length of a file's content or a link's target.
+func (n *node) size() int64 {
+	if n.lz != nil {
+		return n.lz.size
+	}
+	return int64(len(n.data))
+}
+
+// content returns a file's content, loading it when the version is lazy;
+// op and name are for the error. The bytes are shared: they must not be
+// modified.
+func (n *node) content(op, name string) ([]byte, error) {
+	if n.lz == nil {
+		return n.data, nil
+	}
+	b, err := n.lz.ld.LoadBlob(n.oid)
+	if err == nil && int64(len(b)) != n.lz.size {
+		err = fmt.Errorf("it holds %d bytes where its header said %d", len(b), n.lz.size)
+	}
+	if err != nil {
+		return nil, &Error{Op: op, Path: name, Err: ErrUnavailable, Detail: fmt.Sprintf(
+			"blob %x of the base could not be read from where it was pulled (%v); pull the path again (git_pull) to read it anew", n.oid[:4], err)}
+	}
+	return b, nil
+}
+
+// sameData reports whether a and b, both files or both links, hold the
+// same bytes. Known blob ids are compared instead of content, so a lazy
+// version is never loaded to be compared with another lazy one, and only
+// the loaded side is hashed when one of them is lazy.
+func sameData(a, b *node) bool {
+	var zero [20]byte
+	switch {
+	case a.oid != zero && b.oid != zero:
+		return a.oid == b.oid
+	case a.lz == nil && b.lz == nil:
+		return bytes.Equal(a.data, b.data)
+	case a.size() != b.size():
+		return false
+	case a.lz != nil:
+		return a.oid == blobID(b.data)
+	default:
+		return b.oid == blobID(a.data)
+	}
+}
+
+// blobID is data's git blob id.
+func blobID(data []byte) [20]byte { return plumbing.ComputeHash(plumbing.BlobObject, data) }
+
+// Lazy reports whether the entry's content has yet to be read.
+func (e Entry) Lazy() bool { return e.n != nil && e.n.lz != nil }
+
+// Content returns the file's content or the symlink's target, reading it
+// first when the version is lazy (an error then wraps ErrUnavailable). It
+// is shared with the snapshot, without a copy: it must not be modified.
+func (e Entry) Content() ([]byte, error) {
+	if e.n == nil {
+		return nil, nil
+	}
+	return e.n.content("read", e.Path)
+}
+
+// Same reports whether e and o hold the same mode and content, comparing
+// blob ids where both are known rather than bytes (nothing lazy is read
+// for it).
+func (e Entry) Same(o Entry) bool {
+	return e.Mode == o.Mode && e.n != nil && o.n != nil && sameData(e.n, o.n)
+}
