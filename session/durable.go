@@ -203,6 +203,21 @@ func (r *Recovered) Text() string {
 	return b.String()
 }
 
+// attachSources opens the blob sources keys name (newest first) and adds
+// them to store; it returns a sentence for each one that cannot be opened.
+func attachSources(ctx context.Context, store *staging.Store, keys []string) []string {
+	var notes []string
+	for i := len(keys) - 1; i >= 0; i-- {
+		src, err := targets.OpenSource(ctx, keys[i])
+		if err != nil {
+			notes = append(notes, fmt.Sprintf("Files of the base not read yet cannot be read now (%v); git_pull them again.", err))
+			continue
+		}
+		store.AddSource(keys[i], src)
+	}
+	return notes
+}
+
 // Resume rebuilds a session from its state directory (opts.State): the
 // workspace, checkpoints, staged commits and pushes as the last answered
 // call left them. auto_pull does not run again. A push that was waiting
@@ -218,7 +233,7 @@ func Resume(ctx context.Context, w *Worker, opts Options) (*Session, *Recovered,
 	if err != nil {
 		return nil, nil, err
 	}
-	l := &loaded{ws: s.ws, objs: map[plumbing.Hash]rawObject{}, commits: map[plumbing.Hash]*staging.Commit{}}
+	l := &loaded{ws: s.ws, ld: s.store, objs: map[plumbing.Hash]rawObject{}, commits: map[plumbing.Hash]*staging.Commit{}}
 	j, err := journal.Open(opts.State.journalPath(), isState, l.record)
 	if err != nil {
 		return nil, nil, fmt.Errorf("session %s: %w", opts.State.ID, err)
@@ -231,6 +246,9 @@ func Resume(ctx context.Context, w *Worker, opts Options) (*Session, *Recovered,
 		j.Close()
 		return nil, nil, fmt.Errorf("session %s: resuming: %w", opts.State.ID, err)
 	}
+	// Lazy files read from where they were pulled: those repositories
+	// are opened again before anything can read one.
+	notes := attachSources(ctx, s.store, l.sess.Sources)
 	if err := s.restore(l); err != nil {
 		return fail(err)
 	}
@@ -257,7 +275,7 @@ func Resume(ctx context.Context, w *Worker, opts Options) (*Session, *Recovered,
 		p.slots["cp:"+cp.Name] = cp.Snap
 	}
 	s.pst = p
-	rec := &Recovered{ID: opts.State.ID, Checkpoints: nil}
+	rec := &Recovered{ID: opts.State.ID, Checkpoints: nil, Ended: notes}
 	s.resumePushesLocked(ctx, l.sess.Pushes, rec)
 	p.sess = nil // the pushes may have changed: the next save writes the record
 	if err := s.saveLocked(); err != nil {

@@ -2,6 +2,7 @@ package session
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -31,8 +32,9 @@ type Inspection struct {
 	Pushes      []PendingPush
 	Published   map[string]string // commit -> where it went
 
-	live  *memfs.Snapshot
-	store *staging.Store
+	live    *memfs.Snapshot
+	store   *staging.Store
+	sources []string // where lazy files are read (see sessRec.Sources)
 }
 
 // PendingPush is a push a saved session had in flight.
@@ -70,14 +72,15 @@ func inspectJournal(dir string) (*Inspection, error) {
 	if err != nil {
 		return nil, err
 	}
-	ld := &loaded{ws: ws, objs: map[plumbing.Hash]rawObject{}, commits: map[plumbing.Hash]*staging.Commit{}}
+	in := &Inspection{store: staging.NewStore(1 << 62)}
+	ld := &loaded{ws: ws, ld: in.store, objs: map[plumbing.Hash]rawObject{}, commits: map[plumbing.Hash]*staging.Commit{}}
 	if err := journal.Read(filepath.Join(dir, "journal"), isState, ld.record); err != nil {
 		return nil, fmt.Errorf("session %s: %w", id, err)
 	}
 	if ld.seq == 0 || ld.area == nil {
 		return nil, fmt.Errorf("session %s: %w", id, errNoState)
 	}
-	in := &Inspection{live: ld.slots["live"], store: staging.NewStore(1 << 62), Published: ld.sess.Published}
+	in.live, in.Published, in.sources = ld.slots["live"], ld.sess.Published, ld.sess.Sources
 	for _, o := range ld.objs {
 		if _, err := in.store.PutRaw(o.t, o.data); err != nil {
 			return nil, err
@@ -134,6 +137,10 @@ func (in *Inspection) ExportFiles(dir string) (int, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return 0, err
 	}
+	// Files of the base not read before the session ended are read from
+	// where they were pulled.
+	attachSources(context.Background(), in.store, in.sources)
+	defer in.store.CloseSources()
 	n := 0
 	var links []memfs.Delta
 	for _, d := range memfs.DeltaOf(nil, in.live) {
@@ -154,7 +161,15 @@ func (in *Inspection) ExportFiles(dir string) (int, error) {
 			if err != nil {
 				return n, err
 			}
-			_, err = f.Write(d.Data)
+			data := d.Data
+			if d.Lazy {
+				data, err = d.From.LoadBlob(d.ID)
+				if err != nil {
+					f.Close()
+					return n, fmt.Errorf("%s: %w", d.Path, err)
+				}
+			}
+			_, err = f.Write(data)
 			if cerr := f.Close(); err == nil {
 				err = cerr
 			}

@@ -110,6 +110,10 @@ type deltaRec struct {
 	Mode   uint32 `json:"m,omitempty"`
 	Blob   string `json:"b,omitempty"`
 	Ino    uint64 `json:"i,omitempty"`
+	// Lazy: Blob is a base's blob of Size bytes that the session reads
+	// where it was pulled from (its sources); the journal has no copy.
+	Lazy bool  `json:"z,omitempty"`
+	Size int64 `json:"s,omitempty"`
 }
 
 type cpRec struct {
@@ -165,7 +169,10 @@ type refusalRec struct {
 
 // sessRec is the session's own state.
 type sessRec struct {
-	Base      *TargetSpec          `json:"base,omitempty"`
+	Base *TargetSpec `json:"base,omitempty"`
+	// Sources are where the store reads lazy files from (targets' ids,
+	// newest first): a resumed session opens them again.
+	Sources   []string             `json:"sources,omitempty"`
 	BaseRef   string               `json:"base_ref,omitempty"`
 	Published map[string]string    `json:"published,omitempty"`
 	Cps       map[string][4]string `json:"cps,omitempty"`
@@ -427,6 +434,10 @@ func (p *persister) encodeDelta(b journal.Records, ds []memfs.Delta, added map[p
 		if d.Remove || d.Mode.IsDir() {
 			continue
 		}
+		if d.Lazy {
+			out[i].Blob, out[i].Lazy, out[i].Size = plumbing.Hash(d.ID).String(), true, d.Size
+			continue
+		}
 		// A version seeded from a tree knows its id: hash once.
 		h := plumbing.Hash(d.ID)
 		if h.IsZero() {
@@ -526,7 +537,7 @@ func (s *Session) rootsLocked() []plumbing.Hash {
 }
 
 func (s *Session) sessRecLocked() sessRec {
-	r := sessRec{Base: s.base, BaseRef: s.baseRef}
+	r := sessRec{Base: s.base, BaseRef: s.baseRef, Sources: s.store.Sources()}
 	if len(s.published) > 0 {
 		r.Published = map[string]string{}
 		for h, where := range s.published {
@@ -560,6 +571,7 @@ func (s *Session) sessRecLocked() sessRec {
 // last complete call.
 type loaded struct {
 	ws      *memfs.Workspace
+	ld      memfs.Loader // reads lazy files: the session's store
 	objs    map[plumbing.Hash]rawObject
 	slots   map[string]*memfs.Snapshot
 	cps     []memfs.SavedCheckpoint
@@ -641,6 +653,13 @@ func (l *loaded) apply(rec stateRec) error {
 			h, err := hashOf(d.Blob)
 			if err != nil {
 				return nil, err
+			}
+			if d.Lazy {
+				if l.ld == nil {
+					return nil, fmt.Errorf("%w: %s is a lazy file, and nothing can read it here", journal.ErrCorrupt, d.Path)
+				}
+				ds[i].Lazy, ds[i].Size, ds[i].From = true, d.Size, l.ld
+				continue
 			}
 			o, ok := l.objs[h]
 			if !ok {

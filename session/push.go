@@ -618,7 +618,7 @@ func (s *Session) request(ctx context.Context, spec *TargetSpec, t targets.Targe
 		default:
 			fc.Op = approval.OpUpdate
 		}
-		fc.Size, _ = s.store.EncodedObjectSize(h)
+		fc.Size, _ = s.store.BlobSize(h)
 	}
 	diff := textcap.New(maxRequestDiff)
 	patch.Format(diff, false)

@@ -202,6 +202,7 @@ func (s *Session) Close() {
 		return
 	}
 	s.closed = true
+	defer s.store.CloseSources()
 	if s.pst != nil {
 		s.closeSavingLocked()
 		return

@@ -369,7 +369,7 @@ func (a *Area) filesOf(edits []edit) []File {
 			continue
 		case ed.remove:
 			f.Op, f.Mode, f.OldMode, f.OldBlob = Delete, ed.old.Mode, ed.old.Mode, ed.old.Hash
-			f.Size, _ = a.store.EncodedObjectSize(ed.old.Hash)
+			f.Size, _ = a.store.BlobSize(ed.old.Hash)
 		case ed.had && ed.old.Mode == ed.mode && ed.old.Hash == ed.hash:
 			continue
 		default:
@@ -377,7 +377,7 @@ func (a *Area) filesOf(edits []edit) []File {
 			if ed.had {
 				f.Op, f.OldBlob, f.OldMode = Update, ed.old.Hash, ed.old.Mode
 			}
-			f.Size, _ = a.store.EncodedObjectSize(ed.hash)
+			f.Size, _ = a.store.BlobSize(ed.hash)
 		}
 		files = append(files, f)
 	}

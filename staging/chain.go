@@ -262,6 +262,17 @@ func (a *Area) filesIn(tree plumbing.Hash, paths []string) ([]memfs.SeedFile, er
 			return nil // submodules have no content to bring in
 		}
 		mode := memfsMode(e.Mode)
+		if e.Mode != filemode.Symlink && !a.store.Holds(e.Hash) {
+			// A blob the store reads through a source stays where it
+			// is until the worker reads it: the file is lazy. Its size
+			// comes from the object's header.
+			size, err := a.store.BlobSize(e.Hash)
+			if err != nil {
+				return fmt.Errorf("blob %s at %q: %w", short(e.Hash), e.Path, err)
+			}
+			files = append(files, memfs.SeedFile{Path: e.Path, Mode: mode, ID: e.Hash, From: a.store, Size: size})
+			return nil
+		}
 		data, err := a.store.ReadBlob(e.Hash)
 		if err != nil {
 			return err

@@ -123,8 +123,8 @@ func (a *Area) Resume(st AreaState) error {
 // Walk calls fn for every object roots reach, as Collect counts reaching
 // (commits reach their trees and, shallowly, their parents), skipping
 // what known says is already had: known(h, deep) is true when h, and with
-// deep everything it reaches, needs no visit. Objects the store lacks are
-// skipped.
+// deep everything it reaches, needs no visit. Objects the store does not
+// hold itself are skipped, blobs its sources have among them.
 func (s *Store) Walk(roots []plumbing.Hash, known func(h plumbing.Hash, deep bool) bool, fn func(o plumbing.EncodedObject, deep bool) error) error {
 	seen := map[plumbing.Hash]uint8{}
 	var visit func(h plumbing.Hash, deep bool) error
@@ -132,8 +132,8 @@ func (s *Store) Walk(roots []plumbing.Hash, known func(h plumbing.Hash, deep boo
 		if h.IsZero() || seen[h] == 2 || seen[h] == 1 && !deep || known(h, deep) {
 			return nil
 		}
-		o, err := s.EncodedObject(plumbing.AnyObject, h)
-		if err != nil {
+		o, ok := s.held(h) // what sources have is theirs to keep
+		if !ok {
 			return nil
 		}
 		if !deep {

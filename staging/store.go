@@ -26,6 +26,7 @@ type Store struct {
 	objs  map[plumbing.Hash]plumbing.EncodedObject
 	bytes int64
 	limit int64
+	src   sources // blobs read in place, never held (see source.go)
 }
 
 var _ storer.EncodedObjectStorer = (*Store)(nil)
@@ -112,14 +113,35 @@ func (s *Store) Put(o interface {
 
 // EncodedObject returns the object with hash h and type t (or any type for
 // plumbing.AnyObject), or plumbing.ErrObjectNotFound.
+//
+// A blob the store does not hold is read through its sources (see
+// AddSource): it is handed out, not stored.
 func (s *Store) EncodedObject(t plumbing.ObjectType, h plumbing.Hash) (plumbing.EncodedObject, error) {
-	s.mu.RLock()
-	o, ok := s.objs[h]
-	s.mu.RUnlock()
+	o, ok := s.held(h)
+	if !ok && (t == plumbing.AnyObject || t == plumbing.BlobObject) {
+		if data, err := s.src.read(h); err == nil {
+			return &rawObject{t: plumbing.BlobObject, h: h, data: data}, nil
+		}
+	}
 	if !ok || t != plumbing.AnyObject && o.Type() != t {
 		return nil, plumbing.ErrObjectNotFound
 	}
 	return o, nil
+}
+
+// held returns the object if the store itself holds it.
+func (s *Store) held(h plumbing.Hash) (plumbing.EncodedObject, bool) {
+	s.mu.RLock()
+	o, ok := s.objs[h]
+	s.mu.RUnlock()
+	return o, ok
+}
+
+// Holds reports whether the store itself holds h (not merely reads it
+// through a source).
+func (s *Store) Holds(h plumbing.Hash) bool {
+	_, ok := s.held(h)
+	return ok
 }
 
 // IterEncodedObjects iterates over a point-in-time list of the objects of
@@ -136,25 +158,32 @@ func (s *Store) IterEncodedObjects(t plumbing.ObjectType) (storer.EncodedObjectI
 	return storer.NewEncodedObjectSliceIter(list), nil
 }
 
-// HasEncodedObject returns nil when the object is there.
+// HasEncodedObject returns nil when the store holds the object (a blob
+// its sources have does not count: see BlobSize).
 func (s *Store) HasEncodedObject(h plumbing.Hash) error {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	if _, ok := s.objs[h]; !ok {
+	if _, ok := s.held(h); !ok {
 		return plumbing.ErrObjectNotFound
 	}
 	return nil
 }
 
-// EncodedObjectSize returns the size of the object's content.
+// EncodedObjectSize returns the size of an object the store holds.
 func (s *Store) EncodedObjectSize(h plumbing.Hash) (int64, error) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	o, ok := s.objs[h]
-	if !ok {
-		return 0, plumbing.ErrObjectNotFound
+	if o, ok := s.held(h); ok {
+		return o.Size(), nil
 	}
-	return o.Size(), nil
+	return 0, plumbing.ErrObjectNotFound
+}
+
+// BlobSize returns the size of blob h, held or in a source; for the
+// latter from the object's header, without reading it. The caller knows
+// h is a blob (a tree entry says so): a source cannot tell a blob's
+// header from another object's without reading it.
+func (s *Store) BlobSize(h plumbing.Hash) (int64, error) {
+	if o, ok := s.held(h); ok {
+		return o.Size(), nil
+	}
+	return s.src.size(h)
 }
 
 // AddAlternate is not supported: the store never reads from disk.

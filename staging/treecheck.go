@@ -299,7 +299,7 @@ func (c *treeChecker) entry(e object.TreeEntry, p string, depth int) (object.Tre
 	if e.Mode != filemode.Symlink && special == "" {
 		return e, true, nil
 	}
-	size, err := c.s.EncodedObjectSize(e.Hash)
+	size, err := c.s.BlobSize(e.Hash)
 	if err != nil {
 		c.refuse(p, RuleMissing, "its content (blob %s) is not in the sandbox", short(e.Hash))
 		return e, false, nil

@@ -262,7 +262,7 @@ func (g *GitHub) Fetch(ctx context.Context, ref string, paths []string, store *s
 	if err != nil {
 		return plumbing.ZeroHash, fmt.Errorf("%s: fetching %s: %w", g.ID(), full, err)
 	}
-	if err := copyCommit(ctx, objects, r.Hash(), paths, store); err != nil {
+	if err := copyCommit(ctx, objects, r.Hash(), paths, true, store); err != nil {
 		return plumbing.ZeroHash, err
 	}
 	return r.Hash(), nil

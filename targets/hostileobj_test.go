@@ -14,6 +14,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/storage/memory"
 
+	"github.com/airlock-dev/airlock/memfs"
 	"github.com/airlock-dev/airlock/staging"
 )
 
@@ -32,8 +33,11 @@ type zeros struct{}
 func (zeros) Read(p []byte) (int, error) { clear(p); return len(p), nil }
 
 // A small repository holding one blob that inflates to far more than the
-// sandbox may hold: it is refused by its declared size, never inflated.
-func TestFetchRefusesABlobByItsDeclaredSize(t *testing.T) {
+// sandbox may hold: a pull reads its size from its header and the
+// workspace refuses the file by that size; it is never inflated. (A
+// GitHub fetch copies blobs, and refuses it by its declared size before
+// inflating: copyCommit, below.)
+func TestPullRefusesABlobByItsDeclaredSize(t *testing.T) {
 	dir := t.TempDir()
 	git := func(stdin io.Reader, args ...string) string {
 		cmd := exec.Command("git", args...)
@@ -47,7 +51,7 @@ func TestFetchRefusesABlobByItsDeclaredSize(t *testing.T) {
 	git(nil, "init", "-q", "-b", "main", ".")
 	const size = 96 << 20
 	blob := git(io.LimitReader(zeros{}, size), "hash-object", "-w", "--stdin")
-	tree := git(strings.NewReader("100644 blob "+blob+"\tbomb.bin\n"), "mktree")
+	tree := git(strings.NewReader("100644 blob "+blob+"\tbomb.bin\n100644 blob "+emptyBlob(t, git)+"\tok.txt\n"), "mktree")
 	commit := git(nil, "-c", "user.name=x", "-c", "user.email=x@x", "commit-tree", tree, "-m", "bomb")
 	git(nil, "update-ref", "refs/heads/main", commit)
 
@@ -60,15 +64,61 @@ func TestFetchRefusesABlobByItsDeclaredSize(t *testing.T) {
 			t.Fatal(err)
 		}
 		store := staging.NewStore(16 << 20)
+		ws, err := memfs.New(memfs.WithLimits(memfs.Limits{MaxFileBytes: 16 << 20}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		area, err := staging.New(ws, store, staging.Config{Author: staging.Signature{Name: "W", Email: "w@example.com"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var refused []memfs.Refused
 		var ferr error
-		n := allocated(func() { _, ferr = l.Fetch(context.Background(), "refs/heads/main", nil, store) })
-		if !errors.Is(ferr, ErrObjectTooLarge) || !strings.Contains(ferr.Error(), "bomb.bin") {
-			t.Fatalf("packed=%v: Fetch: %v", packed, ferr)
+		n := allocated(func() {
+			var head plumbing.Hash
+			if head, ferr = l.Fetch(context.Background(), "refs/heads/main", nil, store); ferr == nil {
+				refused, ferr = area.SeedFrom(head, nil)
+			}
+		})
+		if ferr != nil || len(refused) != 1 || refused[0].Path != "bomb.bin" || !errors.Is(refused[0].Err, memfs.ErrQuotaExceeded) {
+			t.Fatalf("packed=%v: pull: %v, refused %v", packed, ferr, refused)
+		}
+		if _, err := ws.ReadFile("ok.txt"); err != nil {
+			t.Fatalf("packed=%v: the other file: %v", packed, err)
 		}
 		t.Logf("packed=%v: refusing a %d MiB blob allocated %d KiB", packed, size>>20, n>>10)
 		if n > 64<<20 {
 			t.Errorf("packed=%v: refusing a %d MiB blob allocated %d MiB", packed, size>>20, n>>20)
 		}
+		l.Close()
+	}
+}
+
+func emptyBlob(t *testing.T, git func(io.Reader, ...string) string) string {
+	return git(strings.NewReader(""), "hash-object", "-w", "--stdin")
+}
+
+// copyCommit with blobs (a GitHub fetch) refuses a blob by its declared
+// size before inflating it.
+func TestCopyRefusesABlobByItsDeclaredSize(t *testing.T) {
+	src := memory.NewStorage()
+	o := src.NewEncodedObject()
+	o.SetType(plumbing.BlobObject)
+	w, _ := o.Writer()
+	io.Copy(w, io.LimitReader(zeros{}, 32<<20))
+	w.Close()
+	bh, _ := src.SetEncodedObject(o)
+	tr := &object.Tree{Entries: []object.TreeEntry{{Name: "bomb.bin", Mode: filemode.Regular, Hash: bh}}}
+	to := src.NewEncodedObject()
+	tr.Encode(to)
+	th, _ := src.SetEncodedObject(to)
+	c := &object.Commit{TreeHash: th, Message: "bomb"}
+	co := src.NewEncodedObject()
+	c.Encode(co)
+	ch, _ := src.SetEncodedObject(co)
+	err := copyCommit(context.Background(), src, ch, nil, true, staging.NewStore(16<<20))
+	if !errors.Is(err, ErrObjectTooLarge) || !strings.Contains(err.Error(), "bomb.bin") {
+		t.Fatalf("copyCommit: %v", err)
 	}
 }
 
@@ -103,7 +153,7 @@ func TestFetchOfADeepTreeIsBounded(t *testing.T) {
 		Author: object.Signature{Name: "x", Email: "x@x"}, Committer: object.Signature{Name: "x", Email: "x@x"}})
 	store := staging.NewStore(0)
 	var err error
-	n := allocated(func() { err = copyCommit(context.Background(), src, commit, nil, store) })
+	n := allocated(func() { err = copyCommit(context.Background(), src, commit, nil, true, store) })
 	if err != nil {
 		t.Fatal(err)
 	}

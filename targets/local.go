@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5"
@@ -45,6 +46,9 @@ import (
 type Local struct {
 	path string // absolute path of the repository (the working tree, or the bare repo)
 	bare bool
+
+	srcMu sync.Mutex
+	src   *repoSource // blobs read in place for lazy bases; made by the first Fetch
 }
 
 // OpenLocal opens a working-tree repository at path, recovering a push
@@ -174,8 +178,11 @@ func (l *Local) DefaultBranch(ctx context.Context) (string, error) {
 	return strings.TrimSpace(string(out)), nil
 }
 
-// Fetch reads the repository's object database directly: the commit, all
-// its trees, and the blobs at or under paths.
+// Fetch reads the repository's object database directly: the commit and
+// all its trees are copied into the store, and the store reads blobs from
+// the repository in place when they are first needed (a lazy base: see
+// staging.BlobSource). Only the blobs the tree check reads (.gitmodules
+// and the like) are copied now.
 func (l *Local) Fetch(ctx context.Context, ref string, paths []string, store *staging.Store) (plumbing.Hash, error) {
 	common, err := l.commonDir(ctx)
 	if err != nil {
@@ -183,7 +190,7 @@ func (l *Local) Fetch(ctx context.Context, ref string, paths []string, store *st
 	}
 	// Packfiles stay open for the whole fetch: go-git otherwise reopens a
 	// pack for every object it reads from it.
-	objects := filesystem.NewStorageWithOptions(osfs.New(common), cache.NewObjectLRUDefault(),
+	objects := filesystem.NewStorageWithOptions(osfs.New(common), cache.NewObjectLRU(deltaCache),
 		filesystem.Options{KeepDescriptors: true})
 	defer objects.Close()
 	head, err := l.Head(ctx, ref)
@@ -193,15 +200,39 @@ func (l *Local) Fetch(ctx context.Context, ref string, paths []string, store *st
 	if head.IsZero() {
 		return plumbing.ZeroHash, fmt.Errorf("%w: %s has no %s", ErrRefNotFound, l.ID(), ref)
 	}
-	if err := copyCommit(ctx, objects, head, paths, store); err != nil {
+	if err := copyCommit(ctx, objects, head, paths, false, store); err != nil {
 		return plumbing.ZeroHash, err
 	}
+	store.AddSource(l.ID(), l.source(common))
 	return head, nil
 }
 
+// source returns the repository's blob source, made once.
+func (l *Local) source(common string) *repoSource {
+	l.srcMu.Lock()
+	defer l.srcMu.Unlock()
+	if l.src == nil {
+		l.src = newRepoSource(common)
+	}
+	return l.src
+}
+
+// Close closes what the target holds open: the packs its blob source
+// reads. A lazy base read after it cannot load its files.
+func (l *Local) Close() error {
+	l.srcMu.Lock()
+	defer l.srcMu.Unlock()
+	if l.src != nil {
+		l.src.Close()
+		l.src = nil
+	}
+	return nil
+}
+
 // copyCommit copies commit head from src into store, with every tree of it
-// and the blobs at or under paths (all blobs when paths is empty).
-func copyCommit(ctx context.Context, src storer.EncodedObjectStorer, head plumbing.Hash, paths []string, store *staging.Store) error {
+// and, with blobs, the blobs at or under paths (all blobs when paths is
+// empty). The blobs the tree check reads are always copied.
+func copyCommit(ctx context.Context, src storer.EncodedObjectStorer, head plumbing.Hash, paths []string, blobs bool, store *staging.Store) error {
 	copyObj := func(h plumbing.Hash, at string) error {
 		if store.HasEncodedObject(h) == nil {
 			return nil
@@ -255,6 +286,9 @@ func copyCommit(ctx context.Context, src storer.EncodedObjectStorer, head plumbi
 		return err
 	}
 	want := func(p string) bool {
+		if !blobs {
+			return false
+		}
 		if len(paths) == 0 {
 			return true
 		}
@@ -378,7 +412,9 @@ func (l *Local) receivePack(ctx context.Context, ref string, g approval.Grant, s
 		return err
 	}
 	for _, h := range objs {
-		if err := store.HasEncodedObject(h); err != nil {
+		// Trees and commits are held; a blob may be read from where a
+		// lazy base was pulled (another repository's packs).
+		if _, err := store.BlobSize(h); err != nil {
 			return fmt.Errorf("object %s of the push is not in the sandbox: %w", h, err)
 		}
 	}

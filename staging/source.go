@@ -1,0 +1,187 @@
+package staging
+
+import (
+	"container/list"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/airlock-dev/airlock/memfs"
+)
+
+// BlobSource reads blobs the store does not hold, from where they already
+// are: the object database of the repository a base was pulled from. A
+// base's blobs are never copied into the store; the store reads them
+// through its sources on first use and keeps them in a cache it may empty
+// at any time, because they can always be read again.
+type BlobSource interface {
+	// ReadBlob returns the content of blob h, checked against h;
+	// plumbing.ErrObjectNotFound when the source has no such blob.
+	ReadBlob(h plumbing.Hash) ([]byte, error)
+	// BlobSize returns the size of blob h from its header, without
+	// reading the content.
+	BlobSize(h plumbing.Hash) (int64, error)
+}
+
+// sources are the store's blob sources and the cache of what was read
+// through them.
+type sources struct {
+	mu    sync.Mutex
+	keys  []string
+	srcs  []BlobSource
+	cache map[plumbing.Hash]*list.Element // of *cached
+	lru   list.List                       // most recently used first
+	bytes int64
+	cap   int64
+}
+
+type cached struct {
+	h    plumbing.Hash
+	data []byte
+}
+
+// AddSource adds src, under key (a target's id), to the places blobs are
+// read from; a source already under key is replaced. Sources added later
+// are tried first: the newest pull is the likeliest to have a blob.
+func (s *Store) AddSource(key string, src BlobSource) {
+	x := &s.src
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	// New slices every time: readers iterate a copy of the old ones
+	// without the lock.
+	keys, srcs := []string{key}, []BlobSource{src}
+	for i, k := range x.keys {
+		if k != key {
+			keys, srcs = append(keys, k), append(srcs, x.srcs[i])
+		}
+	}
+	x.keys, x.srcs = keys, srcs
+	if x.cache == nil {
+		x.cache = map[plumbing.Hash]*list.Element{}
+		// The cache may hold as much as half the store's own limit: it
+		// is memory the session spends, but never more than that, and
+		// never what the quotas count (they count a lazy file by its
+		// size, loaded or not).
+		x.cap = s.limit / 2
+	}
+}
+
+// Sources lists the keys of the store's blob sources, newest first.
+func (s *Store) Sources() []string {
+	s.src.mu.Lock()
+	defer s.src.mu.Unlock()
+	return append([]string(nil), s.src.keys...)
+}
+
+// LoadBlob returns the content of blob id: the store's own, or read
+// through a source (and cached). It implements memfs.Loader: lazy files
+// of a workspace read their content through the session's store.
+func (s *Store) LoadBlob(id [20]byte) ([]byte, error) {
+	h := plumbing.Hash(id)
+	s.mu.RLock()
+	o, ok := s.objs[h]
+	s.mu.RUnlock()
+	if ok {
+		if o.Type() != plumbing.BlobObject {
+			return nil, fmt.Errorf("object %s is a %s, not a blob", h, o.Type())
+		}
+		return ObjectBytes(o)
+	}
+	return s.src.read(h)
+}
+
+var _ memfs.Loader = (*Store)(nil)
+
+func (x *sources) read(h plumbing.Hash) ([]byte, error) {
+	x.mu.Lock()
+	if e, ok := x.cache[h]; ok {
+		x.lru.MoveToFront(e)
+		data := e.Value.(*cached).data
+		x.mu.Unlock()
+		return data, nil
+	}
+	srcs := x.srcs
+	x.mu.Unlock()
+	if len(srcs) == 0 {
+		return nil, fmt.Errorf("blob %s: %w", h, plumbing.ErrObjectNotFound)
+	}
+	var first error
+	for _, src := range srcs {
+		// Read outside the lock: a read may inflate megabytes, and
+		// readers of other blobs (a search loads a whole base in
+		// parallel) must not wait for it.
+		data, err := src.ReadBlob(h)
+		if err != nil {
+			if first == nil || first == plumbing.ErrObjectNotFound {
+				first = err
+			}
+			continue
+		}
+		if plumbing.ComputeHash(plumbing.BlobObject, data) != h {
+			// A source is a repository on disk: hostile until checked.
+			return nil, fmt.Errorf("blob %s read from its repository does not hash to its id", h)
+		}
+		x.put(h, data)
+		return data, nil
+	}
+	return nil, fmt.Errorf("blob %s: %w", h, first)
+}
+
+// put caches data, dropping the least recently used blobs past the cap.
+// A blob larger than the cap is not cached: whoever asked keeps it.
+func (x *sources) put(h plumbing.Hash, data []byte) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if _, ok := x.cache[h]; ok || int64(len(data)) > x.cap {
+		return
+	}
+	x.cache[h] = x.lru.PushFront(&cached{h: h, data: data})
+	x.bytes += int64(len(data))
+	for x.bytes > x.cap {
+		e := x.lru.Back()
+		c := e.Value.(*cached)
+		x.lru.Remove(e)
+		delete(x.cache, c.h)
+		x.bytes -= int64(len(c.data))
+	}
+}
+
+// size returns blob h's size from the first source that has it.
+func (x *sources) size(h plumbing.Hash) (int64, error) {
+	x.mu.Lock()
+	if e, ok := x.cache[h]; ok {
+		n := int64(len(e.Value.(*cached).data))
+		x.mu.Unlock()
+		return n, nil
+	}
+	srcs := x.srcs
+	x.mu.Unlock()
+	for _, src := range srcs {
+		if n, err := src.BlobSize(h); err == nil {
+			return n, nil
+		}
+	}
+	return 0, plumbing.ErrObjectNotFound
+}
+
+// CloseSources closes the sources that hold something open (a local
+// repository's packs). Lazy files cannot be read after it.
+func (s *Store) CloseSources() {
+	s.src.mu.Lock()
+	srcs := s.src.srcs
+	s.src.mu.Unlock()
+	for _, src := range srcs {
+		if c, ok := src.(io.Closer); ok {
+			c.Close()
+		}
+	}
+}
+
+// CachedBytes is what the cache of blobs read through sources holds.
+func (s *Store) CachedBytes() int64 {
+	s.src.mu.Lock()
+	defer s.src.mu.Unlock()
+	return s.src.bytes
+}

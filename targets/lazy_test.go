@@ -1,0 +1,159 @@
+package targets_test
+
+import (
+	"bytes"
+	"compress/zlib"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/airlock-dev/airlock/memfs"
+	"github.com/airlock-dev/airlock/targets"
+	"github.com/airlock-dev/airlock/targets/targettest"
+)
+
+// A pull from a local repository copies its commit and trees, not its
+// blobs: the store holds none, and each file is read from the
+// repository's own packs when the worker first reads it.
+func TestPullIsLazy(t *testing.T) {
+	dir := t.TempDir()
+	run(t, dir, nil, nil, "init", "-q", "--bare", "-b", "main", ".")
+	files := map[string]targettest.File{}
+	var blobBytes int64
+	for i := 0; i < 200; i++ {
+		c := strings.Repeat(fmt.Sprintf("line %d of file %d\n", i, i), 50)
+		files[fmt.Sprintf("d%d/f%03d.txt", i%7, i)] = targettest.File{Data: c}
+		blobBytes += int64(len(c))
+	}
+	files["link"] = targettest.File{Data: "d0/f000.txt", Symlink: true}
+	(&gitInspector{dir: dir}).Commit(t, "main", files)
+	run(t, dir, nil, nil, "repack", "-adq")
+	tgt, err := targets.OpenLocalBare(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tgt.Close()
+	sb := newSandbox(t, tgt)
+	sb.pull(t, tgt, "refs/heads/main")
+	if held := sb.store.Bytes(); held > blobBytes/10 {
+		t.Fatalf("after the pull the store holds %d bytes; the blobs are %d", held, blobBytes)
+	}
+	if c := sb.store.CachedBytes(); c != 0 {
+		t.Fatalf("%d bytes read before any file was", c)
+	}
+	fi, err := sb.ws.Stat("d3/f003.txt")
+	if err != nil || fi.Size() != int64(len(files["d3/f003.txt"].Data)) {
+		t.Fatalf("stat: %v %v", fi, err)
+	}
+	got, err := sb.ws.ReadFile("d3/f003.txt")
+	if err != nil || string(got) != files["d3/f003.txt"].Data {
+		t.Fatalf("read: %v", err)
+	}
+	if c := sb.store.CachedBytes(); c != int64(len(got)) {
+		t.Fatalf("one read cached %d bytes, want %d", c, len(got))
+	}
+	if l, err := sb.ws.Readlink("link"); err != nil || l != "d0/f000.txt" {
+		t.Fatalf("readlink: %q %v", l, err)
+	}
+}
+
+// A lazy file moved and a new one written are staged without reading the
+// moved file; pushed to another repository, which lacks the base, the
+// pack carries the moved file's blob, read from the first repository,
+// and the second one's git accepts it.
+func TestLazyBlobPushedElsewhere(t *testing.T) {
+	src := t.TempDir()
+	run(t, src, nil, nil, "init", "-q", "--bare", "-b", "main", ".")
+	(&gitInspector{dir: src}).Commit(t, "main", toFiles(map[string]string{"a.txt": "a\n", "b/c.txt": "c\n"}))
+	from, err := targets.OpenLocalBare(context.Background(), src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer from.Close()
+	sb := newSandbox(t, from)
+	sb.pull(t, from, "refs/heads/main")
+	if err := sb.ws.Rename("b/c.txt", "moved.txt"); err != nil {
+		t.Fatal(err)
+	}
+	if err := sb.ws.WriteFile("new.txt", []byte("new\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := sb.area.Stage(nil, "move and add")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := sb.store.CachedBytes(); n != 0 {
+		t.Fatalf("staging a move read %d bytes", n)
+	}
+	dst := t.TempDir()
+	run(t, dst, nil, nil, "init", "-q", "--bare", "-b", "main", ".")
+	to, err := targets.OpenLocalBare(context.Background(), dst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb.gate = newSandbox(t, to).gate
+	if _, err := sb.pushCommit(t, to, "refs/heads/main", plumbing.ZeroHash, c.ID, c.Tree); err != nil {
+		t.Fatal(err)
+	}
+	in := &gitInspector{dir: dst}
+	in.Fsck(t)
+	tree := in.Tree(t, c.ID)
+	if tree["moved.txt"].Data != "c\n" || tree["a.txt"].Data != "a\n" || tree["new.txt"].Data != "new\n" {
+		t.Fatalf("pushed tree: %+v", tree)
+	}
+}
+
+// The repository a base was pulled from is hostile too: a loose object
+// whose content is not what its id says is refused when read, and the
+// worker is told what to do; a repository removed after the pull is a
+// clear error, not a crash.
+func TestLazyBlobFromAHostileRepository(t *testing.T) {
+	dir := t.TempDir()
+	run(t, dir, nil, nil, "init", "-q", "-b", "main", ".")
+	if err := os.WriteFile(filepath.Join(dir, "a.txt"), []byte("good!\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "b.txt"), []byte("fine\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run(t, dir, nil, nil, "add", ".")
+	run(t, dir, nil, nil, "-c", "user.name=x", "-c", "user.email=x@x", "commit", "-qm", "one")
+	id := strings.TrimSpace(run(t, dir, nil, nil, "rev-parse", "HEAD:a.txt"))
+	// The same length, other bytes, under a.txt's id.
+	var z bytes.Buffer
+	zw := zlib.NewWriter(&z)
+	zw.Write([]byte("blob 6\x00EVIL!\n"))
+	zw.Close()
+	obj := filepath.Join(dir, ".git", "objects", id[:2], id[2:])
+	os.Chmod(obj, 0o644)
+	if err := os.WriteFile(obj, z.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tgt, err := targets.OpenLocal(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tgt.Close()
+	sb := newSandbox(t, tgt)
+	sb.pull(t, tgt, "refs/heads/main")
+	_, err = sb.ws.ReadFile("a.txt")
+	if !errors.Is(err, memfs.ErrUnavailable) || !strings.Contains(err.Error(), "does not hash to its id") {
+		t.Fatalf("reading a forged blob: %v", err)
+	}
+	if got, err := sb.ws.ReadFile("b.txt"); err != nil || string(got) != "fine\n" {
+		t.Fatalf("the other file: %q %v", got, err)
+	}
+	if err := os.RemoveAll(filepath.Join(dir, ".git", "objects")); err != nil {
+		t.Fatal(err)
+	}
+	sb.store.CloseSources() // as a restarted server would find it: nothing open
+	if _, err := sb.store.LoadBlob(plumbing.NewHash(id)); err == nil {
+		t.Fatal("a blob of a removed repository loaded")
+	}
+}

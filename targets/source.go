@@ -1,0 +1,144 @@
+package targets
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+
+	"github.com/go-git/go-billy/v5/osfs"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/cache"
+	"github.com/go-git/go-git/v5/storage/filesystem"
+
+	"github.com/airlock-dev/airlock/staging"
+)
+
+// repoSource reads blobs from a local repository's object database in
+// place (its packs and loose objects): the source of a lazy base
+// (staging.BlobSource). Nothing is copied until a blob is read, and then
+// only that blob.
+//
+// go-git's object storage is not safe for concurrent use, so the source
+// keeps up to GOMAXPROCS of them (each with its packs open and indexes
+// loaded once) and hands each read one: a search that loads a whole base
+// inflates in parallel.
+type repoSource struct {
+	common string // the repository's common git directory
+	idle   chan *filesystem.Storage
+	mu     sync.Mutex
+	all    []*filesystem.Storage
+	closed bool
+}
+
+var _ staging.BlobSource = (*repoSource)(nil)
+
+func newRepoSource(common string) *repoSource {
+	return &repoSource{common: common, idle: make(chan *filesystem.Storage, runtime.GOMAXPROCS(0))}
+}
+
+// deltaCache bounds each storage's cache of inflated objects (delta bases
+// read on the way to a blob): go-git's default is 96 MiB per storage.
+const deltaCache = 8 * cache.MiByte
+
+func (r *repoSource) get() (*filesystem.Storage, error) {
+	select {
+	case st := <-r.idle:
+		return st, nil
+	default:
+	}
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return nil, fmt.Errorf("the source %s is closed", r.common)
+	}
+	if len(r.all) < cap(r.idle) {
+		st := filesystem.NewStorageWithOptions(osfs.New(r.common), cache.NewObjectLRU(deltaCache),
+			filesystem.Options{KeepDescriptors: true})
+		r.all = append(r.all, st)
+		r.mu.Unlock()
+		return st, nil
+	}
+	r.mu.Unlock()
+	return <-r.idle, nil
+}
+
+func (r *repoSource) put(st *filesystem.Storage) { r.idle <- st }
+
+// ReadBlob reads blob h whole. The store checks it against h.
+func (r *repoSource) ReadBlob(h plumbing.Hash) ([]byte, error) {
+	st, err := r.get()
+	if err != nil {
+		return nil, err
+	}
+	defer r.put(st)
+	o, err := st.EncodedObject(plumbing.BlobObject, h)
+	if err != nil {
+		return nil, err
+	}
+	rd, err := o.Reader()
+	if err != nil {
+		return nil, err
+	}
+	defer rd.Close()
+	// The declared size bounds what is read: a corrupt object that
+	// inflates past it is an error, not an allocation without end.
+	data := make([]byte, o.Size())
+	if _, err := io.ReadFull(rd, data); err != nil {
+		return nil, fmt.Errorf("reading blob %s: %w", h, err)
+	}
+	if n, _ := rd.Read(make([]byte, 1)); n > 0 {
+		return nil, fmt.Errorf("blob %s holds more than its declared %d bytes", h, len(data))
+	}
+	return data, nil
+}
+
+// BlobSize reads blob h's size from its header (for a delta, the delta's
+// header: nothing is rebuilt).
+func (r *repoSource) BlobSize(h plumbing.Hash) (int64, error) {
+	st, err := r.get()
+	if err != nil {
+		return 0, err
+	}
+	defer r.put(st)
+	return st.EncodedObjectSize(h)
+}
+
+// OpenSource opens the blob source a target's Fetch added to a store
+// under key (the target's ID), for a session resumed in another process:
+// its lazy files read their content from the same repository. Only local
+// targets have one (GitHub's blobs are fetched into the store).
+func OpenSource(ctx context.Context, key string) (staging.BlobSource, error) {
+	var l *Local
+	switch {
+	case strings.HasPrefix(key, "local-bare:"):
+		l = &Local{path: strings.TrimPrefix(key, "local-bare:"), bare: true}
+	case strings.HasPrefix(key, "local:"):
+		l = &Local{path: strings.TrimPrefix(key, "local:")}
+	default:
+		return nil, fmt.Errorf("no blob source for %q: only local repositories are read in place", key)
+	}
+	if !filepath.IsAbs(l.path) {
+		return nil, fmt.Errorf("no blob source for %q: the path is not absolute", key)
+	}
+	common, err := l.commonDir(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("the repository %s the base was pulled from: %w", l.path, err)
+	}
+	return newRepoSource(common), nil
+}
+
+// Close closes the packs the source holds open. Reads after it fail.
+func (r *repoSource) Close() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.closed = true
+	for _, st := range r.all {
+		st.Close()
+	}
+	r.all = nil
+	return nil
+}
