@@ -271,11 +271,24 @@ func diffNodes(a, b *node, p string, out *[]Change) {
 // tree over the workspace's quotas is refused whole with ErrQuotaExceeded.
 // The workspace itself does not change; see Seed and Restore.
 func (w *Workspace) NewSnapshot(files []SeedFile) (*Snapshot, []Refused, error) {
-	t := w.builder(&node{kind: kindDir, perm: 0o755, mtime: w.now(), ino: w.nextIno.Add(1), kids: emptyKids})
+	root := &node{kind: kindDir, perm: 0o755, mtime: w.now(), ino: w.nextIno.Add(1), kids: emptyKids}
+	t := w.builder(root)
 	var refused []Refused
 	var links []SeedFile
+	// The entries go into plain maps first and each directory's sorted
+	// map is built once at the end: linking them one by one into the
+	// persistent tree would copy a path of it per file.
+	var top seedTree
 	for _, sf := range files {
-		if err := t.seedOne(sf); err != nil {
+		comps, n, err := t.seedNode(sf)
+		if err == nil {
+			if err = top.add(comps, n); err == syscall.ENOTDIR {
+				err = pathErr("seed", sf.Path, fmt.Errorf("a parent of it is a file: %w", err))
+			} else if err != nil {
+				err = pathErr("seed", sf.Path, err)
+			}
+		}
+		if err != nil {
 			refused = append(refused, Refused{Path: sf.Path, Err: err})
 			continue
 		}
@@ -283,6 +296,7 @@ func (w *Workspace) NewSnapshot(files []SeedFile) (*Snapshot, []Refused, error) 
 			links = append(links, sf)
 		}
 	}
+	top.build(t, root)
 	// Links are judged once the whole tree is there, so that one link
 	// through another is judged by where it really leads.
 	for _, l := range links {

@@ -7,6 +7,8 @@ import (
 	"io/fs"
 	"strings"
 	"syscall"
+
+	"github.com/benbjohnson/immutable"
 )
 
 // SeedFile is one entry of a base: a regular file or a symlink.
@@ -62,36 +64,34 @@ func (w *Workspace) Seed(files []SeedFile) ([]Refused, error) {
 	return refused, nil
 }
 
-func (t *txn) seedOne(sf SeedFile) error {
+// seedNode checks one seed entry and makes its node, not yet linked.
+func (t *txn) seedNode(sf SeedFile) ([]string, *node, error) {
 	w := t.w
 	comps, err := CheckPath(sf.Path)
 	if err != nil {
-		return withOp(err, "seed")
+		return nil, nil, withOp(err, "seed")
 	}
 	if err := w.deny.check(sf.Path, comps); err != nil {
-		return withOp(err, "seed")
+		return nil, nil, withOp(err, "seed")
 	}
 	k, perm := kindFile, sf.Mode.Perm()
 	switch {
 	case sf.Mode&fs.ModeSymlink != 0:
 		k, perm = kindSymlink, 0o777 // judged by checkLink once the tree is built
 	case !sf.Mode.IsRegular():
-		return pathErr("seed", sf.Path, fmt.Errorf("mode %v is neither a regular file nor a symlink", sf.Mode))
+		return nil, nil, pathErr("seed", sf.Path, fmt.Errorf("mode %v is neither a regular file nor a symlink", sf.Mode))
 	case perm == 0:
 		perm = 0o644
 	}
 	size := int64(len(sf.Data))
 	if sf.From != nil {
 		if k != kindFile || sf.ID == [20]byte{} || sf.Size < 0 {
-			return pathErr("seed", sf.Path, errors.New("only a regular file with a blob id and a size can be lazy"))
+			return nil, nil, pathErr("seed", sf.Path, errors.New("only a regular file with a blob id and a size can be lazy"))
 		}
 		size = sf.Size
 	}
 	if err := w.fileTooBig("seed", sf.Path, size); err != nil {
-		return err
-	}
-	if lookup(t.root, comps) != nil {
-		return pathErr("seed", sf.Path, fs.ErrExist)
+		return nil, nil, err
 	}
 	data := sf.Data
 	switch {
@@ -105,13 +105,58 @@ func (t *txn) seedOne(sf SeedFile) error {
 	if sf.From != nil {
 		n.lz = &lazy{ld: sf.From, size: size}
 	}
-	if _, err := t.put(comps, n, true); err != nil {
-		if err == syscall.ENOTDIR {
-			err = fmt.Errorf("a parent of it is a file: %w", err)
+	return comps, n, nil
+}
+
+// seedTree is a directory being seeded: its entries in a plain map, made
+// into a node's sorted map once, when all are in (see NewSnapshot).
+type seedTree struct {
+	files map[string]*node
+	dirs  map[string]*seedTree
+}
+
+// add links n at comps, making directories; the errors are those a
+// transaction's put gives.
+func (d *seedTree) add(comps []string, n *node) error {
+	for _, c := range comps[:len(comps)-1] {
+		if d.files[c] != nil {
+			return syscall.ENOTDIR
 		}
-		return pathErr("seed", sf.Path, err)
+		next := d.dirs[c]
+		if next == nil {
+			next = &seedTree{}
+			if d.dirs == nil {
+				d.dirs = map[string]*seedTree{}
+			}
+			d.dirs[c] = next
+		}
+		d = next
 	}
+	name := comps[len(comps)-1]
+	if d.files[name] != nil || d.dirs[name] != nil {
+		return fs.ErrExist
+	}
+	if d.files == nil {
+		d.files = map[string]*node{}
+	}
+	d.files[name] = n
 	return nil
+}
+
+// build makes d's directory node (into, the root, is filled in place).
+func (d *seedTree) build(t *txn, into *node) *node {
+	if into == nil {
+		into = t.newNode(kindDir, 0o755, nil)
+	}
+	b := immutable.NewSortedMapBuilder[string, *node](nameComparer{})
+	for name, n := range d.files {
+		b.Set(name, n)
+	}
+	for name, sub := range d.dirs {
+		b.Set(name, sub.build(t, nil))
+	}
+	into.kids = b.Map()
+	return into
 }
 
 // ChangeKind says how a path differs from the base.

@@ -222,9 +222,21 @@ func (a *Area) SeedFrom(commit plumbing.Hash, paths []string) ([]memfs.Refused, 
 	}
 	snap := a.ws.Base()
 	view := tree
-	if len(paths) > 0 || len(refused) > 0 {
+	switch {
+	case len(paths) > 0:
 		if view, err = a.viewOf(snap); err != nil {
 			return nil, err
+		}
+	case len(refused) > 0:
+		// The workspace is the tree less what it refused: the view is
+		// the tree with those entries removed, an edit of O(refused ·
+		// depth), not the whole workspace written as a tree again.
+		edits := make([]edit, len(refused))
+		for i, r := range refused {
+			edits[i] = edit{path: r.Path, remove: true}
+		}
+		if view, err = editTree(a.store, tree, edits); err != nil {
+			return nil, fmt.Errorf("seed from %s: %w", short(commit), err)
 		}
 	}
 	a.base = link{id: commit, tree: tree, view: view, snap: snap}

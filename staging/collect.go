@@ -29,8 +29,8 @@ func (s *Store) Collect(roots ...plumbing.Hash) Collected {
 		if h.IsZero() || live[h] == 2 || live[h] == 1 && !deep {
 			return
 		}
-		o, err := s.EncodedObject(plumbing.AnyObject, h)
-		if err != nil {
+		o, ok := s.held(h) // a blob only a source has is not the store's to keep
+		if !ok {
 			return
 		}
 		if !deep {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/zlib"
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -155,5 +156,44 @@ func TestLazyBlobFromAHostileRepository(t *testing.T) {
 	sb.store.CloseSources() // as a restarted server would find it: nothing open
 	if _, err := sb.store.LoadBlob(plumbing.NewHash(id)); err == nil {
 		t.Fatal("a blob of a removed repository loaded")
+	}
+}
+
+// A tree git lists leniently (here a deprecated 100664 mode, which
+// ls-tree shows as 100644) cannot be written again from the listing: the
+// rebuilt tree would not hash to its id. The pull copies such a tree as it
+// is, and the workspace has its files.
+func TestPullOfATreeGitListsLeniently(t *testing.T) {
+	dir := t.TempDir()
+	run(t, dir, nil, nil, "init", "-q", "--bare", "-b", "main", ".")
+	blob := strings.TrimSpace(run(t, dir, []byte("odd mode\n"), nil, "hash-object", "-w", "--stdin"))
+	id, _ := hex.DecodeString(blob)
+	content := append([]byte("100664 odd.txt\x00"), id...)
+	var z bytes.Buffer
+	zw := zlib.NewWriter(&z)
+	fmt.Fprintf(zw, "tree %d\x00", len(content))
+	zw.Write(content)
+	zw.Close()
+	tree := plumbing.ComputeHash(plumbing.TreeObject, content).String()
+	if err := os.MkdirAll(filepath.Join(dir, "objects", tree[:2]), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "objects", tree[:2], tree[2:]), z.Bytes(), 0o444); err != nil {
+		t.Fatal(err)
+	}
+	commit := strings.TrimSpace(run(t, dir, nil, nil, "-c", "user.name=x", "-c", "user.email=x@x", "commit-tree", tree, "-m", "odd"))
+	run(t, dir, nil, nil, "update-ref", "refs/heads/main", commit)
+	tgt, err := targets.OpenLocalBare(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tgt.Close()
+	sb := newSandbox(t, tgt)
+	sb.pull(t, tgt, "refs/heads/main")
+	if !sb.store.Holds(plumbing.NewHash(tree)) {
+		t.Fatal("the tree was not copied as it is")
+	}
+	if got, err := sb.ws.ReadFile("odd.txt"); err != nil || string(got) != "odd mode\n" {
+		t.Fatalf("read: %q %v", got, err)
 	}
 }

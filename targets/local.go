@@ -200,10 +200,18 @@ func (l *Local) Fetch(ctx context.Context, ref string, paths []string, store *st
 	if head.IsZero() {
 		return plumbing.ZeroHash, fmt.Errorf("%w: %s has no %s", ErrRefNotFound, l.ID(), ref)
 	}
-	if err := copyCommit(ctx, objects, head, paths, false, store); err != nil {
+	src := l.source(common)
+	ok, err := l.listTree(ctx, head, store, src)
+	if err != nil {
 		return plumbing.ZeroHash, err
 	}
-	store.AddSource(l.ID(), l.source(common))
+	if !ok {
+		if err := copyCommit(ctx, objects, head, paths, false, store); err != nil {
+			return plumbing.ZeroHash, err
+		}
+	}
+	store.AddSource(l.ID(), src)
+	go src.warm()
 	return head, nil
 }
 

@@ -29,6 +29,7 @@ import (
 type repoSource struct {
 	common string // the repository's common git directory
 	idle   chan *filesystem.Storage
+	sizes  sync.Map // plumbing.Hash -> int64: blob sizes a fetch listed
 	mu     sync.Mutex
 	all    []*filesystem.Storage
 	closed bool
@@ -68,6 +69,17 @@ func (r *repoSource) get() (*filesystem.Storage, error) {
 
 func (r *repoSource) put(st *filesystem.Storage) { r.idle <- st }
 
+// warm opens a storage and loads its pack indexes, so that the worker's
+// first read finds them ready: it runs while the workspace is seeded.
+func (r *repoSource) warm() {
+	st, err := r.get()
+	if err != nil {
+		return
+	}
+	defer r.put(st)
+	st.HasEncodedObject(plumbing.ZeroHash)
+}
+
 // ReadBlob reads blob h whole. The store checks it against h.
 func (r *repoSource) ReadBlob(h plumbing.Hash) ([]byte, error) {
 	st, err := r.get()
@@ -99,6 +111,9 @@ func (r *repoSource) ReadBlob(h plumbing.Hash) ([]byte, error) {
 // BlobSize reads blob h's size from its header (for a delta, the delta's
 // header: nothing is rebuilt).
 func (r *repoSource) BlobSize(h plumbing.Hash) (int64, error) {
+	if n, ok := r.sizes.Load(h); ok {
+		return n.(int64), nil
+	}
 	st, err := r.get()
 	if err != nil {
 		return 0, err

@@ -1,0 +1,154 @@
+package targets
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os/exec"
+	"path"
+	"strconv"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/airlock-dev/airlock/memfs"
+	"github.com/airlock-dev/airlock/staging"
+)
+
+// listTree copies commit head and every tree it reaches into store, and
+// notes every blob's size in src, from one `git ls-tree -r -t -l`: git
+// inflates the trees and reads the sizes (C, its own pack index), and the
+// trees are written again here from the listing, each checked against its
+// id before it is stored. On an 11,000-file tree this is a third of
+// walking the trees with go-git and asking the size of each blob.
+//
+// ok is false when the listing cannot be used as it is: a rebuilt tree
+// that does not hash to its id (a tree git reads leniently: modes with
+// leading zeros, entries out of order), a path longer than the workspace
+// takes, or git failing. The caller then copies the objects one by one,
+// which has its own checks for each of those cases.
+func (l *Local) listTree(ctx context.Context, head plumbing.Hash, store *staging.Store, src *repoSource) (ok bool, err error) {
+	raw, err := l.git(ctx, nil, "cat-file", "commit", head.String())
+	if err != nil {
+		return false, nil
+	}
+	if h, err := store.PutRaw(plumbing.CommitObject, raw); err != nil {
+		return false, err
+	} else if h != head {
+		return false, nil
+	}
+	c, err := object.GetCommit(store, head)
+	if err != nil {
+		return false, nil
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	cmd := exec.CommandContext(ctx, "git", append(append([]string{"-C", l.path}, gitChecks...),
+		"ls-tree", "-r", "-t", "-l", "-z", "--full-tree", c.TreeHash.String())...)
+	cmd.Env = cleanEnv()
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		cancel()
+		return false, err
+	}
+	if err := cmd.Start(); err != nil {
+		cancel()
+		return false, nil
+	}
+	waited := false
+	defer func() {
+		cancel() // stops git when the listing is given up
+		if !waited {
+			cmd.Wait()
+		}
+	}()
+	trees := map[string]*bytes.Buffer{"": {}}
+	want := map[string]plumbing.Hash{"": c.TreeHash}
+	order := []string{""}
+	var special []plumbing.Hash
+	r := bufio.NewReaderSize(out, 1<<16)
+	for {
+		rec, err := r.ReadSlice(0)
+		if err == io.EOF && len(rec) == 0 {
+			break
+		}
+		if err == bufio.ErrBufferFull || len(rec) > memfs.MaxPathBytes+128 {
+			return false, nil // a path longer than anything the workspace takes
+		}
+		if err != nil {
+			return false, nil
+		}
+		meta, p, found := bytes.Cut(rec[:len(rec)-1], []byte{'\t'})
+		f := strings.Fields(string(meta))
+		if !found || len(f) != 4 || len(p) == 0 {
+			return false, nil
+		}
+		mode, err := strconv.ParseUint(f[0], 8, 32)
+		if err != nil || len(f[2]) != 40 {
+			return false, nil
+		}
+		var id plumbing.Hash
+		if _, err := hex.Decode(id[:], []byte(f[2])); err != nil {
+			return false, nil
+		}
+		name, dir := string(p), ""
+		if i := bytes.LastIndexByte(p, '/'); i >= 0 {
+			name, dir = string(p[i+1:]), string(p[:i])
+		}
+		parent := trees[dir]
+		if parent == nil {
+			return false, nil // git lists a tree before what is in it
+		}
+		parent.WriteString(strconv.FormatUint(mode, 8))
+		parent.WriteByte(' ')
+		parent.WriteString(name)
+		parent.WriteByte(0)
+		parent.Write(id[:])
+		switch f[1] {
+		case "tree":
+			full := path.Join(dir, name)
+			trees[full], want[full] = &bytes.Buffer{}, id
+			order = append(order, full)
+		case "blob":
+			size, err := strconv.ParseInt(f[3], 10, 64)
+			if err != nil || size < 0 {
+				return false, nil
+			}
+			src.sizes.Store(id, size)
+			if staging.CheckReads(name, filemode.FileMode(mode)) {
+				special = append(special, id)
+			}
+		}
+	}
+	waited = true
+	if err := cmd.Wait(); err != nil {
+		return false, nil
+	}
+	for _, dir := range order {
+		data := trees[dir].Bytes()
+		if plumbing.ComputeHash(plumbing.TreeObject, data) != want[dir] {
+			return false, nil
+		}
+	}
+	for _, dir := range order {
+		if _, err := store.PutRaw(plumbing.TreeObject, trees[dir].Bytes()); err != nil {
+			return false, fmt.Errorf("%w (tree at %q): %w; pull fewer paths, or raise the sandbox's limits", ErrObjectTooLarge, orRoot(dir), err)
+		}
+	}
+	// What the tree check reads (links, .gitmodules and the like) is
+	// held, as a copying fetch would hold it.
+	for _, h := range special {
+		data, err := src.ReadBlob(h)
+		if err != nil || plumbing.ComputeHash(plumbing.BlobObject, data) != h {
+			return false, nil
+		}
+		if _, err := store.PutRaw(plumbing.BlobObject, data); err != nil {
+			return false, fmt.Errorf("%w (blob %s): %w; pull fewer paths, or raise the sandbox's limits", ErrObjectTooLarge, h.String()[:7], err)
+		}
+	}
+	return true, nil
+}
