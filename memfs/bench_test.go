@@ -1,11 +1,13 @@
 package memfs_test
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	billymemfs "github.com/go-git/go-billy/v5/memfs"
@@ -224,4 +226,61 @@ func BenchmarkLatestCheckpoint(b *testing.B) {
 			b.Fatal(n)
 		}
 	}
+}
+
+// BenchmarkQuotaRefusal compares, in the same run, a 4 KiB write the byte
+// quota refuses with a 4 KiB write it accepts, on a 100,000-file workspace
+// with a few checkpoints. A refusal recounts what the workspace holds (its
+// tally may overcount) and says what keeps memory; both should cost what
+// differs between the live tree, the base and the checkpoints, not the
+// number of files. x-accepted is the refused write's time over the
+// accepted one's.
+func BenchmarkQuotaRefusal(b *testing.B) {
+	const files = 100_000
+	data := make([]byte, 4<<10)
+	setup := func(maxBytes int64) *memfs.Workspace {
+		w := seeded(b, files, 64, memfs.WithLimits(memfs.Limits{MaxTotalBytes: maxBytes, MaxFiles: 2 * files, MaxCheckpoints: 100}))
+		for c := 0; c < 5; c++ {
+			// The same ten files each time: every checkpoint keeps a version.
+			for j := 0; j < 10; j++ {
+				k := j * 997
+				if err := w.WriteFile(fmt.Sprintf("d%02d/f%05d.txt", k%100, k), make([]byte, 1024+c), 0o644); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if _, err := w.Checkpoint(""); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if err := w.WriteFile("d07/f00007.txt", data, 0); err != nil {
+			b.Fatal(err)
+		}
+		return w
+	}
+	// Room for 2 KiB more: rewriting the file of 4 KiB fits
+	// again and again, a second such file does not.
+	_, held := setup(1 << 30).Usage()
+	w := setup(held.Bytes + 2<<10)
+	if err := w.WriteFile("d08/f00008.txt", data, 0); !strings.Contains(fmt.Sprint(err), "kept only by checkpoints") {
+		b.Fatalf("the refusal does not say what checkpoints keep: %v", err)
+	}
+	var accepted float64
+	b.Run("accepted", func(b *testing.B) {
+		for b.Loop() {
+			if err := w.WriteFile("d07/f00007.txt", data, 0); err != nil {
+				b.Fatal(err)
+			}
+		}
+		accepted = float64(b.Elapsed()) / float64(b.N)
+	})
+	b.Run("refused", func(b *testing.B) {
+		for b.Loop() {
+			if err := w.WriteFile("d08/f00008.txt", data, 0); !errors.Is(err, memfs.ErrQuotaExceeded) {
+				b.Fatal(err)
+			}
+		}
+		if accepted > 0 {
+			b.ReportMetric(float64(b.Elapsed())/float64(b.N)/accepted, "x-accepted")
+		}
+	})
 }

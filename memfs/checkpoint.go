@@ -5,8 +5,6 @@ import (
 	"strings"
 	"time"
 	"unicode"
-
-	"github.com/benbjohnson/immutable"
 )
 
 type checkpoint struct {
@@ -189,9 +187,11 @@ func (w *Workspace) checkpointIndex(op, name string) (int, error) {
 	return -1, fmt.Errorf("%s %q: %w; the checkpoints are %s", op, truncate(name), ErrNoCheckpoint, strings.Join(names, ", "))
 }
 
-// recount sets the held tally exactly, from everything still reachable.
+// recount sets the held tally exactly, from everything still reachable:
+// the live tree's exact tally and what the other roots hold beyond it,
+// found by walking only where they differ from it (see held.go).
 func (w *Workspace) recount() {
-	w.cur.usage.held = countUnique(w.roots(w.cur.root)...)
+	w.cur.usage.held = w.heldParts().total(w.cur.usage.live)
 }
 
 // roots is every tree the workspace keeps, with live as the live one.
@@ -271,42 +271,6 @@ func countDiff(a, b *node) int {
 	if !aDir && !bDir {
 		return n
 	}
-	if !aDir {
-		a = nil
-	}
-	if !bDir {
-		b = nil
-	}
-	var ai, bi *immutable.SortedMapIterator[string, *node]
-	if a != nil {
-		ai = a.kids.Iterator()
-	}
-	if b != nil {
-		bi = b.kids.Iterator()
-	}
-	next := func(it *immutable.SortedMapIterator[string, *node]) (string, *node, bool) {
-		if it == nil {
-			return "", nil, false
-		}
-		return it.Next()
-	}
-	ak, ac, aok := next(ai)
-	bk, bc, bok := next(bi)
-	for aok || bok {
-		switch {
-		case bok && (!aok || bk < ak):
-			n += countDiff(nil, bc)
-			bk, bc, bok = next(bi)
-		case aok && (!bok || ak < bk):
-			n += countDiff(ac, nil)
-			ak, ac, aok = next(ai)
-		default:
-			if ac != bc {
-				n += countDiff(ac, bc)
-			}
-			ak, ac, aok = next(ai)
-			bk, bc, bok = next(bi)
-		}
-	}
+	zipKids(a, b, func(_ string, ac, bc *node) { n += countDiff(ac, bc) })
 	return n
 }

@@ -8,8 +8,6 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/benbjohnson/immutable"
-
 	"github.com/airlock-dev/airlock/internal/bytesize"
 )
 
@@ -228,40 +226,13 @@ func diffNodes(a, b *node, p string, out *[]Change) {
 		}
 		return p + "/" + k
 	}
-	// Every name of either directory, each once, walking both sorted
-	// lists side by side: a wide directory costs a pointer comparison
-	// per entry, not a lookup.
-	var ai, bi *immutable.SortedMapIterator[string, *node]
-	if aDir {
-		ai = a.kids.Iterator()
-	}
-	if bDir {
-		bi = b.kids.Iterator()
-	}
-	next := func(it *immutable.SortedMapIterator[string, *node]) (string, *node, bool) {
-		if it == nil {
-			return "", nil, false
+	// Every name of either directory, each once: a wide directory costs
+	// a pointer comparison per entry, not a lookup.
+	zipKids(a, b, func(k string, ac, bc *node) {
+		if ac != bc {
+			diffNodes(ac, bc, join(k), out)
 		}
-		return it.Next()
-	}
-	ak, ac, aok := next(ai)
-	bk, bc, bok := next(bi)
-	for aok || bok {
-		switch {
-		case bok && (!aok || bk < ak):
-			diffNodes(nil, bc, join(bk), out)
-			bk, bc, bok = next(bi)
-		case aok && (!bok || ak < bk):
-			diffNodes(ac, nil, join(ak), out)
-			ak, ac, aok = next(ai)
-		default:
-			if ac != bc {
-				diffNodes(ac, bc, join(ak), out)
-			}
-			ak, ac, aok = next(ai)
-			bk, bc, bok = next(bi)
-		}
-	}
+	})
 }
 
 // NewSnapshot builds a frozen tree from files under the same rules as the
@@ -429,40 +400,6 @@ func (w *Workspace) setBaseLocked(base *Snapshot, keep []*Snapshot) {
 	for _, k := range keep {
 		w.retained = append(w.retained, k.root)
 	}
-}
-
-// costNotIn is the cost of n's tree, leaving out subtrees that are the very
-// same nodes at the same place in old.
-func costNotIn(n, old *node) Usage {
-	if n == old {
-		return Usage{}
-	}
-	u := n.cost()
-	if n.kind != kindDir {
-		return u
-	}
-	if old == nil || old.kind != kindDir {
-		for it := n.kids.Iterator(); !it.Done(); {
-			_, c, _ := it.Next()
-			u.add(costNotIn(c, nil))
-		}
-		return u
-	}
-	// Side by side through both sorted directories: no lookups.
-	oi := old.kids.Iterator()
-	ok, oc, oOK := oi.Next()
-	for it := n.kids.Iterator(); !it.Done(); {
-		k, c, _ := it.Next()
-		for oOK && ok < k {
-			ok, oc, oOK = oi.Next()
-		}
-		if oOK && ok == k {
-			u.add(costNotIn(c, oc))
-		} else {
-			u.add(costNotIn(c, nil))
-		}
-	}
-	return u
 }
 
 func pathsOf(cs []Change) []string {

@@ -173,62 +173,82 @@ func (t *txn) commit(op, name string) error {
 
 // checkQuotaExact is checkQuota, but before refusing it replaces the held
 // tally, which may overcount versions nothing holds any more (after a
-// checkpoint is deleted), with an exact count.
+// checkpoint is deleted), with an exact count. That count is also what the
+// refusal says keeps memory, so a refusal walks the roots once, and only
+// where they differ (see held.go).
 func (w *Workspace) checkQuotaExact(op, name string, next *usage) error {
-	if w.checkQuota(op, name, *next) == nil {
+	if w.overQuota(*next) == "" {
 		return nil
 	}
-	before := w.cur.usage.held
-	w.recount()
-	next.held.add(w.cur.usage.held)
-	next.held.sub(before)
-	return w.checkQuota(op, name, *next)
+	parts := w.heldParts()
+	exact := parts.total(w.cur.usage.live)
+	next.held.add(exact)
+	next.held.sub(w.cur.usage.held)
+	w.cur.usage.held = exact
+	return w.quotaError(op, name, *next, &parts)
 }
 
 // checkQuota refuses a new tally that crosses a limit. A tally that does not
 // grow is always accepted, so deleting is possible even at the limit.
 func (w *Workspace) checkQuota(op, name string, next usage) error {
+	return w.quotaError(op, name, next, nil)
+}
+
+// overQuota names the count of next ("bytes", "files", "directories") that
+// crosses its limit while growing, or is "".
+func (w *Workspace) overQuota(next usage) string {
 	cur, lim := w.cur.usage.held, w.limits
-	over := func(what string, n, limit int64, live int64) error {
-		msg := fmt.Sprintf("the workspace would hold %s, over the limit of %s", w.amount(what, n), w.amount(what, limit))
-		if n > live {
-			// Say what keeps the rest, so that the advice frees memory:
-			// each part is what dropping those roots would release.
-			pick := func(u Usage) int64 {
-				switch what {
-				case "files":
-					return int64(u.Files)
-				case "directories":
-					return int64(u.Dirs)
-				}
-				return u.Bytes
-			}
-			roots := append([]*node{w.cur.root, w.base.root}, w.retained...)
-			withRetained := pick(countUnique(roots...))
-			byCheckpoints := pick(countUnique(w.roots(w.cur.root)...)) - withRetained
-			byRetained := withRetained - pick(countUnique(w.cur.root))
-			var parts []string
-			if byCheckpoints > 0 {
-				parts = append(parts, fmt.Sprintf("%s kept only by checkpoints: deleting them or rolling back to an earlier one releases it", w.amount(what, byCheckpoints)))
-			}
-			if byRetained > 0 {
-				parts = append(parts, fmt.Sprintf("%s kept only by %s", w.amount(what, byRetained), w.keptBy))
-			}
-			if len(parts) > 0 {
-				msg += " (" + strings.Join(parts, "; ") + ")"
-			}
-		}
-		return &Error{Op: op, Path: name, Err: ErrQuotaExceeded, Detail: msg + "; delete files you no longer need or write less"}
-	}
 	switch {
 	case next.held.Bytes > lim.MaxTotalBytes && next.held.Bytes > cur.Bytes:
-		return over("bytes", next.held.Bytes, lim.MaxTotalBytes, next.live.Bytes)
+		return "bytes"
 	case next.held.Files > lim.MaxFiles && next.held.Files > cur.Files:
-		return over("files", int64(next.held.Files), int64(lim.MaxFiles), int64(next.live.Files))
+		return "files"
 	case next.held.Dirs > lim.MaxDirs && next.held.Dirs > cur.Dirs:
-		return over("directories", int64(next.held.Dirs), int64(lim.MaxDirs), int64(next.live.Dirs))
+		return "directories"
 	}
-	return nil
+	return ""
+}
+
+// quotaError is checkQuota's refusal, if any; parts is what the roots hold
+// beyond the live tree when the caller counted it already (nil: counted
+// here, if needed).
+func (w *Workspace) quotaError(op, name string, next usage, parts *heldSplit) error {
+	what := w.overQuota(next)
+	if what == "" {
+		return nil
+	}
+	pick := func(u Usage) int64 {
+		switch what {
+		case "files":
+			return int64(u.Files)
+		case "directories":
+			return int64(u.Dirs)
+		}
+		return u.Bytes
+	}
+	lim := Usage{Bytes: w.limits.MaxTotalBytes, Files: w.limits.MaxFiles, Dirs: w.limits.MaxDirs}
+	n := pick(next.held)
+	msg := fmt.Sprintf("the workspace would hold %s, over the limit of %s", w.amount(what, n), w.amount(what, pick(lim)))
+	if n > pick(next.live) {
+		// Say what keeps the rest, so that the advice frees memory:
+		// each part is what dropping those roots would release.
+		if parts == nil {
+			p := w.heldParts()
+			parts = &p
+		}
+		byCheckpoints, byRetained := pick(parts.byCheckpoints), pick(parts.byRetained)
+		var kept []string
+		if byCheckpoints > 0 {
+			kept = append(kept, fmt.Sprintf("%s kept only by checkpoints: deleting them or rolling back to an earlier one releases it", w.amount(what, byCheckpoints)))
+		}
+		if byRetained > 0 {
+			kept = append(kept, fmt.Sprintf("%s kept only by %s", w.amount(what, byRetained), w.keptBy))
+		}
+		if len(kept) > 0 {
+			msg += " (" + strings.Join(kept, "; ") + ")"
+		}
+	}
+	return &Error{Op: op, Path: name, Err: ErrQuotaExceeded, Detail: msg + "; delete files you no longer need or write less"}
 }
 
 func (w *Workspace) amount(what string, n int64) string {

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"sort"
 	"strconv"
+	"sync"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
@@ -15,19 +17,47 @@ import (
 // ErrBadTree: a tree object's bytes are not a tree.
 var ErrBadTree = errors.New("malformed tree")
 
-// treeEnt is one entry of a tree as its bytes hold it: its name still
-// points into the tree object's content, so reading a tree of a thousand
-// entries makes no thousand strings.
-type treeEnt struct {
-	name []byte
-	mode filemode.FileMode
-	hash plumbing.Hash
+// rawEnt locates one entry in a tree object's bytes. An index of them is
+// all a change to a wide tree needs to read: no name is copied and no
+// pointer is stored, so indexing a directory of a thousand entries is one
+// pass over its bytes and one small allocation.
+type rawEnt struct {
+	off  uint32 // where the entry starts (its mode)
+	name uint32 // where its name starts
+	end  uint32 // where its name ends (the NUL); the 20-byte hash follows
+	dir  bool
+}
+
+// treeIndex is a tree object's content with the index of its entries.
+type treeIndex struct {
+	data []byte
+	ents []rawEnt
+}
+
+func (t *treeIndex) name(i int) []byte { return t.data[t.ents[i].name:t.ents[i].end] }
+
+func (t *treeIndex) mode(i int) filemode.FileMode {
+	m, _ := parseMode(t.data[t.ents[i].off : t.ents[i].name-1])
+	return m
+}
+
+func (t *treeIndex) hash(i int) (h plumbing.Hash) {
+	e := t.ents[i].end + 1
+	copy(h[:], t.data[e:e+20])
+	return h
+}
+
+// start is where entry i begins; len(ents) is the end of the content.
+func (t *treeIndex) start(i int) int {
+	if i == len(t.ents) {
+		return len(t.data)
+	}
+	return int(t.ents[i].off)
 }
 
 // gitLess orders entries as git does: by name, a directory's name
 // compared as if it ended in "/".
-func gitLess(a, b treeEnt) bool {
-	an, bn := a.name, b.name
+func gitLess(an []byte, aDir bool, bn []byte, bDir bool) bool {
 	n := min(len(an), len(bn))
 	if c := bytes.Compare(an[:n], bn[:n]); c != 0 {
 		return c < 0
@@ -35,12 +65,12 @@ func gitLess(a, b treeEnt) bool {
 	ac, bc := byte(0), byte(0)
 	if len(an) > n {
 		ac = an[n]
-	} else if a.mode == filemode.Dir {
+	} else if aDir {
 		ac = '/'
 	}
 	if len(bn) > n {
 		bc = bn[n]
-	} else if b.mode == filemode.Dir {
+	} else if bDir {
 		bc = '/'
 	}
 	return ac < bc
@@ -64,57 +94,126 @@ func (s *Store) treeContent(h plumbing.Hash) ([]byte, error) {
 	return io.ReadAll(rd)
 }
 
-// parseTree reads a tree object's entries in their order.
-func parseTree(data []byte) ([]treeEnt, error) {
-	out := make([]treeEnt, 0, len(data)/32+1) // an entry is about 30 bytes and more
-	for len(data) > 0 {
-		sp := bytes.IndexByte(data, ' ')
+// parseMode reads a tree entry's octal mode.
+func parseMode(b []byte) (filemode.FileMode, bool) {
+	if len(b) == 0 || len(b) > 7 {
+		return 0, false
+	}
+	var m uint32
+	for _, c := range b {
+		if c < '0' || c > '7' {
+			return 0, false
+		}
+		m = m<<3 | uint32(c-'0')
+	}
+	return filemode.FileMode(m), true
+}
+
+// indexes keeps index slices between uses: a fresh one for every tree
+// edited would be new memory each time (and touching new memory, not
+// building the index, was most of what indexing cost).
+var indexes = sync.Pool{New: func() any { return new([]rawEnt) }}
+
+// indexTree indexes a tree object's entries in their order, checking that
+// each is well formed. The caller hands the index back with release.
+func indexTree(data []byte) (treeIndex, error) {
+	if len(data) > math.MaxUint32 {
+		return treeIndex{}, fmt.Errorf("%w: a tree of %d bytes", ErrBadTree, len(data))
+	}
+	ents := (*indexes.Get().(*[]rawEnt))[:0]
+	for off := 0; off < len(data); {
+		rest := data[off:]
+		sp := bytes.IndexByte(rest[:min(len(rest), 8)], ' ')
 		if sp < 0 {
-			return nil, fmt.Errorf("%w: a tree entry without a mode", ErrBadTree)
+			return treeIndex{}, fmt.Errorf("%w: a tree entry without a mode", ErrBadTree)
 		}
-		m, err := strconv.ParseUint(string(data[:sp]), 8, 32)
-		if err != nil {
-			return nil, fmt.Errorf("%w: a tree entry's mode %q", ErrBadTree, data[:sp])
+		m, ok := parseMode(rest[:sp])
+		if !ok {
+			return treeIndex{}, fmt.Errorf("%w: a tree entry's mode %q", ErrBadTree, rest[:sp])
 		}
-		data = data[sp+1:]
-		nul := bytes.IndexByte(data, 0)
-		if nul < 0 || len(data) < nul+1+20 {
-			return nil, fmt.Errorf("%w: a tree entry cut short", ErrBadTree)
+		nul := bytes.IndexByte(rest[sp+1:], 0)
+		if nul < 0 || len(rest) < sp+1+nul+1+20 {
+			return treeIndex{}, fmt.Errorf("%w: a tree entry cut short", ErrBadTree)
 		}
-		e := treeEnt{name: data[:nul:nul], mode: filemode.FileMode(m)}
-		copy(e.hash[:], data[nul+1:nul+21])
-		out = append(out, e)
-		data = data[nul+21:]
+		name := off + sp + 1
+		ents = append(ents, rawEnt{off: uint32(off), name: uint32(name), end: uint32(name + nul), dir: m == filemode.Dir})
+		off = name + nul + 1 + 20
 	}
-	return out, nil
+	return treeIndex{data: data, ents: ents}, nil
 }
 
-// encodeTree writes entries (in git's order) as a tree object's content.
-func encodeTree(entries []treeEnt) []byte {
-	n := 0
-	for _, e := range entries {
-		n += 8 + len(e.name) + 21
+// release hands t's index back for reuse; t is empty after it.
+func (t *treeIndex) release() {
+	if cap(t.ents) > 0 {
+		ents := t.ents[:0]
+		indexes.Put(&ents)
 	}
-	buf := make([]byte, 0, n)
-	for _, e := range entries {
-		buf = strconv.AppendUint(buf, uint64(e.mode), 8)
-		buf = append(buf, ' ')
-		buf = append(buf, e.name...)
-		buf = append(buf, 0)
-		buf = append(buf, e.hash[:]...)
-	}
-	return buf
+	*t = treeIndex{}
 }
 
-// findEntry returns the index of the entry named name in sorted entries,
-// whichever its kind, or -1.
-func findEntry(entries []treeEnt, name string) int {
-	for _, mode := range []filemode.FileMode{filemode.Regular, filemode.Dir} {
-		key := treeEnt{name: []byte(name), mode: mode}
-		i := sort.Search(len(entries), func(i int) bool { return !gitLess(entries[i], key) })
-		if i < len(entries) && string(entries[i].name) == name {
+// find returns the index of the entry named name, whichever its kind, or
+// -1: a binary search for it as a file, then as a directory.
+func (t *treeIndex) find(name string) int {
+	key := []byte(name)
+	for _, dir := range []bool{false, true} {
+		i := sort.Search(len(t.ents), func(i int) bool { return !gitLess(t.name(i), t.ents[i].dir, key, dir) })
+		if i < len(t.ents) && string(t.name(i)) == name {
 			return i
 		}
 	}
 	return -1
+}
+
+// newEnt is an entry a change puts into a tree.
+type newEnt struct {
+	name string
+	mode filemode.FileMode
+	hash plumbing.Hash
+	at   int // the index of the first old entry that sorts after it
+}
+
+func (e *newEnt) encodedLen() int {
+	return len(strconv.FormatUint(uint64(e.mode), 8)) + 1 + len(e.name) + 1 + 20
+}
+
+// splice writes t with the entries at drop (ascending indexes) left out
+// and add put in: the unchanged entries are copied as runs of bytes, never
+// decoded and encoded again.
+func (t *treeIndex) splice(drop []int, add []newEnt) []byte {
+	for i := range add {
+		e := &add[i]
+		dir := e.mode == filemode.Dir
+		key := []byte(e.name)
+		e.at = sort.Search(len(t.ents), func(i int) bool { return !gitLess(t.name(i), t.ents[i].dir, key, dir) })
+	}
+	sort.Slice(add, func(a, b int) bool {
+		return gitLess([]byte(add[a].name), add[a].mode == filemode.Dir, []byte(add[b].name), add[b].mode == filemode.Dir)
+	})
+	size := len(t.data)
+	for _, i := range drop {
+		size -= t.start(i+1) - t.start(i)
+	}
+	for i := range add {
+		size += add[i].encodedLen()
+	}
+	buf := make([]byte, 0, size)
+	c := 0 // the old content is copied up to here
+	for len(drop) > 0 || len(add) > 0 {
+		if len(add) > 0 && (len(drop) == 0 || add[0].at <= drop[0]) {
+			e := &add[0]
+			buf = append(buf, t.data[c:t.start(e.at)]...)
+			c = t.start(e.at)
+			buf = strconv.AppendUint(buf, uint64(e.mode), 8)
+			buf = append(buf, ' ')
+			buf = append(buf, e.name...)
+			buf = append(buf, 0)
+			buf = append(buf, e.hash[:]...)
+			add = add[1:]
+			continue
+		}
+		buf = append(buf, t.data[c:t.start(drop[0])]...)
+		c = t.start(drop[0] + 1)
+		drop = drop[1:]
+	}
+	return append(buf, t.data[c:]...)
 }

@@ -72,50 +72,48 @@ func editTree(s *Store, base plumbing.Hash, edits []edit) (plumbing.Hash, error)
 
 // applyEdits returns the tree base with the edits under en applied, or
 // ZeroHash when the result is empty. It works on the tree's bytes: the
-// entries are read in place, found by binary search, and the new tree is
-// written in one pass, so a directory of many entries costs a copy of
-// them, not a map and a string per entry.
+// entries are indexed in place, found by binary search, and the new tree
+// is the old bytes with the changed entries spliced in, so a directory of
+// many entries costs one scan and one copy of its bytes (and hashing
+// them), not a decoded entry per name.
 func applyEdits(s *Store, base plumbing.Hash, en *editNode, prefix string) (plumbing.Hash, error) {
-	var entries []treeEnt
+	var t treeIndex
 	if !base.IsZero() {
 		data, err := s.treeContent(base)
 		if err != nil {
 			return plumbing.ZeroHash, fmt.Errorf("reading tree %s at %q: %w", base, prefix, err)
 		}
-		if entries, err = parseTree(data); err != nil {
+		if t, err = indexTree(data); err != nil {
 			return plumbing.ZeroHash, fmt.Errorf("reading tree %s at %q: %w", base, prefix, err)
 		}
+		defer t.release()
 	}
 	names := make([]string, 0, len(en.kids))
 	for name := range en.kids {
 		names = append(names, name)
 	}
 	sort.Strings(names)
-	// The changes, made on a copy of the entries: a zero mode marks an
-	// entry removed; new ones are appended and sorted in at the end.
-	out := append([]treeEnt(nil), entries...)
-	resort := false
-	set := func(i int, e treeEnt) {
+	// The changes: old entries dropped (by index) and entries put in.
+	var drop []int
+	var add []newEnt
+	set := func(i int, e newEnt) {
 		if i >= 0 {
-			resort = resort || (out[i].mode == filemode.Dir) != (e.mode == filemode.Dir)
-			out[i] = e
-			return
+			drop = append(drop, i)
 		}
-		out = append(out, e)
-		resort = true
+		add = append(add, e)
 	}
 	remove := func(i int) {
 		if i >= 0 {
-			out[i].mode = 0
+			drop = append(drop, i)
 		}
 	}
 	for _, name := range names {
 		child, p := en.kids[name], join(prefix, name)
-		i := findEntry(entries, name)
+		i := t.find(name)
 		var cur object.TreeEntry
 		exists := i >= 0
 		if exists {
-			cur = object.TreeEntry{Name: name, Mode: entries[i].mode, Hash: entries[i].hash}
+			cur = object.TreeEntry{Name: name, Mode: t.mode(i), Hash: t.hash(i)}
 		}
 		isDir := exists && cur.Mode == filemode.Dir
 		if len(child.kids) == 0 {
@@ -129,7 +127,7 @@ func applyEdits(s *Store, base plumbing.Hash, en *editNode, prefix string) (plum
 			case isDir:
 				return plumbing.ZeroHash, fmt.Errorf("%w: %s is a directory in the parent tree; remove the files under it in the same change to put a file there", ErrConflict, p)
 			default:
-				set(i, treeEnt{name: []byte(name), mode: l.mode, hash: l.hash})
+				set(i, newEnt{name: name, mode: l.mode, hash: l.hash})
 			}
 			continue
 		}
@@ -155,26 +153,18 @@ func applyEdits(s *Store, base plumbing.Hash, en *editNode, prefix string) (plum
 		case l != nil && !l.remove && !h.IsZero():
 			return plumbing.ZeroHash, fmt.Errorf("%w: %s would be both a file and a directory: files under it stay in the parent tree; remove them in the same change", ErrConflict, p)
 		case l != nil && !l.remove:
-			set(i, treeEnt{name: []byte(name), mode: l.mode, hash: l.hash})
+			set(i, newEnt{name: name, mode: l.mode, hash: l.hash})
 		case h.IsZero():
 			remove(i)
 		default:
-			set(i, treeEnt{name: []byte(name), mode: filemode.Dir, hash: h})
+			set(i, newEnt{name: name, mode: filemode.Dir, hash: h})
 		}
 	}
-	kept := out[:0]
-	for _, e := range out {
-		if e.mode != 0 {
-			kept = append(kept, e)
-		}
-	}
-	if len(kept) == 0 {
+	if len(t.ents)-len(drop)+len(add) == 0 {
 		return plumbing.ZeroHash, nil
 	}
-	if resort {
-		sort.SliceStable(kept, func(a, b int) bool { return gitLess(kept[a], kept[b]) })
-	}
-	return s.PutRaw(plumbing.TreeObject, encodeTree(kept))
+	sort.Ints(drop)
+	return s.PutRaw(plumbing.TreeObject, t.splice(drop, add))
 }
 
 func join(prefix, name string) string {
