@@ -1,6 +1,7 @@
 package session
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -565,10 +566,6 @@ func (s *Session) request(ctx context.Context, spec *TargetSpec, t targets.Targe
 		// new branch adds, not every file of the repository.
 		oldTree = bc.TreeHash
 	}
-	patch, err := s.store.DiffPatch(oldTree, c.Tree)
-	if err != nil {
-		return nil, err
-	}
 	req := &approval.Request{
 		Worker: s.w.Name, Target: t.ID(), Describe: t.Describe(), Ref: ref,
 		NewRef: head.IsZero(), Old: head, New: c.ID, Tree: c.Tree,
@@ -584,10 +581,18 @@ func (s *Session) request(ctx context.Context, spec *TargetSpec, t targets.Targe
 			break
 		}
 	}
-	// A type change is two file patches of one path: one FileChange.
+	// A type change is two file patches of one path: one FileChange. The
+	// patches come one at a time and are formatted as they come: the
+	// request holds the diff's text up to its cap and each file's counts,
+	// never the whole patch (a new branch shows every file).
 	idx := map[string]int{}
 	old, nu := map[string]plumbing.Hash{}, map[string]plumbing.Hash{}
-	for _, f := range patch.Files {
+	diff := textcap.New(maxRequestDiff)
+	var buf bytes.Buffer
+	err := s.store.EachFilePatch(oldTree, c.Tree, func(f *staging.FilePatch) error {
+		if err := f.Format(diff, &buf, false); err != nil {
+			return err
+		}
 		i, ok := idx[f.Path]
 		if !ok {
 			req.Files = append(req.Files, approval.FileChange{Path: f.Path})
@@ -606,6 +611,10 @@ func (s *Session) request(ctx context.Context, spec *TargetSpec, t targets.Targe
 		fc.Deleted += f.Deleted
 		req.Added += f.Added
 		req.Deleted += f.Deleted
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	for i := range req.Files {
 		fc := &req.Files[i]
@@ -620,8 +629,6 @@ func (s *Session) request(ctx context.Context, spec *TargetSpec, t targets.Targe
 		}
 		fc.Size, _ = s.store.BlobSize(h)
 	}
-	diff := textcap.New(maxRequestDiff)
-	patch.Format(diff, false)
 	req.Diff = diff.Text("the rest is too large to show here")
 	req.DiffTruncated = diff.Truncated()
 	req.Pickable = len(req.Files) > 1

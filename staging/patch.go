@@ -75,15 +75,22 @@ func (p *Patch) String() string {
 func (p *Patch) Format(w io.Writer, color bool) error {
 	var b bytes.Buffer
 	for _, f := range p.Files {
-		b.Reset()
-		if err := f.format(&b, color); err != nil {
-			return err
-		}
-		if _, err := w.Write(b.Bytes()); err != nil {
+		if err := f.Format(w, &b, color); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// Format writes the file's diff as Patch.Format does, through buf (reset
+// first; a caller formatting many files passes the same one).
+func (f *FilePatch) Format(w io.Writer, buf *bytes.Buffer, color bool) error {
+	buf.Reset()
+	if err := f.format(buf, color); err != nil {
+		return err
+	}
+	_, err := w.Write(buf.Bytes())
+	return err
 }
 
 func (f *FilePatch) format(b *bytes.Buffer, color bool) error {
@@ -195,9 +202,26 @@ func newFilePatches(c TreeChange, old, new []byte) ([]*FilePatch, error) {
 
 // DiffPatch is the patch from tree a to tree b (zero: the empty tree).
 func (s *Store) DiffPatch(a, b plumbing.Hash) (*Patch, error) {
-	changes, err := s.DiffTrees(a, b)
+	p := &Patch{}
+	err := s.EachFilePatch(a, b, func(f *FilePatch) error {
+		p.Files = append(p.Files, f)
+		return nil
+	})
 	if err != nil {
 		return nil, err
+	}
+	return p, nil
+}
+
+// EachFilePatch calls fn with each file patch from tree a to tree b, in
+// path order, and stops at the first error fn returns. Nothing keeps a
+// patch once fn returns: a diff of the whole of a large workspace (a
+// new branch shows every file) holds one file's contents and hunks at a
+// time, not all of them.
+func (s *Store) EachFilePatch(a, b plumbing.Hash, fn func(*FilePatch) error) error {
+	changes, err := s.DiffTrees(a, b)
+	if err != nil {
+		return err
 	}
 	read := func(h plumbing.Hash, mode filemode.FileMode) ([]byte, error) {
 		if h.IsZero() || mode == filemode.Submodule {
@@ -205,23 +229,26 @@ func (s *Store) DiffPatch(a, b plumbing.Hash) (*Patch, error) {
 		}
 		return s.ReadBlob(h)
 	}
-	p := &Patch{}
 	for _, c := range changes {
 		old, err := read(c.OldHash, c.OldMode)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		new, err := read(c.NewHash, c.NewMode)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		fps, err := newFilePatches(c, old, new)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		p.Files = append(p.Files, fps...)
+		for _, f := range fps {
+			if err := fn(f); err != nil {
+				return err
+			}
+		}
 	}
-	return p, nil
+	return nil
 }
 
 // DiffCommit is the patch of a staged commit against its parent.
