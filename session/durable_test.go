@@ -607,3 +607,48 @@ func TestKilledSessionFoundAgain(t *testing.T) {
 	must(t, d.s.Save())
 	found("a change after all work left", true)
 }
+
+// TestLazyBaseResumes: a session whose base was never read resumes with
+// its files still lazy (the journal holds the trees, not the content) and
+// reads them from the repository; a repository gone since the crash is
+// named in the recovery, and a read says to pull again.
+func TestLazyBaseResumes(t *testing.T) {
+	files := map[string]string{}
+	for i := 0; i < 50; i++ {
+		files[fmt.Sprintf("d/f%02d.txt", i)] = strings.Repeat(fmt.Sprintf("content of %d\n", i), 2000)
+	}
+	bare := repo(t, true, files)
+	d := newDurable(t, bare, approval.Policy{}, nil)
+	must(t, d.s.Workspace().Rename("d/f01.txt", "moved.txt"))
+	must(t, d.s.Save())
+	fi, err := os.Stat(filepath.Join(d.root, d.id, "journal"))
+	must(t, err)
+	if fi.Size() > 100<<10 {
+		t.Fatalf("the journal holds %d bytes for a base of %d files never read", fi.Size(), len(files))
+	}
+	rec := d.crashAndResume(t)
+	if len(rec.Ended) != 0 {
+		t.Fatalf("recovery notes: %v", rec.Ended)
+	}
+	for _, p := range []string{"d/f07.txt", "moved.txt"} {
+		want := files[p]
+		if p == "moved.txt" {
+			want = files["d/f01.txt"]
+		}
+		got, err := d.s.Workspace().ReadFile(p)
+		if err != nil || string(got) != want {
+			t.Fatalf("%s after the resume: %v", p, err)
+		}
+	}
+	// The repository goes away; the next resume says so, and a file not
+	// yet read cannot be.
+	must(t, os.Rename(bare, bare+".gone"))
+	rec = d.crashAndResume(t)
+	if len(rec.Ended) != 1 || !strings.Contains(rec.Ended[0], "git_pull") {
+		t.Fatalf("recovery notes with the repository gone: %v", rec.Ended)
+	}
+	if _, err := d.s.Workspace().ReadFile("d/f09.txt"); !errors.Is(err, memfs.ErrUnavailable) || !strings.Contains(err.Error(), "git_pull") {
+		t.Fatalf("reading a file of a gone repository: %v", err)
+	}
+	must(t, os.Rename(bare+".gone", bare))
+}
