@@ -9,8 +9,6 @@ import (
 	"runtime"
 	"sync"
 
-	"compress/zlib"
-
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/storer"
 
@@ -23,10 +21,10 @@ const packBatch = 64
 // writePack writes objs as a version 2 packfile without deltas (deltas
 // save bytes on a network; between processes on one machine the search
 // for them costs more than it saves). Objects are compressed in parallel,
-// at zlib's fastest level (the receiving git inflates them whatever the
-// level, and a repack there recompresses as it likes), and written in
-// order through w. It replaces go-git's encoder, which resets a
-// default-level compressor per object: most of a push's time.
+// fast and for a fast inflate (see packDeflater; a repack there
+// recompresses as it likes), and written in order through w. It replaces
+// go-git's encoder, which resets a default-level compressor per object:
+// most of a push's time.
 func writePack(w io.Writer, s storer.EncodedObjectStorer, objs []plumbing.Hash) error {
 	sum := sha1.New() // the pack's trailer, not an object id: plain SHA-1
 	out := io.MultiWriter(w, sum)
@@ -74,7 +72,7 @@ func writePack(w io.Writer, s storer.EncodedObjectStorer, objs []plumbing.Hash) 
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			zw, _ := zlib.NewWriterLevel(nil, zlib.BestSpeed)
+			zw := new(packDeflater)
 			for i := range next {
 				b := batches[i]
 				end := min((i+1)*packBatch, len(objs))
@@ -105,7 +103,7 @@ func writePack(w io.Writer, s storer.EncodedObjectStorer, objs []plumbing.Hash) 
 
 // packEntry appends object h to buf as a pack entry: its type and size,
 // then its content deflated.
-func packEntry(buf *bytes.Buffer, zw *zlib.Writer, s storer.EncodedObjectStorer, h plumbing.Hash) error {
+func packEntry(buf *bytes.Buffer, zw *packDeflater, s storer.EncodedObjectStorer, h plumbing.Hash) error {
 	var data []byte
 	var typ plumbing.ObjectType
 	if st, ok := s.(*staging.Store); ok {
@@ -142,9 +140,6 @@ func packEntry(buf *bytes.Buffer, zw *zlib.Writer, s storer.EncodedObjectStorer,
 		size >>= 7
 	}
 	buf.WriteByte(c)
-	zw.Reset(buf)
-	if _, err := zw.Write(data); err != nil {
-		return err
-	}
-	return zw.Close()
+	zw.compress(buf, data)
+	return nil
 }
