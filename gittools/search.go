@@ -207,6 +207,15 @@ func (c *cutoff) search(b *batch, pl *plan) {
 	}
 	c.mu.Unlock()
 	b.hits = make([]fileHits, len(b.files))
+	if len(b.files) > 1 {
+		// A base pulled from a remote reads the batch's lazy files in
+		// one round trip, not one for each.
+		es := make([]memfs.Entry, len(b.files))
+		for i := range b.files {
+			es[i] = b.files[i].e
+		}
+		memfs.Prefetch(es)
+	}
 	n := 0
 	for i := range b.files {
 		f := &b.files[i]

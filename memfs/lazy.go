@@ -27,6 +27,42 @@ type Loader interface {
 	LoadBlob(id [20]byte) ([]byte, error)
 }
 
+// Prefetcher is a Loader that reads many blobs ahead for about the cost
+// of one: a store whose base is on a remote, where each read is a round
+// trip (a pull from GitHub).
+type Prefetcher interface {
+	// Prefetch reads the blobs ids ahead, so that loading them next
+	// costs nothing more; sizes, when not nil, are their sizes as the
+	// workspace knows them. Best effort: it reports nothing.
+	Prefetch(ids []plumbing.Hash, sizes []int64)
+}
+
+// Prefetch asks the loaders of the lazy entries among es to read their
+// content ahead, together: what a caller about to read many files (a
+// search, a mirror for a run) does first, so that a remote base costs a
+// round trip for the lot rather than one for each file.
+func Prefetch(es []Entry) {
+	var ld Prefetcher
+	var ids []plumbing.Hash
+	var sizes []int64
+	for _, e := range es {
+		if e.n == nil || e.n.lz == nil {
+			continue
+		}
+		// A workspace's lazy files have one loader, the session's
+		// store: the first one found is asked for them all.
+		if p, ok := e.n.lz.ld.(Prefetcher); ok {
+			if ld == nil {
+				ld = p
+			}
+			ids, sizes = append(ids, plumbing.Hash(e.n.oid)), append(sizes, e.n.lz.size)
+		}
+	}
+	if len(ids) > 1 {
+		ld.Prefetch(ids, sizes)
+	}
+}
+
 // ErrUnavailable: a file's content could not be read from where the
 // workspace's base came from (the repository was removed, or its objects
 // pruned). The file is listed, its size known, but its bytes are gone.

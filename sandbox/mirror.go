@@ -84,6 +84,9 @@ func (m *Mirror) Cache() string { return filepath.Join(m.dir, "cache") }
 // Close removes the mirror.
 func (m *Mirror) Close() error { return os.RemoveAll(m.dir) }
 
+// prefetchFiles is how many files Sync asks to be read ahead at a time.
+const prefetchFiles = 256
+
 // Sync makes lower hold s, writing only the files and symlinks that differ
 // from what it held, and returns how many it wrote or removed.
 func (m *Mirror) Sync(s *memfs.Snapshot) (int, error) {
@@ -97,7 +100,18 @@ func (m *Mirror) Sync(s *memfs.Snapshot) (int, error) {
 	} else {
 		changes = m.synced.Diff(s)
 	}
-	for _, c := range changes {
+	for i, c := range changes {
+		if i%prefetchFiles == 0 {
+			// A base pulled from a remote reads the next files' lazy
+			// content in one round trip, not one for each.
+			var es []memfs.Entry
+			for _, c := range changes[i:min(i+prefetchFiles, len(changes))] {
+				if e, ok := s.Lookup(c.Path); ok {
+					es = append(es, e)
+				}
+			}
+			memfs.Prefetch(es)
+		}
 		p := filepath.Join(lower, filepath.FromSlash(c.Path))
 		e, ok := s.Lookup(c.Path)
 		if !ok {

@@ -208,7 +208,7 @@ func (r *Recovered) Text() string {
 func attachSources(ctx context.Context, store *staging.Store, keys []string) []string {
 	var notes []string
 	for i := len(keys) - 1; i >= 0; i-- {
-		src, err := targets.OpenSource(ctx, keys[i])
+		src, err := targets.OpenSourceWith(ctx, keys[i], githubOptions())
 		if err != nil {
 			notes = append(notes, fmt.Sprintf("Files of the base not read yet cannot be read now (%v); git_pull them again.", err))
 			continue

@@ -54,19 +54,23 @@ func OpenTarget(ctx context.Context, spec *TargetSpec) (targets.Target, error) {
 	case "local-bare":
 		return targets.OpenLocalBare(ctx, spec.Path)
 	case "github":
-		// GitHub Enterprise (or an emulator) is named by the environment,
-		// never by a worker file: a worker cannot redirect where its
-		// token goes.
-		g, err := targets.OpenGitHub(ctx, spec.Repo, targets.GitHubOptions{
-			APIURL: os.Getenv("AIRLOCK_GITHUB_API_URL"),
-			GitURL: os.Getenv("AIRLOCK_GITHUB_GIT_URL"),
-		})
+		g, err := targets.OpenGitHub(ctx, spec.Repo, githubOptions())
 		if err != nil {
 			return nil, err
 		}
 		return g, nil
 	}
 	return nil, fmt.Errorf("unknown target type %q", spec.Type)
+}
+
+// githubOptions says where GitHub is: GitHub Enterprise (or an emulator)
+// is named by the environment, never by a worker file, so that a worker
+// cannot redirect where its token goes.
+func githubOptions() targets.GitHubOptions {
+	return targets.GitHubOptions{
+		APIURL: os.Getenv("AIRLOCK_GITHUB_API_URL"),
+		GitURL: os.Getenv("AIRLOCK_GITHUB_GIT_URL"),
+	}
 }
 
 // Progress reports how a long call is going (MCP progress notifications).

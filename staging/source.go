@@ -25,6 +25,16 @@ type BlobSource interface {
 	BlobSize(h plumbing.Hash) (int64, error)
 }
 
+// BlobBatchSource is a source for which reading many blobs costs about
+// what reading one does: a remote one, where each read is a round trip.
+// Store.Prefetch reads through it.
+type BlobBatchSource interface {
+	BlobSource
+	// ReadBlobs returns the content of each of hs, checked against its
+	// id; an error when any cannot be read.
+	ReadBlobs(hs []plumbing.Hash) (map[plumbing.Hash][]byte, error)
+}
+
 // sources are the store's blob sources and the cache of what was read
 // through them.
 type sources struct {
@@ -92,7 +102,10 @@ func (s *Store) LoadBlob(id [20]byte) ([]byte, error) {
 	return s.src.read(h)
 }
 
-var _ memfs.Loader = (*Store)(nil)
+var (
+	_ memfs.Loader     = (*Store)(nil)
+	_ memfs.Prefetcher = (*Store)(nil)
+)
 
 func (x *sources) read(h plumbing.Hash) ([]byte, error) {
 	x.mu.Lock()
@@ -145,6 +158,76 @@ func (x *sources) put(h plumbing.Hash, data []byte) {
 		x.lru.Remove(e)
 		delete(x.cache, c.h)
 		x.bytes -= int64(len(c.data))
+	}
+}
+
+// Prefetch reads ahead, into the cache, the blobs of ids that the store
+// neither holds nor has cached, through the sources that read many at a
+// time (BlobBatchSource), in as few reads as they take: what a caller
+// about to read many lazy files asks first. It reads no more than the
+// cache holds, by the blobs' sizes (sizes[i] is ids[i]'s when sizes is
+// not nil: the workspace knows them, and a source may have to read a blob
+// to tell), taking ids in order. It implements memfs.Prefetcher, and
+// reports nothing: a blob it did not read is read when it is asked for.
+func (s *Store) Prefetch(ids []plumbing.Hash, sizes []int64) {
+	x := &s.src
+	x.mu.Lock()
+	var batchers []BlobBatchSource
+	for _, src := range x.srcs {
+		if b, ok := src.(BlobBatchSource); ok {
+			batchers = append(batchers, b)
+		}
+	}
+	x.mu.Unlock()
+	if len(batchers) == 0 {
+		return
+	}
+	var todo []plumbing.Hash
+	var total int64
+	seen := map[plumbing.Hash]bool{}
+	for i, h := range ids {
+		if seen[h] || s.Holds(h) {
+			continue
+		}
+		seen[h] = true
+		x.mu.Lock()
+		_, cached := x.cache[h]
+		x.mu.Unlock()
+		if cached {
+			continue
+		}
+		var n int64
+		if sizes != nil {
+			n = sizes[i]
+		} else {
+			var err error
+			if n, err = x.size(h); err != nil {
+				continue
+			}
+		}
+		if total+n > x.cap {
+			continue
+		}
+		todo, total = append(todo, h), total+n
+	}
+	for _, b := range batchers {
+		if len(todo) == 0 {
+			return
+		}
+		got, err := b.ReadBlobs(todo)
+		if err != nil {
+			continue
+		}
+		rest := todo[:0]
+		for _, h := range todo {
+			data, ok := got[h]
+			if ok && plumbing.ComputeHash(plumbing.BlobObject, data) == h {
+				x.put(h, data)
+			} else {
+				rest = append(rest, h)
+			}
+		}
+		todo = rest
 	}
 }
 

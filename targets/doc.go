@@ -14,7 +14,13 @@
 // Data API (text inline in tree entries, SHAs checked against the staged
 // ones, retries that cannot create a second ref or commit); see GitHub.
 //
-// Fetch copies a branch's commit, its trees and the blobs under chosen
-// paths into a staging.Store: from a local repository by reading its
-// object database directly, from GitHub with one shallow smart-HTTP fetch.
+// Fetch copies a branch's commit and its trees into a staging.Store and
+// leaves the blobs where they are (a lazy base: staging.BlobSource): a
+// local repository's are read from its packs in place, GitHub's fetched by
+// id over smart HTTP, each when it is first read. Only the blobs the tree
+// check reads (links, .gitmodules and the like) are copied at once. From
+// a local repository Fetch reads the object database directly; from
+// GitHub it makes one shallow partial fetch (filter blob:none), one REST
+// listing of the tree for the blobs' sizes, and one fetch of those few
+// blobs.
 package targets

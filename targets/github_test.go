@@ -1,7 +1,6 @@
 package targets_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
 	"errors"
@@ -10,7 +9,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -591,33 +589,5 @@ func TestGitHubPullRequestAndDefaultBranch(t *testing.T) {
 	}
 	if !strings.HasPrefix(url, "http") {
 		t.Errorf("url %q", url)
-	}
-}
-
-// A pack from GitHub holding a blob that inflates to far more than the
-// sandbox may hold is refused by the size in its header, before go-git
-// inflates it.
-func TestGitHubFetchRefusesABlobByItsDeclaredSize(t *testing.T) {
-	tgt, emu, insp, _ := emulated(t, targets.GitHubOptions{})
-	insp.Commit(t, "init", map[string]targettest.File{"README.md": {Data: "# reports\n"}})
-	dir := emu.Dir()
-	const size = 96 << 20
-	blob := strings.TrimSpace(run(t, dir, bytes.Repeat([]byte{0}, size), nil, "hash-object", "-w", "--stdin"))
-	tree := strings.TrimSpace(run(t, dir, []byte("100644 blob "+blob+"\tbomb.bin\n"), nil, "mktree"))
-	commit := strings.TrimSpace(run(t, dir, nil, nil, "commit-tree", tree, "-m", "bomb"))
-	run(t, dir, nil, nil, "update-ref", "refs/heads/bomb", commit)
-	store := staging.NewStore(16 << 20)
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-	_, err := tgt.Fetch(context.Background(), "bomb", nil, store)
-	runtime.ReadMemStats(&after)
-	if !errors.Is(err, targets.ErrObjectTooLarge) {
-		t.Fatalf("Fetch: %v", err)
-	}
-	n := after.TotalAlloc - before.TotalAlloc
-	t.Logf("refusing a %d MiB blob from GitHub allocated %d MiB: %v", size>>20, n>>20, err)
-	if n > 64<<20 {
-		t.Errorf("refusing a %d MiB blob allocated %d MiB", size>>20, n>>20)
 	}
 }

@@ -42,6 +42,11 @@ type Server struct {
 	faults []*Fault
 	calls  map[string]int
 	pulls  []PullRequest
+	// gitBytes is what smart HTTP answered, in bytes of body.
+	gitBytes int64
+	// treeLimit truncates listings of trees past so many entries, as
+	// GitHub does past 100,000; 0 is no limit.
+	treeLimit int
 }
 
 // Fault is an answer GitHub sometimes gives instead of the right one.
@@ -91,9 +96,13 @@ func New(dir, owner, repo, token string) (*Server, error) {
 	if _, err := s.git("init", "-q", "--bare", "-b", "main", bare); err != nil {
 		return nil, err
 	}
-	// Nothing repacks behind the emulator's back.
-	if _, err := s.git("-C", bare, "config", "gc.auto", "0"); err != nil {
-		return nil, err
+	// Nothing repacks behind the emulator's back. GitHub serves partial
+	// fetches (filter blob:none) and wants of any object it has: the
+	// GitHub target pulls trees only and fetches blobs by id later.
+	for _, kv := range [][2]string{{"gc.auto", "0"}, {"uploadpack.allowFilter", "true"}, {"uploadpack.allowAnySHA1InWant", "true"}} {
+		if _, err := s.git("-C", bare, "config", kv[0], kv[1]); err != nil {
+			return nil, err
+		}
 	}
 	mux := http.NewServeMux()
 	p := "/api/repos/{owner}/{repo}"
@@ -137,11 +146,43 @@ func (s *Server) Inject(f Fault) {
 }
 
 // Calls is how many requests reached "METHOD /suffix" (the path with the
-// repository prefix removed, as in Fault.Path), faults included.
+// repository prefix removed, as in Fault.Path), faults included. Git's
+// smart HTTP counts under the path after OWNER/REPO.git: "GET /info/refs",
+// "POST /git-upload-pack".
 func (s *Server) Calls(method, suffix string) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.calls[method+" "+suffix]
+}
+
+// CallsUnder is how many requests reached "METHOD /prefix..." (as in
+// Calls): "GET", "/git/trees/" counts every listing of a tree.
+func (s *Server) CallsUnder(method, prefix string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for k, c := range s.calls {
+		if strings.HasPrefix(k, method+" "+prefix) {
+			n += c
+		}
+	}
+	return n
+}
+
+// SetTreeLimit makes listings of trees (GET /git/trees/SHA) longer than n
+// entries come back truncated, as GitHub's do past 100,000 entries or
+// 7 MB; 0 lists everything.
+func (s *Server) SetTreeLimit(n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.treeLimit = n
+}
+
+// GitBytes is how many bytes of body smart HTTP answered so far.
+func (s *Server) GitBytes() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.gitBytes
 }
 
 // PullRequests are the pull requests opened so far.
@@ -289,8 +330,34 @@ func (s *Server) gitAuth(next http.Handler) http.Handler {
 			http.Error(w, "Authentication failed", http.StatusUnauthorized)
 			return
 		}
-		next.ServeHTTP(w, r)
+		s.mu.Lock()
+		s.calls[r.Method+" "+strings.TrimPrefix(r.URL.Path, "/git/"+s.owner+"/"+s.repo+".git")]++
+		s.mu.Unlock()
+		cw := &countingWriter{ResponseWriter: w}
+		next.ServeHTTP(cw, r)
+		s.mu.Lock()
+		s.gitBytes += cw.n
+		s.mu.Unlock()
 	})
+}
+
+// countingWriter counts the bytes of body an answer carries.
+type countingWriter struct {
+	http.ResponseWriter
+	n int64
+}
+
+func (w *countingWriter) Write(b []byte) (int, error) {
+	n, err := w.ResponseWriter.Write(b)
+	w.n += int64(n)
+	return n, err
+}
+
+// Flush lets the CGI handler stream a pack as git writes it.
+func (w *countingWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
 }
 
 // empty reports whether the repository has no refs at all.
@@ -452,7 +519,11 @@ func (s *Server) getTree(r *http.Request, st *filesystem.Storage) (int, any, *ap
 	if err := walk(t, ""); err != nil {
 		return 0, nil, fail(http.StatusInternalServerError, "%v", err)
 	}
-	return http.StatusOK, map[string]any{"sha": t.Hash.String(), "tree": entries, "truncated": false}, nil
+	truncated := false
+	if s.treeLimit > 0 && len(entries) > s.treeLimit { // s.mu is held
+		entries, truncated = entries[:s.treeLimit], true
+	}
+	return http.StatusOK, map[string]any{"sha": t.Hash.String(), "tree": entries, "truncated": truncated}, nil
 }
 
 // rawBody is an answer sent as it is, not as JSON.
