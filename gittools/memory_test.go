@@ -2,50 +2,13 @@ package gittools_test
 
 import (
 	"fmt"
-	"runtime"
-	"runtime/metrics"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/airlock-dev/airlock/approval"
+	"github.com/airlock-dev/airlock/internal/heapwatch"
 )
-
-// peakHeap runs fn and returns how far the live heap rose above where it
-// stood before, sampled every millisecond.
-func peakHeap(fn func()) uint64 {
-	runtime.GC()
-	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-	read := func() uint64 { metrics.Read(sample); return sample[0].Value.Uint64() }
-	base := read()
-	var peak uint64
-	var mu sync.Mutex
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		t := time.NewTicker(time.Millisecond)
-		defer t.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-t.C:
-				if v := read(); v > base {
-					mu.Lock()
-					peak = max(peak, v-base)
-					mu.Unlock()
-				}
-			}
-		}
-	}()
-	fn()
-	close(stop)
-	wg.Wait()
-	return peak
-}
 
 // git_diff and the push request of a big change hold a page of the diff,
 // not the whole of it several times over.
@@ -62,7 +25,7 @@ func TestBigDiffMemory(t *testing.T) {
 	}
 	total := uint64(files * size)
 	var out string
-	peak := peakHeap(func() { out = h.call("git_diff", nil) })
+	peak := heapwatch.Peak(func() { out = h.call("git_diff", nil) })
 	t.Logf("git_diff of %d MiB: heap peak +%d MiB", total>>20, peak>>20)
 	if peak > 2*total {
 		t.Errorf("git_diff of %d MiB rose the heap by %d MiB", total>>20, peak>>20)
@@ -71,7 +34,7 @@ func TestBigDiffMemory(t *testing.T) {
 	h.call("git_stage", map[string]any{"message": "big"})
 	// The request keeps up to 32 MiB of diff text for the reviewer, which
 	// a builder grows to by doubling.
-	peak = peakHeap(func() { h.try("git_push", nil) })
+	peak = heapwatch.Peak(func() { h.try("git_push", nil) })
 	t.Logf("push request of %d MiB: heap peak +%d MiB", total>>20, peak>>20)
 	if peak > 2*total+96<<20 {
 		t.Errorf("a push request of %d MiB rose the heap by %d MiB", total>>20, peak>>20)

@@ -19,6 +19,24 @@ import (
 	"github.com/airlock-dev/airlock/targets/targettest"
 )
 
+// pulled opens the repository at dir (bare or not) and pulls its main
+// branch into a new sandbox.
+func pulled(t *testing.T, dir string, bare bool) *sandbox {
+	t.Helper()
+	open := targets.OpenLocal
+	if bare {
+		open = targets.OpenLocalBare
+	}
+	tgt, err := open(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tgt.Close() })
+	sb := newSandbox(t, tgt)
+	sb.pull(t, tgt, "refs/heads/main")
+	return sb
+}
+
 // A pull from a local repository copies its commit and trees, not its
 // blobs: the store holds none, and each file is read from the
 // repository's own packs when the worker first reads it.
@@ -35,13 +53,7 @@ func TestPullIsLazy(t *testing.T) {
 	files["link"] = targettest.File{Data: "d0/f000.txt", Symlink: true}
 	(&gitInspector{dir: dir}).Commit(t, "main", files)
 	run(t, dir, nil, nil, "repack", "-adq")
-	tgt, err := targets.OpenLocalBare(context.Background(), dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tgt.Close()
-	sb := newSandbox(t, tgt)
-	sb.pull(t, tgt, "refs/heads/main")
+	sb := pulled(t, dir, true)
 	if held := sb.store.Bytes(); held > blobBytes/10 {
 		t.Fatalf("after the pull the store holds %d bytes; the blobs are %d", held, blobBytes)
 	}
@@ -72,13 +84,7 @@ func TestLazyBlobPushedElsewhere(t *testing.T) {
 	src := t.TempDir()
 	run(t, src, nil, nil, "init", "-q", "--bare", "-b", "main", ".")
 	(&gitInspector{dir: src}).Commit(t, "main", toFiles(map[string]string{"a.txt": "a\n", "b/c.txt": "c\n"}))
-	from, err := targets.OpenLocalBare(context.Background(), src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer from.Close()
-	sb := newSandbox(t, from)
-	sb.pull(t, from, "refs/heads/main")
+	sb := pulled(t, src, true)
 	if err := sb.ws.Rename("b/c.txt", "moved.txt"); err != nil {
 		t.Fatal(err)
 	}
@@ -136,14 +142,8 @@ func TestLazyBlobFromAHostileRepository(t *testing.T) {
 	if err := os.WriteFile(obj, z.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	tgt, err := targets.OpenLocal(context.Background(), dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tgt.Close()
-	sb := newSandbox(t, tgt)
-	sb.pull(t, tgt, "refs/heads/main")
-	_, err = sb.ws.ReadFile("a.txt")
+	sb := pulled(t, dir, false)
+	_, err := sb.ws.ReadFile("a.txt")
 	if !errors.Is(err, memfs.ErrUnavailable) || !strings.Contains(err.Error(), "does not hash to its id") {
 		t.Fatalf("reading a forged blob: %v", err)
 	}
@@ -183,13 +183,7 @@ func TestPullOfATreeGitListsLeniently(t *testing.T) {
 	}
 	commit := strings.TrimSpace(run(t, dir, nil, nil, "-c", "user.name=x", "-c", "user.email=x@x", "commit-tree", tree, "-m", "odd"))
 	run(t, dir, nil, nil, "update-ref", "refs/heads/main", commit)
-	tgt, err := targets.OpenLocalBare(context.Background(), dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tgt.Close()
-	sb := newSandbox(t, tgt)
-	sb.pull(t, tgt, "refs/heads/main")
+	sb := pulled(t, dir, true)
 	if !sb.store.Holds(plumbing.NewHash(tree)) {
 		t.Fatal("the tree was not copied as it is")
 	}
