@@ -81,12 +81,15 @@ func (r *repoSource) warm() {
 }
 
 // ReadBlob reads blob h whole. The store checks it against h.
-func (r *repoSource) ReadBlob(h plumbing.Hash) ([]byte, error) {
-	st, err := r.get()
-	if err != nil {
-		return nil, err
-	}
-	defer r.put(st)
+func (r *repoSource) ReadBlob(h plumbing.Hash) (data []byte, err error) {
+	err = r.with(func(st *filesystem.Storage) error {
+		data, err = readBlob(st, h)
+		return err
+	})
+	return data, err
+}
+
+func readBlob(st *filesystem.Storage, h plumbing.Hash) ([]byte, error) {
 	o, err := st.EncodedObject(plumbing.BlobObject, h)
 	if err != nil {
 		return nil, err
@@ -110,16 +113,35 @@ func (r *repoSource) ReadBlob(h plumbing.Hash) ([]byte, error) {
 
 // BlobSize reads blob h's size from its header (for a delta, the delta's
 // header: nothing is rebuilt).
-func (r *repoSource) BlobSize(h plumbing.Hash) (int64, error) {
+func (r *repoSource) BlobSize(h plumbing.Hash) (n int64, err error) {
 	if n, ok := r.sizes.Load(h); ok {
 		return n.(int64), nil
 	}
+	err = r.with(func(st *filesystem.Storage) error {
+		n, err = st.EncodedObjectSize(h)
+		return err
+	})
+	return n, err
+}
+
+// with runs fn with a storage of the pool. The repository is the user's
+// and lives on while the session does: git gc packs its loose objects and
+// replaces its packs, and a storage knows only the packs it indexed when
+// first used (and keeps those it opened). So a failure is tried once more
+// with the storage's packs closed and indexed anew: an object that moved
+// is found where it went, and one that is gone for real fails again.
+func (r *repoSource) with(fn func(*filesystem.Storage) error) error {
 	st, err := r.get()
 	if err != nil {
-		return 0, err
+		return err
 	}
 	defer r.put(st)
-	return st.EncodedObjectSize(h)
+	if err = fn(st); err == nil {
+		return nil
+	}
+	st.Close()
+	st.Reindex()
+	return fn(st)
 }
 
 // OpenSource opens the blob source a target's Fetch added to a store
