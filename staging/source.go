@@ -23,6 +23,10 @@ type BlobSource interface {
 	// BlobSize returns the size of blob h from its header, without
 	// reading the content.
 	BlobSize(h plumbing.Hash) (int64, error)
+	// HasBlob reports whether the source still has blob h, without
+	// reading it (nil: it has). BlobSize may answer from what a fetch
+	// listed; this asks the repository as it is now.
+	HasBlob(h plumbing.Hash) error
 }
 
 // sources are the store's blob sources and the cache of what was read
@@ -164,6 +168,30 @@ func (x *sources) size(h plumbing.Hash) (int64, error) {
 		}
 	}
 	return 0, plumbing.ErrObjectNotFound
+}
+
+// HasBlob checks that blob h can be read now: the store holds it, or a
+// source still has it. A push asks before it starts sending a pack, which
+// could not be taken back halfway.
+func (s *Store) HasBlob(h plumbing.Hash) error {
+	if _, ok := s.held(h); ok {
+		return nil
+	}
+	x := &s.src
+	x.mu.Lock()
+	_, ok := x.cache[h]
+	srcs := x.srcs
+	x.mu.Unlock()
+	if ok {
+		return nil
+	}
+	err := plumbing.ErrObjectNotFound
+	for _, src := range srcs {
+		if err = src.HasBlob(h); err == nil {
+			return nil
+		}
+	}
+	return err
 }
 
 // CloseSources closes the sources that hold something open (a local

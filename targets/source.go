@@ -57,14 +57,27 @@ func (r *repoSource) get() (*filesystem.Storage, error) {
 		return nil, fmt.Errorf("the source %s is closed", r.common)
 	}
 	if len(r.all) < cap(r.idle) {
-		st := filesystem.NewStorageWithOptions(osfs.New(r.common), cache.NewObjectLRU(deltaCache),
-			filesystem.Options{KeepDescriptors: true})
+		st := objectStorage(r.common)
 		r.all = append(r.all, st)
 		r.mu.Unlock()
 		return st, nil
 	}
 	r.mu.Unlock()
 	return <-r.idle, nil
+}
+
+// objectStorage opens the object database of the repository whose common
+// git directory is common, keeping its packs open once read.
+//
+// Objects borrowed from another repository (objects/info/alternates, as
+// git clone --shared and --reference write) are found where git finds
+// them: git lists them as the repository's own, so a base pulled from it
+// names them. go-git looks for alternates inside the repository's own
+// directory unless told otherwise, and would find none. Whatever is read
+// there is checked against its id like any other object.
+func objectStorage(common string) *filesystem.Storage {
+	return filesystem.NewStorageWithOptions(osfs.New(common), cache.NewObjectLRU(deltaCache),
+		filesystem.Options{KeepDescriptors: true, AlternatesFS: osfs.New("/")})
 }
 
 func (r *repoSource) put(st *filesystem.Storage) { r.idle <- st }
@@ -122,6 +135,19 @@ func (r *repoSource) BlobSize(h plumbing.Hash) (n int64, err error) {
 		return err
 	})
 	return n, err
+}
+
+// HasBlob asks the repository whether it has blob h now (a fetch's
+// listing of sizes says only that it had it). Objects of alternates are
+// found by reading them: go-git's HasEncodedObject does not look there.
+func (r *repoSource) HasBlob(h plumbing.Hash) error {
+	return r.with(func(st *filesystem.Storage) error {
+		err := st.HasEncodedObject(h)
+		if err == plumbing.ErrObjectNotFound {
+			_, err = st.EncodedObject(plumbing.BlobObject, h)
+		}
+		return err
+	})
 }
 
 // with runs fn with a storage of the pool. The repository is the user's
