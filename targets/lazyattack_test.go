@@ -12,6 +12,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -304,5 +305,80 @@ func TestLazyBaseOfASharedClone(t *testing.T) {
 		if got := run(t, dst, nil, nil, "cat-file", "-p", "main:moved.txt"); got != "c\n" {
 			t.Fatalf("pushed: %q", got)
 		}
+	}
+}
+
+// A loose object whose header says less than its body holds (a zlib
+// bomb under a file's id) is read no further than its header says: the
+// read fails, and memory does not follow what the body inflates to.
+func TestLazyLooseObjectLargerThanItsHeader(t *testing.T) {
+	dir := t.TempDir()
+	run(t, dir, nil, nil, "init", "-q", "-b", "main", ".")
+	commitFiles(t, dir, map[string]string{"a.txt": "good!\n", "b.txt": "fine\n"})
+	id := strings.TrimSpace(run(t, dir, nil, nil, "rev-parse", "HEAD:a.txt"))
+	tgt, err := targets.OpenLocal(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tgt.Close()
+	sb := newSandbox(t, tgt)
+	sb.pull(t, tgt, "refs/heads/main")
+	var z bytes.Buffer
+	zw, _ := zlib.NewWriterLevel(&z, zlib.BestSpeed)
+	zw.Write([]byte("blob 6\x00good!\n"))
+	zero := make([]byte, 1<<20)
+	for i := 0; i < 128; i++ {
+		zw.Write(zero)
+	}
+	zw.Close()
+	obj := filepath.Join(dir, ".git", "objects", id[:2], id[2:])
+	os.Chmod(obj, 0o644)
+	if err := os.WriteFile(obj, z.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err = sb.ws.ReadFile("a.txt")
+	runtime.ReadMemStats(&after)
+	if !errors.Is(err, memfs.ErrUnavailable) {
+		t.Fatalf("reading a bomb: %v", err)
+	}
+	if n := after.TotalAlloc - before.TotalAlloc; n > 32<<20 {
+		t.Fatalf("reading a 6-byte blob allocated %d MiB", n>>20)
+	}
+	if got, err := sb.ws.ReadFile("b.txt"); err != nil || string(got) != "fine\n" {
+		t.Fatalf("b: %q %v", got, err)
+	}
+}
+
+// Large blobs stored as deltas in a pack (streamed, past the threshold
+// at which go-git stops holding objects whole) read back intact.
+func TestLazyPackedDeltas(t *testing.T) {
+	dir := t.TempDir()
+	run(t, dir, nil, nil, "init", "-q", "-b", "main", ".")
+	var big strings.Builder
+	for i := 0; i < 5000; i++ {
+		fmt.Fprintf(&big, "line %d of a file large enough to stream\n", i)
+	}
+	v1 := big.String()
+	commitFiles(t, dir, map[string]string{"big.txt": v1, "copy.txt": v1 + "tail\n"})
+	v2 := strings.Replace(v1, "line 2500 ", "LINE 2500 ", 1)
+	commitFiles(t, dir, map[string]string{"big.txt": v2})
+	run(t, dir, nil, nil, "repack", "-adfq")
+	for _, rev := range []string{"HEAD~1", "HEAD"} {
+		run(t, dir, nil, nil, "update-ref", "refs/heads/at", rev)
+		tgt, err := targets.OpenLocal(context.Background(), dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sb := newSandbox(t, tgt)
+		sb.pull(t, tgt, "refs/heads/at")
+		for _, p := range []string{"big.txt", "copy.txt"} {
+			want := run(t, dir, nil, nil, "cat-file", "blob", rev+":"+p)
+			if got, err := sb.ws.ReadFile(p); err != nil || string(got) != want {
+				t.Fatalf("%s:%s: %d bytes, %v", rev, p, len(got), err)
+			}
+		}
+		tgt.Close()
 	}
 }

@@ -75,9 +75,16 @@ func (r *repoSource) get() (*filesystem.Storage, error) {
 // names them. go-git looks for alternates inside the repository's own
 // directory unless told otherwise, and would find none. Whatever is read
 // there is checked against its id like any other object.
+//
+// Every loose object is streamed (LargeObjectThreshold 1), so that what
+// is read stops where its header says: go-git otherwise inflates a loose
+// object whole into memory, however far past its header its body goes,
+// and a few megabytes of zlib on disk become gigabytes. (Packed objects
+// past the threshold are streamed too, bounded the same way; packs of an
+// alternate are read with go-git's defaults.)
 func objectStorage(common string) *filesystem.Storage {
 	return filesystem.NewStorageWithOptions(osfs.New(common), cache.NewObjectLRU(deltaCache),
-		filesystem.Options{KeepDescriptors: true, AlternatesFS: osfs.New("/")})
+		filesystem.Options{KeepDescriptors: true, AlternatesFS: osfs.New("/"), LargeObjectThreshold: 1})
 }
 
 func (r *repoSource) put(st *filesystem.Storage) { r.idle <- st }
