@@ -18,8 +18,11 @@ import (
 // at any time, because they can always be read again.
 type BlobSource interface {
 	// ReadBlob returns the content of blob h, checked against h;
-	// plumbing.ErrObjectNotFound when the source has no such blob.
-	ReadBlob(h plumbing.Hash) ([]byte, error)
+	// plumbing.ErrObjectNotFound when the source has no such blob. A
+	// blob whose header declares more than max bytes is refused before
+	// anything is allocated for it: the source is a repository on disk,
+	// and an object's header is whatever is written there.
+	ReadBlob(h plumbing.Hash, max int64) ([]byte, error)
 	// BlobSize returns the size of blob h from its header, without
 	// reading the content.
 	BlobSize(h plumbing.Hash) (int64, error)
@@ -39,6 +42,7 @@ type sources struct {
 	lru   list.List                       // most recently used first
 	bytes int64
 	cap   int64
+	limit int64 // the store's: no blob read through a source is larger
 }
 
 type cached struct {
@@ -69,6 +73,7 @@ func (s *Store) AddSource(key string, src BlobSource) {
 		// never what the quotas count (they count a lazy file by its
 		// size, loaded or not).
 		x.cap = s.limit / 2
+		x.limit = s.limit
 	}
 }
 
@@ -106,7 +111,7 @@ func (x *sources) read(h plumbing.Hash) ([]byte, error) {
 		x.mu.Unlock()
 		return data, nil
 	}
-	srcs := x.srcs
+	srcs, limit := x.srcs, x.limit
 	x.mu.Unlock()
 	if len(srcs) == 0 {
 		return nil, fmt.Errorf("blob %s: %w", h, plumbing.ErrObjectNotFound)
@@ -116,7 +121,7 @@ func (x *sources) read(h plumbing.Hash) ([]byte, error) {
 		// Read outside the lock: a read may inflate megabytes, and
 		// readers of other blobs (a search loads a whole base in
 		// parallel) must not wait for it.
-		data, err := src.ReadBlob(h)
+		data, err := src.ReadBlob(h, limit)
 		if err != nil {
 			if first == nil || first == plumbing.ErrObjectNotFound {
 				first = err

@@ -382,3 +382,44 @@ func TestLazyPackedDeltas(t *testing.T) {
 		tgt.Close()
 	}
 }
+
+// A loose object swapped, after the pull, for one whose header declares
+// a terabyte under a lazy file's id: the read is refused from the header,
+// nothing is allocated for it.
+func TestLazyLooseObjectWithAHugeHeader(t *testing.T) {
+	dir := t.TempDir()
+	run(t, dir, nil, nil, "init", "-q", "-b", "main", ".")
+	commitFiles(t, dir, map[string]string{"a.txt": "good!\n"})
+	id := strings.TrimSpace(run(t, dir, nil, nil, "rev-parse", "HEAD:a.txt"))
+	for _, resumed := range []bool{false, true} {
+		tgt, err := targets.OpenLocal(context.Background(), dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sb := newSandbox(t, tgt)
+		sb.pull(t, tgt, "refs/heads/main")
+		var z bytes.Buffer
+		zw := zlib.NewWriter(&z)
+		zw.Write([]byte("blob 1099511627776\x00good!\n"))
+		zw.Close()
+		obj := filepath.Join(dir, ".git", "objects", id[:2], id[2:])
+		good, _ := os.ReadFile(obj)
+		os.Chmod(obj, 0o644)
+		if err := os.WriteFile(obj, z.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if resumed {
+			// As a resumed session reads it: a source that listed nothing.
+			src, err := targets.OpenSource(context.Background(), tgt.ID())
+			if err != nil {
+				t.Fatal(err)
+			}
+			sb.store.AddSource(tgt.ID(), src)
+		}
+		if _, err := sb.ws.ReadFile("a.txt"); !errors.Is(err, memfs.ErrUnavailable) || !strings.Contains(err.Error(), "declares") {
+			t.Fatalf("resumed %v: reading a blob with a huge header: %v", resumed, err)
+		}
+		os.WriteFile(obj, good, 0o644)
+		tgt.Close()
+	}
+}

@@ -100,19 +100,28 @@ func (r *repoSource) warm() {
 	st.HasEncodedObject(plumbing.ZeroHash)
 }
 
-// ReadBlob reads blob h whole. The store checks it against h.
-func (r *repoSource) ReadBlob(h plumbing.Hash) (data []byte, err error) {
+// ReadBlob reads blob h whole, if its header declares at most max bytes
+// and, when a fetch listed it, the size git listed: the repository may
+// have changed since, and a header is read from disk like the rest. The
+// store checks the content against h.
+func (r *repoSource) ReadBlob(h plumbing.Hash, max int64) (data []byte, err error) {
+	if n, ok := r.sizes.Load(h); ok {
+		max = min(max, n.(int64))
+	}
 	err = r.with(func(st *filesystem.Storage) error {
-		data, err = readBlob(st, h)
+		data, err = readBlob(st, h, max)
 		return err
 	})
 	return data, err
 }
 
-func readBlob(st *filesystem.Storage, h plumbing.Hash) ([]byte, error) {
+func readBlob(st *filesystem.Storage, h plumbing.Hash, max int64) ([]byte, error) {
 	o, err := st.EncodedObject(plumbing.BlobObject, h)
 	if err != nil {
 		return nil, err
+	}
+	if o.Size() > max {
+		return nil, fmt.Errorf("blob %s declares %d bytes, more than the %d it can hold", h, o.Size(), max)
 	}
 	rd, err := o.Reader()
 	if err != nil {
