@@ -2,6 +2,7 @@ package memfs_test
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -142,4 +143,29 @@ func TestLazyStatusIsWhatGitSees(t *testing.T) {
 	if ch := w.Changes(); len(ch) != 0 {
 		t.Fatalf("changed back, still listed: %+v", ch)
 	}
+}
+
+// A lazy file whose content is gone can still be emptied through a
+// handle (Truncate(0)), as O_TRUNC and WriteFile empty it, and then
+// written: nothing of the old content is needed for either.
+func TestLazyUnavailableFileTruncated(t *testing.T) {
+	b, ids := newBlobs("alpha\n", "beta\n")
+	w := lazySeed(t, b, ids, map[string]string{"a.txt": "alpha\n", "b.txt": "beta\n"})
+	b.fail = errors.New("repository gone")
+	f, err := w.OpenFile("a.txt", os.O_RDWR, 0)
+	must(t, err)
+	must(t, f.Truncate(0))
+	_, err = f.Write([]byte("new\n"))
+	must(t, err)
+	f.Close()
+	if got, err := w.ReadFile("a.txt"); err != nil || string(got) != "new\n" {
+		t.Fatalf("a: %q %v", got, err)
+	}
+	// A truncation that keeps some of the content still needs it.
+	f, err = w.OpenFile("b.txt", os.O_RDWR, 0)
+	must(t, err)
+	if err := f.Truncate(2); !errors.Is(err, memfs.ErrUnavailable) {
+		t.Fatalf("truncate to 2: %v", err)
+	}
+	f.Close()
 }
