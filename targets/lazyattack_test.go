@@ -423,3 +423,59 @@ func TestLazyLooseObjectWithAHugeHeader(t *testing.T) {
 		tgt.Close()
 	}
 }
+
+// A moved lazy file pushed back to the repository it came from: the
+// pack need not carry it, and the branch gets it. Then the user
+// force-pushes the base away and prunes: the next push of the sandbox's
+// work is refused cleanly (the branch moved), and a push of it as a new
+// branch, which would need the pruned blob, fails before anything lands.
+func TestLazyBlobPushedBackAndOrphaned(t *testing.T) {
+	dir := t.TempDir()
+	run(t, dir, nil, nil, "init", "-q", "--bare", "-b", "main", ".")
+	(&gitInspector{dir: dir}).Commit(t, "main", toFiles(map[string]string{"a.txt": "a\n", "b/c.txt": "orphaned soon\n"}))
+	tgt, err := targets.OpenLocalBare(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tgt.Close()
+	sb := newSandbox(t, tgt)
+	base := sb.pull(t, tgt, "refs/heads/main")
+	if err := sb.ws.Rename("b/c.txt", "moved.txt"); err != nil {
+		t.Fatal(err)
+	}
+	c1, err := sb.push(t, tgt, "refs/heads/main", base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := run(t, dir, nil, nil, "cat-file", "-p", "main:moved.txt"); got != "orphaned soon\n" {
+		t.Fatalf("pushed back: %q", got)
+	}
+	if n := sb.store.CachedBytes(); n != 0 {
+		t.Fatalf("a push to the same repository read %d bytes", n)
+	}
+	// The user rewrites history: the blob is reachable from nothing, and
+	// pruned.
+	(&gitInspector{dir: dir}).Commit(t, "other", toFiles(map[string]string{"x.txt": "x\n"}))
+	other := strings.TrimSpace(run(t, dir, nil, nil, "rev-parse", "refs/heads/other"))
+	run(t, dir, nil, nil, "update-ref", "refs/heads/main", other)
+	run(t, dir, nil, nil, "branch", "-D", "other")
+	run(t, dir, nil, nil, "reflog", "expire", "--expire=now", "--all")
+	run(t, dir, nil, nil, "gc", "-q", "--prune=now")
+	if err := sb.ws.WriteFile("more.txt", []byte("more\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c2, err := sb.area.Stage(nil, "more")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sb.pushCommit(t, tgt, "refs/heads/main", c1, c2.ID, c2.Tree); err == nil {
+		t.Fatal("a push over a branch that moved went through")
+	}
+	_, err = sb.pushCommit(t, tgt, "refs/heads/new", plumbing.ZeroHash, c2.ID, c2.Tree)
+	if err == nil || !strings.Contains(err.Error(), "git_pull") {
+		t.Fatalf("a push needing a pruned blob: %v", err)
+	}
+	if refs := run(t, dir, nil, nil, "for-each-ref", "refs/heads/new"); refs != "" {
+		t.Fatalf("landed: %s", refs)
+	}
+}
