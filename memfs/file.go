@@ -252,9 +252,15 @@ func (f *File) resize(n *node, size int64, edit func([]byte)) error {
 		return err
 	}
 	if n.gen != w.gen || n.lz != nil {
-		old, err := n.content("write", f.name)
-		if err != nil {
-			return err
+		// Nothing of the old content survives a truncation to zero: a
+		// lazy file whose content cannot be read can still be emptied
+		// through a handle, as O_TRUNC empties it at open.
+		var old []byte
+		if size > 0 {
+			var err error
+			if old, err = n.content("write", f.name); err != nil {
+				return err
+			}
 		}
 		data := resizeBytes(bytes.Clone(old), size)
 		if edit != nil {

@@ -18,11 +18,18 @@ import (
 // at any time, because they can always be read again.
 type BlobSource interface {
 	// ReadBlob returns the content of blob h, checked against h;
-	// plumbing.ErrObjectNotFound when the source has no such blob.
-	ReadBlob(h plumbing.Hash) ([]byte, error)
+	// plumbing.ErrObjectNotFound when the source has no such blob. A
+	// blob whose header declares more than max bytes is refused before
+	// anything is allocated for it: the source is a repository on disk,
+	// and an object's header is whatever is written there.
+	ReadBlob(h plumbing.Hash, max int64) ([]byte, error)
 	// BlobSize returns the size of blob h from its header, without
 	// reading the content.
 	BlobSize(h plumbing.Hash) (int64, error)
+	// HasBlob reports whether the source still has blob h, without
+	// reading it (nil: it has). BlobSize may answer from what a fetch
+	// listed; this asks the repository as it is now.
+	HasBlob(h plumbing.Hash) error
 }
 
 // BlobBatchSource is a source for which reading many blobs costs about
@@ -45,6 +52,7 @@ type sources struct {
 	lru   list.List                       // most recently used first
 	bytes int64
 	cap   int64
+	limit int64 // the store's: no blob read through a source is larger
 }
 
 type cached struct {
@@ -75,6 +83,7 @@ func (s *Store) AddSource(key string, src BlobSource) {
 		// never what the quotas count (they count a lazy file by its
 		// size, loaded or not).
 		x.cap = s.limit / 2
+		x.limit = s.limit
 	}
 }
 
@@ -115,7 +124,7 @@ func (x *sources) read(h plumbing.Hash) ([]byte, error) {
 		x.mu.Unlock()
 		return data, nil
 	}
-	srcs := x.srcs
+	srcs, limit := x.srcs, x.limit
 	x.mu.Unlock()
 	if len(srcs) == 0 {
 		return nil, fmt.Errorf("blob %s: %w", h, plumbing.ErrObjectNotFound)
@@ -125,7 +134,7 @@ func (x *sources) read(h plumbing.Hash) ([]byte, error) {
 		// Read outside the lock: a read may inflate megabytes, and
 		// readers of other blobs (a search loads a whole base in
 		// parallel) must not wait for it.
-		data, err := src.ReadBlob(h)
+		data, err := src.ReadBlob(h, limit)
 		if err != nil {
 			if first == nil || first == plumbing.ErrObjectNotFound {
 				first = err
@@ -247,6 +256,30 @@ func (x *sources) size(h plumbing.Hash) (int64, error) {
 		}
 	}
 	return 0, plumbing.ErrObjectNotFound
+}
+
+// HasBlob checks that blob h can be read now: the store holds it, or a
+// source still has it. A push asks before it starts sending a pack, which
+// could not be taken back halfway.
+func (s *Store) HasBlob(h plumbing.Hash) error {
+	if _, ok := s.held(h); ok {
+		return nil
+	}
+	x := &s.src
+	x.mu.Lock()
+	_, ok := x.cache[h]
+	srcs := x.srcs
+	x.mu.Unlock()
+	if ok {
+		return nil
+	}
+	err := plumbing.ErrObjectNotFound
+	for _, src := range srcs {
+		if err = src.HasBlob(h); err == nil {
+			return nil
+		}
+	}
+	return err
 }
 
 // CloseSources closes the sources that hold something open (a local

@@ -191,6 +191,9 @@ func (s *Store) AddAlternate(string) error {
 	return errors.New("store: alternates are not supported by the in-memory store")
 }
 
+// Limit is the most the store holds, in bytes.
+func (s *Store) Limit() int64 { return s.limit }
+
 // Bytes is what the store holds, as counted against its limit.
 func (s *Store) Bytes() int64 {
 	s.mu.RLock()

@@ -15,14 +15,11 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/storer"
-	"github.com/go-git/go-git/v5/storage/filesystem"
 
 	"github.com/airlock-dev/airlock/approval"
 	"github.com/airlock-dev/airlock/memfs"
@@ -190,8 +187,7 @@ func (l *Local) Fetch(ctx context.Context, ref string, paths []string, store *st
 	}
 	// Packfiles stay open for the whole fetch: go-git otherwise reopens a
 	// pack for every object it reads from it.
-	objects := filesystem.NewStorageWithOptions(osfs.New(common), cache.NewObjectLRU(deltaCache),
-		filesystem.Options{KeepDescriptors: true})
+	objects := objectStorage(common)
 	defer objects.Close()
 	head, err := l.Head(ctx, ref)
 	if err != nil {
@@ -421,9 +417,10 @@ func (l *Local) receivePack(ctx context.Context, ref string, g approval.Grant, s
 	}
 	for _, h := range objs {
 		// Trees and commits are held; a blob may be read from where a
-		// lazy base was pulled (another repository's packs).
-		if _, err := store.BlobSize(h); err != nil {
-			return fmt.Errorf("object %s of the push is not in the sandbox: %w", h, err)
+		// lazy base was pulled (another repository's packs), which
+		// must still have it.
+		if err := store.HasBlob(h); err != nil {
+			return fmt.Errorf("object %s of the push is not in the sandbox, nor in the repository its base was pulled from (%w); pull again (git_pull) and stage the change anew", h, err)
 		}
 	}
 	err = l.runReceivePack(ctx, lock, ref, cur, g.New(), func(w io.Writer) error {

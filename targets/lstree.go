@@ -142,7 +142,7 @@ func (l *Local) listTree(ctx context.Context, head plumbing.Hash, store *staging
 	// What the tree check reads (links, .gitmodules and the like) is
 	// held, as a copying fetch would hold it.
 	for _, h := range special {
-		data, err := src.ReadBlob(h)
+		data, err := src.ReadBlob(h, store.Limit())
 		if err != nil || plumbing.ComputeHash(plumbing.BlobObject, data) != h {
 			return false, nil
 		}

@@ -54,6 +54,14 @@ func objectsToSend(s storer.EncodedObjectStorer, want, have plumbing.Hash) ([]pl
 		out = append(out, h)
 		return true
 	}
+	// What the target's commit reaches it holds: a base file moved or
+	// copied to another path is not sent again, nor read to be (a lazy
+	// base's blob would be, from the repository that already has it).
+	// Only trees are walked for it; one the sandbox lacks is not, and
+	// what is under it is sent if needed, as before.
+	if hc, err := object.GetCommit(s, have); err == nil {
+		markTree(s, hc.TreeHash, seen)
+	}
 	queue := []plumbing.Hash{want}
 	for len(queue) > 0 {
 		id := queue[0]
@@ -89,6 +97,28 @@ func objectsToSend(s storer.EncodedObjectStorer, want, have plumbing.Hash) ([]pl
 
 // newTreeObjects adds the tree t and everything under it that old (zero:
 // none) does not have at the same place.
+// markTree marks tree t and everything below it as seen, blobs by their
+// ids in the trees: none is read.
+func markTree(s storer.EncodedObjectStorer, t plumbing.Hash, seen map[plumbing.Hash]bool) {
+	if seen[t] {
+		return
+	}
+	tree, err := object.GetTree(s, t)
+	if err != nil {
+		return
+	}
+	seen[t] = true
+	for _, e := range tree.Entries {
+		switch e.Mode {
+		case filemode.Dir:
+			markTree(s, e.Hash, seen)
+		case filemode.Submodule:
+		default:
+			seen[e.Hash] = true
+		}
+	}
+}
+
 func newTreeObjects(s storer.EncodedObjectStorer, t, old plumbing.Hash, add func(plumbing.Hash) bool) error {
 	if t == old || !add(t) {
 		return nil

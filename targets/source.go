@@ -57,14 +57,34 @@ func (r *repoSource) get() (*filesystem.Storage, error) {
 		return nil, fmt.Errorf("the source %s is closed", r.common)
 	}
 	if len(r.all) < cap(r.idle) {
-		st := filesystem.NewStorageWithOptions(osfs.New(r.common), cache.NewObjectLRU(deltaCache),
-			filesystem.Options{KeepDescriptors: true})
+		st := objectStorage(r.common)
 		r.all = append(r.all, st)
 		r.mu.Unlock()
 		return st, nil
 	}
 	r.mu.Unlock()
 	return <-r.idle, nil
+}
+
+// objectStorage opens the object database of the repository whose common
+// git directory is common, keeping its packs open once read.
+//
+// Objects borrowed from another repository (objects/info/alternates, as
+// git clone --shared and --reference write) are found where git finds
+// them: git lists them as the repository's own, so a base pulled from it
+// names them. go-git looks for alternates inside the repository's own
+// directory unless told otherwise, and would find none. Whatever is read
+// there is checked against its id like any other object.
+//
+// Every loose object is streamed (LargeObjectThreshold 1), so that what
+// is read stops where its header says: go-git otherwise inflates a loose
+// object whole into memory, however far past its header its body goes,
+// and a few megabytes of zlib on disk become gigabytes. (Packed objects
+// past the threshold are streamed too, bounded the same way; packs of an
+// alternate are read with go-git's defaults.)
+func objectStorage(common string) *filesystem.Storage {
+	return filesystem.NewStorageWithOptions(osfs.New(common), cache.NewObjectLRU(deltaCache),
+		filesystem.Options{KeepDescriptors: true, AlternatesFS: osfs.New("/"), LargeObjectThreshold: 1})
 }
 
 func (r *repoSource) put(st *filesystem.Storage) { r.idle <- st }
@@ -80,16 +100,28 @@ func (r *repoSource) warm() {
 	st.HasEncodedObject(plumbing.ZeroHash)
 }
 
-// ReadBlob reads blob h whole. The store checks it against h.
-func (r *repoSource) ReadBlob(h plumbing.Hash) ([]byte, error) {
-	st, err := r.get()
-	if err != nil {
-		return nil, err
+// ReadBlob reads blob h whole, if its header declares at most max bytes
+// and, when a fetch listed it, the size git listed: the repository may
+// have changed since, and a header is read from disk like the rest. The
+// store checks the content against h.
+func (r *repoSource) ReadBlob(h plumbing.Hash, max int64) (data []byte, err error) {
+	if n, ok := r.sizes.Load(h); ok {
+		max = min(max, n.(int64))
 	}
-	defer r.put(st)
+	err = r.with(func(st *filesystem.Storage) error {
+		data, err = readBlob(st, h, max)
+		return err
+	})
+	return data, err
+}
+
+func readBlob(st *filesystem.Storage, h plumbing.Hash, max int64) ([]byte, error) {
 	o, err := st.EncodedObject(plumbing.BlobObject, h)
 	if err != nil {
 		return nil, err
+	}
+	if o.Size() > max {
+		return nil, fmt.Errorf("blob %s declares %d bytes, more than the %d it can hold", h, o.Size(), max)
 	}
 	rd, err := o.Reader()
 	if err != nil {
@@ -110,16 +142,48 @@ func (r *repoSource) ReadBlob(h plumbing.Hash) ([]byte, error) {
 
 // BlobSize reads blob h's size from its header (for a delta, the delta's
 // header: nothing is rebuilt).
-func (r *repoSource) BlobSize(h plumbing.Hash) (int64, error) {
+func (r *repoSource) BlobSize(h plumbing.Hash) (n int64, err error) {
 	if n, ok := r.sizes.Load(h); ok {
 		return n.(int64), nil
 	}
+	err = r.with(func(st *filesystem.Storage) error {
+		n, err = st.EncodedObjectSize(h)
+		return err
+	})
+	return n, err
+}
+
+// HasBlob asks the repository whether it has blob h now (a fetch's
+// listing of sizes says only that it had it). Objects of alternates are
+// found by reading them: go-git's HasEncodedObject does not look there.
+func (r *repoSource) HasBlob(h plumbing.Hash) error {
+	return r.with(func(st *filesystem.Storage) error {
+		err := st.HasEncodedObject(h)
+		if err == plumbing.ErrObjectNotFound {
+			_, err = st.EncodedObject(plumbing.BlobObject, h)
+		}
+		return err
+	})
+}
+
+// with runs fn with a storage of the pool. The repository is the user's
+// and lives on while the session does: git gc packs its loose objects and
+// replaces its packs, and a storage knows only the packs it indexed when
+// first used (and keeps those it opened). So a failure is tried once more
+// with the storage's packs closed and indexed anew: an object that moved
+// is found where it went, and one that is gone for real fails again.
+func (r *repoSource) with(fn func(*filesystem.Storage) error) error {
 	st, err := r.get()
 	if err != nil {
-		return 0, err
+		return err
 	}
 	defer r.put(st)
-	return st.EncodedObjectSize(h)
+	if err = fn(st); err == nil {
+		return nil
+	}
+	st.Close()
+	st.Reindex()
+	return fn(st)
 }
 
 // OpenSource opens the blob source a target's Fetch added to a store
