@@ -189,7 +189,7 @@ func TestGitHubPullIsLazy(t *testing.T) {
 		t.Fatal(err)
 	}
 	id := plumbing.ComputeHash(plumbing.BlobObject, []byte(files["d1/f001.txt"].Data))
-	if data, err := src.ReadBlob(id); err != nil || string(data) != files["d1/f001.txt"].Data {
+	if data, err := src.ReadBlob(id, 1<<20); err != nil || string(data) != files["d1/f001.txt"].Data {
 		t.Fatalf("the reopened source: %v", err)
 	}
 	if n, err := src.BlobSize(id); err != nil || n != int64(len(files["d1/f001.txt"].Data)) {

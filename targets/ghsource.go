@@ -279,13 +279,29 @@ func (s *ghSource) take(objects *boundedStorage, h plumbing.Hash) ([]byte, error
 	return data, nil
 }
 
-// ReadBlob fetches blob h: one request.
-func (s *ghSource) ReadBlob(h plumbing.Hash) ([]byte, error) {
+// ReadBlob fetches blob h: one request. A blob GitHub listed larger than
+// max is refused without a request; the answer itself is bounded by the
+// listed sizes before it is inflated (fetch).
+func (s *ghSource) ReadBlob(h plumbing.Hash, max int64) ([]byte, error) {
+	if n, ok := s.declared(h); ok && n > max {
+		return nil, fmt.Errorf("%s: blob %s is %d bytes, more than the %d the sandbox may read", s.id, h, n, max)
+	}
 	m, err := s.ReadBlobs([]plumbing.Hash{h})
 	if err != nil {
 		return nil, err
 	}
+	if int64(len(m[h])) > max {
+		return nil, fmt.Errorf("%s: blob %s is %d bytes, more than the %d the sandbox may read", s.id, h, len(m[h]), max)
+	}
 	return m[h], nil
+}
+
+// HasBlob: a blob GitHub listed is taken to be there still (GitHub keeps
+// what a branch once reached; a push that needs a blob it lost fails in
+// its own request, before the ref moves). One never listed is fetched.
+func (s *ghSource) HasBlob(h plumbing.Hash) error {
+	_, err := s.BlobSize(h)
+	return err
 }
 
 // BlobSize is the size GitHub listed for h. A blob never listed (the
@@ -296,7 +312,7 @@ func (s *ghSource) BlobSize(h plumbing.Hash) (int64, error) {
 	if n, ok := s.declared(h); ok {
 		return n, nil
 	}
-	data, err := s.ReadBlob(h)
+	data, err := s.ReadBlob(h, maxGitHubBlob)
 	if err != nil {
 		return 0, err
 	}

@@ -27,3 +27,25 @@ func TestWriter(t *testing.T) {
 		}
 	}
 }
+
+// Text over many chunks is what was written, cut at the same line as a
+// plain prefix would be.
+func TestWriterChunks(t *testing.T) {
+	var all strings.Builder
+	for i := 0; all.Len() < 3<<20; i++ {
+		fmt.Fprintf(&all, "line %d %s\n", i, strings.Repeat("x", i%97))
+	}
+	in := all.String()
+	const max = 5<<19 + 123
+	w := New(max)
+	for p, step := in, 1; len(p) > 0; step = step*7%65521 + 1 {
+		k := min(step, len(p))
+		fmt.Fprint(w, p[:k])
+		p = p[k:]
+	}
+	got := w.Text("hint")
+	cutAt := strings.LastIndexByte(in[:max], '\n') + 1
+	if !strings.HasPrefix(got, in[:cutAt]) || !w.Truncated() || !strings.HasPrefix(got[cutAt:], "[cut: ") {
+		t.Fatalf("text of %d bytes kept %d, want the first %d then the note", len(in), len(got), cutAt)
+	}
+}
