@@ -19,6 +19,27 @@ import (
 	"github.com/airlock-dev/airlock/targets/targettest"
 )
 
+// mainAt points dir's main branch at a new commit of tree.
+func mainAt(t *testing.T, dir, tree string) string {
+	t.Helper()
+	commit := strings.TrimSpace(run(t, dir, nil, []string{"GIT_AUTHOR_NAME=x", "GIT_AUTHOR_EMAIL=x@x", "GIT_COMMITTER_NAME=x", "GIT_COMMITTER_EMAIL=x@x"}, "commit-tree", tree, "-m", "m"))
+	run(t, dir, nil, nil, "update-ref", "refs/heads/main", commit)
+	return commit
+}
+
+// emptyBare makes an empty bare repository and opens it as a target.
+func emptyBare(t *testing.T) (string, *targets.Local) {
+	t.Helper()
+	dir := t.TempDir()
+	run(t, dir, nil, nil, "init", "-q", "--bare", "-b", "main", ".")
+	tgt, err := targets.OpenLocalBare(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tgt.Close() })
+	return dir, tgt
+}
+
 // pulled opens the repository at dir (bare or not) and pulls its main
 // branch into a new sandbox.
 func pulled(t *testing.T, dir string, bare bool) *sandbox {
@@ -98,12 +119,7 @@ func TestLazyBlobPushedElsewhere(t *testing.T) {
 	if n := sb.store.CachedBytes(); n != 0 {
 		t.Fatalf("staging a move read %d bytes", n)
 	}
-	dst := t.TempDir()
-	run(t, dst, nil, nil, "init", "-q", "--bare", "-b", "main", ".")
-	to, err := targets.OpenLocalBare(context.Background(), dst)
-	if err != nil {
-		t.Fatal(err)
-	}
+	dst, to := emptyBare(t)
 	sb.gate = newSandbox(t, to).gate
 	if _, err := sb.pushCommit(t, to, "refs/heads/main", plumbing.ZeroHash, c.ID, c.Tree); err != nil {
 		t.Fatal(err)
@@ -181,8 +197,7 @@ func TestPullOfATreeGitListsLeniently(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "objects", tree[:2], tree[2:]), z.Bytes(), 0o444); err != nil {
 		t.Fatal(err)
 	}
-	commit := strings.TrimSpace(run(t, dir, nil, nil, "-c", "user.name=x", "-c", "user.email=x@x", "commit-tree", tree, "-m", "odd"))
-	run(t, dir, nil, nil, "update-ref", "refs/heads/main", commit)
+	mainAt(t, dir, tree)
 	sb := pulled(t, dir, true)
 	if !sb.store.Holds(plumbing.NewHash(tree)) {
 		t.Fatal("the tree was not copied as it is")

@@ -76,8 +76,7 @@ func TestPullOfATreeWithAMissingBlob(t *testing.T) {
 	run(t, dir, nil, nil, "init", "-q", "--bare", "-b", "main", ".")
 	ok := strings.TrimSpace(run(t, dir, []byte("here\n"), nil, "hash-object", "-w", "--stdin"))
 	tree := strings.TrimSpace(run(t, dir, []byte("100644 blob "+ok+"\there.txt\n100644 blob 1111111111111111111111111111111111111111\tmissing.txt\n"), nil, "mktree", "--missing"))
-	commit := strings.TrimSpace(run(t, dir, nil, nil, "commit-tree", tree, "-m", "m"))
-	run(t, dir, nil, nil, "update-ref", "refs/heads/main", commit)
+	mainAt(t, dir, tree)
 	tgt, err := targets.OpenLocalBare(context.Background(), dir)
 	if err != nil {
 		t.Fatal(err)
@@ -101,8 +100,7 @@ func TestPullOfABlobOverTheFileLimit(t *testing.T) {
 	big := strings.TrimSpace(run(t, dir, bytes.Repeat([]byte("x"), 1<<20), nil, "hash-object", "-w", "--stdin"))
 	small := strings.TrimSpace(run(t, dir, []byte("small\n"), nil, "hash-object", "-w", "--stdin"))
 	tree := strings.TrimSpace(run(t, dir, []byte("100644 blob "+big+"\tbig.bin\n100644 blob "+small+"\tsmall.txt\n"), nil, "mktree"))
-	commit := strings.TrimSpace(run(t, dir, nil, nil, "commit-tree", tree, "-m", "m"))
-	run(t, dir, nil, nil, "update-ref", "refs/heads/main", commit)
+	mainAt(t, dir, tree)
 	tgt, err := targets.OpenLocalBare(context.Background(), dir)
 	if err != nil {
 		t.Fatal(err)
@@ -158,8 +156,7 @@ func TestPullOfOddNames(t *testing.T) {
 	env := []string{"GIT_INDEX_FILE=" + filepath.Join(t.TempDir(), "index")}
 	run(t, dir, idx.Bytes(), env, "update-index", "--add", "-z", "--index-info")
 	tree := strings.TrimSpace(run(t, dir, nil, env, "write-tree"))
-	commit := strings.TrimSpace(run(t, dir, nil, nil, "commit-tree", tree, "-m", "m"))
-	run(t, dir, nil, nil, "update-ref", "refs/heads/main", commit)
+	mainAt(t, dir, tree)
 	tgt, err := targets.OpenLocalBare(context.Background(), dir)
 	if err != nil {
 		t.Fatal(err)
@@ -217,12 +214,7 @@ func TestLazyBlobGoneBeforeAPushElsewhere(t *testing.T) {
 	if err := os.RemoveAll(src); err != nil {
 		t.Fatal(err)
 	}
-	dst := t.TempDir()
-	run(t, dst, nil, nil, "init", "-q", "--bare", "-b", "main", ".")
-	to, err := targets.OpenLocalBare(context.Background(), dst)
-	if err != nil {
-		t.Fatal(err)
-	}
+	dst, to := emptyBare(t)
 	sb.gate = newSandbox(t, to).gate
 	_, err = sb.pushCommit(t, to, "refs/heads/main", plumbing.ZeroHash, c.ID, c.Tree)
 	// Found missing before git-receive-pack was started, not halfway
@@ -292,12 +284,7 @@ func TestLazyBaseOfASharedClone(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		dst := t.TempDir()
-		run(t, dst, nil, nil, "init", "-q", "--bare", "-b", "main", ".")
-		to, err := targets.OpenLocalBare(context.Background(), dst)
-		if err != nil {
-			t.Fatal(err)
-		}
+		dst, to := emptyBare(t)
 		sb.gate = newSandbox(t, to).gate
 		if _, err := sb.pushCommit(t, to, "refs/heads/main", plumbing.ZeroHash, c.ID, c.Tree); err != nil {
 			t.Fatal(err)
