@@ -63,34 +63,49 @@ func searchFiles(_ context.Context, s *session.Session, a searchArgs, _ Progress
 }
 
 func searchWorkspace(ws *memfs.Workspace, a searchArgs) (string, error) {
+	q, err := a.query()
+	if err != nil {
+		return "", err
+	}
+	batches, err := searchTree(ws, q.root, q.glob, newPlan(q.re), q.max)
+	if err != nil {
+		return "", err
+	}
+	return formatHits(batches, q.max), nil
+}
+
+// searchQuery is search_files's arguments checked and with their defaults.
+type searchQuery struct {
+	glob *glob.Pattern
+	re   *regexp.Regexp
+	max  int
+	root string
+}
+
+func (a searchArgs) query() (searchQuery, error) {
 	if a.Pattern == "" {
-		return "", &ToolError{Msg: "pattern is empty; give a regular expression, e.g. \"func \\\\w+Handler\""}
+		return searchQuery{}, &ToolError{Msg: "pattern is empty; give a regular expression, e.g. \"func \\\\w+Handler\""}
 	}
 	if len(a.Pattern) > 1000 {
-		return "", &ToolError{Msg: "pattern is longer than 1000 characters"}
+		return searchQuery{}, &ToolError{Msg: fmt.Sprintf("pattern is %d characters long, over the limit of 1000; search for a shorter, distinctive part of it", len(a.Pattern))}
 	}
 	g, err := compileGlob("glob", a.Glob)
 	if err != nil {
-		return "", err
+		return searchQuery{}, err
 	}
 	re, err := regexp.Compile(a.Pattern)
 	if err != nil {
-		return "", &ToolError{Msg: fmt.Sprintf("pattern is not a valid regular expression: %v", err)}
+		return searchQuery{}, &ToolError{Msg: fmt.Sprintf("pattern is not a valid regular expression: %v", err)}
 	}
-	max := a.MaxResults
-	if max <= 0 {
-		max = searchDefault
+	q := searchQuery{glob: g, re: re, max: a.MaxResults, root: a.Path}
+	if q.max <= 0 {
+		q.max = searchDefault
 	}
-	max = min(max, searchMax)
-	root := a.Path
-	if root == "" {
-		root = "."
+	q.max = min(q.max, searchMax)
+	if q.root == "" {
+		q.root = "."
 	}
-	batches, err := searchTree(ws, root, g, newPlan(re), max)
-	if err != nil {
-		return "", err
-	}
-	return formatHits(batches, max), nil
+	return q, nil
 }
 
 // searchTree searches the regular files at or below root (as the worker

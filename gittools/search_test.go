@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io/fs"
 	"math/rand/v2"
-	"regexp"
 	"regexp/syntax"
 	"runtime"
 	"strings"
@@ -20,29 +19,13 @@ import (
 // every line), kept as the reference the new search must agree with. Two
 // fixes the new search makes are made here too, each marked "fixed:".
 func refSearch(ws *memfs.Workspace, a searchArgs) (string, error) {
-	if a.Pattern == "" {
-		return "", &ToolError{Msg: "pattern is empty; give a regular expression, e.g. \"func \\\\w+Handler\""}
-	}
-	if len(a.Pattern) > 1000 {
-		return "", &ToolError{Msg: "pattern is longer than 1000 characters"}
-	}
-	g, err := compileGlob("glob", a.Glob)
+	// The arguments are checked as search_files checks them: the
+	// reference is for what is found, not for the checks.
+	q, err := a.query()
 	if err != nil {
 		return "", err
 	}
-	re, err := regexp.Compile(a.Pattern)
-	if err != nil {
-		return "", &ToolError{Msg: fmt.Sprintf("pattern is not a valid regular expression: %v", err)}
-	}
-	max := a.MaxResults
-	if max <= 0 {
-		max = searchDefault
-	}
-	max = min(max, searchMax)
-	root := a.Path
-	if root == "" {
-		root = "."
-	}
+	g, re, max, root := q.glob, q.re, q.max, q.root
 	var out []string
 	total := 0
 	err = fs.WalkDir(ws.FS(), root, func(p string, d fs.DirEntry, err error) error {

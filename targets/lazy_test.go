@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -38,6 +39,35 @@ func emptyBare(t *testing.T) (string, *targets.Local) {
 	}
 	t.Cleanup(func() { tgt.Close() })
 	return dir, tgt
+}
+
+// writeLoose writes raw (an object's header and content, as git hashes
+// them, or whatever a hostile repository holds) zlib'd as the loose object
+// id under objects, over what is there.
+func writeLoose(t *testing.T, objects, id string, raw io.Reader) {
+	t.Helper()
+	var z bytes.Buffer
+	zw, _ := zlib.NewWriterLevel(&z, zlib.BestSpeed)
+	io.Copy(zw, raw)
+	zw.Close()
+	p := filepath.Join(objects, id[:2], id[2:])
+	os.MkdirAll(filepath.Dir(p), 0o755)
+	os.Chmod(p, 0o644)
+	if err := os.WriteFile(p, z.Bytes(), 0o444); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// lenientTree writes, under objects, a tree holding blob (hex) as
+// odd.txt with the deprecated mode 100664, which git lists as 100644: the
+// listing cannot rebuild it. It returns the tree's id.
+func lenientTree(t *testing.T, objects, blob string) string {
+	t.Helper()
+	id, _ := hex.DecodeString(blob)
+	content := append([]byte("100664 odd.txt\x00"), id...)
+	tree := plumbing.ComputeHash(plumbing.TreeObject, content).String()
+	writeLoose(t, objects, tree, io.MultiReader(strings.NewReader(fmt.Sprintf("tree %d\x00", len(content))), bytes.NewReader(content)))
+	return tree
 }
 
 // pulled opens the repository at dir (bare or not) and pulls its main
@@ -139,25 +169,10 @@ func TestLazyBlobPushedElsewhere(t *testing.T) {
 func TestLazyBlobFromAHostileRepository(t *testing.T) {
 	dir := t.TempDir()
 	run(t, dir, nil, nil, "init", "-q", "-b", "main", ".")
-	if err := os.WriteFile(filepath.Join(dir, "a.txt"), []byte("good!\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "b.txt"), []byte("fine\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	run(t, dir, nil, nil, "add", ".")
-	run(t, dir, nil, nil, "-c", "user.name=x", "-c", "user.email=x@x", "commit", "-qm", "one")
+	commitFiles(t, dir, map[string]string{"a.txt": "good!\n", "b.txt": "fine\n"})
 	id := strings.TrimSpace(run(t, dir, nil, nil, "rev-parse", "HEAD:a.txt"))
 	// The same length, other bytes, under a.txt's id.
-	var z bytes.Buffer
-	zw := zlib.NewWriter(&z)
-	zw.Write([]byte("blob 6\x00EVIL!\n"))
-	zw.Close()
-	obj := filepath.Join(dir, ".git", "objects", id[:2], id[2:])
-	os.Chmod(obj, 0o644)
-	if err := os.WriteFile(obj, z.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeLoose(t, filepath.Join(dir, ".git", "objects"), id, strings.NewReader("blob 6\x00EVIL!\n"))
 	sb := pulled(t, dir, false)
 	_, err := sb.ws.ReadFile("a.txt")
 	if !errors.Is(err, memfs.ErrUnavailable) || !strings.Contains(err.Error(), "does not hash to its id") {
@@ -183,20 +198,7 @@ func TestPullOfATreeGitListsLeniently(t *testing.T) {
 	dir := t.TempDir()
 	run(t, dir, nil, nil, "init", "-q", "--bare", "-b", "main", ".")
 	blob := strings.TrimSpace(run(t, dir, []byte("odd mode\n"), nil, "hash-object", "-w", "--stdin"))
-	id, _ := hex.DecodeString(blob)
-	content := append([]byte("100664 odd.txt\x00"), id...)
-	var z bytes.Buffer
-	zw := zlib.NewWriter(&z)
-	fmt.Fprintf(zw, "tree %d\x00", len(content))
-	zw.Write(content)
-	zw.Close()
-	tree := plumbing.ComputeHash(plumbing.TreeObject, content).String()
-	if err := os.MkdirAll(filepath.Join(dir, "objects", tree[:2]), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "objects", tree[:2], tree[2:]), z.Bytes(), 0o444); err != nil {
-		t.Fatal(err)
-	}
+	tree := lenientTree(t, filepath.Join(dir, "objects"), blob)
 	mainAt(t, dir, tree)
 	sb := pulled(t, dir, true)
 	if !sb.store.Holds(plumbing.NewHash(tree)) {

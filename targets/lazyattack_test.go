@@ -2,24 +2,47 @@ package targets_test
 
 import (
 	"bytes"
-	"compress/zlib"
 	"context"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/airlock-dev/airlock/memfs"
-	"github.com/airlock-dev/airlock/staging"
-	"github.com/go-git/go-git/v5/plumbing"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
 
+	"github.com/airlock-dev/airlock/memfs"
+	"github.com/airlock-dev/airlock/staging"
+	"github.com/go-git/go-git/v5/plumbing"
+
 	"github.com/airlock-dev/airlock/targets"
 )
 
 // commitFiles writes files into the working tree of dir and commits them.
+// trySeed pulls the main branch of the bare repository dir into a new
+// sandbox, returning what the pull refused and its error.
+func trySeed(t *testing.T, dir string) (*sandbox, []memfs.Refused, error) {
+	t.Helper()
+	tgt, err := targets.OpenLocalBare(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tgt.Close() })
+	sb := newSandbox(t, tgt)
+	head, err := tgt.Fetch(context.Background(), "refs/heads/main", nil, sb.store)
+	if err != nil {
+		return sb, nil, err
+	}
+	refused, err := sb.area.SeedFrom(head, nil)
+	return sb, refused, err
+}
+
+// zeroReader reads zeros without end.
+type zeroReader struct{}
+
+func (zeroReader) Read(p []byte) (int, error) { clear(p); return len(p), nil }
+
 func commitFiles(t *testing.T, dir string, files map[string]string) {
 	t.Helper()
 	writeFiles(t, dir, files)
@@ -40,13 +63,7 @@ func TestLazyBaseSurvivesGCOfItsRepository(t *testing.T) {
 		files[fmt.Sprintf("f%d.txt", i)] = strings.Repeat(fmt.Sprintf("file %d\n", i), 20)
 	}
 	commitFiles(t, dir, files)
-	tgt, err := targets.OpenLocal(context.Background(), dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tgt.Close()
-	sb := newSandbox(t, tgt)
-	sb.pull(t, tgt, "refs/heads/main")
+	sb := pulled(t, dir, false)
 	read := func(p string) {
 		t.Helper()
 		got, err := sb.ws.ReadFile(p)
@@ -77,16 +94,7 @@ func TestPullOfATreeWithAMissingBlob(t *testing.T) {
 	ok := strings.TrimSpace(run(t, dir, []byte("here\n"), nil, "hash-object", "-w", "--stdin"))
 	tree := strings.TrimSpace(run(t, dir, []byte("100644 blob "+ok+"\there.txt\n100644 blob 1111111111111111111111111111111111111111\tmissing.txt\n"), nil, "mktree", "--missing"))
 	mainAt(t, dir, tree)
-	tgt, err := targets.OpenLocalBare(context.Background(), dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tgt.Close()
-	sb := newSandbox(t, tgt)
-	head, err := tgt.Fetch(context.Background(), "refs/heads/main", nil, sb.store)
-	if err == nil {
-		_, err = sb.area.SeedFrom(head, nil)
-	}
+	_, _, err := trySeed(t, dir)
 	if err == nil || !strings.Contains(err.Error(), "1111111") {
 		t.Fatalf("pull of a tree with a missing blob: %v", err)
 	}
@@ -157,17 +165,7 @@ func TestPullOfOddNames(t *testing.T) {
 	run(t, dir, idx.Bytes(), env, "update-index", "--add", "-z", "--index-info")
 	tree := strings.TrimSpace(run(t, dir, nil, env, "write-tree"))
 	mainAt(t, dir, tree)
-	tgt, err := targets.OpenLocalBare(context.Background(), dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tgt.Close()
-	sb := newSandbox(t, tgt)
-	head, err := tgt.Fetch(context.Background(), "refs/heads/main", nil, sb.store)
-	if err != nil {
-		t.Fatal(err)
-	}
-	refused, err := sb.area.SeedFrom(head, nil)
+	sb, refused, err := trySeed(t, dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,13 +195,7 @@ func TestLazyBlobGoneBeforeAPushElsewhere(t *testing.T) {
 	src := filepath.Join(t.TempDir(), "src")
 	run(t, filepath.Dir(src), nil, nil, "init", "-q", "-b", "main", src)
 	commitFiles(t, src, map[string]string{"a.txt": "a\n", "b.txt": "b\n"})
-	from, err := targets.OpenLocal(context.Background(), src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer from.Close()
-	sb := newSandbox(t, from)
-	sb.pull(t, from, "refs/heads/main")
+	sb := pulled(t, src, false)
 	if err := sb.ws.Rename("b.txt", "moved.txt"); err != nil {
 		t.Fatal(err)
 	}
@@ -241,18 +233,7 @@ func TestLazyBaseOfASharedClone(t *testing.T) {
 	commitFiles(t, src, map[string]string{"a.txt": "a\n", "b/c.txt": "c\n"})
 	// A tree with a deprecated mode, which makes the pull copy trees.
 	blob := strings.TrimSpace(run(t, src, []byte("odd mode\n"), nil, "hash-object", "-w", "--stdin"))
-	id, _ := hex.DecodeString(blob)
-	content := append([]byte("100664 odd.txt\x00"), id...)
-	var z bytes.Buffer
-	zw := zlib.NewWriter(&z)
-	fmt.Fprintf(zw, "tree %d\x00", len(content))
-	zw.Write(content)
-	zw.Close()
-	tree := plumbing.ComputeHash(plumbing.TreeObject, content).String()
-	os.MkdirAll(filepath.Join(src, ".git", "objects", tree[:2]), 0o755)
-	if err := os.WriteFile(filepath.Join(src, ".git", "objects", tree[:2], tree[2:]), z.Bytes(), 0o444); err != nil {
-		t.Fatal(err)
-	}
+	tree := lenientTree(t, filepath.Join(src, ".git", "objects"), blob)
 	odd := strings.TrimSpace(run(t, src, nil, nil, "commit-tree", tree, "-m", "odd"))
 	run(t, src, nil, nil, "update-ref", "refs/heads/odd", odd)
 	clone := filepath.Join(t.TempDir(), "clone")
@@ -303,29 +284,12 @@ func TestLazyLooseObjectLargerThanItsHeader(t *testing.T) {
 	run(t, dir, nil, nil, "init", "-q", "-b", "main", ".")
 	commitFiles(t, dir, map[string]string{"a.txt": "good!\n", "b.txt": "fine\n"})
 	id := strings.TrimSpace(run(t, dir, nil, nil, "rev-parse", "HEAD:a.txt"))
-	tgt, err := targets.OpenLocal(context.Background(), dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tgt.Close()
-	sb := newSandbox(t, tgt)
-	sb.pull(t, tgt, "refs/heads/main")
-	var z bytes.Buffer
-	zw, _ := zlib.NewWriterLevel(&z, zlib.BestSpeed)
-	zw.Write([]byte("blob 6\x00good!\n"))
-	zero := make([]byte, 1<<20)
-	for i := 0; i < 128; i++ {
-		zw.Write(zero)
-	}
-	zw.Close()
-	obj := filepath.Join(dir, ".git", "objects", id[:2], id[2:])
-	os.Chmod(obj, 0o644)
-	if err := os.WriteFile(obj, z.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	sb := pulled(t, dir, false)
+	// Zeros: they inflate from next to nothing.
+	writeLoose(t, filepath.Join(dir, ".git", "objects"), id, io.MultiReader(strings.NewReader("blob 6\x00good!\n"), io.LimitReader(zeroReader{}, 128<<20)))
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	_, err = sb.ws.ReadFile("a.txt")
+	_, err := sb.ws.ReadFile("a.txt")
 	runtime.ReadMemStats(&after)
 	if !errors.Is(err, memfs.ErrUnavailable) {
 		t.Fatalf("reading a bomb: %v", err)
@@ -385,16 +349,9 @@ func TestLazyLooseObjectWithAHugeHeader(t *testing.T) {
 		}
 		sb := newSandbox(t, tgt)
 		sb.pull(t, tgt, "refs/heads/main")
-		var z bytes.Buffer
-		zw := zlib.NewWriter(&z)
-		zw.Write([]byte("blob 1099511627776\x00good!\n"))
-		zw.Close()
 		obj := filepath.Join(dir, ".git", "objects", id[:2], id[2:])
 		good, _ := os.ReadFile(obj)
-		os.Chmod(obj, 0o644)
-		if err := os.WriteFile(obj, z.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		writeLoose(t, filepath.Join(dir, ".git", "objects"), id, strings.NewReader("blob 1099511627776\x00good!\n"))
 		if resumed {
 			// As a resumed session reads it: a source that listed nothing.
 			src, err := targets.OpenSource(context.Background(), tgt.ID())
