@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -72,6 +73,16 @@ type File struct {
 	mu     sync.Mutex
 	off    int64
 	closed bool
+
+	// loaded is the content of the lazy version last read through this
+	// handle: reading a file in chunks loads it once, not once a chunk
+	// (the store's cache may not hold a large one between reads).
+	loaded atomic.Pointer[loadedContent]
+}
+
+type loadedContent struct {
+	n    *node
+	data []byte
 }
 
 // Name returns the name the file was opened with.
@@ -131,9 +142,16 @@ func (f *File) readAt(p []byte, off int64, op string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	data, err := n.content(op, f.name)
-	if err != nil {
-		return 0, err
+	var data []byte
+	if l := f.loaded.Load(); l != nil && l.n == n {
+		data = l.data
+	} else {
+		if data, err = n.content(op, f.name); err != nil {
+			return 0, err
+		}
+		if n.lz != nil {
+			f.loaded.Store(&loadedContent{n: n, data: data})
+		}
 	}
 	if off >= int64(len(data)) {
 		return 0, io.EOF
@@ -332,6 +350,7 @@ func (f *File) Close() error {
 		return pathErr("close", f.name, fs.ErrClosed)
 	}
 	f.closed = true
+	f.loaded.Store(nil)
 	return nil
 }
 

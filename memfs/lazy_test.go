@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"io/fs"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -230,5 +231,36 @@ func TestLazyDeltaApply(t *testing.T) {
 	e, _ := in[0].Lookup("d/b.txt")
 	if data, err := e.Content(); err != nil || string(data) != "beta\n" {
 		t.Fatalf("rebuilt: %q %v", data, err)
+	}
+}
+
+// A lazy file read through a handle in small chunks is loaded once, not
+// once a chunk; a new version (a write) is read as itself.
+func TestLazyFileReadInChunksLoadsOnce(t *testing.T) {
+	content := strings.Repeat("chunked\n", 512)
+	b, ids := newBlobs(content)
+	w := lazySeed(t, b, ids, map[string]string{"big.txt": content})
+	f, err := w.OpenFile("big.txt", os.O_RDWR, 0)
+	must(t, err)
+	defer f.Close()
+	var got []byte
+	buf := make([]byte, 7)
+	for {
+		n, err := f.Read(buf)
+		got = append(got, buf[:n]...)
+		if err == io.EOF {
+			break
+		}
+		must(t, err)
+	}
+	if string(got) != content || b.total() != 1 {
+		t.Fatalf("read %d bytes (want %d) with %d loads", len(got), len(content), b.total())
+	}
+	if _, err := f.WriteAt([]byte("CHUNKED"), 0); err != nil {
+		t.Fatal(err)
+	}
+	head := make([]byte, 8)
+	if _, err := f.ReadAt(head, 0); err != nil || string(head) != "CHUNKED\n" {
+		t.Fatalf("after a write: %q %v", head, err)
 	}
 }

@@ -210,7 +210,9 @@ func attachSources(ctx context.Context, store *staging.Store, keys []string) []s
 	for i := len(keys) - 1; i >= 0; i-- {
 		src, err := targets.OpenSourceWith(ctx, keys[i], githubOptions())
 		if err != nil {
-			notes = append(notes, fmt.Sprintf("Files of the base not read yet cannot be read now (%v); git_pull them again.", err))
+			// Said to the operator (stderr) and the worker (the
+			// instructions): each has a way out.
+			notes = append(notes, fmt.Sprintf("Files of the base not read before the restart cannot be read now (%v): restore that repository and restart airlock serve, or git_pull the files from a target that has them.", err))
 			continue
 		}
 		store.AddSource(keys[i], src)

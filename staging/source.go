@@ -76,15 +76,6 @@ func (s *Store) AddSource(key string, src BlobSource) {
 		}
 	}
 	x.keys, x.srcs = keys, srcs
-	if x.cache == nil {
-		x.cache = map[plumbing.Hash]*list.Element{}
-		// The cache may hold as much as half the store's own limit: it
-		// is memory the session spends, but never more than that, and
-		// never what the quotas count (they count a lazy file by its
-		// size, loaded or not).
-		x.cap = s.limit / 2
-		x.limit = s.limit
-	}
 }
 
 // Sources lists the keys of the store's blob sources, newest first.
@@ -97,19 +88,7 @@ func (s *Store) Sources() []string {
 // LoadBlob returns the content of blob id: the store's own, or read
 // through a source (and cached). It implements memfs.Loader: lazy files
 // of a workspace read their content through the session's store.
-func (s *Store) LoadBlob(id [20]byte) ([]byte, error) {
-	h := plumbing.Hash(id)
-	s.mu.RLock()
-	o, ok := s.objs[h]
-	s.mu.RUnlock()
-	if ok {
-		if o.Type() != plumbing.BlobObject {
-			return nil, fmt.Errorf("object %s is a %s, not a blob", h, o.Type())
-		}
-		return ObjectBytes(o)
-	}
-	return s.src.read(h)
-}
+func (s *Store) LoadBlob(id [20]byte) ([]byte, error) { return s.ReadBlob(plumbing.Hash(id)) }
 
 var (
 	_ memfs.Loader     = (*Store)(nil)

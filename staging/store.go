@@ -2,6 +2,7 @@ package staging
 
 import (
 	"bytes"
+	"container/list"
 	"errors"
 	"fmt"
 	"io"
@@ -40,7 +41,12 @@ func NewStore(limit int64) *Store {
 	if limit <= 0 {
 		limit = DefaultStoreLimit
 	}
-	return &Store{objs: make(map[plumbing.Hash]plumbing.EncodedObject), limit: limit}
+	// The cache of blobs read through sources may hold as much as half
+	// the store's own limit: memory the session spends, but never more
+	// than that, and never what the quotas count (they count a lazy file
+	// by its size, loaded or not).
+	return &Store{objs: make(map[plumbing.Hash]plumbing.EncodedObject), limit: limit,
+		src: sources{cache: map[plumbing.Hash]*list.Element{}, cap: limit / 2, limit: limit}}
 }
 
 // NewEncodedObject returns an empty object to fill and store.
@@ -86,7 +92,7 @@ func (s *Store) Room(size int64) error {
 
 // PutBlob stores data as a blob without copying it. data must never change.
 func (s *Store) PutBlob(data []byte) (plumbing.Hash, error) {
-	return s.SetEncodedObject(&rawObject{t: plumbing.BlobObject, h: plumbing.ComputeHash(plumbing.BlobObject, data), data: data})
+	return s.putBlobID([20]byte{}, data)
 }
 
 // putBlobID is PutBlob for data whose blob id the caller knows (zero:
@@ -210,20 +216,18 @@ func (s *Store) Len() int {
 
 // ReadBlob returns a blob's content. For blobs put with PutBlob it is the
 // shared bytes themselves, which must not be modified.
+//
+// A blob the store does not hold is read through its sources (and cached
+// there); their error, not merely "not found", says why one cannot be.
 func (s *Store) ReadBlob(h plumbing.Hash) ([]byte, error) {
-	o, err := s.EncodedObject(plumbing.BlobObject, h)
-	if err != nil {
-		return nil, fmt.Errorf("blob %s: %w", h, err)
+	o, ok := s.held(h)
+	if !ok {
+		return s.src.read(h)
 	}
-	if b, ok := o.(*rawObject); ok {
-		return b.data, nil
+	if o.Type() != plumbing.BlobObject {
+		return nil, fmt.Errorf("blob %s: %w (it is a %s)", h, plumbing.ErrObjectNotFound, o.Type())
 	}
-	r, err := o.Reader()
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
-	return io.ReadAll(r)
+	return ObjectBytes(o)
 }
 
 // rawObject is a read-only object over shared bytes: blobs put with

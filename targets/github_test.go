@@ -74,6 +74,18 @@ func emulated(t *testing.T, opt targets.GitHubOptions) (*targets.GitHub, *github
 // detector, where the local targets' take seconds.
 var longTests = os.Getenv("AIRLOCK_LONG_TESTS") != ""
 
+// runsOf is how many times a fault test repeats: short with -short, long
+// under AIRLOCK_LONG_TESTS, def otherwise.
+func runsOf(def, long, short int) int {
+	switch {
+	case testing.Short():
+		return short
+	case longTests:
+		return long
+	}
+	return def
+}
+
 func TestGitHubEmulated(t *testing.T) {
 	targettest.Run(t, targettest.Harness{Short: !longTests, New: func(t *testing.T) (targets.Target, targettest.Inspector) {
 		tgt, _, insp, _ := emulated(t, targets.GitHubOptions{})

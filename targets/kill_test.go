@@ -32,13 +32,7 @@ func TestPushSurvivesSIGKILL(t *testing.T) {
 	// A few kills by default keep the README's test command within Go's
 	// default timeout on two cores; CI sets AIRLOCK_LONG_TESTS for the
 	// full run of fifty of each kind.
-	runs := 6
-	if os.Getenv("AIRLOCK_LONG_TESTS") != "" {
-		runs = 50
-	}
-	if testing.Short() {
-		runs = 3
-	}
+	runs := runsOf(6, 50, 3)
 	for _, kind := range []string{"bare", "worktree"} {
 		t.Run(kind, func(t *testing.T) {
 			template := t.TempDir()

@@ -185,10 +185,6 @@ func (l *Local) Fetch(ctx context.Context, ref string, paths []string, store *st
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}
-	// Packfiles stay open for the whole fetch: go-git otherwise reopens a
-	// pack for every object it reads from it.
-	objects := objectStorage(common)
-	defer objects.Close()
 	head, err := l.Head(ctx, ref)
 	if err != nil {
 		return plumbing.ZeroHash, err
@@ -202,7 +198,12 @@ func (l *Local) Fetch(ctx context.Context, ref string, paths []string, store *st
 		return plumbing.ZeroHash, err
 	}
 	if !ok {
-		if err := copyCommit(ctx, objects, head, paths, false, store); err != nil {
+		// Packfiles stay open for the whole copy: go-git otherwise
+		// reopens a pack for every object it reads from it.
+		objects := objectStorage(common)
+		err := copyCommit(ctx, objects, head, paths, false, store)
+		objects.Close()
+		if err != nil {
 			return plumbing.ZeroHash, err
 		}
 	}

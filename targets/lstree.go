@@ -37,10 +37,11 @@ func (l *Local) listTree(ctx context.Context, head plumbing.Hash, store *staging
 	if err != nil {
 		return false, nil
 	}
-	if h, err := store.PutRaw(plumbing.CommitObject, raw); err != nil {
-		return false, err
-	} else if h != head {
+	if plumbing.ComputeHash(plumbing.CommitObject, raw) != head {
 		return false, nil
+	}
+	if _, err := store.PutRaw(plumbing.CommitObject, raw); err != nil {
+		return false, err
 	}
 	c, err := object.GetCommit(store, head)
 	if err != nil {

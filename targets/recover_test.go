@@ -350,13 +350,7 @@ func TestRecoveryAfterSIGKILLKeepsEdits(t *testing.T) {
 	if os.Getenv("AIRLOCK_KILL_CHILD") != "" {
 		t.Skip("child")
 	}
-	runs := 5
-	if os.Getenv("AIRLOCK_LONG_TESTS") != "" {
-		runs = 30
-	}
-	if testing.Short() {
-		runs = 2
-	}
+	runs := runsOf(5, 30, 2)
 	template := t.TempDir()
 	run(t, template, nil, nil, "init", "-q", "-b", "main", ".")
 	files := map[string]string{}

@@ -24,6 +24,7 @@ import (
 	"github.com/airlock-dev/airlock/approval/broker"
 	"github.com/airlock-dev/airlock/approval/ledger"
 	"github.com/airlock-dev/airlock/gittools"
+	"github.com/airlock-dev/airlock/internal/termsafe"
 	"github.com/airlock-dev/airlock/memfs"
 	"github.com/airlock-dev/airlock/sandbox"
 	"github.com/airlock-dev/airlock/session"
@@ -278,7 +279,8 @@ func openSession(ctx context.Context, w *session.Worker, workerFile string, opts
 			fmt.Fprintf(stderr, "airlock serve: resumed session %s from %s: %d file(s) changed, %d staged commit(s), %d checkpoint(s), %d push(es) waiting for review\n",
 				dir.ID, dir.Path, len(rec.Changed), len(rec.Staged), len(rec.Checkpoints), len(rec.Waiting))
 			for _, e := range rec.Ended {
-				fmt.Fprintf(stderr, "airlock serve: %s\n", e)
+				// Outcomes and errors carry git's and the target's words.
+				fmt.Fprintf(stderr, "airlock serve: %s\n", termsafe.Line(e))
 			}
 			return sess, nil
 		}
@@ -286,7 +288,7 @@ func openSession(ctx context.Context, w *session.Worker, workerFile string, opts
 		if resumeID != "" {
 			return nil, err
 		}
-		fmt.Fprintf(stderr, "airlock serve: could not resume session %s (%v); it stays for airlock sessions, and a new one starts\n", dir.ID, err)
+		fmt.Fprintf(stderr, "airlock serve: could not resume session %s (%s); it stays for airlock sessions, and a new one starts\n", dir.ID, termsafe.Line(err.Error()))
 	}
 	if dir, err = session.CreateStateDir(root, session.Meta{Worker: w.Name, WorkerKey: key, WorkerFile: file}); err != nil {
 		return nil, err
