@@ -202,19 +202,8 @@ func newCrashRig(t *testing.T, seed uint64, auto bool) *crashRig {
 		"docs/guide.md":   "line guide t3\nline guide t4\nline guide t5\n",
 		"deep/a/b/f1.txt": "line deep t6\n",
 	}
-	for p, c := range files {
-		full := filepath.Join(src, filepath.FromSlash(p))
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(full, []byte(c), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
 	r.token = 10
-	mustGit(t, r.env, src, "init", "-q", "-b", "main")
-	mustGit(t, r.env, src, "add", "-A")
-	mustGit(t, r.env, src, "commit", "-qm", "Initial commit")
+	initRepo(t, r.env, src, files)
 	r.bare = filepath.Join(r.root, "target.git")
 	r.refBare = filepath.Join(r.root, "reference.git")
 	mustGit(t, r.env, r.root, "clone", "-q", "--bare", src, r.bare)

@@ -120,6 +120,24 @@ func gitOut(t testing.TB, env []string, dir string, args ...string) (string, err
 	return string(out), nil
 }
 
+// initRepo makes a repository at dir whose main branch has one commit of
+// files (path: content).
+func initRepo(t testing.TB, env []string, dir string, files map[string]string) {
+	t.Helper()
+	for p, c := range files {
+		full := filepath.Join(dir, filepath.FromSlash(p))
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mustGit(t, env, dir, "init", "-q", "-b", "main")
+	mustGit(t, env, dir, "add", "-A")
+	mustGit(t, env, dir, "commit", "-qm", "Initial commit")
+}
+
 func mustGit(t testing.TB, env []string, dir string, args ...string) string {
 	t.Helper()
 	out, err := gitOut(t, env, dir, args...)
@@ -353,18 +371,7 @@ func TestEndToEnd(t *testing.T) {
 		"reports/.gitkeep":  "",
 		"docs/nested/a.txt": "a\n",
 	}
-	for p, c := range files {
-		full := filepath.Join(repo, filepath.FromSlash(p))
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(full, []byte(c), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	mustGit(t, env, repo, "init", "-q", "-b", "main")
-	mustGit(t, env, repo, "add", "-A")
-	mustGit(t, env, repo, "commit", "-qm", "Initial commit")
+	initRepo(t, env, repo, files)
 	mustGit(t, env, repo, "branch", "agent")
 	initial := strings.TrimSpace(mustGit(t, env, repo, "rev-parse", "main"))
 
