@@ -278,3 +278,39 @@ func TestLedgerAnchor(t *testing.T) {
 		t.Errorf("opening an emptied ledger: %v", err)
 	}
 }
+
+// Two crashes in a row, each between a record and its anchor, still leave
+// a ledger that verifies: an append first brings a lagging anchor up to
+// the head, so there is never more than one unanchored record.
+func TestLedgerCrashesBeforeAnchorTwice(t *testing.T) {
+	l := approvaltest.NewLedger(t)
+	appendN(t, l, 3)
+	crashAppend := func(i int) {
+		t.Helper()
+		reset := ledger.SetHookBeforeAnchor(func() { panic("crash") })
+		defer reset()
+		defer func() {
+			if recover() == nil {
+				t.Fatalf("append %d did not reach its anchor", i)
+			}
+		}()
+		l.Append(ledger.KindRequest, map[string]int{"crash": i})
+	}
+	for i := range 3 {
+		crashAppend(i)
+		if rep := verify(t, l.Path()); !rep.OK() || rep.Records != 4+i {
+			t.Fatalf("after crash %d: %d records, %+v", i+1, rep.Records, rep.Broken)
+		}
+		a, _, _ := ledger.ReadAnchor(l.Path())
+		if a.Seq != uint64(3+i) {
+			t.Fatalf("after crash %d the anchor says %d; want %d", i+1, a.Seq, 3+i)
+		}
+	}
+	appendN(t, l, 1)
+	if a, _, _ := ledger.ReadAnchor(l.Path()); a.Seq != 7 {
+		t.Fatalf("after a whole append the anchor says %d; want 7", a.Seq)
+	}
+	if rep := verify(t, l.Path()); !rep.OK() || rep.Records != 7 {
+		t.Fatalf("at the end: %d records, %+v", rep.Records, rep.Broken)
+	}
+}
