@@ -16,6 +16,11 @@ type Request struct {
 	ID     string    `json:"id"`     // assigned by the Gate
 	Time   time.Time `json:"time"`   // when it was submitted
 	Worker string    `json:"worker"` // who asks
+	// Session is the sandbox that asks (a server may hold several), and
+	// Repo the repository of a multi-repository session the push is
+	// from ("" for a session of one repository).
+	Session string `json:"session,omitempty"`
+	Repo    string `json:"repo,omitempty"`
 	// Kind is KindPush ("", the default) or KindNetwork.
 	Kind string `json:"kind,omitempty"`
 	// Command, Dir and Reason describe a network request: the command

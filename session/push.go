@@ -567,7 +567,7 @@ func (s *Session) request(ctx context.Context, spec *TargetSpec, t targets.Targe
 		oldTree = bc.TreeHash
 	}
 	req := &approval.Request{
-		Worker: s.w.Name, Target: t.ID(), Describe: t.Describe(), Ref: ref,
+		Worker: s.w.Name, Session: s.id, Target: t.ID(), Describe: t.Describe(), Ref: ref,
 		NewRef: head.IsZero(), Old: head, New: c.ID, Tree: c.Tree,
 	}
 	if db, ok := t.(targets.DefaultBrancher); ok {

@@ -300,7 +300,7 @@ func (s *Session) askNetwork(ctx context.Context, r *runner, key, command, dir, 
 			shown = key
 		}
 		var err error
-		tk, err = s.gate.Submit(&approval.Request{Kind: approval.KindNetwork, Worker: s.w.Name,
+		tk, err = s.gate.Submit(&approval.Request{Kind: approval.KindNetwork, Worker: s.w.Name, Session: s.id,
 			Command: shown, Dir: dir, Reason: reason}, nil)
 		if err != nil {
 			return "", err

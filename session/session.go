@@ -87,6 +87,7 @@ const DefaultPushWait = 2 * time.Minute
 // (gittools) only decodes arguments and words answers; every change to
 // this state goes through a method here. It is safe for concurrent use.
 type Session struct {
+	id    string // the state directory's id, or a random one in memory
 	w     *Worker
 	ws    *memfs.Workspace
 	store *staging.Store
@@ -172,7 +173,11 @@ func newSession(w *Worker, opts Options) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Session{w: w, ws: ws, store: store, area: area, gate: opts.Gate, opts: opts,
+	id := "mem-" + randomHex(6)
+	if opts.State != nil {
+		id = opts.State.ID
+	}
+	s := &Session{id: id, w: w, ws: ws, store: store, area: area, gate: opts.Gate, opts: opts,
 		opened: map[string]targets.Target{}, pushes: map[string]*push{}, byCommit: map[pushKey]*push{},
 		published: map[plumbing.Hash]string{}, cps: map[string]cpBase{}}
 	if opts.Run != nil {
@@ -180,6 +185,10 @@ func newSession(w *Worker, opts Options) (*Session, error) {
 	}
 	return s, nil
 }
+
+// ID names the session: its state directory's id when it is durable
+// (airlock sessions list shows it), else one made up in memory.
+func (s *Session) ID() string { return s.id }
 
 // Worker returns the session's worker configuration.
 func (s *Session) Worker() *Worker { return s.w }

@@ -63,15 +63,20 @@ var ErrSessionBusy = errors.New("the session is open in another airlock serve")
 // ErrNoSession: no session has that id.
 var ErrNoSession = errors.New("no such session")
 
+// randomHex is n random bytes in hex.
+func randomHex(n int) string {
+	b := make([]byte, n)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
 // CreateStateDir makes a new session's directory under root and locks it.
 func CreateStateDir(root string, meta Meta) (*StateDir, error) {
 	if err := os.MkdirAll(root, 0o700); err != nil {
 		return nil, err
 	}
-	var b [4]byte
-	rand.Read(b[:])
 	meta.Created = time.Now().UTC()
-	meta.ID = meta.Created.Format("20060102-150405") + "-" + hex.EncodeToString(b[:])
+	meta.ID = meta.Created.Format("20060102-150405") + "-" + randomHex(4)
 	dir := filepath.Join(root, meta.ID)
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		return nil, err
