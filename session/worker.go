@@ -26,14 +26,64 @@ type Worker struct {
 	Author       Person
 	Instructions string // the Markdown body
 
+	// The repository of a single-repository worker (the git key): where
+	// pushes go by default, further named targets, and what to pull at
+	// start. All nil for a multi-repository worker.
 	DefaultTarget *TargetSpec
 	Targets       map[string]*TargetSpec // further named targets
 	AutoPull      []PullSpec
+	// Repos are a multi-repository worker's repositories (the repos key),
+	// by name; each appears in the workspace under its name. Nil for a
+	// single-repository worker.
+	Repos []*RepoConfig
 
 	Deny   []string     // added to memfs.DefaultDenyPatterns
 	Limits memfs.Limits // zero fields: defaults
 
 	File string // where it was read from; "" for the built-in default
+}
+
+// RepoConfig is one repository of a worker: the keys a single-repository
+// worker has under git.
+type RepoConfig struct {
+	// Name is the repository's name, and the directory it appears under
+	// in the workspace; "" for a single-repository worker's, which is the
+	// whole workspace.
+	Name          string
+	DefaultTarget *TargetSpec
+	Targets       map[string]*TargetSpec
+	AutoPull      []PullSpec
+}
+
+// RepoList returns the worker's repositories: its Repos, or the one
+// repository of a single-repository worker, named "".
+func (w *Worker) RepoList() []*RepoConfig {
+	if len(w.Repos) > 0 {
+		return w.Repos
+	}
+	return []*RepoConfig{{DefaultTarget: w.DefaultTarget, Targets: w.Targets, AutoPull: w.AutoPull}}
+}
+
+// RepoNames lists a multi-repository worker's repositories; nil for one
+// of a single repository.
+func (w *Worker) RepoNames() []string {
+	var out []string
+	for _, r := range w.Repos {
+		out = append(out, r.Name)
+	}
+	return out
+}
+
+// Describe says where the worker pushes by default, for the operator.
+func (w *Worker) Describe() string {
+	if len(w.Repos) == 0 {
+		return w.DefaultTarget.String()
+	}
+	var parts []string
+	for _, r := range w.Repos {
+		parts = append(parts, r.Name+"/ to "+r.DefaultTarget.String())
+	}
+	return strings.Join(parts, ", ")
 }
 
 // Person is a commit author.
@@ -235,7 +285,7 @@ func (p *parser) str(n *yaml.Node, key string) (string, error) {
 var nameRe = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,63}$`)
 
 func (p *parser) worker(n *yaml.Node, w *Worker) error {
-	f, err := p.fields(n, "", "name", "description", "author", "git", "sandbox")
+	f, err := p.fields(n, "", "name", "description", "author", "git", "repos", "sandbox")
 	if err != nil {
 		return err
 	}
@@ -261,11 +311,22 @@ func (p *parser) worker(n *yaml.Node, w *Worker) error {
 		}
 	}
 	g, ok := f["git"]
-	if !ok {
-		return p.errAt(n, "git", "missing; say where pushes go, e.g. git: { default_target: { type: local, path: . } }")
-	}
-	if err := p.git(g[1], w); err != nil {
-		return err
+	r, multi := f["repos"]
+	switch {
+	case ok && multi:
+		return p.errAt(r[0], "repos", "a worker has either git (one repository) or repos (several), not both; move git's keys under a name in repos")
+	case multi:
+		if err := p.repos(r[1], w); err != nil {
+			return err
+		}
+	case !ok:
+		return p.errAt(n, "git", "missing; say where pushes go, e.g. git: { default_target: { type: local, path: . } }, or name several repositories under repos")
+	default:
+		rc, err := p.git(g[1], "git")
+		if err != nil {
+			return err
+		}
+		w.DefaultTarget, w.Targets, w.AutoPull = rc.DefaultTarget, rc.Targets, rc.AutoPull
 	}
 	if s, ok := f["sandbox"]; ok {
 		if err := p.sandbox(s[1], w); err != nil {
@@ -302,36 +363,78 @@ func (p *parser) person(n *yaml.Node, key string) (Person, error) {
 	return out, nil
 }
 
-func (p *parser) git(n *yaml.Node, w *Worker) error {
-	f, err := p.fields(n, "git", "default_target", "targets", "auto_pull")
+// maxRepos bounds a worker's repositories.
+const maxRepos = 64
+
+// repos reads the repos mapping: names to what git holds for one
+// repository.
+func (p *parser) repos(n *yaml.Node, w *Worker) error {
+	if n.Kind != yaml.MappingNode {
+		return p.errAt(n, "repos", "must be a mapping of repository names to { default_target, targets, auto_pull }, not %s", kindName(n))
+	}
+	if len(n.Content) == 0 {
+		return p.errAt(n, "repos", "names no repository; give at least one, e.g. repos: { api: { default_target: { type: local, path: ./api } } }")
+	}
+	if len(n.Content)/2 > maxRepos {
+		return p.errAt(n, "repos", "names %d repositories; at most %d", len(n.Content)/2, maxRepos)
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		key := "repos." + k.Value
+		if !nameRe.MatchString(k.Value) || k.Value == "default" {
+			return p.errAt(k, key, "%q is not a repository name: use lowercase letters, digits, \".\", \"_\" and \"-\" (it is also the repository's directory in the workspace)", k.Value)
+		}
+		if _, err := memfs.CheckPath(k.Value); err != nil {
+			return p.errAt(k, key, "%q cannot be a directory of the workspace: %v", k.Value, err)
+		}
+		for _, r := range w.Repos {
+			if r.Name == k.Value {
+				return p.errAt(k, key, "given twice")
+			}
+		}
+		rc, err := p.git(v, key)
+		if err != nil {
+			return err
+		}
+		rc.Name = k.Value
+		w.Repos = append(w.Repos, rc)
+	}
+	sort.Slice(w.Repos, func(i, j int) bool { return w.Repos[i].Name < w.Repos[j].Name })
+	return nil
+}
+
+// git reads one repository's keys, under prefix (git, or repos.NAME).
+func (p *parser) git(n *yaml.Node, prefix string) (*RepoConfig, error) {
+	f, err := p.fields(n, prefix, "default_target", "targets", "auto_pull")
 	if err != nil {
-		return err
+		return nil, err
 	}
 	d, ok := f["default_target"]
 	if !ok {
-		return p.errAt(n, "git.default_target", "missing; say where git_push goes by default, e.g. { type: local, path: ., branch: reports }")
+		return nil, p.errAt(n, prefix+".default_target", "missing; say where git_push goes by default, e.g. { type: local, path: ., branch: reports }")
 	}
-	if w.DefaultTarget, err = p.target(d[1], "git.default_target"); err != nil {
-		return err
+	w := &RepoConfig{}
+	if w.DefaultTarget, err = p.target(d[1], prefix+".default_target"); err != nil {
+		return nil, err
 	}
 	w.Targets = map[string]*TargetSpec{}
 	if t, ok := f["targets"]; ok {
 		tf := t[1]
 		if tf.Kind != yaml.MappingNode {
-			return p.errAt(tf, "git.targets", "must be a mapping of names to targets, not %s", kindName(tf))
+			return nil, p.errAt(tf, prefix+".targets", "must be a mapping of names to targets, not %s", kindName(tf))
 		}
 		for i := 0; i+1 < len(tf.Content); i += 2 {
 			k, v := tf.Content[i], tf.Content[i+1]
-			key := "git.targets." + k.Value
+			key := prefix + ".targets." + k.Value
 			if !nameRe.MatchString(k.Value) || k.Value == "default" {
-				return p.errAt(k, key, "%q is not a target name: use lowercase letters, digits, \".\", \"_\" and \"-\" (and not \"default\", which names default_target)", k.Value)
+				return nil, p.errAt(k, key, "%q is not a target name: use lowercase letters, digits, \".\", \"_\" and \"-\" (and not \"default\", which names default_target)", k.Value)
 			}
 			if _, dup := w.Targets[k.Value]; dup {
-				return p.errAt(k, key, "given twice")
+				return nil, p.errAt(k, key, "given twice")
 			}
 			spec, err := p.target(v, key)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			w.Targets[k.Value] = spec
 		}
@@ -339,25 +442,25 @@ func (p *parser) git(n *yaml.Node, w *Worker) error {
 	if a, ok := f["auto_pull"]; ok {
 		an := a[1]
 		if an.Kind != yaml.SequenceNode {
-			return p.errAt(an, "git.auto_pull", "must be a list of { path, source } entries, not %s", kindName(an))
+			return nil, p.errAt(an, prefix+".auto_pull", "must be a list of { path, source } entries, not %s", kindName(an))
 		}
 		for i, item := range an.Content {
-			key := fmt.Sprintf("git.auto_pull[%d]", i)
+			key := fmt.Sprintf("%s.auto_pull[%d]", prefix, i)
 			pf, err := p.fields(item, key, "path", "source")
 			if err != nil {
-				return err
+				return nil, err
 			}
 			pv, ok := pf["path"]
 			if !ok {
-				return p.errAt(item, key+".path", "missing; name a file or directory of the source, e.g. templates/")
+				return nil, p.errAt(item, key+".path", "missing; name a file or directory of the source, e.g. templates/")
 			}
 			path, err := p.str(pv[1], key+".path")
 			if err != nil {
-				return err
+				return nil, err
 			}
 			if path != "." {
 				if _, err := memfs.CheckPath(strings.TrimSuffix(path, "/")); err != nil {
-					return p.errAt(pv[1], key+".path", "%v", err)
+					return nil, p.errAt(pv[1], key+".path", "%v", err)
 				}
 			}
 			spec := w.DefaultTarget
@@ -367,16 +470,16 @@ func (p *parser) git(n *yaml.Node, w *Worker) error {
 					if name == "default" {
 						spec = w.DefaultTarget
 					} else if spec = w.Targets[name]; spec == nil {
-						return p.errAt(sv[1], key+".source", "no target is named %q; name one of git.targets, or give a target such as { type: local, path: . }", name)
+						return nil, p.errAt(sv[1], key+".source", "no target is named %q; name one of %s.targets, or give a target such as { type: local, path: . }", name, prefix)
 					}
 				} else if spec, err = p.target(sv[1], key+".source"); err != nil {
-					return err
+					return nil, err
 				}
 			}
 			w.AutoPull = append(w.AutoPull, PullSpec{Path: path, Source: spec})
 		}
 	}
-	return nil
+	return w, nil
 }
 
 var repoRe = regexp.MustCompile(`^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/[A-Za-z0-9._-]{1,100}$`)

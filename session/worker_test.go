@@ -109,6 +109,14 @@ func TestParseWorkerMistakes(t *testing.T) {
 		{"author without email", "---\nname: w\nauthor: { name: W }\ngit: {default_target: {type: local, path: .}}\n---\n"},
 		{"author with angle brackets", "---\nname: w\nauthor: { name: W, email: \"a<b>@c\" }\ngit: {default_target: {type: local, path: .}}\n---\n"},
 		{"duplicate key", "---\nname: w\nname: v\ngit: {default_target: {type: local, path: .}}\n---\n"},
+		{"git and repos", head + "repos:\n  api: {default_target: {type: local, path: ./api}}\n---\n"},
+		{"repos not a mapping", "---\nname: w\nrepos: [api, web]\n---\n"},
+		{"repos empty", "---\nname: w\nrepos: {}\n---\n"},
+		{"repo name with a slash", "---\nname: w\nrepos:\n  a/b: {default_target: {type: local, path: ./api}}\n---\n"},
+		{"repo named twice", "---\nname: w\nrepos:\n  api: {default_target: {type: local, path: ./api}}\n  api: {default_target: {type: local, path: ./web}}\n---\n"},
+		{"repo without default target", "---\nname: w\nrepos:\n  api: {targets: {}}\n---\n"},
+		{"repo auto_pull unknown source", "---\nname: w\nrepos:\n  api:\n    default_target: {type: local, path: ./api}\n    auto_pull: [{path: ., source: web}]\n---\n"},
+		{"repo unknown key", "---\nname: w\nrepos:\n  api: {default_target: {type: local, path: ./api}, branch: main}\n---\n"},
 	}
 	var got strings.Builder
 	for _, c := range cases {
@@ -171,5 +179,54 @@ func TestResolveTargetID(t *testing.T) {
 		if got != tc.want || (err == nil) != (tc.err == "") || err != nil && !strings.Contains(err.Error(), tc.err) {
 			t.Errorf("ResolveTargetID(%q) = %q, %v; want %q, %q", tc.in, got, err, tc.want, tc.err)
 		}
+	}
+}
+
+// A repos mapping names each repository with the keys git has; the
+// repositories come sorted by name, and a single-repository worker's list
+// is its one repository, named "".
+func TestParseWorkerRepos(t *testing.T) {
+	doc := `---
+name: fullstack
+repos:
+  web:
+    default_target: { type: local, path: ./web }
+    auto_pull: [{ path: ., source: { type: local, path: ./web } }]
+  api:
+    default_target: { type: local-bare, path: /srv/api.git, branch: work }
+    targets:
+      mirror: { type: github, repo: acme/api }
+    auto_pull: [{ path: src/, source: mirror }]
+---
+Work on both.
+`
+	w, err := session.ParseWorker("/work/proj/worker.md", []byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.DefaultTarget != nil || w.Targets != nil || w.AutoPull != nil {
+		t.Errorf("a multi-repository worker has a single repository's keys set: %+v", w)
+	}
+	if got := w.RepoNames(); !reflect.DeepEqual(got, []string{"api", "web"}) {
+		t.Fatalf("repositories %v, want [api web]", got)
+	}
+	api, web := w.Repos[0], w.Repos[1]
+	mirror := &session.TargetSpec{Type: "github", Repo: "acme/api"}
+	wantAPI := &session.RepoConfig{Name: "api",
+		DefaultTarget: &session.TargetSpec{Type: "local-bare", Path: "/srv/api.git", Branch: "work"},
+		Targets:       map[string]*session.TargetSpec{"mirror": mirror},
+		AutoPull:      []session.PullSpec{{Path: "src/", Source: mirror}}}
+	if !reflect.DeepEqual(api, wantAPI) {
+		t.Errorf("api = %+v, want %+v", api, wantAPI)
+	}
+	if web.DefaultTarget.Path != "/work/proj/web" || len(web.AutoPull) != 1 || web.AutoPull[0].Path != "." {
+		t.Errorf("web = %+v", web)
+	}
+	if got := w.RepoList(); len(got) != 2 || got[0] != api {
+		t.Errorf("RepoList = %v", got)
+	}
+	single := session.DefaultWorker("/work/proj")
+	if l := single.RepoList(); len(l) != 1 || l[0].Name != "" || l[0].DefaultTarget != single.DefaultTarget {
+		t.Errorf("a single-repository worker's RepoList = %+v", l)
 	}
 }
