@@ -290,6 +290,8 @@ func (g *Gate) loadDenied() {
 type ledgerRequest struct {
 	ID       string       `json:"id"`
 	Worker   string       `json:"worker"`
+	Session  string       `json:"session,omitempty"`
+	Repo     string       `json:"repo,omitempty"`
 	Kind     string       `json:"kind,omitempty"`
 	Command  string       `json:"command,omitempty"`
 	Dir      string       `json:"dir,omitempty"`
@@ -385,7 +387,7 @@ func (g *Gate) submit(req *Request, pick PickFunc, id string) (*Ticket, error) {
 	req.Pickable = req.Pickable && pick != nil
 	t := &Ticket{req: req, pick: pick, done: make(chan struct{})}
 	if _, err := g.ledger.Append(ledger.KindRequest, ledgerRequest{
-		ID: req.ID, Worker: req.Worker, Kind: req.Kind, Command: req.Command, Dir: req.Dir, Reason: req.Reason,
+		ID: req.ID, Worker: req.Worker, Session: req.Session, Repo: req.Repo, Kind: req.Kind, Command: req.Command, Dir: req.Dir, Reason: req.Reason,
 		Target: req.Target, Ref: req.Ref, NewRef: req.NewRef,
 		Old: hexHash(req.Old), New: hexHash(req.New), Tree: hexHash(req.Tree), Commits: req.Commits, Files: req.Files,
 		Added: req.Added, Deleted: req.Deleted, Flags: req.Flags, Resumed: id != "",

@@ -19,32 +19,50 @@ const (
 	diffMaxBytes   = 64 << 10
 )
 
-type statusArgs struct{}
+type statusArgs struct {
+	Repo string `json:"repo,omitempty" jsonschema:"in a session with several repositories, only this one; omit for all"`
+}
 
 type stageArgs struct {
-	Files   []string `json:"files,omitempty" jsonschema:"files or directories whose changes to stage; omit to stage every unstaged change"`
+	Repo    string   `json:"repo,omitempty" jsonschema:"in a session with several repositories, which one (its name, also its directory in the workspace); omit it when there is one, or when the paths or the commit say which"`
+	Files   []string `json:"files,omitempty" jsonschema:"files or directories (workspace paths) whose changes to stage; omit to stage every unstaged change"`
 	Message string   `json:"message" jsonschema:"the commit message: what the change does and why"`
 }
 
 type diffArgs struct {
+	Repo     string `json:"repo,omitempty" jsonschema:"in a session with several repositories, which one (its name, also its directory in the workspace); omit it when there is one, or when the paths or the commit say which"`
 	CommitID string `json:"commit_id,omitempty" jsonschema:"a staged commit (its id or first 7 digits); omit for the unstaged changes"`
-	Path     string `json:"path,omitempty" jsonschema:"only this file or directory"`
+	Path     string `json:"path,omitempty" jsonschema:"only this file or directory (a workspace path)"`
 }
 
 type pushArgs struct {
+	Repo     string `json:"repo,omitempty" jsonschema:"in a session with several repositories, which one (its name, also its directory in the workspace); omit it when there is one, or when the paths or the commit say which"`
 	CommitID string `json:"commit_id,omitempty" jsonschema:"the staged commit to push (with the staged commits before it); omit for the latest"`
 	Target   string `json:"target,omitempty" jsonschema:"a target name from the worker's configuration; omit for the default target"`
 }
 
 type discardArgs struct {
+	Repo     string `json:"repo,omitempty" jsonschema:"in a session with several repositories, which one (its name, also its directory in the workspace); omit it when there is one, or when the paths or the commit say which"`
 	CommitID string `json:"commit_id,omitempty" jsonschema:"the staged commit to drop; its changes become unstaged again"`
 	All      bool   `json:"all,omitempty" jsonschema:"drop every staged commit (their changes become unstaged again)"`
 }
 
 type pullArgs struct {
+	Repo        string   `json:"repo,omitempty" jsonschema:"in a session with several repositories, which one (its name, also its directory in the workspace); omit it when there is one, or when the paths or the commit say which"`
 	Source      string   `json:"source,omitempty" jsonschema:"a target name from the worker's configuration; omit for the default target"`
-	Paths       []string `json:"paths,omitempty" jsonschema:"files or directories to bring in; omit for everything"`
+	Paths       []string `json:"paths,omitempty" jsonschema:"files or directories of the source to bring in; omit for everything"`
 	Destination string   `json:"destination,omitempty" jsonschema:"a workspace directory to copy the files into, as new files of your own"`
+}
+
+// repoFor is the repository a git tool works on: the one named, the one
+// with the staged commit, or the one the workspace paths are under.
+func repoFor(s *session.Session, name, commit string, paths ...string) (*session.Repo, error) {
+	if name == "" && commit != "" && len(s.Repos()) > 1 {
+		if h, ok := s.RepoWithCommit(commit); ok {
+			return h, nil
+		}
+	}
+	return s.Repo(name, paths...)
 }
 
 type checkpointArgs struct {
@@ -85,8 +103,43 @@ func checkpointTools() []Tool {
 	}
 }
 
-func gitStatus(_ context.Context, s *session.Session, _ statusArgs, _ Progress) (string, error) {
-	st := s.Status()
+func gitStatus(_ context.Context, s *session.Session, a statusArgs, _ Progress) (string, error) {
+	if len(s.Repos()) == 0 || a.Repo != "" {
+		h, err := s.Repo(a.Repo)
+		if err != nil {
+			return "", err
+		}
+		return repoStatus(h, ""), nil
+	}
+	// Every repository, each under its name, then what no repository
+	// takes.
+	var parts []string
+	for _, name := range s.Repos() {
+		h, err := s.Repo(name)
+		if err != nil {
+			return "", err
+		}
+		parts = append(parts, fmt.Sprintf("repository %s (%s/):\n%s", name, name, repoStatus(h, "  ")))
+	}
+	if out := s.Outside(); len(out) > 0 {
+		var b strings.Builder
+		fmt.Fprintf(&b, "outside every repository (%d; no git_stage takes these, move them under a repository's directory to commit them):", len(out))
+		for i, c := range out {
+			if i == statusMaxFiles {
+				fmt.Fprintf(&b, "\n  [%d more not shown]", len(out)-i)
+				break
+			}
+			fmt.Fprintf(&b, "\n  %s %s%s", changeSign(c.Kind), c.Path, changeSize(c))
+		}
+		parts = append(parts, b.String())
+	}
+	return strings.Join(parts, "\n"), nil
+}
+
+// repoStatus is one repository's status, each line after indent; paths
+// are workspace paths.
+func repoStatus(h *session.Repo, indent string) string {
+	st := h.Status()
 	var b strings.Builder
 	switch {
 	case st.Base.IsZero():
@@ -113,13 +166,17 @@ func gitStatus(_ context.Context, s *session.Session, _ statusArgs, _ Progress) 
 				fmt.Fprintf(&b, "  [%d more not shown; git_diff path=... shows a directory]\n", len(st.Unstaged)-i)
 				break
 			}
-			fmt.Fprintf(&b, "  %s %s%s\n", changeSign(c.Kind), c.Path, changeSize(c))
+			fmt.Fprintf(&b, "  %s %s%s\n", changeSign(c.Kind), h.Abs(c.Path), changeSize(c))
 		}
 	}
 	if st.Checkpoints > 0 {
 		fmt.Fprintf(&b, "checkpoints: %d (latest %q, %d files changed since)\n", st.Checkpoints, st.Latest.Name, st.Latest.Changed)
 	}
-	return strings.TrimRight(b.String(), "\n"), nil
+	out := strings.TrimRight(b.String(), "\n")
+	if indent != "" {
+		out = indent + strings.ReplaceAll(out, "\n", "\n"+indent)
+	}
+	return out
 }
 
 func changeSign(k memfs.ChangeKind) string {
@@ -155,12 +212,20 @@ func subject(msg string) string {
 }
 
 func gitStage(_ context.Context, s *session.Session, a stageArgs, _ Progress) (string, error) {
-	c, err := s.Stage(a.Files, a.Message)
+	h, err := repoFor(s, a.Repo, "", a.Files...)
+	if err != nil {
+		return "", err
+	}
+	files, err := h.Rel(a.Files)
+	if err != nil {
+		return "", err
+	}
+	c, err := h.Stage(files, a.Message)
 	if err != nil {
 		return "", err
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "staged %s %q (%s):\n", c.ID.String()[:7], subject(c.Message), fileCount(len(c.Files)))
+	fmt.Fprintf(&b, "staged %s %q (%s%s):\n", c.ID.String()[:7], subject(c.Message), fileCount(len(c.Files)), inRepo(h))
 	for i, f := range c.Files {
 		if i == 50 {
 			fmt.Fprintf(&b, "  [%d more]\n", len(c.Files)-i)
@@ -173,8 +238,28 @@ func gitStage(_ context.Context, s *session.Session, a stageArgs, _ Progress) (s
 	return b.String(), nil
 }
 
+// inRepo says which repository, in a session with several.
+func inRepo(h *session.Repo) string {
+	if h.Name() == "" {
+		return ""
+	}
+	return ", repository " + h.Name() + ", paths relative to " + h.Name() + "/"
+}
+
 func gitDiff(_ context.Context, s *session.Session, a diffArgs, _ Progress) (string, error) {
-	p, c, err := s.Diff(a.CommitID)
+	var paths []string
+	if a.Path != "" {
+		paths = []string{a.Path}
+	}
+	h, err := repoFor(s, a.Repo, a.CommitID, paths...)
+	if err != nil {
+		return "", err
+	}
+	rel, err := h.Rel(paths)
+	if err != nil {
+		return "", err
+	}
+	p, c, err := h.Diff(a.CommitID)
 	if err != nil {
 		return "", err
 	}
@@ -182,8 +267,11 @@ func gitDiff(_ context.Context, s *session.Session, a diffArgs, _ Progress) (str
 	if c != nil {
 		what = fmt.Sprintf("staged commit %s %q", c.ID.String()[:7], subject(c.Message))
 	}
-	if a.Path != "" {
-		prefix := strings.TrimSuffix(a.Path, "/")
+	if h.Name() != "" {
+		what += " of repository " + h.Name() + " (paths relative to " + h.Name() + "/)"
+	}
+	if len(rel) > 0 && rel[0] != "." {
+		prefix := strings.TrimSuffix(rel[0], "/")
 		var keep []*staging.FilePatch
 		for _, f := range p.Files {
 			if f.Path == prefix || strings.HasPrefix(f.Path, prefix+"/") {
@@ -204,7 +292,11 @@ func gitDiscard(_ context.Context, s *session.Session, a discardArgs, _ Progress
 	if !a.All && a.CommitID == "" {
 		return "", &ToolError{Msg: "give commit_id (see git_status), or all: true to drop every staged commit"}
 	}
-	res, err := s.Discard(a.CommitID, a.All)
+	h, err := repoFor(s, a.Repo, a.CommitID)
+	if err != nil {
+		return "", err
+	}
+	res, err := h.Discard(a.CommitID, a.All)
 	if err != nil {
 		return "", err
 	}
@@ -237,7 +329,22 @@ func listOrNone(s []string) string {
 }
 
 func gitPull(ctx context.Context, s *session.Session, a pullArgs, _ Progress) (string, error) {
-	res, err := s.Pull(ctx, a.Source, a.Paths, a.Destination)
+	var dest []string
+	if a.Destination != "" {
+		dest = []string{a.Destination}
+	}
+	h, err := repoFor(s, a.Repo, "", dest...)
+	if err != nil {
+		return "", err
+	}
+	if dest, err = h.Rel(dest); err != nil {
+		return "", err
+	}
+	destination := ""
+	if len(dest) > 0 {
+		destination = dest[0]
+	}
+	res, err := h.Pull(ctx, a.Source, a.Paths, destination)
 	if err != nil {
 		return "", err
 	}
@@ -296,7 +403,11 @@ func shortRefusal(err error) string {
 }
 
 func gitPush(ctx context.Context, s *session.Session, a pushArgs, p Progress) (string, error) {
-	res, err := s.Push(ctx, a.CommitID, a.Target, p)
+	h, err := repoFor(s, a.Repo, a.CommitID)
+	if err != nil {
+		return "", err
+	}
+	res, err := h.Push(ctx, a.CommitID, a.Target, p)
 	if err != nil {
 		return "", err
 	}

@@ -3,6 +3,7 @@ package gittools
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/airlock-dev/airlock/session"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -16,6 +17,11 @@ const serverInstructions = `airlock is a sandbox: read_file, write_file, edit_fi
 // instructions as a prompt named after the worker.
 func NewMCPServer(s *session.Session, version string) *mcp.Server {
 	instructions := serverInstructions
+	if names := s.Repos(); len(names) > 0 {
+		instructions += fmt.Sprintf("\n\nThis session holds %d git repositories, each in a directory of the workspace named after it: %s/. "+
+			"The file tools and run see them all; the git tools work on one at a time (give repo, or paths under its directory), "+
+			"and commit paths relative to that repository's directory.", len(names), strings.Join(names, "/, "))
+	}
 	if rec := s.Recovered(); rec != nil {
 		// The worker learns what survived: it may be a new conversation
 		// that knows nothing of the work before.

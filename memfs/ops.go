@@ -199,6 +199,10 @@ func (w *Workspace) MkdirAll(name string, perm fs.FileMode) error {
 func (w *Workspace) mkdirAll(v view, name string, perm fs.FileMode) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	return w.mkdirAllLocked(v, name, perm)
+}
+
+func (w *Workspace) mkdirAllLocked(v view, name string, perm fs.FileMode) error {
 	f, err := w.find(v, "mkdir", name, true, true)
 	if err != nil {
 		return err

@@ -98,6 +98,9 @@ type Workspace struct {
 	retained []*node // roots kept by the caller (see SetBase), counted in the held tally
 	keptBy   string  // what retained snapshots are, for quota errors
 	bases    uint64  // how many times SetBase ran: checkpoints compare it (see Rollback)
+	// subs are the workspace's parts in use (see Sub), by directory,
+	// with what each keeps; retained then holds those, grafted.
+	subs map[string]*subKeep
 }
 
 // state is one version of the whole workspace.

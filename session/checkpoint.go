@@ -20,9 +20,13 @@ func (s *Session) Checkpoint(name string) (memfs.CheckpointInfo, error) {
 	if err != nil {
 		return info, err
 	}
-	tip, view := s.area.TipView()
-	base, baseView := s.area.BaseView()
-	s.cps[info.Name] = cpBase{base: base, baseView: baseView, tip: tip, view: view}
+	bases := make(map[string]cpBase, len(s.repos))
+	for _, r := range s.repos {
+		tip, view := r.area.TipView()
+		base, baseView := r.area.BaseView()
+		bases[r.name] = cpBase{base: base, baseView: baseView, tip: tip, view: view}
+	}
+	s.cps[info.Name] = bases
 	return info, nil
 }
 
@@ -50,24 +54,38 @@ func (s *Session) Rollback(name string) (Rolledback, error) {
 	if err != nil {
 		return Rolledback{}, err
 	}
-	b, known := s.cps[info.Name]
+	bases := s.cps[info.Name]
 	var out Rolledback
-	base, baseView := s.area.BaseView()
-	if !known || b.base == base && b.baseView == baseView {
+	// Each repository whose base moved since the checkpoint has its part
+	// of it replayed onto that base; the others, and whatever lies
+	// outside every repository, come back as they were.
+	snap := cp
+	for _, r := range s.repos {
+		b, known := bases[r.name]
+		base, baseView := r.area.BaseView()
+		if !known || b.base == base && b.baseView == baseView {
+			continue
+		}
+		part, conflicts, err := r.area.Replay(r.of(cp), b.view)
+		if err != nil {
+			return out, r.wrap(err)
+		}
+		if snap, err = r.graft(snap, part); err != nil {
+			return out, r.wrap(err)
+		}
+		for _, c := range conflicts {
+			out.Conflicts = append(out.Conflicts, r.path(c))
+		}
+		out.Replayed = true
+	}
+	if !out.Replayed {
 		if out.CheckpointInfo, err = s.ws.Rollback(info.Name); err != nil {
 			return out, err
 		}
-	} else {
-		snap, conflicts, err := s.area.Replay(cp, b.view)
-		if err != nil {
-			return out, err
-		}
-		if out.CheckpointInfo, err = s.ws.RollbackTo(info.Name, snap); err != nil {
-			return out, err
-		}
-		// The checkpoint keeps its own base, so rolling back to it again
-		// replays it again.
-		out.Replayed, out.Conflicts = true, conflicts
+	} else if out.CheckpointInfo, err = s.ws.RollbackTo(info.Name, snap); err != nil {
+		// The checkpoint keeps its own bases, so rolling back to it
+		// again replays it again.
+		return out, err
 	}
 	s.forgetDroppedCheckpointsLocked()
 	s.collectLocked()

@@ -1,6 +1,8 @@
 package session
 
 import (
+	"github.com/go-git/go-git/v5/plumbing"
+
 	"github.com/airlock-dev/airlock/staging"
 )
 
@@ -10,14 +12,25 @@ import (
 // the checkpoints' bases. Every writer of the store holds s.mu, so no
 // object can be half-way to a root while this runs.
 func (s *Session) collectLocked() staging.Collected {
-	roots := s.area.Roots()
+	return s.store.Collect(s.rootsLocked()...)
+}
+
+// rootsLocked is what the store must keep: every repository's area, the
+// pushes in flight and the checkpoints' bases.
+func (s *Session) rootsLocked() []plumbing.Hash {
+	var roots []plumbing.Hash
+	for _, r := range s.repos {
+		roots = append(roots, r.area.Roots()...)
+	}
 	for _, p := range s.pushes {
 		roots = append(roots, p.commit.ID, p.req.Old)
 	}
-	for _, b := range s.cps {
-		roots = append(roots, b.tip, b.view, b.baseView)
+	for _, bases := range s.cps {
+		for _, b := range bases {
+			roots = append(roots, b.tip, b.view, b.baseView)
+		}
 	}
-	return s.store.Collect(roots...)
+	return roots
 }
 
 // Collect drops what no root reaches and returns what it dropped. The

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -127,14 +129,30 @@ func (p *persister) writeSummary() {
 }
 
 func (s *Session) summaryLocked() Summary {
-	st := s.area.Status()
 	n := 0
 	for _, p := range s.pushes {
 		if p.state == requested {
 			n++
 		}
 	}
-	return Summary{Changed: len(st.Unstaged), Staged: len(st.Staged), Checkpoints: len(s.ws.CheckpointNames()), Pending: n}
+	changed, staged := s.changesLocked()
+	return Summary{Changed: len(changed), Staged: len(staged), Checkpoints: len(s.ws.CheckpointNames()), Pending: n}
+}
+
+// changesLocked is every repository's unstaged changes (workspace paths)
+// and staged commits.
+func (s *Session) changesLocked() ([]memfs.Change, []*staging.Commit) {
+	var changed []memfs.Change
+	var staged []*staging.Commit
+	for _, r := range s.repos {
+		st := r.area.Status()
+		for _, c := range st.Unstaged {
+			c.Path = r.path(c.Path)
+			changed = append(changed, c)
+		}
+		staged = append(staged, st.Staged...)
+	}
+	return changed, staged
 }
 
 // closeSavingLocked saves, flushes and closes the journal and releases the
@@ -240,7 +258,7 @@ func Resume(ctx context.Context, w *Worker, opts Options) (*Session, *Recovered,
 	if err != nil {
 		return nil, nil, fmt.Errorf("session %s: %w", opts.State.ID, err)
 	}
-	if l.seq == 0 || l.area == nil {
+	if l.seq == 0 || len(l.areas) == 0 {
 		j.Close()
 		return nil, nil, fmt.Errorf("session %s: %w", opts.State.ID, errNoState)
 	}
@@ -265,13 +283,14 @@ func Resume(ctx context.Context, w *Worker, opts Options) (*Session, *Recovered,
 		}
 	}
 	p.live, p.cps = s.ws.Saved()
-	p.area = s.area.Saved()
-	for _, l := range p.area.Chain {
-		p.commits[l.ID] = l.Commit
-	}
-	p.slots = map[string]*memfs.Snapshot{"live": p.live, "base": p.area.Base.Snap}
-	for _, l := range p.area.Chain {
-		p.slots["c:"+l.ID.String()] = l.Snap
+	p.areas = s.areasLocked()
+	p.setCommits(p.areas)
+	p.slots = map[string]*memfs.Snapshot{"live": p.live}
+	for name, ast := range p.areas {
+		p.slots[slotBase(name)] = ast.Base.Snap
+		for _, l := range ast.Chain {
+			p.slots[slotCommits(name)+l.ID.String()] = l.Snap
+		}
 	}
 	for _, cp := range p.cps {
 		p.slots["cp:"+cp.Name] = cp.Snap
@@ -285,8 +304,7 @@ func Resume(ctx context.Context, w *Worker, opts Options) (*Session, *Recovered,
 		return fail(err)
 	}
 	go p.syncLoop()
-	st := s.area.Status()
-	rec.Changed, rec.Staged = st.Unstaged, st.Staged
+	rec.Changed, rec.Staged = s.changesLocked()
 	rec.Checkpoints = s.ws.CheckpointNames()
 	p.setSummary(s.summaryLocked())
 	rec.Saved = l.saved
@@ -296,13 +314,20 @@ func Resume(ctx context.Context, w *Worker, opts Options) (*Session, *Recovered,
 
 // restore installs a loaded journal's state in a new, empty session.
 func (s *Session) restore(l *loaded) error {
-	ar := l.area
-	links := append([]linkRec{ar.Base}, ar.Chain...)
-	slotOf := func(i int, lr linkRec) string {
-		if i == 0 {
-			return "base"
-		}
-		return "c:" + lr.ID
+	saved := slices.Sorted(maps.Keys(l.areas))
+	var want []string
+	for _, r := range s.repos {
+		want = append(want, r.name)
+	}
+	if !slices.Equal(saved, want) {
+		return fmt.Errorf("the session was saved with the repositories %s, and the worker file now names %s: start a new session (airlock serve --new), or restore the worker file",
+			repoListing(saved), repoListing(want))
+	}
+	type repoLinks struct {
+		r     *repo
+		ar    *areaRec
+		links []linkRec
+		at    int // where its trees start in the interned list
 	}
 	// One pass makes every tree share what it shared before it was
 	// written down: the quotas count each version once.
@@ -311,12 +336,22 @@ func (s *Session) restore(l *loaded) error {
 	for _, cp := range l.cps {
 		snaps = append(snaps, cp.Snap)
 	}
-	for i, lr := range links {
-		sn := l.slots[slotOf(i, lr)]
-		if sn == nil {
-			return fmt.Errorf("%w: no tree for %s", journal.ErrCorrupt, slotOf(i, lr))
+	var rls []repoLinks
+	for _, r := range s.repos {
+		ar := l.areas[r.name]
+		rl := repoLinks{r: r, ar: ar, links: append([]linkRec{ar.Base}, ar.Chain...), at: len(snaps)}
+		for i, lr := range rl.links {
+			slot := slotBase(r.name)
+			if i > 0 {
+				slot = slotCommits(r.name) + lr.ID
+			}
+			sn := l.slots[slot]
+			if sn == nil {
+				return fmt.Errorf("%w: no tree for %s", journal.ErrCorrupt, slot)
+			}
+			snaps = append(snaps, sn)
 		}
-		snaps = append(snaps, sn)
+		rls = append(rls, rl)
 	}
 	in := memfs.Intern(snaps...)
 	live := in[0]
@@ -324,7 +359,6 @@ func (s *Session) restore(l *loaded) error {
 	for i, cp := range l.cps {
 		cps[i] = memfs.SavedCheckpoint{Name: cp.Name, Time: cp.Time, Snap: in[1+i]}
 	}
-	linkSnaps := in[1+len(l.cps):]
 
 	// The objects the session needs go into its store; what only the
 	// workspace needs lives in its snapshots.
@@ -334,40 +368,25 @@ func (s *Session) restore(l *loaded) error {
 			return fmt.Errorf("%w: object %s does not hash to its id", journal.ErrCorrupt, h)
 		}
 	}
-	st := staging.AreaState{}
-	for i, lr := range links {
-		id, err1 := hashOf(lr.ID)
-		tree, err2 := hashOf(lr.Tree)
-		view, err3 := hashOf(lr.View)
-		if err := errors.Join(err1, err2, err3); err != nil {
+	states := make([]staging.AreaState, len(rls))
+	roots := []plumbing.Hash{}
+	for k, rl := range rls {
+		st, err := areaState(l, rl.ar, rl.links, in[rl.at:rl.at+len(rl.links)])
+		if err != nil {
 			return err
 		}
-		link := staging.Link{ID: id, Tree: tree, View: view, Snap: linkSnaps[i], Paths: lr.Paths}
-		if i == 0 {
-			st.Base = link
-			continue
+		states[k] = st
+		for _, lk := range append([]staging.Link{st.Base}, st.Chain...) {
+			roots = append(roots, lk.ID, lk.Tree, lk.View)
 		}
-		c, ok := l.commits[id]
-		if !ok {
-			return fmt.Errorf("%w: staged commit %s has no record", journal.ErrCorrupt, id)
-		}
-		link.Commit = c
-		st.Chain = append(st.Chain, link)
 	}
-	if ar.Pulled != nil {
-		st.Pulled = append([]string{}, (*ar.Pulled)...)
-	}
-	for _, r := range ar.Dropped {
-		st.Dropped = append(st.Dropped, staging.Refusal{Path: r.Path, Rule: memfs.Rule(r.Rule), Why: r.Why})
-	}
-	roots := []plumbing.Hash{}
-	for _, lk := range append([]staging.Link{st.Base}, st.Chain...) {
-		roots = append(roots, lk.ID, lk.Tree, lk.View)
-	}
-	for _, b := range l.sess.Cps {
-		for _, x := range b {
-			if h, err := hashOf(x); err == nil {
-				roots = append(roots, h)
+	repoRecs := l.sess.repoRecs()
+	for _, rr := range repoRecs {
+		for _, b := range rr.Cps {
+			for _, x := range b {
+				if h, err := hashOf(x); err == nil {
+					roots = append(roots, h)
+				}
 			}
 		}
 	}
@@ -387,26 +406,82 @@ func (s *Session) restore(l *loaded) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := s.area.Resume(st); err != nil {
-		return err
+	for k, rl := range rls {
+		if err := rl.r.area.Resume(states[k]); err != nil {
+			return rl.r.wrap(err)
+		}
 	}
 	if err := s.ws.Resume(live, cps); err != nil {
 		return err
 	}
-	s.base, s.baseRef = l.sess.Base, l.sess.BaseRef
 	for hx, where := range l.sess.Published {
 		if h, err := hashOf(hx); err == nil {
 			s.published[h] = where
 		}
 	}
-	for name, b := range l.sess.Cps {
-		var hs [4]plumbing.Hash
-		for i, x := range b {
-			hs[i], _ = hashOf(x)
+	for _, r := range s.repos {
+		rr := repoRecs[r.name]
+		r.base, r.baseRef = rr.Base, rr.BaseRef
+		for name, b := range rr.Cps {
+			var hs [4]plumbing.Hash
+			for i, x := range b {
+				hs[i], _ = hashOf(x)
+			}
+			if s.cps[name] == nil {
+				s.cps[name] = map[string]cpBase{}
+			}
+			s.cps[name][r.name] = cpBase{base: hs[0], baseView: hs[1], tip: hs[2], view: hs[3]}
 		}
-		s.cps[name] = cpBase{base: hs[0], baseView: hs[1], tip: hs[2], view: hs[3]}
 	}
 	return nil
+}
+
+// repoRecs is the record's repositories, a single-repository session's
+// under "".
+func (r sessRec) repoRecs() map[string]repoRec {
+	if r.Repos != nil {
+		return r.Repos
+	}
+	return map[string]repoRec{"": {Base: r.Base, BaseRef: r.BaseRef, Cps: r.Cps}}
+}
+
+func repoListing(names []string) string {
+	if len(names) == 1 && names[0] == "" {
+		return "(one, the whole workspace)"
+	}
+	return strings.Join(names, ", ")
+}
+
+// areaState turns a repository's area record, with its links' trees,
+// back into the area's state.
+func areaState(l *loaded, ar *areaRec, links []linkRec, snaps []*memfs.Snapshot) (staging.AreaState, error) {
+	st := staging.AreaState{}
+	for i, lr := range links {
+		id, err1 := hashOf(lr.ID)
+		tree, err2 := hashOf(lr.Tree)
+		view, err3 := hashOf(lr.View)
+		if err := errors.Join(err1, err2, err3); err != nil {
+			return st, err
+		}
+		link := staging.Link{ID: id, Tree: tree, View: view, Snap: snaps[i], Paths: lr.Paths}
+		if i == 0 {
+			st.Base = link
+			continue
+		}
+		c, ok := l.commits[id]
+		if !ok {
+			return st, fmt.Errorf("%w: staged commit %s has no record", journal.ErrCorrupt, id)
+		}
+		link.Commit = c
+		st.Chain = append(st.Chain, link)
+	}
+	if ar.Pulled != nil {
+		st.Pulled = append([]string{}, (*ar.Pulled)...)
+	}
+	for _, r := range ar.Dropped {
+		st.Dropped = append(st.Dropped, staging.Refusal{Path: r.Path, Rule: memfs.Rule(r.Rule), Why: r.Why})
+	}
+	return st, nil
 }
 
 // resumePushesLocked takes up the pushes a saved session had in flight.
@@ -414,7 +489,8 @@ func (s *Session) resumePushesLocked(ctx context.Context, recs []pushRec, rec *R
 	for _, pr := range recs {
 		commit, _ := hashOf(pr.Commit)
 		old, _ := hashOf(pr.Old)
-		if pr.Spec == nil {
+		r := s.repoNamed(pr.Repo)
+		if pr.Spec == nil || r == nil {
 			continue
 		}
 		t, err := s.target(ctx, pr.Spec)
@@ -429,7 +505,7 @@ func (s *Session) resumePushesLocked(ctx context.Context, recs []pushRec, rec *R
 			// A crash cut it while it landed: the branch says how it ended.
 			if herr == nil && head == commit {
 				s.gate.RecordOutcome(pr.ID, t.ID(), pr.Ref, old, commit, "pushed", "interrupted by a restart after the branch moved")
-				s.advanceLocked(commit, pr.Spec, pr.Ref, t)
+				s.advanceLocked(r, commit, pr.Spec, pr.Ref, t)
 				rec.Ended = append(rec.Ended, fmt.Sprintf("The push of %s to %s (%s), interrupted by the restart, had landed: it is pushed.", short(commit), t.Describe(), branch))
 			} else {
 				s.gate.RecordOutcome(pr.ID, t.ID(), pr.Ref, old, commit, "failed", "interrupted by a restart before the branch moved")
@@ -437,7 +513,7 @@ func (s *Session) resumePushesLocked(ctx context.Context, recs []pushRec, rec *R
 			}
 			continue
 		}
-		c, err := s.area.Lookup(commit.String())
+		c, err := r.area.Lookup(commit.String())
 		if err != nil || herr != nil {
 			why := "its commit is no longer staged"
 			if herr != nil {
@@ -447,7 +523,7 @@ func (s *Session) resumePushesLocked(ctx context.Context, recs []pushRec, rec *R
 			rec.Ended = append(rec.Ended, fmt.Sprintf("The request %s to push %s was withdrawn at the restart: %s.", pr.ID, short(commit), why))
 			continue
 		}
-		p := &push{spec: pr.Spec, t: t, ref: pr.Ref, notes: pr.Notes, retries: pr.Retries, done: make(chan struct{})}
+		p := &push{r: r, spec: pr.Spec, t: t, ref: pr.Ref, notes: pr.Notes, retries: pr.Retries, done: make(chan struct{})}
 		for _, k := range pr.Keys {
 			if h, err := hashOf(k); err == nil {
 				p.keys = append(p.keys, pushKey{t.ID(), pr.Ref, h})
@@ -472,7 +548,7 @@ func (s *Session) resumePushesLocked(ctx context.Context, recs []pushRec, rec *R
 
 // reofferLocked submits p's request again under its old id.
 func (s *Session) reofferLocked(ctx context.Context, p *push, c *staging.Commit, head plumbing.Hash, id string) error {
-	req, err := s.request(ctx, p.spec, p.t, p.ref, head, c)
+	req, err := s.request(ctx, p.r, p.spec, p.t, p.ref, head, c)
 	if err != nil {
 		return err
 	}

@@ -41,12 +41,19 @@ func newDurable(t *testing.T, repoPath string, policy approval.Policy, wrap func
 	if strings.HasSuffix(repoPath, ".git") {
 		typ = "local-bare"
 	}
-	d := &durable{root: t.TempDir(), repo: repoPath, ledgerPath: filepath.Join(t.TempDir(), "ledger.jsonl"), policy: policy, wrap: wrap}
-	d.w = &session.Worker{
+	d := newDurableWorker(t, &session.Worker{
 		Name: "tester", Author: session.Person{Name: "Tester", Email: "tester@example.com"},
 		DefaultTarget: &session.TargetSpec{Type: typ, Path: repoPath, Branch: "main"}, Targets: map[string]*session.TargetSpec{},
 		AutoPull: []session.PullSpec{{Path: ".", Source: &session.TargetSpec{Type: typ, Path: repoPath, Branch: "main"}}},
-	}
+	}, policy, wrap)
+	d.repo = repoPath
+	return d
+}
+
+// newDurableWorker is newDurable for any worker.
+func newDurableWorker(t *testing.T, w *session.Worker, policy approval.Policy, wrap func(targets.Target) targets.Target) *durable {
+	t.Helper()
+	d := &durable{root: t.TempDir(), ledgerPath: filepath.Join(t.TempDir(), "ledger.jsonl"), policy: policy, wrap: wrap, w: w}
 	dir, err := session.CreateStateDir(d.root, session.Meta{Worker: "tester", WorkerKey: "test"})
 	if err != nil {
 		t.Fatal(err)

@@ -24,53 +24,127 @@ type Status struct {
 	Latest      memfs.CheckpointInfo
 }
 
-// Status returns the base, the staged commits and the unstaged changes.
+// sole is the repository of a single-repository session, for the methods
+// of Session that stand for it; a multi-repository session's git side is
+// reached through Repo.
+func (s *Session) sole() (*Repo, error) { return s.Repo("") }
+
+// Status returns the base, the staged commits and the unstaged changes of
+// a single-repository session (see Repo.Status).
 func (s *Session) Status() Status {
+	h, err := s.sole()
+	if err != nil {
+		return Status{}
+	}
+	return h.Status()
+}
+
+// Stage is Repo.Stage for a single-repository session.
+func (s *Session) Stage(paths []string, message string) (*staging.Commit, error) {
+	h, err := s.sole()
+	if err != nil {
+		return nil, err
+	}
+	return h.Stage(paths, message)
+}
+
+// Lookup is Repo.Lookup for a single-repository session.
+func (s *Session) Lookup(id string) (*staging.Commit, error) {
+	h, err := s.sole()
+	if err != nil {
+		return nil, err
+	}
+	return h.Lookup(id)
+}
+
+// Diff is Repo.Diff for a single-repository session.
+func (s *Session) Diff(id string) (*staging.Patch, *staging.Commit, error) {
+	h, err := s.sole()
+	if err != nil {
+		return nil, nil, err
+	}
+	return h.Diff(id)
+}
+
+// Discard is Repo.Discard for a single-repository session.
+func (s *Session) Discard(id string, all bool) (Discarded, error) {
+	h, err := s.sole()
+	if err != nil {
+		return Discarded{}, err
+	}
+	return h.Discard(id, all)
+}
+
+// Pull is Repo.Pull for a single-repository session.
+func (s *Session) Pull(ctx context.Context, source string, paths []string, dest string) (PullResult, error) {
+	h, err := s.sole()
+	if err != nil {
+		return PullResult{}, err
+	}
+	return h.Pull(ctx, source, paths, dest)
+}
+
+// Push is Repo.Push for a single-repository session.
+func (s *Session) Push(ctx context.Context, commitID, target string, progress Progress) (PushResult, error) {
+	h, err := s.sole()
+	if err != nil {
+		return PushResult{}, err
+	}
+	return h.Push(ctx, commitID, target, progress)
+}
+
+// Status returns the repository's base, staged commits and unstaged
+// changes (paths relative to its root), and the session's checkpoints.
+func (h *Repo) Status() Status {
+	s, r := h.s, h.r
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	st := Status{Status: s.area.Status()}
+	st := Status{Status: r.area.Status()}
 	st.Checkpoints, st.Latest = s.ws.LatestCheckpoint()
-	if s.base != nil {
-		st.From, st.Branch = specKey(s.base), targets.BranchName(s.baseRef)
+	if r.base != nil {
+		st.From, st.Branch = specKey(r.base), targets.BranchName(r.baseRef)
 	}
 	return st
 }
 
-// Stage makes a commit of the unstaged changes at or under paths (none:
-// all of them).
-func (s *Session) Stage(paths []string, message string) (*staging.Commit, error) {
+// Stage makes a commit of the repository's unstaged changes at or under
+// paths (relative to its root; none: all of them).
+func (h *Repo) Stage(paths []string, message string) (*staging.Commit, error) {
+	s, r := h.s, h.r
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	c, err := s.area.Stage(paths, message)
+	c, err := r.area.Stage(paths, message)
 	if errors.Is(err, memfs.ErrQuotaExceeded) {
 		// Objects no root reaches may be all that stands in the way.
 		if s.collectLocked().Objects > 0 {
-			c, err = s.area.Stage(paths, message)
+			c, err = r.area.Stage(paths, message)
 		}
 	}
-	return c, err
+	return c, r.wrap(err)
 }
 
 // Lookup returns the staged commit id names (or abbreviates).
-func (s *Session) Lookup(id string) (*staging.Commit, error) {
-	return s.area.Lookup(id)
+func (h *Repo) Lookup(id string) (*staging.Commit, error) {
+	c, err := h.r.area.Lookup(id)
+	return c, h.r.wrap(err)
 }
 
 // Diff returns a staged commit's changes (id non-empty) or the unstaged
 // ones.
-func (s *Session) Diff(id string) (*staging.Patch, *staging.Commit, error) {
+func (h *Repo) Diff(id string) (*staging.Patch, *staging.Commit, error) {
+	s, r := h.s, h.r
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if id == "" {
-		p, err := s.area.DiffUnstaged()
-		return p, nil, err
+		p, err := r.area.DiffUnstaged()
+		return p, nil, r.wrap(err)
 	}
-	c, err := s.area.Lookup(id)
+	c, err := r.area.Lookup(id)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, r.wrap(err)
 	}
-	p, err := s.area.DiffCommit(c.ID)
-	return p, c, err
+	p, err := r.area.DiffCommit(c.ID)
+	return p, c, r.wrap(err)
 }
 
 // Discarded is what Discard did.
@@ -86,15 +160,21 @@ type Discarded struct {
 // Discard drops the staged commit id (all: every staged commit). A push
 // waiting for review whose commits the discard would change is withdrawn
 // first; one already on its way to the target makes Discard refuse.
-func (s *Session) Discard(id string, all bool) (Discarded, error) {
+func (h *Repo) Discard(id string, all bool) (Discarded, error) {
+	s, r := h.s, h.r
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	commits := s.area.Commits()
+	res, err := s.discardLocked(r, id, all)
+	return res, r.wrap(err)
+}
+
+func (s *Session) discardLocked(r *repo, id string, all bool) (Discarded, error) {
+	commits := r.area.Commits()
 	from := 0 // the discard changes commits[from:]
 	var c *staging.Commit
 	if !all {
 		var err error
-		if c, err = s.area.Lookup(id); err != nil {
+		if c, err = r.area.Lookup(id); err != nil {
 			return Discarded{}, err
 		}
 		for i, sc := range commits {
@@ -110,9 +190,9 @@ func (s *Session) Discard(id string, all bool) (Discarded, error) {
 	res := Discarded{Commit: c, Withdrawn: withdrawn}
 	if all {
 		res.Count = len(commits)
-		s.area.DiscardAll()
+		r.area.DiscardAll()
 	} else {
-		d, err := s.area.Discard(c.ID)
+		d, err := r.area.Discard(c.ID)
 		if err != nil {
 			return res, err
 		}
@@ -148,9 +228,16 @@ const (
 )
 
 // Pull brings files in from source (a target name; "" for where the base
-// came from, or the default target), as git_pull describes.
-func (s *Session) Pull(ctx context.Context, source string, paths []string, dest string) (PullResult, error) {
-	spec, err := s.resolveSpec(source)
+// came from, or the default target), as git_pull describes. Paths and
+// dest are relative to the repository's root.
+func (h *Repo) Pull(ctx context.Context, source string, paths []string, dest string) (PullResult, error) {
+	res, err := h.pull(ctx, source, paths, dest)
+	return res, h.r.wrap(err)
+}
+
+func (h *Repo) pull(ctx context.Context, source string, paths []string, dest string) (PullResult, error) {
+	s, r := h.s, h.r
+	spec, err := r.resolveSpec(source)
 	if err != nil {
 		return PullResult{}, err
 	}
@@ -169,7 +256,7 @@ func (s *Session) Pull(ctx context.Context, source string, paths []string, dest 
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	defer s.collectLocked()
-	base := s.base
+	base := r.base
 	if strings.TrimSpace(source) == "" && base != nil {
 		// No source: update from where the sandbox's base came from (the
 		// branch it forked from, until its first push lands elsewhere).
@@ -178,30 +265,30 @@ func (s *Session) Pull(ctx context.Context, source string, paths []string, dest 
 	sameBase := base != nil && specKey(base) == specKey(spec) && base.Branch == spec.Branch
 	switch {
 	case dest != "" || (base != nil && !sameBase):
-		res, err := s.importFiles(ctx, spec, paths, dest)
+		res, err := s.importFiles(ctx, r, spec, paths, dest)
 		if err != nil {
 			return PullResult{}, err
 		}
 		return PullResult{Kind: Copied, From: specKey(spec), Head: res.Head, Files: res.Files, Updated: res.Updated, Refused: res.Refused}, nil
-	case base == nil && len(s.area.Commits()) == 0 && len(s.area.Status().Unstaged) == 0:
-		res, err := s.seed(ctx, spec, paths)
+	case base == nil && len(r.area.Commits()) == 0 && len(r.area.Status().Unstaged) == 0:
+		res, err := s.seed(ctx, r, spec, paths)
 		if err != nil {
 			return PullResult{}, err
 		}
 		return PullResult{Kind: Seeded, From: specKey(spec), Head: res.Head, Files: res.Files, Refused: res.Refused}, nil
 	}
-	return s.syncBaseLocked(ctx, spec, paths)
+	return s.syncBaseLocked(ctx, r, spec, paths)
 }
 
 // syncBaseLocked brings the sandbox up to the target's latest commit
 // (rebasing staged work onto it) and brings in paths not pulled before.
-func (s *Session) syncBaseLocked(ctx context.Context, spec *TargetSpec, paths []string) (PullResult, error) {
+func (s *Session) syncBaseLocked(ctx context.Context, r *repo, spec *TargetSpec, paths []string) (PullResult, error) {
 	t, ref, err := s.targetRef(ctx, spec)
 	if err != nil {
 		return PullResult{}, err
 	}
-	fetchPaths := append(s.area.Pulled(), paths...)
-	if s.area.Pulled() == nil {
+	fetchPaths := append(r.area.Pulled(), paths...)
+	if r.area.Pulled() == nil {
 		fetchPaths = nil
 	}
 	head, err := t.Fetch(ctx, ref, fetchPaths, s.store)
@@ -209,27 +296,27 @@ func (s *Session) syncBaseLocked(ctx context.Context, spec *TargetSpec, paths []
 		return PullResult{}, err
 	}
 	res := PullResult{Kind: Current, From: specKey(spec), Head: head}
-	if head != s.area.Base() {
-		withdrawn, err := s.unpinLocked(s.area.Commits(), "the worker pulled, which rebuilt the commit on the target's new head", nil)
+	if head != r.area.Base() {
+		withdrawn, err := s.unpinLocked(r.area.Commits(), "the worker pulled, which rebuilt the commit on the target's new head", nil)
 		if err != nil {
 			return PullResult{}, err
 		}
 		res.Withdrawn = withdrawn
-		rb, err := s.area.Rebase(head)
+		rb, err := r.area.Rebase(head)
 		if err != nil {
 			return res, err
 		}
 		res.Kind, res.Updated, res.Rebuilt, res.Refused = Updated, rb.Updated, rb.Rebuilt, rb.Refused
 	}
 	if len(paths) > 0 {
-		got, refused, err := s.area.PullPaths(paths)
+		got, refused, err := r.area.PullPaths(paths)
 		if err != nil {
 			return res, err
 		}
 		res.More = got
 		res.Refused = append(res.Refused, refused...)
 	}
-	s.base, s.baseRef = spec, ref
+	r.base, r.baseRef = spec, ref
 	return res, nil
 }
 

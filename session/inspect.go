@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -77,7 +79,7 @@ func inspectJournal(dir string) (*Inspection, error) {
 	if err := journal.Read(filepath.Join(dir, "journal"), isState, ld.record); err != nil {
 		return nil, fmt.Errorf("session %s: %w", id, err)
 	}
-	if ld.seq == 0 || ld.area == nil {
+	if ld.seq == 0 || len(ld.areas) == 0 {
 		return nil, fmt.Errorf("session %s: %w", id, errNoState)
 	}
 	in.live, in.Published, in.sources = ld.slots["live"], ld.sess.Published, ld.sess.Sources
@@ -86,26 +88,44 @@ func inspectJournal(dir string) (*Inspection, error) {
 			return nil, err
 		}
 	}
-	if in.Base, err = hashOf(ld.area.Base.ID); err != nil {
-		return nil, err
+	if in.live == nil {
+		return nil, fmt.Errorf("%w: the session's trees are missing", journal.ErrCorrupt)
 	}
-	tip := ld.slots["base"]
-	for _, lr := range ld.area.Chain {
-		h, err := hashOf(lr.ID)
+	for _, name := range slices.Sorted(maps.Keys(ld.areas)) {
+		ar := ld.areas[name]
+		if name == "" {
+			if in.Base, err = hashOf(ar.Base.ID); err != nil {
+				return nil, err
+			}
+		}
+		tip := ld.slots[slotBase(name)]
+		for _, lr := range ar.Chain {
+			h, err := hashOf(lr.ID)
+			if err != nil {
+				return nil, err
+			}
+			c, ok := ld.commits[h]
+			if !ok {
+				return nil, fmt.Errorf("%w: staged commit %s has no record", journal.ErrCorrupt, lr.ID)
+			}
+			in.Staged = append(in.Staged, c)
+			tip = ld.slots[slotCommits(name)+lr.ID]
+		}
+		if tip == nil {
+			return nil, fmt.Errorf("%w: the session's trees are missing", journal.ErrCorrupt)
+		}
+		// The changes are what differs from each repository's tip, as
+		// the session's own areas keep it.
+		if name == "" {
+			ws.SetBase(tip)
+			continue
+		}
+		sub, err := ws.Sub(name)
 		if err != nil {
 			return nil, err
 		}
-		c, ok := ld.commits[h]
-		if !ok {
-			return nil, fmt.Errorf("%w: staged commit %s has no record", journal.ErrCorrupt, lr.ID)
-		}
-		in.Staged = append(in.Staged, c)
-		tip = ld.slots["c:"+lr.ID]
+		sub.SetBase(tip)
 	}
-	if tip == nil || in.live == nil {
-		return nil, fmt.Errorf("%w: the session's trees are missing", journal.ErrCorrupt)
-	}
-	ws.SetBase(tip)
 	if err := ws.Resume(in.live, ld.cps); err != nil {
 		return nil, err
 	}

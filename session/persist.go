@@ -7,7 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -67,7 +68,7 @@ type persister struct {
 	slots   map[string]*memfs.Snapshot
 	live    *memfs.Snapshot
 	cps     []memfs.SavedCheckpoint
-	area    staging.AreaState
+	areas   map[string]staging.AreaState // by repository ("" for the one of a single-repository session)
 	sess    []byte
 	seq     uint64
 	// compacted is the journal's size after its last rewrite.
@@ -85,13 +86,33 @@ type persister struct {
 }
 
 type stateRec struct {
-	Seq  uint64          `json:"seq"`
-	Time time.Time       `json:"time"`
-	Full bool            `json:"full,omitempty"`
-	Live *snapRec        `json:"live,omitempty"`
-	Cps  *[]cpRec        `json:"cps,omitempty"`
-	Area *areaRec        `json:"area,omitempty"`
-	Sess json.RawMessage `json:"sess,omitempty"`
+	Seq  uint64    `json:"seq"`
+	Time time.Time `json:"time"`
+	Full bool      `json:"full,omitempty"`
+	Live *snapRec  `json:"live,omitempty"`
+	Cps  *[]cpRec  `json:"cps,omitempty"`
+	Area *areaRec  `json:"area,omitempty"`
+	// Repos are a multi-repository session's areas, by repository (Area
+	// is a single-repository session's); a record has those that changed.
+	Repos map[string]*areaRec `json:"repos,omitempty"`
+	Sess  json.RawMessage     `json:"sess,omitempty"`
+}
+
+// The slots of a repository's trees: its base, and its staged commits'
+// workspace sides. A single-repository session's (name "") are "base"
+// and "c:COMMIT"; a multi-repository session's carry the name.
+func slotBase(repo string) string {
+	if repo == "" {
+		return "base"
+	}
+	return "base:" + repo
+}
+
+func slotCommits(repo string) string {
+	if repo == "" {
+		return "c:"
+	}
+	return "c:" + repo + ":"
 }
 
 // snapRec is a tree as a delta against another, named by its slot: a
@@ -167,8 +188,11 @@ type refusalRec struct {
 	Why  string `json:"why"`
 }
 
-// sessRec is the session's own state.
+// sessRec is the session's own state. A multi-repository session keeps
+// each repository's base and checkpoints' bases in Repos.
 type sessRec struct {
+	Repos map[string]repoRec `json:"repos,omitempty"`
+
 	Base *TargetSpec `json:"base,omitempty"`
 	// Sources are where the store reads lazy files from (targets' ids,
 	// newest first): a resumed session opens them again.
@@ -179,9 +203,17 @@ type sessRec struct {
 	Pushes    []pushRec            `json:"pushes,omitempty"`
 }
 
+// repoRec is one repository's part of sessRec.
+type repoRec struct {
+	Base    *TargetSpec          `json:"base,omitempty"`
+	BaseRef string               `json:"base_ref,omitempty"`
+	Cps     map[string][4]string `json:"cps,omitempty"`
+}
+
 // pushRec is a push in flight.
 type pushRec struct {
 	ID      string      `json:"id"`
+	Repo    string      `json:"repo,omitempty"`
 	Spec    *TargetSpec `json:"spec"`
 	Ref     string      `json:"ref"`
 	Commit  string      `json:"commit"`
@@ -232,13 +264,16 @@ func (s *Session) saveLocked() error {
 	} else {
 		e.cur["live"] = live
 	}
-	ast := s.area.Saved()
-	if !ast.Same(p.area) {
-		rec.Area = p.encodeArea(e, ast, false)
+	areas := s.areasLocked()
+	for _, r := range s.repos {
+		ast := areas[r.name]
+		if old, ok := p.areas[r.name]; ok && ast.Same(old) {
+			e.keep(slotBase(r.name))
+			e.keep(slotCommits(r.name))
+			continue
+		}
+		rec.setArea(r.name, p.encodeArea(e, r.name, ast, false))
 		changed = true
-	} else {
-		e.keep("base")
-		e.keep("c:")
 	}
 	if err := p.addObjects(&b, s.store, s.rootsLocked(), added, false); err != nil {
 		return err
@@ -266,11 +301,8 @@ func (s *Session) saveLocked() error {
 	for h, d := range added {
 		p.known[h] = max(p.known[h], d)
 	}
-	clear(p.commits)
-	for _, l := range ast.Chain {
-		p.commits[l.ID] = l.Commit
-	}
-	p.slots, p.live, p.cps, p.area, p.sess, p.seq = e.cur, live, cps, ast, sj, rec.Seq
+	p.setCommits(areas)
+	p.slots, p.live, p.cps, p.areas, p.sess, p.seq = e.cur, live, cps, areas, sj, rec.Seq
 	p.touch()
 	// The journal counts against the session's quota as its memory
 	// does: rewritten whole once it holds twice what its state needs,
@@ -352,7 +384,7 @@ func (s *Session) compactLocked() error {
 	p := s.pst
 	known := p.known
 	added := map[plumbing.Hash]uint8{}
-	ast := s.area.Saved()
+	areas := s.areasLocked()
 	live, cps := s.ws.Saved()
 	var rec stateRec
 	var sj []byte
@@ -366,7 +398,9 @@ func (s *Session) compactLocked() error {
 		e = p.encoder(r, added, nil)
 		rec = stateRec{Seq: p.seq + 1, Time: time.Now().UTC(), Full: true}
 		rec.Live = e.snap("live", live)
-		rec.Area = p.encodeArea(e, ast, true)
+		for _, r := range s.repos {
+			rec.setArea(r.name, p.encodeArea(e, r.name, areas[r.name], true))
+		}
 		list, _ := p.encodeCps(e, cps)
 		rec.Cps = &list
 		var err error
@@ -385,11 +419,8 @@ func (s *Session) compactLocked() error {
 		p.known = known
 		return fmt.Errorf("writing the session's journal in %s failed: %w", p.dir.Path, err)
 	}
-	clear(p.commits)
-	for _, l := range ast.Chain {
-		p.commits[l.ID] = l.Commit
-	}
-	p.slots, p.live, p.cps, p.area, p.sess, p.seq = e.cur, live, cps, ast, sj, rec.Seq
+	p.setCommits(areas)
+	p.slots, p.live, p.cps, p.areas, p.sess, p.seq = e.cur, live, cps, areas, sj, rec.Seq
 	p.compacted = p.j.Size()
 	p.touch()
 	return nil
@@ -470,11 +501,43 @@ func (p *persister) encodeCps(e *encoder, cps []memfs.SavedCheckpoint) ([]cpRec,
 	return list, !same
 }
 
-func (p *persister) encodeArea(e *encoder, st staging.AreaState, all bool) *areaRec {
+// areasLocked is every repository's area as it stands.
+func (s *Session) areasLocked() map[string]staging.AreaState {
+	out := make(map[string]staging.AreaState, len(s.repos))
+	for _, r := range s.repos {
+		out[r.name] = r.area.Saved()
+	}
+	return out
+}
+
+// setArea puts a repository's area record where its kind of session keeps
+// it.
+func (rec *stateRec) setArea(repo string, a *areaRec) {
+	if repo == "" {
+		rec.Area = a
+		return
+	}
+	if rec.Repos == nil {
+		rec.Repos = map[string]*areaRec{}
+	}
+	rec.Repos[repo] = a
+}
+
+// setCommits records the staged commits as the areas hold them now.
+func (p *persister) setCommits(areas map[string]staging.AreaState) {
+	clear(p.commits)
+	for _, ast := range areas {
+		for _, l := range ast.Chain {
+			p.commits[l.ID] = l.Commit
+		}
+	}
+}
+
+func (p *persister) encodeArea(e *encoder, repo string, st staging.AreaState, all bool) *areaRec {
 	link := func(l staging.Link) linkRec {
-		slot := "base"
+		slot := slotBase(repo)
 		if l.Commit != nil {
-			slot = "c:" + l.ID.String()
+			slot = slotCommits(repo) + l.ID.String()
 		}
 		r := linkRec{ID: hexOf(l.ID), Tree: hexOf(l.Tree), View: hexOf(l.View), Paths: l.Paths, Snap: e.snap(slot, l.Snap)}
 		if l.Commit != nil && (all || p.commits[l.ID] != l.Commit) {
@@ -524,40 +587,36 @@ func decodeCommit(r *commitRec) (*staging.Commit, error) {
 	return c, err
 }
 
-// rootsLocked is every object the session needs: what collection keeps.
-func (s *Session) rootsLocked() []plumbing.Hash {
-	roots := s.area.Roots()
-	for _, p := range s.pushes {
-		roots = append(roots, p.commit.ID, p.req.Old)
-	}
-	for _, b := range s.cps {
-		roots = append(roots, b.tip, b.view, b.baseView)
-	}
-	return roots
-}
-
 func (s *Session) sessRecLocked() sessRec {
-	r := sessRec{Base: s.base, BaseRef: s.baseRef, Sources: s.store.Sources()}
+	r := sessRec{Sources: s.store.Sources()}
 	if len(s.published) > 0 {
 		r.Published = map[string]string{}
 		for h, where := range s.published {
 			r.Published[h.String()] = where
 		}
 	}
-	if len(s.cps) > 0 {
-		r.Cps = map[string][4]string{}
-		for name, b := range s.cps {
-			r.Cps[name] = [4]string{hexOf(b.base), hexOf(b.baseView), hexOf(b.tip), hexOf(b.view)}
+	for _, rp := range s.repos {
+		rr := repoRec{Base: rp.base, BaseRef: rp.baseRef}
+		for name, bases := range s.cps {
+			if b, ok := bases[rp.name]; ok {
+				if rr.Cps == nil {
+					rr.Cps = map[string][4]string{}
+				}
+				rr.Cps[name] = [4]string{hexOf(b.base), hexOf(b.baseView), hexOf(b.tip), hexOf(b.view)}
+			}
 		}
+		if rp.name == "" {
+			r.Base, r.BaseRef, r.Cps = rr.Base, rr.BaseRef, rr.Cps
+			continue
+		}
+		if r.Repos == nil {
+			r.Repos = map[string]repoRec{}
+		}
+		r.Repos[rp.name] = rr
 	}
-	ids := make([]string, 0, len(s.pushes))
-	for id := range s.pushes {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
-	for _, id := range ids {
+	for _, id := range slices.Sorted(maps.Keys(s.pushes)) {
 		p := s.pushes[id]
-		pr := pushRec{ID: id, Spec: p.spec, Ref: p.ref, Commit: p.commit.ID.String(), Old: hexOf(p.req.Old),
+		pr := pushRec{ID: id, Repo: p.r.name, Spec: p.spec, Ref: p.ref, Commit: p.commit.ID.String(), Old: hexOf(p.req.Old),
 			State: string(p.state), Notes: p.notes, Retries: p.retries}
 		for _, k := range p.keys {
 			pr.Keys = append(pr.Keys, k.commit.String())
@@ -575,7 +634,7 @@ type loaded struct {
 	objs    map[plumbing.Hash]rawObject
 	slots   map[string]*memfs.Snapshot
 	cps     []memfs.SavedCheckpoint
-	area    *areaRec
+	areas   map[string]*areaRec // by repository, "" for a single one's
 	commits map[plumbing.Hash]*staging.Commit
 	sess    sessRec
 	seq     uint64
@@ -691,11 +750,28 @@ func (l *loaded) apply(rec stateRec) error {
 	} else {
 		carry("live")
 	}
+	recs := rec.Repos
 	if rec.Area != nil {
-		for i, lr := range append([]linkRec{rec.Area.Base}, rec.Area.Chain...) {
-			slot := "base"
+		recs = map[string]*areaRec{"": rec.Area}
+	}
+	if rec.Full || l.areas == nil {
+		l.areas = map[string]*areaRec{}
+	}
+	for name := range l.areas {
+		if recs[name] == nil {
+			carry(slotBase(name))
+			carry(slotCommits(name))
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(recs)) {
+		ar := recs[name]
+		if ar == nil {
+			return fmt.Errorf("%w: repository %q has an empty record", journal.ErrCorrupt, name)
+		}
+		for i, lr := range append([]linkRec{ar.Base}, ar.Chain...) {
+			slot := slotBase(name)
 			if i > 0 {
-				slot = "c:" + lr.ID
+				slot = slotCommits(name) + lr.ID
 			}
 			if _, err := build(slot, lr.Snap); err != nil {
 				return err
@@ -708,10 +784,7 @@ func (l *loaded) apply(rec stateRec) error {
 				l.commits[c.ID] = c
 			}
 		}
-		l.area = rec.Area
-	} else {
-		carry("base")
-		carry("c:")
+		l.areas[name] = ar
 	}
 	if rec.Cps != nil {
 		var cps []memfs.SavedCheckpoint

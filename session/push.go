@@ -40,6 +40,7 @@ const defaultRetries = 10
 // between the request and the landing sends it back to requested, on the
 // commit rebased onto the new head, with a new request.
 type push struct {
+	r       *repo // the repository it pushes from
 	spec    *TargetSpec
 	t       targets.Target
 	ref     string
@@ -100,11 +101,17 @@ type PushResult struct {
 // flight for the same commit, target and branch is joined, never asked
 // twice. When ctx ends while nobody else waits, a request still waiting
 // for review is withdrawn.
-func (s *Session) Push(ctx context.Context, commitID, target string, progress Progress) (PushResult, error) {
+func (h *Repo) Push(ctx context.Context, commitID, target string, progress Progress) (PushResult, error) {
+	res, err := h.push(ctx, commitID, target, progress)
+	return res, h.r.wrap(err)
+}
+
+func (h *Repo) push(ctx context.Context, commitID, target string, progress Progress) (PushResult, error) {
+	s, r := h.s, h.r
 	if progress == nil {
 		progress = func(float64, float64, string) {}
 	}
-	spec, err := s.resolveSpec(target)
+	spec, err := r.resolveSpec(target)
 	if err != nil {
 		return PushResult{}, err
 	}
@@ -113,7 +120,7 @@ func (s *Session) Push(ctx context.Context, commitID, target string, progress Pr
 		return PushResult{}, err
 	}
 	s.mu.Lock()
-	p, res, err := s.startLocked(ctx, spec, t, ref, commitID)
+	p, res, err := s.startLocked(ctx, r, spec, t, ref, commitID)
 	if p == nil {
 		s.mu.Unlock()
 		return res, err
@@ -130,8 +137,8 @@ func (s *Session) Push(ctx context.Context, commitID, target string, progress Pr
 
 // startLocked finds or starts the push of commitID. A nil push comes with
 // the final answer (the branch is already there, or an error).
-func (s *Session) startLocked(ctx context.Context, spec *TargetSpec, t targets.Target, ref, commitID string) (*push, PushResult, error) {
-	commits := s.area.Commits()
+func (s *Session) startLocked(ctx context.Context, r *repo, spec *TargetSpec, t targets.Target, ref, commitID string) (*push, PushResult, error) {
+	commits := r.area.Commits()
 	var c *staging.Commit
 	var err error
 	if commitID != "" {
@@ -145,7 +152,7 @@ func (s *Session) startLocked(ctx context.Context, spec *TargetSpec, t targets.T
 	}
 	switch {
 	case commitID != "":
-		if c, err = s.area.Lookup(commitID); err != nil {
+		if c, err = r.area.Lookup(commitID); err != nil {
 			return nil, PushResult{}, s.notStagedLocked(ctx, t, ref, commitID, err)
 		}
 	case len(commits) == 0:
@@ -164,10 +171,10 @@ func (s *Session) startLocked(ctx context.Context, spec *TargetSpec, t targets.T
 	if head == c.ID {
 		// It is there already (a push whose answer was lost, or the same
 		// commit pushed by another route): nothing to ask.
-		s.advanceLocked(c.ID, spec, ref, t)
+		s.advanceLocked(r, c.ID, spec, ref, t)
 		return nil, PushResult{Already: true, Commit: c.ID, Target: t.Describe(), Branch: targets.BranchName(ref)}, nil
 	}
-	p := &push{spec: spec, t: t, ref: ref, keys: []pushKey{key}, done: make(chan struct{})}
+	p := &push{r: r, spec: spec, t: t, ref: ref, keys: []pushKey{key}, done: make(chan struct{})}
 	if err := s.askLocked(ctx, p, c, head); err != nil {
 		return nil, PushResult{}, err
 	}
@@ -193,7 +200,7 @@ func (s *Session) notStagedLocked(ctx context.Context, t targets.Target, ref, co
 // target moved since c's base, c is first rebased onto head (withdrawing
 // requests for commits that changes).
 func (s *Session) askLocked(ctx context.Context, p *push, c *staging.Commit, head plumbing.Hash) error {
-	if cur, err := s.area.Lookup(c.ID.String()); err == nil {
+	if cur, err := p.r.area.Lookup(c.ID.String()); err == nil {
 		// The area's own record of c: an Advance since (another push
 		// landed) gave it a new base, which c's copy does not know.
 		c = cur
@@ -204,18 +211,18 @@ func (s *Session) askLocked(ctx context.Context, p *push, c *staging.Commit, hea
 		// new commit, so it gets its own review.
 		// What the fetch finds is the head to rebase onto: the branch may
 		// have moved again since head was read.
-		fetched, err := p.t.Fetch(ctx, p.ref, s.area.Pulled(), s.store)
+		fetched, err := p.t.Fetch(ctx, p.ref, p.r.area.Pulled(), s.store)
 		if err != nil {
 			return err
 		}
 		if head = fetched; head == c.Base {
 			return s.askLocked(ctx, p, c, head)
 		}
-		withdrawn, err := s.unpinLocked(s.area.Commits(), "the target moved, so the commit was rebased onto it", p)
+		withdrawn, err := s.unpinLocked(p.r.area.Commits(), "the target moved, so the commit was rebased onto it", p)
 		if err != nil {
 			return err
 		}
-		res, err := s.area.Rebase(head)
+		res, err := p.r.area.Rebase(head)
 		if err != nil {
 			return err
 		}
@@ -228,11 +235,11 @@ func (s *Session) askLocked(ctx context.Context, p *push, c *staging.Commit, hea
 		if len(withdrawn) > 0 {
 			p.notes = append(p.notes, fmt.Sprintf("withdrew request %s, whose commits the rebase changed", listOrNone(withdrawn)))
 		}
-		if c, err = s.area.Lookup(nu.String()); err != nil {
+		if c, err = p.r.area.Lookup(nu.String()); err != nil {
 			return err
 		}
 	}
-	req, err := s.request(ctx, p.spec, p.t, p.ref, head, c)
+	req, err := s.request(ctx, p.r, p.spec, p.t, p.ref, head, c)
 	if err != nil {
 		return err
 	}
@@ -271,10 +278,10 @@ func (s *Session) pickFor(p *push) approval.PickFunc {
 		}
 		// Picking rebuilds every staged commit: other requests for them
 		// go first.
-		if _, err := s.unpinLocked(s.area.Commits(), "the reviewer picked files of another push, which rebuilt this commit", p); err != nil {
+		if _, err := s.unpinLocked(p.r.area.Commits(), "the reviewer picked files of another push, which rebuilt this commit", p); err != nil {
 			return plumbing.ZeroHash, err
 		}
-		pc, err := s.area.Pick(p.commit.ID, paths)
+		pc, err := p.r.area.Pick(p.commit.ID, paths)
 		if err != nil {
 			return plumbing.ZeroHash, err
 		}
@@ -312,7 +319,7 @@ func (s *Session) drive(p *push) {
 			return
 		}
 		p.state = decided
-		if !s.stagedOrPublishedLocked(grant.New()) {
+		if !p.r.stagedOrPublished(grant.New()) {
 			// Pinning should make this impossible; never push a commit
 			// the sandbox no longer stands behind.
 			s.gate.RecordPush(grant, "failed", errors.New("the commit changed while under review"))
@@ -354,7 +361,7 @@ func (s *Session) drive(p *push) {
 		s.mu.Lock()
 		if landed {
 			s.gate.RecordPush(grant, "pushed", err)
-			s.advanceLocked(grant.New(), p.spec, p.ref, p.t)
+			s.advanceLocked(p.r, grant.New(), p.spec, p.ref, p.t)
 			for _, k := range p.keys {
 				// The commits this push was asked for before a rebase or
 				// a pick made them grant.New(): pushed too, under that id.
@@ -508,13 +515,13 @@ func (s *Session) unpinLocked(commits []*staging.Commit, why string, except *pus
 	return ids, nil
 }
 
-// stagedOrPublishedLocked reports whether id is a staged commit or one the
+// stagedOrPublished reports whether id is a staged commit of r or one the
 // sandbox already published (its base, after another push of it landed).
-func (s *Session) stagedOrPublishedLocked(id plumbing.Hash) bool {
-	if id == s.area.Base() {
+func (r *repo) stagedOrPublished(id plumbing.Hash) bool {
+	if id == r.area.Base() {
 		return true
 	}
-	for _, c := range s.area.Commits() {
+	for _, c := range r.area.Commits() {
 		if c.ID == id {
 			return true
 		}
@@ -524,17 +531,17 @@ func (s *Session) stagedOrPublishedLocked(id plumbing.Hash) bool {
 
 // advanceLocked records that id reached t's ref: the staged commits up to
 // it are published and it is the base, which later pulls update from.
-func (s *Session) advanceLocked(id plumbing.Hash, spec *TargetSpec, ref string, t targets.Target) {
+func (s *Session) advanceLocked(r *repo, id plumbing.Hash, spec *TargetSpec, ref string, t targets.Target) {
 	if _, ok := s.published[id]; !ok {
 		s.published[id] = fmt.Sprintf("%s (%s)", t.Describe(), targets.BranchName(ref))
 	}
-	if id == s.area.Base() {
+	if id == r.area.Base() {
 		return // another push of it got there first
 	}
-	if err := s.area.Advance(id); err != nil {
+	if err := r.area.Advance(id); err != nil {
 		return // not a staged commit: the branch has it, the sandbox moved on
 	}
-	s.base, s.baseRef = spec, ref
+	r.base, r.baseRef = spec, ref
 	s.collectLocked()
 }
 
@@ -549,7 +556,7 @@ func listOrNone(s []string) string {
 }
 
 // request describes pushing commit c over head for the reviewer.
-func (s *Session) request(ctx context.Context, spec *TargetSpec, t targets.Target, ref string, head plumbing.Hash, c *staging.Commit) (*approval.Request, error) {
+func (s *Session) request(ctx context.Context, r *repo, spec *TargetSpec, t targets.Target, ref string, head plumbing.Hash, c *staging.Commit) (*approval.Request, error) {
 	var oldTree plumbing.Hash
 	if !head.IsZero() {
 		hc, err := object.GetCommit(s.store, head)
@@ -560,14 +567,14 @@ func (s *Session) request(ctx context.Context, spec *TargetSpec, t targets.Targe
 	} else if co, ok := t.(checkedOuter); ok && writesFiles(ctx, co, ref) {
 		// An unborn branch checked out in a working tree: the push writes
 		// every file of the commit there, so the reviewer sees every one.
-	} else if bc, err := object.GetCommit(s.store, c.Base); err == nil && s.baseFrom(spec) {
+	} else if bc, err := object.GetCommit(s.store, c.Base); err == nil && r.baseFrom(spec) {
 		// A new branch on the target the base came from shows what the
 		// worker changed since that commit, as git shows the commits a
 		// new branch adds, not every file of the repository.
 		oldTree = bc.TreeHash
 	}
 	req := &approval.Request{
-		Worker: s.w.Name, Session: s.id, Target: t.ID(), Describe: t.Describe(), Ref: ref,
+		Worker: s.w.Name, Session: s.id, Repo: r.name, Target: t.ID(), Describe: t.Describe(), Ref: ref,
 		NewRef: head.IsZero(), Old: head, New: c.ID, Tree: c.Tree,
 	}
 	if db, ok := t.(targets.DefaultBrancher); ok {
@@ -575,7 +582,7 @@ func (s *Session) request(ctx context.Context, spec *TargetSpec, t targets.Targe
 			req.DefaultBranch = b
 		}
 	}
-	for _, sc := range s.area.Commits() {
+	for _, sc := range r.area.Commits() {
 		req.Commits = append(req.Commits, approval.CommitInfo{ID: sc.ID, Message: sc.Message})
 		if sc.ID == c.ID {
 			break
@@ -632,7 +639,7 @@ func (s *Session) request(ctx context.Context, spec *TargetSpec, t targets.Targe
 	req.Diff = diff.Text("the rest is too large to show here")
 	req.DiffTruncated = diff.Truncated()
 	req.Pickable = len(req.Files) > 1
-	req.Flags = append(droppedFlags(s.area.Dropped()), approval.Assess(req, s.opts.Rules, func(p string, newSide bool) ([]byte, bool) {
+	req.Flags = append(droppedFlags(r.area.Dropped()), approval.Assess(req, s.opts.Rules, func(p string, newSide bool) ([]byte, bool) {
 		h := old[p]
 		if newSide {
 			h = nu[p]
@@ -676,8 +683,8 @@ func droppedFlags(dropped []staging.Refusal) []approval.Flag {
 			len(dropped), strings.Join(names, ", "))}}
 }
 
-// baseFrom reports whether the sandbox's base was pulled from spec's
-// target, which therefore holds it.
-func (s *Session) baseFrom(spec *TargetSpec) bool {
-	return s.base != nil && specKey(s.base) == specKey(spec)
+// baseFrom reports whether r's base was pulled from spec's target, which
+// therefore holds it.
+func (r *repo) baseFrom(spec *TargetSpec) bool {
+	return r.base != nil && specKey(r.base) == specKey(spec)
 }

@@ -91,7 +91,7 @@ type Session struct {
 	w     *Worker
 	ws    *memfs.Workspace
 	store *staging.Store
-	area  *staging.Area
+	repos []*repo // by name; one, named "", for a single-repository worker
 	gate  *approval.Gate
 	opts  Options
 
@@ -103,12 +103,10 @@ type Session struct {
 	// lock is taken under Session.mu (Withdraw), never the other way (the
 	// gate calls a pick with its own lock released).
 	mu        sync.Mutex
-	base      *TargetSpec // where the base was pulled from; nil: nowhere yet
-	baseRef   string
-	pushes    map[string]*push         // pushes in flight, by request id
-	byCommit  map[pushKey]*push        // the same, by what they push (and what they pushed before a rebase)
-	published map[plumbing.Hash]string // commits that reached a target: where
-	cps       map[string]cpBase        // each checkpoint's base, by name
+	pushes    map[string]*push             // pushes in flight, by request id
+	byCommit  map[pushKey]*push            // the same, by what they push (and what they pushed before a rebase)
+	published map[plumbing.Hash]string     // commits that reached a target: where
+	cps       map[string]map[string]cpBase // each checkpoint's bases, by name, then by repository
 
 	openMu sync.Mutex
 	opened map[string]targets.Target
@@ -129,8 +127,10 @@ func New(ctx context.Context, w *Worker, opts Options) (*Session, error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := s.autoPull(ctx); err != nil {
-		return nil, fmt.Errorf("auto_pull: %w", err)
+	for _, r := range s.repos {
+		if err := s.autoPull(ctx, r); err != nil {
+			return nil, fmt.Errorf("%sauto_pull: %w", r.label(), err)
+		}
 	}
 	s.collectLocked()
 	if opts.State != nil {
@@ -166,7 +166,7 @@ func newSession(w *Worker, opts Options) (*Session, error) {
 	// everything the session fetches, imports or stages is counted there
 	// until collection lets it go.
 	store := staging.NewStore(ws.Limits().MaxTotalBytes)
-	area, err := staging.New(ws, store, staging.Config{
+	repos, err := newRepos(w, ws, store, staging.Config{
 		Author: staging.Signature{Name: w.Author.Name, Email: w.Author.Email},
 		Now:    opts.Now,
 	})
@@ -177,9 +177,9 @@ func newSession(w *Worker, opts Options) (*Session, error) {
 	if opts.State != nil {
 		id = opts.State.ID
 	}
-	s := &Session{id: id, w: w, ws: ws, store: store, area: area, gate: opts.Gate, opts: opts,
+	s := &Session{id: id, w: w, ws: ws, store: store, repos: repos, gate: opts.Gate, opts: opts,
 		opened: map[string]targets.Target{}, pushes: map[string]*push{}, byCommit: map[pushKey]*push{},
-		published: map[plumbing.Hash]string{}, cps: map[string]cpBase{}}
+		published: map[plumbing.Hash]string{}, cps: map[string]map[string]cpBase{}}
 	if opts.Run != nil {
 		s.run = &runner{opts: *opts.Run}
 	}
@@ -270,29 +270,30 @@ func (s *Session) targetRef(ctx context.Context, spec *TargetSpec) (targets.Targ
 	return t, ref, err
 }
 
-// resolveSpec finds a target by name ("" or "default": the default one).
-func (s *Session) resolveSpec(name string) (*TargetSpec, error) {
+// resolveSpec finds a target of r by name ("" or "default": the default
+// one).
+func (r *repo) resolveSpec(name string) (*TargetSpec, error) {
 	name = strings.TrimSpace(name)
 	if name == "" || name == "default" {
-		return s.w.DefaultTarget, nil
+		return r.cfg.DefaultTarget, nil
 	}
-	if t, ok := s.w.Targets[name]; ok {
+	if t, ok := r.cfg.Targets[name]; ok {
 		return t, nil
 	}
-	return nil, fmt.Errorf("no target is named %q; the targets are %s", name, strings.Join(s.w.TargetNames(), ", "))
+	return nil, fmt.Errorf("no target is named %q; the targets are %s", name, strings.Join(r.cfg.TargetNames(), ", "))
 }
 
-func (s *Session) autoPull(ctx context.Context) error {
+func (s *Session) autoPull(ctx context.Context, r *repo) error {
 	// Entries from the default target's branch make the base (one pull of
 	// all their paths; "." means everything). When that branch does not
 	// exist yet, entries from another branch of the same repository make
 	// the base instead: the new branch forks from the branch its files came
 	// from, as `git switch -c` would. Entries from anywhere else come in as
 	// the worker's own files.
-	def := s.w.DefaultTarget
+	def := r.cfg.DefaultTarget
 	sameRepo := func(src *TargetSpec) bool { return specKey(src) == specKey(def) }
 	var base *TargetSpec
-	for _, ap := range s.w.AutoPull {
+	for _, ap := range r.cfg.AutoPull {
 		if sameRepo(ap.Source) && ap.Source.Branch == def.Branch {
 			base = def
 		}
@@ -305,7 +306,7 @@ func (s *Session) autoPull(ctx context.Context) error {
 	// for (git_pull with that source).
 	forked := false
 	if base == nil {
-		for _, ap := range s.w.AutoPull {
+		for _, ap := range r.cfg.AutoPull {
 			if sameRepo(ap.Source) {
 				exists, err := s.branchExists(ctx, def)
 				if err != nil {
@@ -324,7 +325,7 @@ func (s *Session) autoPull(ctx context.Context) error {
 	all := false
 	imports := map[string][]string{}
 	specs := map[string]*TargetSpec{}
-	for _, ap := range s.w.AutoPull {
+	for _, ap := range r.cfg.AutoPull {
 		if base != nil && sameRepo(ap.Source) && (forked || ap.Source.Branch == base.Branch) {
 			all = all || ap.Path == "."
 			basePaths = append(basePaths, ap.Path)
@@ -340,7 +341,7 @@ func (s *Session) autoPull(ctx context.Context) error {
 	if base != nil {
 		// A default branch that does not exist yet is created by the
 		// first push.
-		if _, err := s.seed(ctx, base, basePaths); err != nil && !errors.Is(err, targets.ErrRefNotFound) {
+		if _, err := s.seed(ctx, r, base, basePaths); err != nil && !errors.Is(err, targets.ErrRefNotFound) {
 			return err
 		}
 	}
@@ -350,7 +351,7 @@ func (s *Session) autoPull(ctx context.Context) error {
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		if _, err := s.importFiles(ctx, specs[k], imports[k], ""); err != nil {
+		if _, err := s.importFiles(ctx, r, specs[k], imports[k], ""); err != nil {
 			return err
 		}
 	}
@@ -368,7 +369,7 @@ func (s *Session) branchExists(ctx context.Context, spec *TargetSpec) (bool, err
 }
 
 // seed makes the workspace the tree of spec's branch (all, or paths).
-func (s *Session) seed(ctx context.Context, spec *TargetSpec, paths []string) (pullResult, error) {
+func (s *Session) seed(ctx context.Context, r *repo, spec *TargetSpec, paths []string) (pullResult, error) {
 	t, ref, err := s.targetRef(ctx, spec)
 	if err != nil {
 		return pullResult{}, err
@@ -377,13 +378,13 @@ func (s *Session) seed(ctx context.Context, spec *TargetSpec, paths []string) (p
 	if err != nil {
 		return pullResult{}, err
 	}
-	refused, err := s.area.SeedFrom(head, paths)
+	refused, err := r.area.SeedFrom(head, paths)
 	if err != nil {
 		return pullResult{}, err
 	}
-	s.base, s.baseRef = spec, ref
+	r.base, r.baseRef = spec, ref
 	n := 0
-	s.ws.Base().Walk(func(memfs.Entry) error { n++; return nil })
+	r.ws.Base().Walk(func(memfs.Entry) error { n++; return nil })
 	return pullResult{Head: head, Ref: ref, Target: t, Files: n, Refused: refused}, nil
 }
 
@@ -397,8 +398,8 @@ type pullResult struct {
 }
 
 // importFiles copies the files of spec's branch at or under paths into
-// the workspace (under dest), as the worker's own new changes.
-func (s *Session) importFiles(ctx context.Context, spec *TargetSpec, paths []string, dest string) (pullResult, error) {
+// r's part of the workspace (under dest), as the worker's own new changes.
+func (s *Session) importFiles(ctx context.Context, r *repo, spec *TargetSpec, paths []string, dest string) (pullResult, error) {
 	t, ref, err := s.targetRef(ctx, spec)
 	if err != nil {
 		return pullResult{}, err
@@ -427,10 +428,11 @@ func (s *Session) importFiles(ctx context.Context, spec *TargetSpec, paths []str
 		if dest != "" {
 			p = strings.TrimSuffix(dest, "/") + "/" + p
 		}
-		if b, ok := s.ws.Base().Lookup(p); ok && b.Same(e) {
+		if b, ok := r.ws.Base().Lookup(p); ok && b.Same(e) {
 			// What the base already holds is not the worker's change.
 			return nil
 		}
+		p = r.path(p)
 		data, werr := e.Content()
 		switch {
 		case werr != nil:
@@ -457,12 +459,28 @@ func (s *Session) importFiles(ctx context.Context, spec *TargetSpec, paths []str
 func TargetID(spec *TargetSpec) string { return specKey(spec) }
 
 // ResolveTargetID turns what an operator wrote (a target name of the
-// worker, or a target id) into a target id.
+// worker, or a target id) into a target id. A multi-repository worker's
+// targets are named REPO:TARGET (api:default, web:staging).
 func ResolveTargetID(w *Worker, s string) (string, error) {
-	if s == "default" {
-		return TargetID(w.DefaultTarget), nil
-	}
-	if spec, ok := w.Targets[s]; ok {
+	repos := w.RepoList()
+	if len(w.Repos) > 0 {
+		name, target, _ := strings.Cut(s, ":")
+		for _, r := range w.Repos {
+			if r.Name == name {
+				if target == "" {
+					target = "default"
+				}
+				if spec, ok := r.resolveName(target); ok {
+					return TargetID(spec), nil
+				}
+				return "", fmt.Errorf("repository %s has no target named %q; name one of %s as %s:NAME", name, target, strings.Join(r.TargetNames(), ", "), name)
+			}
+		}
+		if kind, _, _ := strings.Cut(s, ":"); kind != "local" && kind != "local-bare" && kind != "github" {
+			return "", fmt.Errorf("%q names no repository's target: this worker has the repositories %s, so name a target as REPO:TARGET (such as %s:default), or give an id such as local:/path/to/repo",
+				s, strings.Join(w.RepoNames(), ", "), w.Repos[0].Name)
+		}
+	} else if spec, ok := repos[0].resolveName(s); ok {
 		return TargetID(spec), nil
 	}
 	kind, rest, ok := strings.Cut(s, ":")
@@ -481,16 +499,27 @@ func ResolveTargetID(w *Worker, s string) (string, error) {
 	// silently approve nothing. Paths compare after symlinks are resolved,
 	// and the id returned is the one the target itself reports.
 	var ids []string
-	for _, spec := range append([]*TargetSpec{w.DefaultTarget}, mapValues(w.Targets)...) {
-		tid := TargetID(spec)
-		ids = append(ids, tid)
-		if sameTargetID(tid, id) {
-			return tid, nil
+	for _, r := range repos {
+		for _, spec := range append([]*TargetSpec{r.DefaultTarget}, mapValues(r.Targets)...) {
+			tid := TargetID(spec)
+			ids = append(ids, tid)
+			if sameTargetID(tid, id) {
+				return tid, nil
+			}
 		}
 	}
 	sort.Strings(ids)
 	return "", fmt.Errorf("%s is none of this worker's targets (%s; ids %s): it would approve nothing; name one of them",
 		s, strings.Join(w.TargetNames(), ", "), strings.Join(ids, ", "))
+}
+
+// resolveName finds a target of r by its name in the worker file.
+func (r *RepoConfig) resolveName(name string) (*TargetSpec, bool) {
+	if name == "default" {
+		return r.DefaultTarget, true
+	}
+	spec, ok := r.Targets[name]
+	return spec, ok
 }
 
 func mapValues(m map[string]*TargetSpec) []*TargetSpec {

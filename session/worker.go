@@ -657,11 +657,26 @@ func DefaultWorker(dir string) *Worker {
 	}
 }
 
-// TargetNames lists the worker's target names, "default" first.
+// TargetNames lists the worker's target names, "default" first; for a
+// multi-repository worker, as REPO:TARGET.
 func (w *Worker) TargetNames() []string {
+	if len(w.Repos) == 0 {
+		return w.RepoList()[0].TargetNames()
+	}
+	var out []string
+	for _, r := range w.Repos {
+		for _, n := range r.TargetNames() {
+			out = append(out, r.Name+":"+n)
+		}
+	}
+	return out
+}
+
+// TargetNames lists the repository's target names, "default" first.
+func (r *RepoConfig) TargetNames() []string {
 	names := []string{"default"}
 	var rest []string
-	for n := range w.Targets {
+	for n := range r.Targets {
 		rest = append(rest, n)
 	}
 	sort.Strings(rest)

@@ -122,7 +122,7 @@ type Status struct {
 // kept at the tip of the chain, so the unstaged changes are exactly what
 // memfs tracks, at a cost proportional to them.
 type Area struct {
-	ws    *memfs.Workspace
+	ws    Workspace
 	store *Store
 	cfg   Config
 
@@ -151,7 +151,7 @@ type link struct {
 // New returns an area over ws, keeping git objects in store. The
 // workspace's current base becomes the area's base content, with no base
 // commit (an empty sandbox, or one seeded directly through memfs).
-func New(ws *memfs.Workspace, store *Store, cfg Config) (*Area, error) {
+func New(ws Workspace, store *Store, cfg Config) (*Area, error) {
 	if err := cfg.Author.check("author"); err != nil {
 		return nil, err
 	}
@@ -395,7 +395,7 @@ func (a *Area) editFor(p string, e memfs.Entry, ok bool) (edit, error) {
 	if !ok {
 		return edit{path: p, remove: true}, nil
 	}
-	if err := a.ws.Deny().Check(p); err != nil {
+	if err := a.ws.CheckDeny(p); err != nil {
 		return edit{}, fmt.Errorf("stage: %w", err)
 	}
 	mode := gitMode(e.Mode)

@@ -189,7 +189,7 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	defer sandbox.Shutdown() // the warm helper waiting for the next run
 	srv := gittools.NewMCPServer(sess, version())
 	fmt.Fprintf(stderr, "airlock serve: worker %q, pushing to %s by default. Review pushes with `airlock review` in another terminal.\n",
-		w.Name, w.DefaultTarget)
+		w.Name, w.Describe())
 	if *httpAddr != "" {
 		// Over HTTP only: stdin is not read at all, so the server runs
 		// under nohup, with </dev/null or in the background of a shell.
