@@ -229,9 +229,20 @@ const (
 
 // Pull brings files in from source (a target name; "" for where the base
 // came from, or the default target), as git_pull describes. Paths and
-// dest are relative to the repository's root.
+// dest are relative to the repository's root; the paths in the result are
+// workspace paths.
 func (h *Repo) Pull(ctx context.Context, source string, paths []string, dest string) (PullResult, error) {
 	res, err := h.pull(ctx, source, paths, dest)
+	// The worker names files by their workspace paths.
+	for i, p := range res.Updated {
+		res.Updated[i] = h.r.path(p)
+	}
+	for i, p := range res.More {
+		res.More[i] = h.r.path(p)
+	}
+	for i := range res.Refused {
+		res.Refused[i].Path = h.r.path(res.Refused[i].Path)
+	}
 	return res, h.r.wrap(err)
 }
 

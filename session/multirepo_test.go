@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -336,5 +337,34 @@ func TestMultiRepoResolveTargetID(t *testing.T) {
 		if err != nil || got != c.want {
 			t.Errorf("%s: %q, %v; want %q", c.in, got, err, c.want)
 		}
+	}
+}
+
+// A command sees every repository, and what it writes lands in each
+// repository's unstaged changes.
+func TestMultiRepoRun(t *testing.T) {
+	needSandbox(t)
+	w, _, _ := twoRepos(t)
+	dir := t.TempDir()
+	for d := dir; d != "/" && d != os.TempDir(); d = filepath.Dir(d) {
+		os.Chmod(d, 0o711)
+	}
+	l, err := ledger.Open(filepath.Join(t.TempDir(), "ledger.jsonl"))
+	must(t, err)
+	t.Cleanup(func() { l.Close() })
+	s, err := session.New(context.Background(), w, session.Options{Gate: approval.NewGate(l, approval.Policy{}),
+		Run: &session.RunOptions{MirrorDir: filepath.Join(dir, "mirrors")}})
+	must(t, err)
+	t.Cleanup(s.Close)
+	res, err := s.Run(context.Background(), session.RunArgs{Command: "cat api/main.go web/index.html; echo gen > api/gen.go; echo x >> web/app.js"}, nil)
+	must(t, err)
+	if res.Exit != 0 || res.Stdout != "package api\n<p>web</p>\n" {
+		t.Fatalf("exit %d, stdout %q, stderr %q", res.Exit, res.Stdout, res.Stderr)
+	}
+	if got := unstaged(mustRepo(t, s, "api")); !slices.Equal(got, []string{"gen.go"}) {
+		t.Errorf("api's changes after the run: %v", got)
+	}
+	if got := unstaged(mustRepo(t, s, "web")); !slices.Equal(got, []string{"app.js"}) {
+		t.Errorf("web's changes after the run: %v", got)
 	}
 }

@@ -432,15 +432,15 @@ func (s *Session) importFiles(ctx context.Context, r *repo, spec *TargetSpec, pa
 			// What the base already holds is not the worker's change.
 			return nil
 		}
-		p = r.path(p)
+		at := r.path(p) // where it goes in the workspace
 		data, werr := e.Content()
 		switch {
 		case werr != nil:
 		case e.Mode&fs.ModeSymlink != 0:
-			werr = s.ws.Symlink(string(data), p)
+			werr = s.ws.Symlink(string(data), at)
 		default:
-			if werr = s.ws.WriteFile(p, data, e.Mode.Perm()); werr == nil {
-				werr = s.ws.Chmod(p, e.Mode.Perm())
+			if werr = s.ws.WriteFile(at, data, e.Mode.Perm()); werr == nil {
+				werr = s.ws.Chmod(at, e.Mode.Perm())
 			}
 		}
 		if werr != nil {
