@@ -16,6 +16,13 @@ const serverInstructions = `airlock is a sandbox: read_file, write_file, edit_fi
 // NewMCPServer serves a session over MCP: every tool, and the worker's
 // instructions as a prompt named after the worker.
 func NewMCPServer(s *session.Session, version string) *mcp.Server {
+	return NewMCPServerWith(s, version, "", nil)
+}
+
+// NewMCPServerWith is NewMCPServer with more instructions (how to come back
+// to the session, say) and the MCP session ids it hands out (nil: the
+// SDK's).
+func NewMCPServerWith(s *session.Session, version, more string, sessionID func() string) *mcp.Server {
 	instructions := serverInstructions
 	if names := s.Repos(); len(names) > 0 {
 		instructions += fmt.Sprintf("\n\nThis session holds %d git repositories, each in a directory of the workspace named after it: %s/. "+
@@ -27,8 +34,11 @@ func NewMCPServer(s *session.Session, version string) *mcp.Server {
 		// that knows nothing of the work before.
 		instructions += "\n\n" + rec.Text()
 	}
+	if more != "" {
+		instructions += "\n\n" + more
+	}
 	srv := mcp.NewServer(&mcp.Implementation{Name: "airlock", Title: "airlock sandbox", Version: version},
-		&mcp.ServerOptions{Instructions: instructions})
+		&mcp.ServerOptions{Instructions: instructions, GetSessionID: sessionID})
 	for _, t := range ToolsFor(s) {
 		srv.AddTool(&mcp.Tool{Name: t.Name, Description: t.Description, InputSchema: t.Schema},
 			func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {

@@ -55,3 +55,11 @@ func (s *Session) Held() Held {
 	_, held := s.ws.Usage()
 	return Held{StoreBytes: s.store.Bytes(), StoreObjects: s.store.Len(), Workspace: held.Bytes}
 }
+
+// Busy reports whether a push is in flight: waiting for a reviewer or on
+// its way to a target. A server keeps a busy session open.
+func (s *Session) Busy() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.pushes) > 0
+}

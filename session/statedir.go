@@ -32,6 +32,11 @@ type Meta struct {
 	WorkerKey  string    `json:"worker_key"` // which worker file (or repository, for the default worker)
 	WorkerFile string    `json:"worker_file,omitempty"`
 	Created    time.Time `json:"created"`
+	// Transport is "http" for a session of airlock serve --http, which
+	// only its own token resumes (TokenHash, the SHA-256 of it in hex);
+	// "" for one over stdio, which the worker's next server resumes.
+	Transport string `json:"transport,omitempty"`
+	TokenHash string `json:"token_hash,omitempty"`
 }
 
 // Summary is a session's state in counts, for people.
@@ -247,7 +252,7 @@ func LatestUnfinished(root, workerKey string) (*StateDir, error) {
 		return nil, err
 	}
 	for _, l := range list {
-		if l.WorkerKey != workerKey || !l.Running && (l.NoState || !l.Unfinished()) {
+		if l.WorkerKey != workerKey || l.Transport != "" || !l.Running && (l.NoState || !l.Unfinished()) {
 			continue
 		}
 		// One listed as running may be a killed server's, its lock held a

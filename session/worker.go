@@ -14,6 +14,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/airlock-dev/airlock/internal/bytesize"
 	"github.com/airlock-dev/airlock/memfs"
 	"github.com/airlock-dev/airlock/targets"
 )
@@ -627,23 +628,8 @@ func (p *parser) sandbox(n *yaml.Node, w *Worker) error {
 	return nil
 }
 
-var sizeRe = regexp.MustCompile(`^(\d+(?:\.\d+)?)\s*([KMGT]i?B|B)?$`)
-
 // parseSize reads "10MiB", "512 KB", "1048576".
-func parseSize(s string) (int64, error) {
-	m := sizeRe.FindStringSubmatch(strings.TrimSpace(s))
-	if m == nil {
-		return 0, fmt.Errorf("%q is not a size; write it like 10MiB, 512KB or 1048576", s)
-	}
-	num, _ := strconv.ParseFloat(m[1], 64)
-	mult := map[string]float64{"": 1, "B": 1, "KB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12,
-		"KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40}[m[2]]
-	n := num * mult
-	if n < 1 || n > 1<<40 {
-		return 0, fmt.Errorf("%q is out of range (1 byte to 1 TiB)", s)
-	}
-	return int64(n), nil
-}
+func parseSize(s string) (int64, error) { return bytesize.Parse(s) }
 
 // DefaultWorker is the worker airlock serve runs without --worker: it
 // works on the repository at dir, pushing to its current branch.

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"crypto/rand"
-	"crypto/subtle"
 	"encoding/hex"
 	"errors"
 	"flag"
@@ -24,6 +23,7 @@ import (
 	"github.com/airlock-dev/airlock/approval/broker"
 	"github.com/airlock-dev/airlock/approval/ledger"
 	"github.com/airlock-dev/airlock/gittools"
+	"github.com/airlock-dev/airlock/internal/bytesize"
 	"github.com/airlock-dev/airlock/internal/termsafe"
 	"github.com/airlock-dev/airlock/memfs"
 	"github.com/airlock-dev/airlock/sandbox"
@@ -99,6 +99,10 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	ephemeral := fs.Bool("ephemeral", false, "keep the session in memory only: nothing is saved, and a crash or exit loses it")
 	resumeID := fs.String("session", "", "resume this session (see airlock sessions list)")
 	retention := fs.Duration("retention", 7*24*time.Hour, "remove saved sessions whose work all left (pushed or discarded) this long after their last change")
+	maxSessions := fs.Int("max-sessions", 64, "with --http: how many sessions (one per client) may be open at once")
+	maxMemory := fs.String("max-memory", "8GiB", "with --http: how much all open sessions may hold together (files, objects)")
+	idle := fs.Duration("session-idle", 10*time.Minute, "with --http: how long a session goes unused before it may be unloaded (saved; it resumes\n"+
+		"on its token) to make room for a new client")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -108,8 +112,17 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if n := btoi(*fresh) + btoi(*ephemeral) + btoi(*resumeID != ""); n > 1 {
 		return usageError("--new, --ephemeral and --session exclude one another")
 	}
+	if *httpAddr != "" && (*fresh || *resumeID != "") {
+		return usageError("--http gives every client a session of its own, and a client resumes its own with its session's token: leave out --new and --session")
+	}
+	maxBytes, err := bytesize.Parse(*maxMemory)
+	if err != nil || maxBytes <= 0 {
+		return usageError("--max-memory %s: give a size such as 8GiB", *maxMemory)
+	}
+	if *maxSessions < 1 {
+		return usageError("--max-sessions %d: give at least 1", *maxSessions)
+	}
 	var w *session.Worker
-	var err error
 	if *workerFile != "" {
 		if w, err = session.LoadWorker(*workerFile); err != nil {
 			return err
@@ -171,43 +184,49 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		}
 	}
 	opts := session.Options{Gate: gate, Timeout: *timeout, Run: runOpts}
-	sess, err := openSession(ctx, w, *workerFile, opts, state, *fresh, *ephemeral, *resumeID, *retention, stderr)
-	if err != nil {
-		return err
-	}
-	switch err := sess.CanRun(); {
-	case runOpts == nil:
-		fmt.Fprintf(stderr, "airlock serve: the run tool is off (--run off)\n")
-	case err != nil:
-		// Never an unsandboxed run: the tool is left out, and the
-		// operator is told why.
-		fmt.Fprintf(stderr, "airlock serve: the run tool is off: %v\n", err)
-	default:
-		fmt.Fprintf(stderr, "airlock serve: commands run in a sandbox (%s)\n", runOpts.Mode)
-	}
-	defer sess.Close()
 	defer sandbox.Shutdown() // the warm helper waiting for the next run
-	srv := gittools.NewMCPServer(sess, version())
-	fmt.Fprintf(stderr, "airlock serve: worker %q, pushing to %s by default. Review pushes with `airlock review` in another terminal.\n",
-		w.Name, w.Describe())
 	if *httpAddr != "" {
 		// Over HTTP only: stdin is not read at all, so the server runs
 		// under nohup, with </dev/null or in the background of a shell.
+		sayRun(runOpts, stderr)
+		root := ""
+		if *ephemeral {
+			fmt.Fprintf(stderr, "airlock serve: sessions are in memory only (--ephemeral): nothing survives their end\n")
+		} else {
+			root = filepath.Join(state, "sessions")
+			if gone := session.Sweep(root, *retention); len(gone) > 0 {
+				fmt.Fprintf(stderr, "airlock serve: removed %d finished session(s) older than %s\n", len(gone), *retention)
+			}
+		}
 		token, tokenFile, err := newHTTPToken(sockets)
 		if err != nil {
 			return err
 		}
 		defer os.Remove(tokenFile)
-		hs := &http.Server{Handler: httpHandler(srv, token)}
+		sbs := newSandboxes(w, *workerFile, opts, root, version(), token, *maxSessions, maxBytes, *idle, stderr)
+		sbs.base = fmt.Sprintf("http://%s%s", ln.Addr(), mcpPath)
+		hs := &http.Server{Handler: httpHandler(sbs)}
 		go hs.Serve(ln)
-		defer hs.Close()
-		fmt.Fprintf(stderr, "airlock serve: MCP over Streamable HTTP at http://%s%s\n"+
-			"airlock serve: every request needs the header \"Authorization: Bearer %s\" (the token is also in %s, mode 0600)\n",
-			ln.Addr(), mcpPath, token, tokenFile)
+		fmt.Fprintf(stderr, "airlock serve: worker %q, pushing to %s by default. Review pushes with `airlock review` in another terminal.\n",
+			w.Name, w.Describe())
+		fmt.Fprintf(stderr, "airlock serve: MCP over Streamable HTTP at %s\n"+
+			"airlock serve: every request needs the header \"Authorization: Bearer %s\" (the token is also in %s, mode 0600)\n"+
+			"airlock serve: every client gets a session of its own, with its own token (response headers Airlock-Session, Airlock-Session-Token); it comes back to it at %s/SESSION-ID\n",
+			sbs.base, token, tokenFile, sbs.base)
 		<-ctx.Done()
-		sayKept(sess, "a signal", stderr)
+		hs.Close()
+		sbs.Close()
 		return nil
 	}
+	sess, err := openSession(ctx, w, *workerFile, opts, state, *fresh, *ephemeral, *resumeID, *retention, stderr)
+	if err != nil {
+		return err
+	}
+	sayRun(runOpts, stderr)
+	defer sess.Close()
+	srv := gittools.NewMCPServer(sess, version())
+	fmt.Fprintf(stderr, "airlock serve: worker %q, pushing to %s by default. Review pushes with `airlock review` in another terminal.\n",
+		w.Name, w.Describe())
 	maxFile := w.Limits.MaxFileBytes
 	if maxFile <= 0 {
 		maxFile = memfs.DefaultLimits().MaxFileBytes
@@ -224,6 +243,19 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	}
 	sayKept(sess, why, stderr)
 	return nil
+}
+
+// sayRun tells the operator whether commands run, and if not why: never an
+// unsandboxed run, the tool is left out instead.
+func sayRun(runOpts *session.RunOptions, stderr io.Writer) {
+	switch err := sandbox.Available(); {
+	case runOpts == nil:
+		fmt.Fprintf(stderr, "airlock serve: the run tool is off (--run off)\n")
+	case err != nil:
+		fmt.Fprintf(stderr, "airlock serve: the run tool is off: %v\n", err)
+	default:
+		fmt.Fprintf(stderr, "airlock serve: commands run in a sandbox (%s)\n", runOpts.Mode)
+	}
 }
 
 func btoi(b bool) int {
@@ -320,27 +352,18 @@ func workerKey(w *session.Worker, workerFile string) (key, file string) {
 	return "file:" + abs, abs
 }
 
-// httpHandler serves srv over Streamable HTTP. A web page in the user's
-// browser can reach a loopback port too: the SDK refuses Host headers that
-// are not loopback (DNS rebinding), and cross-origin requests are refused
-// here, so no page can drive the sandbox or read what it pulled.
-//
-// Another user of the machine can reach a loopback port as well: every
-// request must carry the bearer token made at start, which only this user
-// can read (see newHTTPToken).
-func httpHandler(srv *mcp.Server, token string) http.Handler {
-	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
-		&mcp.StreamableHTTPOptions{CrossOriginProtection: http.NewCrossOriginProtection()})
-	want := []byte("Bearer " + token)
+// httpHandler serves the sandboxes over Streamable HTTP, at /mcp (a new
+// session, with the server's token) and /mcp/ID (session ID again, with
+// its own token). A web page in the user's browser can reach a loopback
+// port too: the SDK refuses Host headers that are not loopback (DNS
+// rebinding), and cross-origin requests are refused, so no page can drive
+// a sandbox or read what it pulled. Another user of the machine can reach
+// a loopback port as well: every request must carry a bearer token only
+// this user can read (see newHTTPToken) or that a session was given.
+func httpHandler(sbs *sandboxes) http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle(mcpPath, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="airlock"`)
-			http.Error(w, "airlock: missing or wrong bearer token: send the header \"Authorization: Bearer TOKEN\" with the token airlock serve printed at start (also in its token file)", http.StatusUnauthorized)
-			return
-		}
-		h.ServeHTTP(w, r)
-	}))
+	mux.Handle(mcpPath, sbs)
+	mux.Handle(mcpPath+"/", sbs)
 	return mux
 }
 

@@ -1,12 +1,17 @@
 package main
 
 import (
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/airlock-dev/airlock/approval"
+	"github.com/airlock-dev/airlock/approval/ledger"
+	"github.com/airlock-dev/airlock/session"
 )
 
 func TestLoopbackOnly(t *testing.T) {
@@ -23,9 +28,7 @@ func TestLoopbackOnly(t *testing.T) {
 // A page in the user's browser can reach a loopback port: neither a
 // cross-origin request nor a rebound host name gets through.
 func TestHTTPRefusesBrowsers(t *testing.T) {
-	srv := mcp.NewServer(&mcp.Implementation{Name: "t", Version: "1"}, nil)
-	ts := httptest.NewServer(httpHandler(srv, "secret-token"))
-	defer ts.Close()
+	ts, _ := testSandboxes(t, "secret-token", 4)
 	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`
 	post := func(mod func(*http.Request)) int {
 		req, _ := http.NewRequest("POST", ts.URL+"/mcp", strings.NewReader(init))
@@ -59,4 +62,21 @@ func TestHTTPRefusesBrowsers(t *testing.T) {
 	if code := post(func(r *http.Request) { r.Header.Set("Authorization", "Bearer secret-tokem") }); code != http.StatusUnauthorized {
 		t.Errorf("a request with a wrong token got %d, want 401", code)
 	}
+}
+
+// testSandboxes serves in-memory sandboxes of a worker on an empty
+// repository over HTTP, in process.
+func testSandboxes(t testing.TB, token string, max int) (*httptest.Server, *sandboxes) {
+	t.Helper()
+	l, err := ledger.Open(filepath.Join(t.TempDir(), "ledger.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	w := session.DefaultWorker(t.TempDir())
+	sbs := newSandboxes(w, "", session.Options{Gate: approval.NewGate(l, approval.Policy{})}, "", "test", token, max, 1<<40, time.Hour, io.Discard)
+	ts := httptest.NewServer(httpHandler(sbs))
+	sbs.base = ts.URL + mcpPath
+	t.Cleanup(func() { ts.Close(); sbs.Close() })
+	return ts, sbs
 }
