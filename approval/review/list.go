@@ -206,19 +206,19 @@ func (l *list) renderOne(b *strings.Builder, indent string, in *broker.Incoming,
 	pad := indent + "     "
 	var worker string
 	if r.Worker != serverWorker {
-		worker = " (worker " + quoted(r.Worker) + ")"
+		worker = "  (worker " + quoted(r.Worker) + ")"
 	}
 	if r.Kind == approval.KindNetwork {
-		fmt.Fprintf(b, "%s%s  network access for: %s%s\n", indent, num, termsafe.Line(clip(r.Command, 60)), worker)
-		fmt.Fprintf(b, "%swhy: %s\n", pad, termsafe.Line(clip(r.Reason, 60)))
+		fmt.Fprintf(b, "%s%s  network access for: %s\n", indent, num, termsafe.Line(clip(r.Command, 48)))
+		fmt.Fprintf(b, "%swhy: %s%s\n", pad, termsafe.Line(clip(r.Reason, 48)), worker)
 		return
 	}
-	fmt.Fprintf(b, "%s%s  %s (branch: %s)%s\n", indent, num, termsafe.Line(r.Describe), termsafe.Line(approval.ShortRef(r.Ref)), worker)
+	fmt.Fprintf(b, "%s%s  %s (branch: %s)\n", indent, num, termsafe.Line(r.Describe), termsafe.Line(approval.ShortRef(r.Ref)))
 	commits := fmt.Sprintf("%d commits", len(r.Commits))
 	if len(r.Commits) == 1 {
 		commits = "1 commit"
 	}
-	fmt.Fprintf(b, "%s%s, %s%s\n", pad, commits, r.Summary(), riskSummary(r.Flags, p))
+	fmt.Fprintf(b, "%s%s, %s%s%s\n", pad, commits, r.Summary(), riskSummary(r.Flags, p), worker)
 }
 
 // riskSummary names a request's high and medium risks in a few words:

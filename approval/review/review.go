@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/airlock-dev/airlock/approval"
 	"github.com/airlock-dev/airlock/approval/broker"
@@ -27,6 +28,7 @@ type canceler interface {
 func Review(ctx context.Context, r *broker.Reviewer, t Terminal, once bool) error {
 	c, _ := t.(canceler)
 	l := newList()
+	settle(ctx, r)
 	for {
 		pending := r.Pending()
 		if len(pending) == 0 {
@@ -36,6 +38,7 @@ func Review(ctx context.Context, r *broker.Reviewer, t Terminal, once bool) erro
 			if _, err := r.Next(ctx); err != nil {
 				return err
 			}
+			settle(ctx, r)
 			continue
 		}
 		in := pending[0]
@@ -54,6 +57,26 @@ func Review(ctx context.Context, r *broker.Reviewer, t Terminal, once bool) erro
 		}
 		if once && decided {
 			return nil
+		}
+	}
+}
+
+// settle waits until the servers' requests stop coming in (nothing new
+// for a moment; a second at most): a reviewer that has just connected, or
+// a server that has just started, gets its requests one message at a time,
+// and the list is best drawn, and numbered, with all of them.
+func settle(ctx context.Context, r *broker.Reviewer) {
+	limit := time.NewTimer(time.Second)
+	defer limit.Stop()
+	for {
+		select {
+		case <-r.Changed():
+		case <-time.After(150 * time.Millisecond):
+			return
+		case <-limit.C:
+			return
+		case <-ctx.Done():
+			return
 		}
 	}
 }
