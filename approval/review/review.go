@@ -51,7 +51,7 @@ func Review(ctx context.Context, r *broker.Reviewer, t Terminal, once bool) erro
 				continue // fewer than two left: the one is shown directly
 			}
 		}
-		decided, err := decideOne(ctx, t, c, in)
+		decided, err := decideOne(ctx, t, c, in, len(pending) > 1)
 		if err != nil {
 			return err
 		}
@@ -83,8 +83,9 @@ func settle(ctx context.Context, r *broker.Reviewer) {
 
 // decideOne shows in's prompt and sends the decision to its server. It
 // reports whether a decision was recorded; a request that goes away while
-// shown is not an error.
-func decideOne(ctx context.Context, t Terminal, c canceler, in *broker.Incoming) (bool, error) {
+// shown, or the reviewer's going back to the list (offered when listed),
+// is not an error.
+func decideOne(ctx context.Context, t Terminal, c canceler, in *broker.Incoming, listed bool) (bool, error) {
 	fmt.Fprintf(t, "\n%s\n", header(in))
 	type result struct {
 		d   approval.Decision
@@ -92,7 +93,7 @@ func decideOne(ctx context.Context, t Terminal, c canceler, in *broker.Incoming)
 	}
 	done := make(chan result, 1)
 	go func() {
-		d, err := Prompt(t, in.Request)
+		d, err := prompt(t, in.Request, listed)
 		done <- result{d, err}
 	}()
 	var res result
@@ -116,7 +117,7 @@ func decideOne(ctx context.Context, t Terminal, c canceler, in *broker.Incoming)
 		return false, ctx.Err()
 	}
 	if res.err != nil {
-		if errors.Is(res.err, ErrCanceled) {
+		if errors.Is(res.err, ErrCanceled) || errors.Is(res.err, errBack) {
 			return false, nil
 		}
 		return false, res.err
