@@ -3,6 +3,7 @@ package review_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -164,22 +165,44 @@ func TestReviewListInPseudoTerminal(t *testing.T) {
 		pos += i + len(o)
 	}
 
+	// listed waits for the list of n requests and its question.
+	listed := func(n int) string {
+		t.Helper()
+		head := fmt.Sprintf("%d requests are waiting:", n)
+		at = scr.WaitFor(t, at, head, within)
+		at = scr.WaitFor(t, at, "Review which?", within)
+		return scr.String()[strings.LastIndex(scr.String(), head):]
+	}
+	// decide waits for the prompt under header, approves (or, with a
+	// reason, rejects), and checks that tk's gate got that decision.
+	decide := func(header string, tk *approval.Ticket, reason string) {
+		t.Helper()
+		at = scr.WaitFor(t, at, header, within)
+		at = scr.WaitFor(t, at, "[?]help", within)
+		want := "approved"
+		if reason == "" {
+			p.Press(t, "a")
+			at = scr.WaitFor(t, at, "Approved; the push goes ahead.", within)
+		} else {
+			want = "rejected"
+			p.Press(t, "r")
+			at = scr.WaitFor(t, at, "Reason", within)
+			p.Press(t, reason+"\r")
+			at = scr.WaitFor(t, at, "Rejected; the worker is told", within)
+		}
+		if got := outcome(t, tk); got != want {
+			t.Fatalf("%s: %s, want %s", tk.Request().Ref, got, want)
+		}
+	}
+
 	// Server B's newest first.
 	p.Press(t, "5\r")
-	at = scr.WaitFor(t, at, `from worker "writer-b" (server pid 2002), session "sess-9", repository "web":`, within)
-	at = scr.WaitFor(t, at, "[?]help", within)
-	p.Press(t, "a")
-	at = scr.WaitFor(t, at, "Approved; the push goes ahead.", within)
-	if got := outcome(t, b2); got != "approved" {
-		t.Fatalf("b2: %s", got)
-	}
+	decide(`from worker "writer-b" (server pid 2002), session "sess-9", repository "web":`, b2, "")
 	check("a1 a2 a3", "b1")
 
 	// Back to the list, numbers kept; then server A's request of the id
 	// server B also has.
-	at = scr.WaitFor(t, at, "4 requests are waiting:", within)
-	at = scr.WaitFor(t, at, "Review which?", within)
-	if l := scr.String()[strings.LastIndex(scr.String(), "4 requests are waiting:"):]; strings.Contains(l, "5  ") || !strings.Contains(l, "4  ") {
+	if l := listed(4); strings.Contains(l, "5  ") || !strings.Contains(l, "4  ") {
 		t.Errorf("the numbers changed:\n%s", l)
 	}
 	p.Press(t, "9\r")
@@ -193,56 +216,32 @@ func TestReviewListInPseudoTerminal(t *testing.T) {
 	at = scr.WaitFor(t, at, `from worker "writer-a" (server pid 1001), session "sess-2":`, within)
 	at = scr.WaitFor(t, at, "[l]ist", within)
 	p.Press(t, "l")
-	at = scr.WaitFor(t, at, "4 requests are waiting:", within)
-	at = scr.WaitFor(t, at, "Review which?", within)
+	listed(4)
 	check("a1 a2 a3", "b1")
 	p.Press(t, "2\r")
-	at = scr.WaitFor(t, at, "Request "+sameID+` from worker "writer-a" (server pid 1001), session "sess-1", repository "api":`, within)
-	at = scr.WaitFor(t, at, "[?]help", within)
-	p.Press(t, "r")
-	at = scr.WaitFor(t, at, "Reason", within)
-	p.Press(t, "not this one\r")
-	at = scr.WaitFor(t, at, "Rejected; the worker is told", within)
-	if got := outcome(t, a2); got != "rejected" {
-		t.Fatalf("a2: %s", got)
-	}
+	decide("Request "+sameID+` from worker "writer-a" (server pid 1001), session "sess-1", repository "api":`, a2, "not this one")
 	check("a1 a3", "b1")
 
 	// A request withdrawn while the list is shown leaves it.
-	at = scr.WaitFor(t, at, "3 requests are waiting:", within)
-	at = scr.WaitFor(t, at, "Review which?", within)
+	listed(3)
 	a.gate.Withdraw(a3.Request().ID, "the worker went away")
 	at = scr.WaitFor(t, at, "The pending requests changed", within)
-	at = scr.WaitFor(t, at, "2 requests are waiting:", within)
-	at = scr.WaitFor(t, at, "Review which?", within)
-	if l := scr.String()[strings.LastIndex(scr.String(), "2 requests are waiting:"):]; strings.Contains(l, "a3") {
+	if l := listed(2); strings.Contains(l, "a3") {
 		t.Errorf("the withdrawn request is still listed:\n%s", l)
 	}
 	// "l" lists again; Enter takes the oldest, server A's first.
 	p.Press(t, "l\r")
-	at = scr.WaitFor(t, at, "2 requests are waiting:", within)
-	at = scr.WaitFor(t, at, "Review which?", within)
+	listed(2)
 	p.Press(t, "\r")
-	at = scr.WaitFor(t, at, `from worker "writer-a" (server pid 1001), session "sess-1":`, within)
-	at = scr.WaitFor(t, at, "[?]help", within)
-	p.Press(t, "a")
-	at = scr.WaitFor(t, at, "Approved; the push goes ahead.", within)
-	if got := outcome(t, a1); got != "approved" {
-		t.Fatalf("a1: %s", got)
-	}
+	decide(`from worker "writer-a" (server pid 1001), session "sess-1":`, a1, "")
 	check("", "b1")
 
 	// One left: shown at once, without a list. It is server B's request
 	// of the id server A's rejected one had.
-	at = scr.WaitFor(t, at, "Request "+sameID+` from worker "writer-b" (server pid 2002), session "sess-9", repository "web":`, within)
-	at = scr.WaitFor(t, at, "[?]help", within)
-	if strings.Contains(scr.String()[at-400:], "requests are waiting") {
-		t.Errorf("a list was shown for one request:\n%s", scr.String()[at-400:])
-	}
-	p.Press(t, "a")
-	scr.WaitFor(t, at, "Approved; the push goes ahead.", within)
-	if got := outcome(t, b1); got != "approved" {
-		t.Fatalf("b1: %s", got)
+	before := at
+	decide("Request "+sameID+` from worker "writer-b" (server pid 2002), session "sess-9", repository "web":`, b1, "")
+	if strings.Contains(scr.String()[before:at], "requests are waiting") {
+		t.Errorf("a list was shown for one request:\n%s", scr.String()[before:at])
 	}
 	check("", "")
 	p.Press(t, "\x03")
