@@ -342,7 +342,10 @@ type Reviewer struct {
 
 	mu      sync.Mutex
 	servers map[string]*serverConn // by socket path
-	byID    map[string]*Incoming
+	// open holds the open requests by server and id: each server mints
+	// its own ids (and a resumed session offers its old ones again), so
+	// two servers may offer the same id.
+	open    map[openKey]*Incoming
 	changed chan struct{}
 	wg      sync.WaitGroup
 }
@@ -355,7 +358,7 @@ func Watch(ctx context.Context, dir string) (*Reviewer, error) {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	r := &Reviewer{dir: dir, cancel: cancel, servers: map[string]*serverConn{},
-		byID: map[string]*Incoming{}, changed: make(chan struct{}, 1)}
+		open: map[openKey]*Incoming{}, changed: make(chan struct{}, 1)}
 	r.scan()
 	r.wg.Add(1)
 	go func() {
@@ -427,17 +430,33 @@ func (r *Reviewer) signal() {
 	}
 }
 
-// Pending returns the open requests, oldest first.
+// Pending returns the open requests, oldest first (requests of the same
+// time in the order of their servers' sockets, then of their ids).
 func (r *Reviewer) Pending() []*Incoming {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	out := make([]*Incoming, 0, len(r.byID))
-	for _, in := range r.byID {
+	out := make([]*Incoming, 0, len(r.open))
+	for _, in := range r.open {
 		out = append(out, in)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Request.Time.Before(out[j].Request.Time) })
+	sort.Slice(out, func(i, j int) bool { return older(out[i], out[j]) })
 	return out
 }
+
+func older(a, b *Incoming) bool {
+	if c := a.Request.Time.Compare(b.Request.Time); c != 0 {
+		return c < 0
+	}
+	if a.conn.path != b.conn.path {
+		return a.conn.path < b.conn.path
+	}
+	return a.Request.ID < b.Request.ID
+}
+
+// Changed receives (at most one value at a time) when something about the
+// servers or their requests may have changed: compare Pending with what
+// was shown. Next takes from it too; use one or the other at a time.
+func (r *Reviewer) Changed() <-chan struct{} { return r.changed }
 
 // Next waits for an open request and returns the oldest.
 func (r *Reviewer) Next(ctx context.Context) (*Incoming, error) {
@@ -484,19 +503,19 @@ func (s *serverConn) read() {
 				s.info = *m.Server
 			}
 		case "request":
-			if m.Request != nil && r.byID[m.Request.ID] == nil {
-				r.byID[m.Request.ID] = &Incoming{Request: m.Request, Server: s.info, conn: s, gone: make(chan struct{})}
+			if k := (openKey{s, m.Request.ID}); m.Request != nil && r.open[k] == nil {
+				r.open[k] = &Incoming{Request: m.Request, Server: s.info, conn: s, gone: make(chan struct{})}
 			}
 		case "settled":
-			r.goneLocked(m.ID, "it was decided (by another reviewer, or by policy)")
+			r.goneLocked(s, m.ID, "it was decided (by another reviewer, or by policy)")
 		case "withdrawn":
-			r.goneLocked(m.ID, "the worker's push went away, so the request was withdrawn")
+			r.goneLocked(s, m.ID, "the worker's push went away, so the request was withdrawn")
 		case "ack":
 			if m.Error == "" {
 				// Decided here: the server acknowledges before it tells
 				// every reviewer "settled", and the next Next must not
 				// offer the request again in between.
-				r.goneLocked(m.ID, "it was decided here")
+				r.goneLocked(s, m.ID, "it was decided here")
 			}
 			if ch := s.acks[m.ID]; ch != nil {
 				ch <- m
@@ -509,9 +528,9 @@ func (s *serverConn) read() {
 	s.c.Close()
 	r.mu.Lock()
 	s.dead = true
-	for id, in := range r.byID {
-		if in.conn == s {
-			r.goneLocked(id, "its server went away")
+	for k := range r.open {
+		if k.server == s {
+			r.goneLocked(s, k.id, "its server went away")
 		}
 	}
 	for id, ch := range s.acks {
@@ -523,11 +542,18 @@ func (s *serverConn) read() {
 	r.signal()
 }
 
-func (r *Reviewer) goneLocked(id, why string) {
-	if in := r.byID[id]; in != nil {
+// openKey names an open request: its server's connection and its id.
+type openKey struct {
+	server *serverConn
+	id     string
+}
+
+func (r *Reviewer) goneLocked(s *serverConn, id, why string) {
+	k := openKey{s, id}
+	if in := r.open[k]; in != nil {
 		in.why = why
 		close(in.gone)
-		delete(r.byID, id)
+		delete(r.open, k)
 	}
 }
 

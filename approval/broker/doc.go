@@ -5,7 +5,9 @@
 // Each server Listens on a private Unix socket (0700 directory, 0600
 // socket) in the rendezvous directory both sides compute the same way
 // whatever the client did to the environment (SocketDir, StateDir). A
-// reviewer Watches that directory and connects to every server; decisions
+// reviewer Watches that directory and connects to every server, keeping
+// each server's requests apart (two servers may offer the same id) and
+// grouping them by server, session and repository (Grouped); decisions
 // are taken only from a peer whose SO_PEERCRED user is the server's own,
 // and recorded under that user's name. The gate still decides what is
 // granted: a reviewer's message names a verdict, never a commit.

@@ -10,7 +10,7 @@ import (
 )
 
 // renderNetwork shows a command's request for the network.
-func renderNetwork(w io.Writer, r *approval.Request, color bool) error {
+func renderNetwork(w io.Writer, r *approval.Request, color, back bool) error {
 	p := painter(color)
 	dir := "/workspace"
 	if r.Dir != "" {
@@ -28,20 +28,25 @@ func renderNetwork(w io.Writer, r *approval.Request, color bool) error {
 	fmt.Fprintf(&b, "  Why:     %s\n", termsafe.Line(reason))
 	b.WriteString("  Allowed, the command reaches the network as this machine does (not airlock's own\n" +
 		"  sockets, state or HTTP port); what it writes still lands only in the sandbox.\n")
-	b.WriteString("  " + networkKeys(p) + "\n")
+	b.WriteString("  " + networkKeys(p, back) + "\n")
 	_, err := io.WriteString(w, b.String())
 	return err
 }
 
-func networkKeys(p painter) string {
-	return fmt.Sprintf("%s allow once   %s allow this command for the session   %s allow every run for the session   %s deny",
+func networkKeys(p painter, back bool) string {
+	s := fmt.Sprintf("%s allow once   %s allow this command for the session   %s allow every run for the session   %s deny",
 		p.paint(ansiGreen+ansiBold, "[a]"), p.paint(ansiGreen+ansiBold, "[c]"), p.paint(ansiYellow+ansiBold, "[s]"), p.paint(ansiRed+ansiBold, "[r]"))
+	if back {
+		s += "   " + p.paint(ansiBold, "[l]") + " back to the list"
+	}
+	return s
 }
 
 // promptNetwork asks a reviewer about a network request.
-func promptNetwork(t Terminal, r *approval.Request) (approval.Decision, error) {
+func promptNetwork(t Terminal, r *approval.Request, back bool) (approval.Decision, error) {
 	p := painter(t.Color())
-	if err := renderNetwork(t, r, t.Color()); err != nil {
+	keys := func() string { return networkKeys(p, back) }
+	if err := renderNetwork(t, r, t.Color(), back); err != nil {
 		return approval.Decision{}, err
 	}
 	approve := func(scope string) approval.Decision {
@@ -65,7 +70,7 @@ func promptNetwork(t Terminal, r *approval.Request) (approval.Decision, error) {
 			if strings.TrimSpace(line) == "yes" {
 				return approve(approval.ScopeSession), nil
 			}
-			fmt.Fprintln(t, "  Not allowed. "+networkKeys(p))
+			fmt.Fprintln(t, "  Not allowed. "+keys())
 		case 'r', 'R':
 			reason, err := t.ReadLine("  Reason (optional; the worker is told): ")
 			if err != nil {
@@ -73,8 +78,13 @@ func promptNetwork(t Terminal, r *approval.Request) (approval.Decision, error) {
 			}
 			return approval.Decision{Request: r.ID, Verdict: approval.Reject, Reason: strings.TrimSpace(reason), By: "reviewer"}, nil
 		case '\r', '\n', ' ':
+		case 'l', 'L':
+			if back {
+				return approval.Decision{}, errBack
+			}
+			fallthrough
 		default:
-			fmt.Fprintf(t, "  Unknown key %q. %s\n", key, networkKeys(p))
+			fmt.Fprintf(t, "  Unknown key %q. %s\n", key, keys())
 		}
 	}
 }

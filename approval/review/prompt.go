@@ -101,8 +101,13 @@ func Render(w io.Writer, r *approval.Request, color bool) error { return RenderR
 // file list is shortened so that the risks and the keys are on the screen
 // together, whatever the push holds.
 func RenderRows(w io.Writer, r *approval.Request, color bool, rows int) error {
+	return renderRows(w, r, color, rows, false)
+}
+
+// renderRows is RenderRows, with the key back to the list when back.
+func renderRows(w io.Writer, r *approval.Request, color bool, rows int, back bool) error {
 	if r.Kind == approval.KindNetwork {
-		return renderNetwork(w, r, color)
+		return renderNetwork(w, r, color, back)
 	}
 	p := painter(color)
 	line := termsafe.Line
@@ -181,7 +186,7 @@ func RenderRows(w io.Writer, r *approval.Request, color bool, rows int) error {
 	if more > 0 {
 		fmt.Fprintf(&b, "    ... and %d more files: [d]iff shows them all\n", more)
 	}
-	b.WriteString("  " + keysLine(r, p) + "\n")
+	b.WriteString("  " + keysLine(r, p, back) + "\n")
 	_, err := io.WriteString(w, b.String())
 	return err
 }
@@ -209,11 +214,14 @@ func groupFlags(flags []approval.Flag) []approval.Flag {
 	return out
 }
 
-func keysLine(r *approval.Request, p painter) string {
+func keysLine(r *approval.Request, p painter, back bool) string {
 	k := func(key, rest string) string { return "[" + p.paint(ansiBold, key) + "]" + rest }
 	parts := []string{k("d", "iff"), k("a", "pprove"), k("r", "eject")}
 	if r.Pickable {
 		parts = append(parts, k("p", "ick files"))
+	}
+	if back {
+		parts = append(parts, k("l", "ist"))
 	}
 	parts = append(parts, k("?", "help"))
 	return strings.Join(parts, "  ")
@@ -244,24 +252,33 @@ const helpText = `  d  show the full diff (in your pager); then come back here
   ?  this help
 `
 
+const helpBack = "  l  back to the list of waiting requests, deciding nothing\n"
+
+// errBack: the reviewer went back to the list without deciding.
+var errBack = errors.New("back to the list")
+
 // Prompt shows r to a reviewer and returns their decision. It refuses to
 // run without a terminal. Approving a push with high risks asks for a
 // second, explicit yes.
-func Prompt(t Terminal, r *approval.Request) (approval.Decision, error) {
+func Prompt(t Terminal, r *approval.Request) (approval.Decision, error) { return prompt(t, r, false) }
+
+// prompt is Prompt; with back, the key l goes back to the list (errBack).
+func prompt(t Terminal, r *approval.Request, back bool) (approval.Decision, error) {
 	if !t.IsTerminal() {
 		return approval.Decision{}, ErrNoTerminal
 	}
 	if r.Kind == approval.KindNetwork {
-		return promptNetwork(t, r)
+		return promptNetwork(t, r, back)
 	}
 	p := painter(t.Color())
 	rows := 0
 	if rt, ok := t.(interface{ Rows() int }); ok {
 		rows = rt.Rows()
 	}
-	if err := RenderRows(t, r, t.Color(), rows); err != nil {
+	if err := renderRows(t, r, t.Color(), rows, back); err != nil {
 		return approval.Decision{}, err
 	}
+	keys := func() string { return keysLine(r, p, back) }
 	for {
 		key, err := t.ReadKey()
 		if err != nil {
@@ -270,11 +287,11 @@ func Prompt(t Terminal, r *approval.Request) (approval.Decision, error) {
 		switch key {
 		case 'a', 'A':
 			if r.DiffTruncated {
-				fmt.Fprintln(t, "  This push is too large to show whole, so it cannot be approved whole: [p]ick files to push fewer. "+keysLine(r, p))
+				fmt.Fprintln(t, "  This push is too large to show whole, so it cannot be approved whole: [p]ick files to push fewer. "+keys())
 				continue
 			}
 			if !confirmHigh(t, r, p) {
-				fmt.Fprintln(t, "  Not approved. "+keysLine(r, p))
+				fmt.Fprintln(t, "  Not approved. "+keys())
 				continue
 			}
 			return approval.Decision{Request: r.ID, Verdict: approval.Approve, By: "reviewer"}, nil
@@ -288,10 +305,10 @@ func Prompt(t Terminal, r *approval.Request) (approval.Decision, error) {
 			if err := t.Page(colorDiff(r.Diff, t.Color())); err != nil {
 				fmt.Fprintf(t, "  Could not show the diff: %v\n", err)
 			}
-			fmt.Fprintln(t, "  "+keysLine(r, p))
+			fmt.Fprintln(t, "  "+keys())
 		case 'p', 'P':
 			if !r.Pickable {
-				fmt.Fprintln(t, "  Files cannot be picked for this push. "+keysLine(r, p))
+				fmt.Fprintln(t, "  Files cannot be picked for this push. "+keys())
 				continue
 			}
 			paths, err := pickFiles(t, r)
@@ -299,18 +316,26 @@ func Prompt(t Terminal, r *approval.Request) (approval.Decision, error) {
 				return approval.Decision{}, err
 			}
 			if paths == nil {
-				fmt.Fprintln(t, "  "+keysLine(r, p))
+				fmt.Fprintln(t, "  "+keys())
 				continue
 			}
 			if !confirmHigh(t, r, p) {
-				fmt.Fprintln(t, "  Not approved. "+keysLine(r, p))
+				fmt.Fprintln(t, "  Not approved. "+keys())
 				continue
 			}
 			return approval.Decision{Request: r.ID, Verdict: approval.Pick, Paths: paths, By: "reviewer"}, nil
 		case '?', 'h', 'H':
 			io.WriteString(t, helpText)
-			fmt.Fprintln(t, "  "+keysLine(r, p))
+			if back {
+				io.WriteString(t, helpBack)
+			}
+			fmt.Fprintln(t, "  "+keys())
 		case '\r', '\n', ' ':
+		case 'l', 'L':
+			if back {
+				return approval.Decision{}, errBack
+			}
+			fallthrough
 		default:
 			fmt.Fprintf(t, "  Unknown key %q. Press ? for help.\n", key)
 		}

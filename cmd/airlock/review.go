@@ -16,8 +16,10 @@ import (
 
 func runReview(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("airlock review", "airlock review [--once]",
-		"Shows pushes waiting for approval from every running `airlock serve`, as they arrive,\n"+
-			"one prompt at a time, and sends your decision back. It needs a terminal.", stderr)
+		"Shows pushes waiting for approval from every running `airlock serve` (every session and\n"+
+			"repository of each), as they arrive, and sends your decision back. One waiting push is\n"+
+			"shown at once; several are listed, grouped by server, session and repository, and you\n"+
+			"choose which to review, in any order. It needs a terminal.", stderr)
 	once := fs.Bool("once", false, "decide one push, then exit")
 	if err := parse(fs, args); err != nil {
 		return err
