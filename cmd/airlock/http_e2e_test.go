@@ -103,3 +103,89 @@ func TestServeHTTPWithToken(t *testing.T) {
 		t.Fatalf("read_file over HTTP: %v %s", err, resultText(res))
 	}
 }
+
+// startHTTPServe starts airlock serve --http in dir and returns its
+// endpoint and server token.
+func startHTTPServe(t *testing.T, bin string, env []string, dir, addr string, args ...string) (cmd *exec.Cmd, endpoint, token string) {
+	t.Helper()
+	serve := exec.Command(bin, append([]string{"serve", "--http", addr}, args...)...)
+	serve.Env, serve.Dir = env, dir
+	stderr, _ := serve.StderrPipe()
+	if err := serve.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { serve.Process.Kill(); serve.Wait() })
+	endpointRe := regexp.MustCompile(`at (http://\S+/mcp)$`)
+	tokenRe := regexp.MustCompile(`Bearer ([0-9a-f]{64})"`)
+	sc := bufio.NewScanner(stderr)
+	for (endpoint == "" || token == "") && sc.Scan() {
+		if m := endpointRe.FindStringSubmatch(sc.Text()); m != nil {
+			endpoint = m[1]
+		}
+		if m := tokenRe.FindStringSubmatch(sc.Text()); m != nil && token == "" {
+			token = m[1]
+		}
+	}
+	if endpoint == "" || token == "" {
+		t.Fatalf("airlock serve --http did not print its endpoint and token (%v)", sc.Err())
+	}
+	go func() {
+		for sc.Scan() {
+		}
+	}()
+	return serve, endpoint, token
+}
+
+// A client of airlock serve --http comes back to its own session with its
+// token after the server was killed and started again; airlock sessions
+// list shows the HTTP sessions.
+func TestServeHTTPResumeAfterKill(t *testing.T) {
+	requireGit(t)
+	bin := airlockBinary(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	root := t.TempDir()
+	env := isolatedEnv(t, root)
+	repo := filepath.Join(root, "project")
+	initRepo(t, env, repo, map[string]string{"README.md": "# P\n"})
+	serve, endpoint, token := startHTTPServe(t, bin, env, repo, "127.0.0.1:0")
+	cs, h, err := connectHTTP(ctx, t, endpoint, token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	callText(ctx, t, cs, "write_file", map[string]any{"path": "work.md", "content": "work in progress\n"})
+	if out, isErr := callText(ctx, t, cs, "git_stage", map[string]any{"files": []string{"work.md"}, "message": "Start the work"}); isErr {
+		t.Fatal(out)
+	}
+	callText(ctx, t, cs, "write_file", map[string]any{"path": "later.md", "content": "later\n"})
+	other, _, err := connectHTTP(ctx, t, endpoint, token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	callText(ctx, t, other, "write_file", map[string]any{"path": "other.md", "content": "not yours\n"})
+	out, errOut, code := runAirlock(t, env, root, "sessions", "list")
+	if code != 0 || strings.Count(out, "http") < 2 || !strings.Contains(out, h.id) {
+		t.Errorf("airlock sessions list exited %d:\n%s%s", code, out, errOut)
+	}
+
+	serve.Process.Kill()
+	serve.Wait()
+	cs.Close()
+	other.Close()
+	// The same port: the client's address for its session stays good.
+	addr := strings.TrimSuffix(strings.TrimPrefix(endpoint, "http://"), "/mcp")
+	_, endpoint2, _ := startHTTPServe(t, bin, env, repo, addr)
+	if endpoint2 != endpoint {
+		t.Fatalf("restarted at %s, not %s", endpoint2, endpoint)
+	}
+	back, _, err := connectHTTP(ctx, t, h.url, h.own)
+	if err != nil {
+		t.Fatalf("resuming after the restart: %v", err)
+	}
+	defer back.Close()
+	st, _ := callText(ctx, t, back, "git_status", nil)
+	mustContain(t, "git_status after the restart", st, "Start the work", "+ later.md")
+	if list, _ := callText(ctx, t, back, "list_files", map[string]any{"path": "."}); strings.Contains(list, "other.md") {
+		t.Errorf("the resumed session sees another client's file:\n%s", list)
+	}
+}

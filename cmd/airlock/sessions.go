@@ -130,6 +130,15 @@ func state(l session.Listed) string {
 	return "crashed"
 }
 
+// via is how a session's worker reaches it: its own stdio server, or an
+// HTTP server, where only its token resumes it.
+func via(m session.Meta) string {
+	if m.Transport == "" {
+		return "stdio"
+	}
+	return termsafe.Text(m.Transport)
+}
+
 func listSessions(root string, stdout io.Writer) error {
 	list, err := session.ListSessions(root)
 	if err != nil {
@@ -140,13 +149,13 @@ func listSessions(root string, stdout io.Writer) error {
 		return nil
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tWORKER\tSTATE\tUPDATED\tCHANGED\tSTAGED\tCHECKPOINTS\tPENDING\tSIZE")
+	fmt.Fprintln(tw, "ID\tWORKER\tVIA\tSTATE\tUPDATED\tCHANGED\tSTAGED\tCHECKPOINTS\tPENDING\tSIZE")
 	for _, l := range list {
 		when := l.Updated
 		if when.IsZero() {
 			when = l.Created
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%s\n", l.ID, termsafe.Text(l.Worker), state(l),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%s\n", l.ID, termsafe.Text(l.Worker), via(l.Meta), state(l),
 			when.Local().Format(time.DateTime), l.Changed, l.Staged, l.Checkpoints, l.Pending, bytesize.Format(l.Bytes))
 	}
 	return tw.Flush()
@@ -162,6 +171,10 @@ func showSession(root, id string, stdout io.Writer) error {
 	p("worker    %s", termsafe.Text(in.Worker))
 	if in.WorkerFile != "" {
 		p(" (%s)", termsafe.Text(in.WorkerFile))
+	}
+	p("\nvia       %s", via(in.Meta))
+	if in.Transport == "http" {
+		p(" (a client resumes it with its own token at /mcp/%s)", in.ID)
 	}
 	p("\ncreated   %s\nupdated   %s\nstate in  %s (%s)\n", in.Created.Local().Format(time.DateTime), in.Updated.Local().Format(time.DateTime), in.Path, bytesize.Format(in.Bytes))
 	if !in.Base.IsZero() {
