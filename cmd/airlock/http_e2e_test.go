@@ -46,35 +46,7 @@ func TestServeHTTPWithToken(t *testing.T) {
 	mustGit(t, env, repo, "add", "-A")
 	mustGit(t, env, repo, "commit", "-qm", "init")
 
-	serve := exec.Command(bin, "serve", "--http", "127.0.0.1:0")
-	serve.Env, serve.Dir = env, repo
-	devnull, _ := os.Open(os.DevNull)
-	defer devnull.Close()
-	serve.Stdin = devnull
-	stderr, _ := serve.StderrPipe()
-	if err := serve.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { serve.Process.Kill(); serve.Wait() })
-	endpointRe := regexp.MustCompile(`at (http://\S+/mcp)`)
-	tokenRe := regexp.MustCompile(`Bearer ([0-9a-f]{64})" \(the token is also in (\S+),`)
-	var endpoint, token, tokenFile string
-	sc := bufio.NewScanner(stderr)
-	for (endpoint == "" || token == "") && sc.Scan() {
-		if m := endpointRe.FindStringSubmatch(sc.Text()); m != nil {
-			endpoint = m[1]
-		}
-		if m := tokenRe.FindStringSubmatch(sc.Text()); m != nil {
-			token, tokenFile = m[1], m[2]
-		}
-	}
-	if endpoint == "" || token == "" {
-		t.Fatalf("airlock serve --http did not print its endpoint and token (it exited? %v)", sc.Err())
-	}
-	go func() {
-		for sc.Scan() {
-		}
-	}()
+	_, endpoint, token, tokenFile := startHTTPServe(t, bin, env, repo, "127.0.0.1:0")
 	if fi, err := os.Stat(tokenFile); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Errorf("token file %s: %v %v", tokenFile, fi, err)
 	} else if data, _ := os.ReadFile(tokenFile); strings.TrimSpace(string(data)) != token {
@@ -106,34 +78,37 @@ func TestServeHTTPWithToken(t *testing.T) {
 
 // startHTTPServe starts airlock serve --http in dir and returns its
 // endpoint and server token.
-func startHTTPServe(t *testing.T, bin string, env []string, dir, addr string, args ...string) (cmd *exec.Cmd, endpoint, token string) {
+func startHTTPServe(t *testing.T, bin string, env []string, dir, addr string, args ...string) (cmd *exec.Cmd, endpoint, token, tokenFile string) {
 	t.Helper()
 	serve := exec.Command(bin, append([]string{"serve", "--http", addr}, args...)...)
 	serve.Env, serve.Dir = env, dir
+	devnull, _ := os.Open(os.DevNull)
+	t.Cleanup(func() { devnull.Close() })
+	serve.Stdin = devnull // it never reads it
 	stderr, _ := serve.StderrPipe()
 	if err := serve.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { serve.Process.Kill(); serve.Wait() })
 	endpointRe := regexp.MustCompile(`at (http://\S+/mcp)$`)
-	tokenRe := regexp.MustCompile(`Bearer ([0-9a-f]{64})"`)
+	tokenRe := regexp.MustCompile(`Bearer ([0-9a-f]{64})" \(the token is also in (\S+),`)
 	sc := bufio.NewScanner(stderr)
 	for (endpoint == "" || token == "") && sc.Scan() {
 		if m := endpointRe.FindStringSubmatch(sc.Text()); m != nil {
 			endpoint = m[1]
 		}
-		if m := tokenRe.FindStringSubmatch(sc.Text()); m != nil && token == "" {
-			token = m[1]
+		if m := tokenRe.FindStringSubmatch(sc.Text()); m != nil {
+			token, tokenFile = m[1], m[2]
 		}
 	}
 	if endpoint == "" || token == "" {
-		t.Fatalf("airlock serve --http did not print its endpoint and token (%v)", sc.Err())
+		t.Fatalf("airlock serve --http did not print its endpoint and token (it exited? %v)", sc.Err())
 	}
 	go func() {
 		for sc.Scan() {
 		}
 	}()
-	return serve, endpoint, token
+	return serve, endpoint, token, tokenFile
 }
 
 // A client of airlock serve --http comes back to its own session with its
@@ -148,7 +123,7 @@ func TestServeHTTPResumeAfterKill(t *testing.T) {
 	env := isolatedEnv(t, root)
 	repo := filepath.Join(root, "project")
 	initRepo(t, env, repo, map[string]string{"README.md": "# P\n"})
-	serve, endpoint, token := startHTTPServe(t, bin, env, repo, "127.0.0.1:0")
+	serve, endpoint, token, _ := startHTTPServe(t, bin, env, repo, "127.0.0.1:0")
 	cs, h, err := connectHTTP(ctx, t, endpoint, token)
 	if err != nil {
 		t.Fatal(err)
@@ -174,7 +149,7 @@ func TestServeHTTPResumeAfterKill(t *testing.T) {
 	other.Close()
 	// The same port: the client's address for its session stays good.
 	addr := strings.TrimSuffix(strings.TrimPrefix(endpoint, "http://"), "/mcp")
-	_, endpoint2, _ := startHTTPServe(t, bin, env, repo, addr)
+	_, endpoint2, _, _ := startHTTPServe(t, bin, env, repo, addr)
 	if endpoint2 != endpoint {
 		t.Fatalf("restarted at %s, not %s", endpoint2, endpoint)
 	}

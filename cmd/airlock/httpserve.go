@@ -58,7 +58,8 @@ type sandboxes struct {
 
 	mu       sync.Mutex
 	live     map[string]*sandboxSess
-	starting int // sandboxes being made: their slots are taken
+	starting int                      // sandboxes being made: their slots are taken
+	opening  map[string]chan struct{} // saved sessions being resumed, closed when done
 	closed   bool
 }
 
@@ -351,11 +352,19 @@ func (h *sandboxes) open() (*sandboxSess, string, error) {
 }
 
 // resume opens the sandbox id for a new MCP session of a client that has
-// its token: the live one, or the saved one resumed.
+// its token: the live one, or the saved one resumed (without the
+// registry's lock: a large session takes a while, and other clients go
+// on meanwhile; a second client of the same session waits for the first).
 func (h *sandboxes) resume(id string, hash [32]byte) (*sandboxSess, error) {
 	h.mu.Lock()
-	defer h.mu.Unlock()
+	for h.opening[id] != nil {
+		ch := h.opening[id]
+		h.mu.Unlock()
+		<-ch
+		h.mu.Lock()
+	}
 	if sb := h.live[id]; sb != nil {
+		defer h.mu.Unlock()
 		if subtle.ConstantTimeCompare(hash[:], sb.hash[:]) != 1 {
 			return nil, fail(http.StatusForbidden, "this token does not open session %s: use the Airlock-Session-Token the server gave when the session was made", id)
 		}
@@ -363,8 +372,36 @@ func (h *sandboxes) resume(id string, hash [32]byte) (*sandboxSess, error) {
 		return sb, nil
 	}
 	if h.root == "" {
+		h.mu.Unlock()
 		return nil, fail(http.StatusNotFound, "no session %s in this server (its sessions are in memory only, --ephemeral): start a new one at %s", id, h.base)
 	}
+	if err := h.makeRoomLocked(); err != nil {
+		h.mu.Unlock()
+		return nil, err
+	}
+	ch := make(chan struct{})
+	if h.opening == nil {
+		h.opening = map[string]chan struct{}{}
+	}
+	h.opening[id] = ch
+	h.starting++
+	h.mu.Unlock()
+	sb, err := h.resumeSaved(id, hash)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	delete(h.opening, id)
+	close(ch)
+	h.starting--
+	if err != nil {
+		return nil, err
+	}
+	h.live[id] = sb
+	h.activeLocked(sb)
+	return sb, nil
+}
+
+// resumeSaved resumes the saved session id, if hash is its token's.
+func (h *sandboxes) resumeSaved(id string, hash [32]byte) (*sandboxSess, error) {
 	dir, err := session.OpenStateDir(h.root, id)
 	switch {
 	case errors.Is(err, session.ErrNoSession) || errors.Is(err, os.ErrNotExist):
@@ -379,10 +416,6 @@ func (h *sandboxes) resume(id string, hash [32]byte) (*sandboxSess, error) {
 		dir.Unlock()
 		return nil, fail(http.StatusForbidden, "this token does not open session %s", id)
 	}
-	if err := h.makeRoomLocked(); err != nil {
-		dir.Unlock()
-		return nil, err
-	}
 	opts := h.opts
 	opts.State = dir
 	sess, rec, err := session.Resume(context.Background(), h.w, opts)
@@ -395,10 +428,7 @@ func (h *sandboxes) resume(id string, hash [32]byte) (*sandboxSess, error) {
 	for _, e := range rec.Ended {
 		fmt.Fprintf(h.stderr, "airlock serve: %s\n", termsafe.Line(e))
 	}
-	sb := h.wrap(sess, hash, "")
-	h.live[id] = sb
-	h.activeLocked(sb)
-	return sb, nil
+	return h.wrap(sess, hash, ""), nil
 }
 
 // wrap serves sess over MCP, its MCP session ids naming it.
