@@ -2,6 +2,7 @@ package memfs
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 
@@ -94,10 +95,16 @@ func (n *node) content(op, name string) ([]byte, error) {
 		err = fmt.Errorf("it holds %d bytes where its header said %d", len(b), n.lz.size)
 	}
 	if err != nil {
-		return nil, &Error{Op: op, Path: name, Err: ErrUnavailable, Detail: fmt.Sprintf(
-			"blob %x of the base could not be read from where it was pulled (%v); pull the path again (git_pull) to read it anew", n.oid[:4], err)}
+		return nil, unavailable(op, name, n.oid, err)
 	}
 	return b, nil
+}
+
+// unavailable is the error for a lazy file whose content could not be
+// read.
+func unavailable(op, name string, oid [20]byte, err error) error {
+	return &Error{Op: op, Path: name, Err: ErrUnavailable, Detail: fmt.Sprintf(
+		"blob %x of the base could not be read from where it was pulled (%v); pull the path again (git_pull) to read it anew", oid[:4], err)}
 }
 
 // sameData reports whether a and b, both files or both links, hold the
@@ -141,4 +148,70 @@ func (e Entry) Content() ([]byte, error) {
 // for it).
 func (e Entry) Same(o Entry) bool {
 	return e.Mode == o.Mode && e.n != nil && o.n != nil && sameData(e.n, o.n)
+}
+
+// Streamer is a Loader that reads many blobs in one pass for far less
+// than a read each: a store whose base is a local repository, which git
+// streams. LoadEach reads through it.
+type Streamer interface {
+	// StreamBlobs calls fn once for each of ids, with its content checked
+	// against its id or with why it cannot be read, possibly from several
+	// goroutines at once; data is valid only during the call. An error of
+	// fn ends the walk and is returned.
+	StreamBlobs(ctx context.Context, ids []plumbing.Hash, fn func(i int, data []byte, err error) error) error
+}
+
+// LoadEach calls fn once for each of es with its content (a file's, or a
+// symlink's target): at once for what is in memory, the lazy rest read
+// through their loader together, in as few passes as it takes (a local
+// repository's git streams them; a remote one is asked in batches). A
+// file that cannot be read is given to fn with the error a read of it
+// would have (wrapping ErrUnavailable) and no content: one unreadable
+// file does not stop the rest. fn may be called from several goroutines
+// at once, and a lazy file's data is valid only during the call. An error
+// of fn, or ctx's end, ends the walk and is returned.
+func LoadEach(ctx context.Context, es []Entry, fn func(e Entry, data []byte, err error) error) error {
+	var lazy []Entry
+	var st Streamer
+	for _, e := range es {
+		if e.n == nil || e.n.lz == nil {
+			var data []byte
+			if e.n != nil {
+				data = e.n.data
+			}
+			if err := fn(e, data, nil); err != nil {
+				return err
+			}
+			continue
+		}
+		s, ok := e.n.lz.ld.(Streamer)
+		if ok && (st == nil || s == st) {
+			// A workspace's lazy files have one loader, the session's
+			// store.
+			st = s
+			lazy = append(lazy, e)
+			continue
+		}
+		data, err := e.Content()
+		if err := fn(e, data, err); err != nil {
+			return err
+		}
+	}
+	if len(lazy) == 0 {
+		return nil
+	}
+	ids := make([]plumbing.Hash, len(lazy))
+	for i, e := range lazy {
+		ids[i] = plumbing.Hash(e.n.oid)
+	}
+	return st.StreamBlobs(ctx, ids, func(i int, data []byte, err error) error {
+		e := lazy[i]
+		if err == nil && int64(len(data)) != e.n.lz.size {
+			err = fmt.Errorf("it holds %d bytes where its header said %d", len(data), e.n.lz.size)
+		}
+		if err != nil {
+			return fn(e, nil, unavailable("read", e.Path, e.n.oid, err))
+		}
+		return fn(e, data, nil)
+	})
 }

@@ -19,7 +19,6 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
-	"github.com/go-git/go-git/v5/plumbing/storer"
 
 	"github.com/airlock-dev/airlock/approval"
 	"github.com/airlock-dev/airlock/memfs"
@@ -193,16 +192,13 @@ func (l *Local) Fetch(ctx context.Context, ref string, paths []string, store *st
 		return plumbing.ZeroHash, fmt.Errorf("%w: %s has no %s", ErrRefNotFound, l.ID(), ref)
 	}
 	src := l.source(common)
+	fetchMissingOf(ctx, common, head)
 	ok, err := l.listTree(ctx, head, store, src)
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}
 	if !ok {
-		// Packfiles stay open for the whole copy: go-git otherwise
-		// reopens a pack for every object it reads from it.
-		objects := objectStorage(common)
-		err := copyCommit(ctx, objects, head, paths, false, store)
-		objects.Close()
+		err := copyCommit(ctx, catObjects{src.cat, store.Limit()}, head, paths, false, store)
 		if err != nil {
 			return plumbing.ZeroHash, err
 		}
@@ -234,10 +230,18 @@ func (l *Local) Close() error {
 	return nil
 }
 
+// objectReader is what copyCommit reads objects from: a pack fetched into
+// memory, or a repository through git (catObjects). One whose objects'
+// sizes can be read without their content (EncodedObjectSize) is asked
+// first.
+type objectReader interface {
+	EncodedObject(plumbing.ObjectType, plumbing.Hash) (plumbing.EncodedObject, error)
+}
+
 // copyCommit copies commit head from src into store, with every tree of it
 // and, with blobs, the blobs at or under paths (all blobs when paths is
 // empty). The blobs the tree check reads are always copied.
-func copyCommit(ctx context.Context, src storer.EncodedObjectStorer, head plumbing.Hash, paths []string, blobs bool, store *staging.Store) error {
+func copyCommit(ctx context.Context, src objectReader, head plumbing.Hash, paths []string, blobs bool, store *staging.Store) error {
 	copyObj := func(h plumbing.Hash, at string) error {
 		if store.HasEncodedObject(h) == nil {
 			return nil

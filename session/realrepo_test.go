@@ -1,0 +1,119 @@
+package session_test
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/airlock-dev/airlock/internal/gittest"
+	"github.com/airlock-dev/airlock/memfs"
+)
+
+// Every blob of real repositories, pulled into a session as a lazy base
+// and read back through it, is git's: one file at a time (read_file), and
+// all at once (the stream a run's mirror and a search read). The Go
+// toolchain's own source packed with deep delta chains (of which go-git's
+// streamed reader rebuilt some wrongly), the same objects in several packs
+// under a multi-pack-index, a repository borrowing them all through
+// alternates, and a partial clone that had none of the blobs before the
+// pull (which fetches them in one go, as git checkout would: listing
+// their sizes would otherwise fetch them one by one). AIRLOCK_LONG_TESTS reads the whole of GOROOT/src (11,000
+// files and more); the default, the directories where the wrong deltas
+// were.
+func TestEveryBlobOfRealRepositoriesReadsExact(t *testing.T) {
+	dirs := []string{"syscall", "strings", "internal"}
+	if os.Getenv("AIRLOCK_LONG_TESTS") != "" {
+		dirs = nil
+	}
+	deep := gittest.GoSource(t, dirs...)
+	git(t, deep, "repack", "-adfq", "--depth=250", "--window=250")
+	git(t, deep, "config", "uploadpack.allowFilter", "true")
+	blobs := gittest.Blobs(t, deep, "main")
+	ids := make([]string, len(blobs))
+	for i, b := range blobs {
+		ids[i] = b.ID
+	}
+	want := map[string][]byte{}
+	gittest.CatFile(t, deep, ids, func(id string, data []byte) { want[id] = bytes.Clone(data) })
+
+	tmp := t.TempDir()
+	midx := filepath.Join(tmp, "midx.git")
+	git(t, tmp, "clone", "-q", "--bare", "--no-local", deep, midx)
+	git(t, midx, "repack", "-adq", "--max-pack-size=1m")
+	git(t, midx, "multi-pack-index", "write", "--bitmap")
+	if packs, _ := filepath.Glob(filepath.Join(midx, "objects", "pack", "*.pack")); len(packs) < 2 {
+		t.Fatalf("the multi-pack repository has %d pack(s)", len(packs))
+	}
+	shared := filepath.Join(tmp, "shared.git")
+	git(t, tmp, "clone", "-q", "--bare", "--shared", deep, shared)
+	partial := filepath.Join(tmp, "partial.git")
+	git(t, tmp, "clone", "-q", "--bare", "--filter=blob:none", "file://"+deep, partial)
+	if held := git(t, partial, "cat-file", "--batch-all-objects", "--batch-check=%(objecttype)"); bytes.Count([]byte(held), []byte("blob")) != 0 {
+		t.Fatalf("the partial clone holds blobs already")
+	}
+
+	for _, c := range []struct {
+		name, repo string
+	}{
+		{"deep deltas", deep},
+		{"multi-pack-index", midx},
+		{"alternates", shared},
+		{"partial clone", partial},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e := newEnv(t, c.repo, config{limits: memfs.Limits{MaxTotalBytes: 1 << 30, MaxFileBytes: 64 << 20, MaxFiles: 100_000}})
+			ws := e.s.Workspace()
+			for _, b := range blobs {
+				got, err := ws.ReadFile(b.Path)
+				if err != nil {
+					t.Fatalf("read_file %s: %v", b.Path, err)
+				}
+				if !bytes.Equal(got, want[b.ID]) {
+					t.Fatalf("read_file %s: %d bytes that are not git's %d", b.Path, len(got), len(want[b.ID]))
+				}
+			}
+			snap := ws.Snapshot()
+			var es []memfs.Entry
+			lazy := 0
+			for _, b := range blobs {
+				e, ok := snap.Lookup(b.Path)
+				if !ok {
+					t.Fatalf("%s is not in the workspace", b.Path)
+				}
+				if e.Lazy() {
+					lazy++
+				}
+				es = append(es, e)
+			}
+			if lazy == 0 {
+				t.Fatal("nothing of the base is lazy: the pull copied the content")
+			}
+			var mu sync.Mutex
+			exact := 0
+			err := memfs.LoadEach(context.Background(), es, func(e memfs.Entry, data []byte, err error) error {
+				if err != nil {
+					t.Errorf("streaming %s: %v", e.Path, err)
+					return nil
+				}
+				if !bytes.Equal(data, want[gittest.HexID(e.ID)]) {
+					t.Errorf("streaming %s: %d bytes that are not git's", e.Path, len(data))
+					return nil
+				}
+				mu.Lock()
+				exact++
+				mu.Unlock()
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if exact != len(blobs) {
+				t.Fatalf("%d of %d blobs streamed exact", exact, len(blobs))
+			}
+			t.Logf("%d of %d blobs exact (%d lazy when streamed)", exact, len(blobs), lazy)
+		})
+	}
+}
