@@ -84,6 +84,9 @@ type FileChange struct {
 	Binary  bool              `json:"binary"`
 	Added   int               `json:"added"`
 	Deleted int               `json:"deleted"`
+	// Unavailable says why a side of the file's content could not be
+	// read for the diff (it is not in Diff).
+	Unavailable string `json:"unavailable,omitempty"`
 }
 
 // Op is what a push does to a path.

@@ -82,6 +82,9 @@ const (
 	FlagTerminal = "deceptive-content"
 	// FlagTooLarge: the diff is too large to show whole.
 	FlagTooLarge = "diff-too-large"
+	// FlagUnavailable: a side of a file's diff could not be read (a base
+	// file its repository no longer has), so the diff cannot show it.
+	FlagUnavailable = "content-unavailable"
 )
 
 // DefaultProtected are the refs a push to is flagged high, besides the
@@ -162,6 +165,9 @@ func Assess(r *Request, rules Rules, content Content) []Flag {
 		add(FlagTooLarge, High, "", "the diff is too large to show whole, so this push cannot be approved whole: pick fewer files ([p])")
 	}
 	for _, f := range r.Files {
+		if f.Unavailable != "" {
+			add(FlagUnavailable, High, f.Path, "the content of %s could not be read, so the diff cannot show it: %s", f.Path, clip(f.Unavailable, 160))
+		}
 		if why := autorunFile(f.Path); why != "" {
 			add(FlagAutorun, Medium, f.Path, "changes %s, which %s", f.Path, why)
 		}

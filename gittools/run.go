@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/airlock-dev/airlock/memfs"
 	"github.com/airlock-dev/airlock/session"
 )
 
@@ -77,16 +78,8 @@ func runCommand(ctx context.Context, s *session.Session, a runArgs, p Progress) 
 	if res.Discarded > 0 {
 		fmt.Fprintf(&b, "discarded %d changes: commands run read-only here\n", res.Discarded)
 	}
-	if len(res.Refused) > 0 {
-		fmt.Fprintf(&b, "refused (%d; the workspace keeps what it had):\n", len(res.Refused))
-		for i, r := range res.Refused {
-			if i == 20 {
-				fmt.Fprintf(&b, "  [%d more]\n", len(res.Refused)-i)
-				break
-			}
-			fmt.Fprintf(&b, "  %s: %v\n", r.Path, r.Err)
-		}
-	}
+	listRefused(&b, "refused (%d; the workspace keeps what it had):\n", res.Refused)
+	listRefused(&b, "not in the run (%d; their content could not be read, the command ran without them):\n", res.Unread)
 	if res.Stdout != "" {
 		fmt.Fprintf(&b, "--- stdout ---\n%s", res.Stdout)
 		if !strings.HasSuffix(res.Stdout, "\n") {
@@ -101,4 +94,19 @@ func runCommand(ctx context.Context, s *session.Session, a runArgs, p Progress) 
 
 func runOutput(_ context.Context, s *session.Session, a runOutputArgs, _ Progress) (string, error) {
 	return s.RunOutput(a.ID, a.Stream)
+}
+
+// listRefused writes the heading (with the count) and up to 20 of rs.
+func listRefused(b *strings.Builder, heading string, rs []memfs.Refused) {
+	if len(rs) == 0 {
+		return
+	}
+	fmt.Fprintf(b, heading, len(rs))
+	for i, r := range rs {
+		if i == 20 {
+			fmt.Fprintf(b, "  [%d more]\n", len(rs)-i)
+			break
+		}
+		fmt.Fprintf(b, "  %s: %v\n", r.Path, r.Err)
+	}
 }

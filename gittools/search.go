@@ -222,27 +222,31 @@ func (c *cutoff) search(b *batch, pl *plan) {
 	}
 	c.mu.Unlock()
 	b.hits = make([]fileHits, len(b.files))
-	if len(b.files) > 1 {
-		// A base pulled from a remote reads the batch's lazy files in
-		// one round trip, not one for each.
-		es := make([]memfs.Entry, len(b.files))
-		for i := range b.files {
-			es[i] = b.files[i].e
-		}
-		memfs.Prefetch(es)
-	}
-	n := 0
+	// The batch's lazy files are read together: streamed from a local
+	// repository's git, asked for in one round trip from a remote one,
+	// and kept in the cache, so that the next search reads memory.
+	es := make([]memfs.Entry, len(b.files))
+	at := make(map[string]int, len(b.files))
 	for i := range b.files {
-		f := &b.files[i]
-		data, err := f.e.Content()
+		es[i] = b.files[i].e
+		at[es[i].Path] = i
+	}
+	var mu sync.Mutex
+	n := 0
+	memfs.LoadEach(context.Background(), es, true, func(e memfs.Entry, data []byte, err error) error {
+		i := at[e.Path]
 		if err != nil {
 			b.hits[i].err = err
-			continue
+			return nil
 		}
-		f.data = data
-		b.hits[i] = searchOne(data, pl, keep)
-		n += b.hits[i].count
-	}
+		h := searchOne(data, pl, keep)
+		mu.Lock()
+		b.files[i].data = data
+		b.hits[i] = h
+		n += h.count
+		mu.Unlock()
+		return nil
+	})
 	c.finished(b.seq, n)
 }
 

@@ -103,8 +103,7 @@ func (n *node) content(op, name string) ([]byte, error) {
 // unavailable is the error for a lazy file whose content could not be
 // read.
 func unavailable(op, name string, oid [20]byte, err error) error {
-	return &Error{Op: op, Path: name, Err: ErrUnavailable, Detail: fmt.Sprintf(
-		"blob %x of the base could not be read from where it was pulled (%v); pull the path again (git_pull) to read it anew", oid[:4], err)}
+	return &Error{Op: op, Path: name, Err: ErrUnavailable, Detail: err.Error()}
 }
 
 // sameData reports whether a and b, both files or both links, hold the
@@ -156,9 +155,10 @@ func (e Entry) Same(o Entry) bool {
 type Streamer interface {
 	// StreamBlobs calls fn once for each of ids, with its content checked
 	// against its id or with why it cannot be read, possibly from several
-	// goroutines at once; data is valid only during the call. An error of
-	// fn ends the walk and is returned.
-	StreamBlobs(ctx context.Context, ids []plumbing.Hash, fn func(i int, data []byte, err error) error) error
+	// goroutines at once; data is valid only during the call unless keep,
+	// which also keeps what is read in the loader's cache. An error of fn
+	// ends the walk and is returned.
+	StreamBlobs(ctx context.Context, ids []plumbing.Hash, keep bool, fn func(i int, data []byte, err error) error) error
 }
 
 // LoadEach calls fn once for each of es with its content (a file's, or a
@@ -168,9 +168,13 @@ type Streamer interface {
 // file that cannot be read is given to fn with the error a read of it
 // would have (wrapping ErrUnavailable) and no content: one unreadable
 // file does not stop the rest. fn may be called from several goroutines
-// at once, and a lazy file's data is valid only during the call. An error
-// of fn, or ctx's end, ends the walk and is returned.
-func LoadEach(ctx context.Context, es []Entry, fn func(e Entry, data []byte, err error) error) error {
+// at once. Unless keep, a lazy file's data is valid only during the call,
+// and is not cached: what writes a whole base out (a run's mirror) leaves
+// the cache to the worker's own reads; with keep, it stays valid, and is
+// cached as a read of the file would cache it (a search, whose next run
+// is then in memory). An error of fn, or ctx's end, ends the walk and is
+// returned.
+func LoadEach(ctx context.Context, es []Entry, keep bool, fn func(e Entry, data []byte, err error) error) error {
 	var lazy []Entry
 	var st Streamer
 	for _, e := range es {
@@ -204,7 +208,7 @@ func LoadEach(ctx context.Context, es []Entry, fn func(e Entry, data []byte, err
 	for i, e := range lazy {
 		ids[i] = plumbing.Hash(e.n.oid)
 	}
-	return st.StreamBlobs(ctx, ids, func(i int, data []byte, err error) error {
+	return st.StreamBlobs(ctx, ids, keep, func(i int, data []byte, err error) error {
 		e := lazy[i]
 		if err == nil && int64(len(data)) != e.n.lz.size {
 			err = fmt.Errorf("it holds %d bytes where its header said %d", len(data), e.n.lz.size)

@@ -1,13 +1,18 @@
 package sandbox
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
+	"slices"
+	"sort"
 	"strings"
+	"sync"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -25,6 +30,7 @@ type Mirror struct {
 	uid, gid int
 	chown    bool
 	synced   *memfs.Snapshot // what lower holds; nil: nothing yet
+	unread   map[string]bool // paths of synced left out: their content could not be read
 }
 
 // NewMirror makes a mirror in a new private directory under parent (a
@@ -84,53 +90,123 @@ func (m *Mirror) Cache() string { return filepath.Join(m.dir, "cache") }
 // Close removes the mirror.
 func (m *Mirror) Close() error { return os.RemoveAll(m.dir) }
 
-// prefetchFiles is how many files Sync asks to be read ahead at a time.
-const prefetchFiles = 256
-
 // Sync makes lower hold s, writing only the files and symlinks that differ
-// from what it held, and returns how many it wrote or removed.
-func (m *Mirror) Sync(s *memfs.Snapshot) (int, error) {
+// from what it held, and returns how many paths it wrote or removed. A file
+// whose content cannot be read (a lazy file its repository no longer has)
+// does not stop the rest: it is left out of lower, returned with why, and
+// tried again at the next Sync.
+func (m *Mirror) Sync(ctx context.Context, s *memfs.Snapshot) (int, []memfs.Refused, error) {
 	lower, _, _, _ := m.Dirs()
-	var changes []memfs.Change
+	var es []memfs.Entry
+	n := 0
 	if m.synced == nil {
-		s.Walk(func(e memfs.Entry) error {
-			changes = append(changes, memfs.Change{Path: e.Path, Kind: memfs.Created})
+		// An empty lower: the directories first, in order, then every
+		// file, written as its content comes (from several goroutines:
+		// nothing is in the way of another).
+		made := map[string]bool{"": true}
+		err := s.Walk(func(e memfs.Entry) error {
+			if err := m.mkdirs(lower, path.Dir(e.Path), made); err != nil {
+				return fmt.Errorf("mirroring %s: %w", e.Path, err)
+			}
+			es = append(es, e)
 			return nil
 		})
-	} else {
-		changes = m.synced.Diff(s)
-	}
-	for i, c := range changes {
-		if i%prefetchFiles == 0 {
-			// A base pulled from a remote reads the next files' lazy
-			// content in one round trip, not one for each.
-			var es []memfs.Entry
-			for _, c := range changes[i:min(i+prefetchFiles, len(changes))] {
-				if e, ok := s.Lookup(c.Path); ok {
-					es = append(es, e)
-				}
-			}
-			memfs.Prefetch(es)
+		if err != nil {
+			return 0, nil, err
 		}
-		p := filepath.Join(lower, filepath.FromSlash(c.Path))
+		unread, err := m.writeAll(ctx, lower, es, false)
+		if err != nil {
+			// Half a lower is no base for the next Sync: it starts
+			// from empty again.
+			os.RemoveAll(lower)
+			m.mkdir(lower)
+			return 0, nil, err
+		}
+		m.synced = s
+		return len(es), unread, nil
+	}
+	changes := m.synced.Diff(s)
+	for p := range m.unread {
+		// Left out last time: it may be readable now.
+		if !slices.ContainsFunc(changes, func(c memfs.Change) bool { return c.Path == p }) {
+			changes = append(changes, memfs.Change{Path: p, Kind: memfs.Modified})
+		}
+	}
+	// Removals first: what a file left may be where a directory goes.
+	for _, c := range changes {
 		e, ok := s.Lookup(c.Path)
 		if !ok {
-			if err := os.RemoveAll(p); err != nil {
-				return 0, err
+			if err := os.RemoveAll(filepath.Join(lower, filepath.FromSlash(c.Path))); err != nil {
+				return 0, nil, err
 			}
+			n++
 			continue
 		}
-		if err := m.write(lower, c.Path, e); err != nil {
-			return 0, fmt.Errorf("mirroring %s: %w", c.Path, err)
-		}
+		es = append(es, e)
+	}
+	unread, err := m.writeAll(ctx, lower, es, true)
+	if err != nil {
+		return 0, nil, err
 	}
 	m.synced = s
-	return len(changes), nil
+	return n + len(es), unread, nil
 }
 
-// write puts e at rel under base, replacing whatever is in the way.
-func (m *Mirror) write(base, rel string, e memfs.Entry) error {
-	comps := strings.Split(rel, "/")
+// mkdirs makes dir (relative to base) and its parents, as the jail's user,
+// remembering what it made.
+func (m *Mirror) mkdirs(base, dir string, made map[string]bool) error {
+	if dir == "." || made[dir] {
+		return nil
+	}
+	if err := m.mkdirs(base, path.Dir(dir), made); err != nil {
+		return err
+	}
+	made[dir] = true
+	return m.mkdir(filepath.Join(base, filepath.FromSlash(dir)))
+}
+
+// writeAll writes es under base, their content read together (a lazy
+// base's is streamed from its repository). With replace, whatever is in
+// the way of an entry is removed first, one entry at a time; without,
+// base is known to hold none of them and their directories exist. It
+// returns the entries whose content could not be read, and remembers
+// them for the next Sync.
+func (m *Mirror) writeAll(ctx context.Context, base string, es []memfs.Entry, replace bool) ([]memfs.Refused, error) {
+	var mu sync.Mutex
+	var unread []memfs.Refused
+	err := memfs.LoadEach(ctx, es, false, func(e memfs.Entry, data []byte, err error) error {
+		if err != nil {
+			mu.Lock()
+			unread = append(unread, memfs.Refused{Path: e.Path, Err: err})
+			mu.Unlock()
+			return nil
+		}
+		if replace {
+			mu.Lock()
+			defer mu.Unlock()
+			err = m.replace(base, e, data)
+		} else {
+			err = m.write(filepath.Join(base, filepath.FromSlash(e.Path)), e, data)
+		}
+		if err != nil {
+			return fmt.Errorf("mirroring %s: %w", e.Path, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	m.unread = map[string]bool{}
+	for _, u := range unread {
+		m.unread[u.Path] = true
+	}
+	sort.Slice(unread, func(i, j int) bool { return unread[i].Path < unread[j].Path })
+	return unread, nil
+}
+
+// replace puts e at its path under base, replacing whatever is in the way.
+func (m *Mirror) replace(base string, e memfs.Entry, data []byte) error {
+	comps := strings.Split(e.Path, "/")
 	dir := base
 	for _, c := range comps[:len(comps)-1] {
 		dir = filepath.Join(dir, c)
@@ -142,7 +218,7 @@ func (m *Mirror) write(base, rel string, e memfs.Entry) error {
 			return err
 		}
 	}
-	p := filepath.Join(base, filepath.FromSlash(rel))
+	p := filepath.Join(base, filepath.FromSlash(e.Path))
 	if fi, err := os.Lstat(p); err == nil && fi.IsDir() {
 		if err := os.RemoveAll(p); err != nil {
 			return err
@@ -150,35 +226,54 @@ func (m *Mirror) write(base, rel string, e memfs.Entry) error {
 	} else if err == nil {
 		os.Remove(p)
 	}
-	data, err := e.Content()
-	if err != nil {
-		return err
-	}
+	return m.write(p, e, data)
+}
+
+// write creates p, which does not exist, holding e.
+func (m *Mirror) write(p string, e memfs.Entry, data []byte) error {
 	if e.Mode&fs.ModeSymlink != 0 {
 		if err := os.Symlink(string(data), p); err != nil {
 			return err
 		}
-	} else {
-		f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL|unix.O_NOFOLLOW, e.Mode.Perm())
+		if m.chown {
+			return os.Lchown(p, m.uid, m.gid)
+		}
+		return nil
+	}
+	perm := uint32(e.Mode.Perm())
+	fd, err := unix.Open(p, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, perm)
+	if err != nil {
+		return &os.PathError{Op: "create", Path: p, Err: err}
+	}
+	defer unix.Close(fd)
+	for len(data) > 0 {
+		n, err := unix.Write(fd, data)
 		if err != nil {
-			return err
+			return &os.PathError{Op: "write", Path: p, Err: err}
 		}
-		_, werr := f.Write(data)
-		if cerr := f.Close(); werr == nil {
-			werr = cerr
-		}
-		if werr != nil {
-			return werr
-		}
-		if err := os.Chmod(p, e.Mode.Perm()); err != nil {
-			return err
+		data = data[n:]
+	}
+	// The umask may have taken bits the mode has; the jail's user must
+	// own what it may change.
+	if perm&^umask != perm {
+		if err := unix.Fchmod(fd, perm); err != nil {
+			return &os.PathError{Op: "chmod", Path: p, Err: err}
 		}
 	}
 	if m.chown {
-		return os.Lchown(p, m.uid, m.gid)
+		if err := unix.Fchown(fd, m.uid, m.gid); err != nil {
+			return &os.PathError{Op: "chown", Path: p, Err: err}
+		}
 	}
 	return nil
 }
+
+// umask is the process's, read once (reading it means setting it).
+var umask = func() uint32 {
+	u := unix.Umask(0)
+	unix.Umask(u)
+	return uint32(u)
+}()
 
 // Reset empties the upper and work directories for the next run.
 func (m *Mirror) Reset() error {

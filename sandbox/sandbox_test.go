@@ -45,7 +45,7 @@ func newJail(t *testing.T, files map[string]string) *jail {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { m.Close() })
-	if _, err := m.Sync(ws.Snapshot()); err != nil {
+	if _, _, err := m.Sync(context.Background(), ws.Snapshot()); err != nil {
 		t.Fatal(err)
 	}
 	return &jail{t, ws, m}

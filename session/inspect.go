@@ -147,16 +147,19 @@ var ErrExportTarget = errors.New("export needs a new or empty directory")
 // ExportFiles writes the workspace's files, as the session last left
 // them, into dir, which must not exist or be empty: regular files with
 // their executable bit, symlinks, and empty directories. It returns how
-// many files and symlinks it wrote.
-func (in *Inspection) ExportFiles(dir string) (int, error) {
+// many files and symlinks it wrote, and the files it could not write
+// because their content could not be read (a lazy file its repository no
+// longer has): one of those does not stop the rest.
+func (in *Inspection) ExportFiles(dir string) (int, []memfs.Refused, error) {
 	if ents, err := os.ReadDir(dir); err == nil && len(ents) > 0 {
-		return 0, fmt.Errorf("%w: %s holds %d entries; name a new directory", ErrExportTarget, dir, len(ents))
+		return 0, nil, fmt.Errorf("%w: %s holds %d entries; name a new directory", ErrExportTarget, dir, len(ents))
 	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return 0, err
+		return 0, nil, err
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return 0, err
+		return 0, nil, err
 	}
+	var unread []memfs.Refused
 	// Files of the base not read before the session ended are read from
 	// where they were pulled.
 	attachSources(context.Background(), in.store, in.sources)
@@ -168,7 +171,7 @@ func (in *Inspection) ExportFiles(dir string) (int, error) {
 		switch {
 		case d.Mode.IsDir():
 			if err := os.Mkdir(full, 0o755); err != nil {
-				return n, err
+				return n, unread, err
 			}
 		case d.Mode&fs.ModeSymlink != 0:
 			links = append(links, d) // last: nothing is written through one
@@ -177,35 +180,35 @@ func (in *Inspection) ExportFiles(dir string) (int, error) {
 			if d.Mode&0o100 != 0 {
 				perm = 0o755
 			}
-			f, err := os.OpenFile(full, os.O_WRONLY|os.O_CREATE|os.O_EXCL|noFollow, perm)
-			if err != nil {
-				return n, err
-			}
 			data := d.Data
 			if d.Lazy {
-				data, err = d.From.LoadBlob(d.ID)
-				if err != nil {
-					f.Close()
-					return n, fmt.Errorf("%s: %w", d.Path, err)
+				var err error
+				if data, err = d.From.LoadBlob(d.ID); err != nil {
+					unread = append(unread, memfs.Refused{Path: d.Path, Err: err})
+					continue
 				}
+			}
+			f, err := os.OpenFile(full, os.O_WRONLY|os.O_CREATE|os.O_EXCL|noFollow, perm)
+			if err != nil {
+				return n, unread, err
 			}
 			_, err = f.Write(data)
 			if cerr := f.Close(); err == nil {
 				err = cerr
 			}
 			if err != nil {
-				return n, err
+				return n, unread, err
 			}
 			n++
 		}
 	}
 	for _, d := range links {
 		if err := os.Symlink(string(d.Data), filepath.Join(dir, filepath.FromSlash(d.Path))); err != nil {
-			return n, err
+			return n, unread, err
 		}
 		n++
 	}
-	return n, nil
+	return n, unread, nil
 }
 
 // WriteBundle writes the staged commits as a git bundle (version 2) whose

@@ -614,6 +614,9 @@ func (s *Session) request(ctx context.Context, r *repo, spec *TargetSpec, t targ
 			fc.NewMode, nu[f.Path] = f.NewMode, f.NewHash
 		}
 		fc.Binary = fc.Binary || f.Binary
+		if f.Unavailable != "" {
+			fc.Unavailable = f.Unavailable
+		}
 		fc.Added += f.Added
 		fc.Deleted += f.Deleted
 		req.Added += f.Added

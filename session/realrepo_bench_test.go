@@ -76,7 +76,7 @@ func BenchmarkReadGoSrc(b *testing.B) {
 		es := workspaceFiles(newEnv(b, repo, config{limits: limits}).s.Workspace())
 		b.StartTimer()
 		start = time.Now()
-		err := memfs.LoadEach(context.Background(), es, func(_ memfs.Entry, _ []byte, err error) error { return err })
+		err := memfs.LoadEach(context.Background(), es, false, func(_ memfs.Entry, _ []byte, err error) error { return err })
 		if err != nil {
 			b.Fatal(err)
 		}

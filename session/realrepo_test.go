@@ -90,7 +90,7 @@ func TestEveryBlobOfRealRepositoriesReadsExact(t *testing.T) {
 			}
 			var mu sync.Mutex
 			exact := 0
-			err := memfs.LoadEach(context.Background(), es, func(e memfs.Entry, data []byte, err error) error {
+			err := memfs.LoadEach(context.Background(), es, false, func(e memfs.Entry, data []byte, err error) error {
 				if err != nil {
 					t.Errorf("streaming %s: %v", e.Path, err)
 					return nil

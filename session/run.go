@@ -93,6 +93,9 @@ type RunResult struct {
 	Modified       []string
 	Deleted        []string
 	Refused        []memfs.Refused
+	// Unread lists the files the run could not see: their content could
+	// not be read (a lazy file its repository no longer has), with why.
+	Unread []memfs.Refused
 	// Network says the run had the network, and NetworkBy why: "operator"
 	// (--danger) or the reviewer's scope ("once", "command", "session").
 	Network   bool
@@ -209,7 +212,7 @@ func (s *Session) Run(ctx context.Context, a RunArgs, progress Progress) (RunRes
 		}
 	}
 	start := s.ws.Snapshot()
-	if _, err := r.mirror.Sync(start); err != nil {
+	if _, res.Unread, err = r.mirror.Sync(ctx, start); err != nil {
 		return res, err
 	}
 	if err := r.mirror.Reset(); err != nil {

@@ -25,6 +25,10 @@ type FilePatch struct {
 	Binary           bool   // either side is binary, as git decides it
 	NulText          bool   // git would call it binary, but it is a script or text file: diffed as text
 	Added, Deleted   int    // lines, as git diff --numstat counts them
+	// Unavailable says why a side's content could not be read (a lazy
+	// base file its repository no longer has): the diff names the file
+	// and says so, and the rest of the patch goes on.
+	Unavailable string
 
 	hunks []byte // plain hunks, computed once
 }
@@ -132,6 +136,10 @@ func (f *FilePatch) format(b *bytes.Buffer, color bool) error {
 			meta("index %s..%s %06o", abbrev(f.OldHash), abbrev(f.NewHash), uint32(f.NewMode))
 		}
 	}
+	if f.Unavailable != "" {
+		fmt.Fprintf(b, "Content unavailable: %s\n", f.Unavailable)
+		return nil
+	}
 	if f.Binary {
 		if f.Op == Create {
 			a = "/dev/null"
@@ -165,17 +173,23 @@ const keepHunks = 64 << 10
 
 // newFilePatches makes the entries for one changed path: two when a file
 // becomes a symlink or the reverse, as git shows a type change.
-func newFilePatches(c TreeChange, old, new []byte) ([]*FilePatch, error) {
+// unavailable, when not empty, says why a side could not be read: the
+// patch has no hunks and says so.
+func newFilePatches(c TreeChange, old, new []byte, unavailable string) ([]*FilePatch, error) {
 	if c.Op == Update && c.OldMode != c.NewMode && (c.OldMode == filemode.Symlink) != (c.NewMode == filemode.Symlink) {
-		del, err := newFilePatches(TreeChange{Path: c.Path, Op: Delete, OldMode: c.OldMode, OldHash: c.OldHash}, old, nil)
+		del, err := newFilePatches(TreeChange{Path: c.Path, Op: Delete, OldMode: c.OldMode, OldHash: c.OldHash}, old, nil, unavailable)
 		if err != nil {
 			return nil, err
 		}
-		add, err := newFilePatches(TreeChange{Path: c.Path, Op: Create, NewMode: c.NewMode, NewHash: c.NewHash}, nil, new)
+		add, err := newFilePatches(TreeChange{Path: c.Path, Op: Create, NewMode: c.NewMode, NewHash: c.NewHash}, nil, new, unavailable)
 		if err != nil {
 			return nil, err
 		}
 		return append(del, add...), nil
+	}
+	if unavailable != "" {
+		return []*FilePatch{{Path: c.Path, Op: c.Op, OldMode: c.OldMode, NewMode: c.NewMode, OldHash: c.OldHash, NewHash: c.NewHash,
+			Unavailable: unavailable}}, nil
 	}
 	f := &FilePatch{
 		Path: c.Path, Op: c.Op, OldMode: c.OldMode, NewMode: c.NewMode, OldHash: c.OldHash, NewHash: c.NewHash,
@@ -230,15 +244,16 @@ func (s *Store) EachFilePatch(a, b plumbing.Hash, fn func(*FilePatch) error) err
 		return s.ReadBlob(h)
 	}
 	for _, c := range changes {
+		var why []string
 		old, err := read(c.OldHash, c.OldMode)
 		if err != nil {
-			return err
+			why = append(why, unreadable(err))
 		}
 		new, err := read(c.NewHash, c.NewMode)
 		if err != nil {
-			return err
+			why = append(why, unreadable(err))
 		}
-		fps, err := newFilePatches(c, old, new)
+		fps, err := newFilePatches(c, old, new, strings.Join(why, "; "))
 		if err != nil {
 			return err
 		}
@@ -288,15 +303,16 @@ func (a *Area) DiffUnstaged() (*Patch, error) {
 		newE, hasNew := live.Lookup(c.Path)
 		var old, new []byte
 		var err error
+		var why []string
 		if hadOld {
 			if tc.OldHash, old, err = entryBlob(oldE); err != nil {
-				return nil, err
+				why = append(why, unreadable(err))
 			}
 			tc.OldMode = gitMode(oldE.Mode)
 		}
 		if hasNew {
 			if tc.NewHash, new, err = entryBlob(newE); err != nil {
-				return nil, err
+				why = append(why, unreadable(err))
 			}
 			tc.NewMode = gitMode(newE.Mode)
 		}
@@ -308,7 +324,7 @@ func (a *Area) DiffUnstaged() (*Patch, error) {
 		default:
 			tc.Op = Delete
 		}
-		fps, err := newFilePatches(tc, old, new)
+		fps, err := newFilePatches(tc, old, new, strings.Join(why, "; "))
 		if err != nil {
 			return nil, err
 		}
@@ -391,4 +407,9 @@ func TextDiff(a, b []byte) (hunks string, added, deleted int) {
 	var buf bytes.Buffer
 	st, _ := linediff.Hunks(&buf, a, b, linediff.Options{})
 	return buf.String(), st.Added, st.Deleted
+}
+
+// unreadable is why a side of a diff could not be read, in one line.
+func unreadable(err error) string {
+	return strings.ReplaceAll(err.Error(), "\n", " ")
 }

@@ -138,11 +138,12 @@ func sameEntry(w memfs.Entry, ok bool, e *object.TreeEntry) bool {
 }
 
 // entryBlob returns a workspace entry's blob id and content, loading a
-// lazy one. A known id is not computed again.
+// lazy one. A known id is not computed again, and is returned with the
+// error when the content cannot be read.
 func entryBlob(e memfs.Entry) (plumbing.Hash, []byte, error) {
 	data, err := e.Content()
 	if err != nil {
-		return plumbing.ZeroHash, nil, err
+		return plumbing.Hash(e.ID), nil, err
 	}
 	if e.ID != [20]byte{} {
 		return plumbing.Hash(e.ID), data, nil

@@ -2,8 +2,10 @@ package staging
 
 import (
 	"container/list"
+	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -103,31 +105,62 @@ func (x *sources) read(h plumbing.Hash) ([]byte, error) {
 		x.mu.Unlock()
 		return data, nil
 	}
-	srcs, limit := x.srcs, x.limit
+	keys, srcs, limit := x.keys, x.srcs, x.limit
 	x.mu.Unlock()
-	if len(srcs) == 0 {
-		return nil, fmt.Errorf("blob %s: %w", h, plumbing.ErrObjectNotFound)
-	}
-	var first error
-	for _, src := range srcs {
+	var failed readFailure
+	for i, src := range srcs {
 		// Read outside the lock: a read may inflate megabytes, and
 		// readers of other blobs (a search loads a whole base in
 		// parallel) must not wait for it.
 		data, err := src.ReadBlob(h, limit)
-		if err != nil {
-			if first == nil || first == plumbing.ErrObjectNotFound {
-				first = err
-			}
-			continue
-		}
-		if plumbing.ComputeHash(plumbing.BlobObject, data) != h {
+		if err == nil && plumbing.ComputeHash(plumbing.BlobObject, data) != h {
 			// A source is a repository on disk: hostile until checked.
-			return nil, fmt.Errorf("blob %s read from its repository does not hash to its id", h)
+			err = errNotItsID
+		}
+		if err != nil {
+			failed.add(keys[i], err)
+			continue
 		}
 		x.put(h, data)
 		return data, nil
 	}
-	return nil, fmt.Errorf("blob %s: %w", h, first)
+	return nil, failed.err(h)
+}
+
+// errNotItsID: a source gave content that does not hash to the id asked
+// for.
+var errNotItsID = errors.New("what it gave does not hash to the blob's id")
+
+// readFailure gathers why no source could give a blob, to say what to do
+// about it: each piece of advice is one that works when followed.
+type readFailure struct {
+	gone  []string // sources that do not have it
+	other string   // the first source that failed otherwise, and why
+	err1  error
+}
+
+func (f *readFailure) add(key string, err error) {
+	if errors.Is(err, plumbing.ErrObjectNotFound) {
+		f.gone = append(f.gone, key)
+	} else if f.other == "" {
+		f.other, f.err1 = key, err
+	}
+}
+
+// err is the error for blob h: it wraps plumbing.ErrObjectNotFound when
+// no source has it.
+func (f *readFailure) err(h plumbing.Hash) error {
+	switch {
+	case f.other != "" && errors.Is(f.err1, errNotItsID):
+		return fmt.Errorf("blob %s read from %s does not hash to its id: the repository is damaged (git fsck there says where); write the file anew (write_file) or delete it (delete_file)", h, f.other)
+	case f.other != "":
+		return fmt.Errorf("blob %s could not be read from %s: %v; write the file anew (write_file) or delete it (delete_file) if reading it again fails the same way", h, f.other, f.err1)
+	case len(f.gone) > 0:
+		return fmt.Errorf("blob %s is no longer in %s (%w: a git gc pruned it after its branch was rewritten, or the repository was replaced): git_pull with no arguments brings the workspace to what the branch holds now; if the file still cannot be read, its content is gone: write it anew (write_file) or delete it (delete_file)",
+			h, strings.Join(f.gone, ", "), plumbing.ErrObjectNotFound)
+	}
+	return fmt.Errorf("blob %s: %w: no repository it can be read from is open (the one it was pulled from could not be opened when the session resumed): restore that repository and git_pull with no arguments to read from it again, or git_pull the file from another target that has it",
+		h, plumbing.ErrObjectNotFound)
 }
 
 // put caches data, dropping the least recently used blobs past the cap.

@@ -1,10 +1,9 @@
 package staging
 
 import (
+	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"sync"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
@@ -32,12 +31,15 @@ var _ memfs.Streamer = (*Store)(nil)
 // against its id, or with why it cannot be read: blobs the store holds or
 // has cached at once, the rest through the sources in as few passes as
 // they take (a local repository streams them; a remote one reads them in
-// batches; any other source one at a time). What is read this way is not
-// cached: a caller that reads a whole base (a run's mirror, a search)
-// does not push the worker's own files out of the cache. fn may be called
-// from several goroutines at once; its data is shared and valid only
-// during the call. An error of fn ends the walk and is returned.
-func (s *Store) StreamBlobs(ctx context.Context, ids []plumbing.Hash, fn func(i int, data []byte, err error) error) error {
+// batches; any other source one at a time). Unless keep, what is read
+// this way is not cached, and fn's data is valid only during the call: a
+// caller that writes a whole base out (a run's mirror) does not push the
+// worker's own files out of the cache. With keep, what is read is cached
+// (up to the cache's size) and fn's data stays valid: a search, whose
+// next run reads from memory. fn may be called from several goroutines
+// at once; its data is shared, never to be modified. An error of fn ends
+// the walk and is returned.
+func (s *Store) StreamBlobs(ctx context.Context, ids []plumbing.Hash, keep bool, fn func(i int, data []byte, err error) error) error {
 	x := &s.src
 	var rest []int // indexes of ids not answered yet
 	for i, h := range ids {
@@ -71,10 +73,6 @@ func (s *Store) StreamBlobs(ctx context.Context, ids []plumbing.Hash, fn func(i 
 	x.mu.Lock()
 	srcs, limit := x.srcs, x.limit
 	x.mu.Unlock()
-	// Why each blob could not be read, from the first source that had
-	// something to say: a blob no source has is answered with it.
-	why := make(map[int]error)
-	var whyMu sync.Mutex
 	for _, src := range srcs {
 		if len(rest) == 0 {
 			return nil
@@ -83,9 +81,9 @@ func (s *Store) StreamBlobs(ctx context.Context, ids []plumbing.Hash, fn func(i 
 		var err error
 		switch src := src.(type) {
 		case BlobStreamSource:
-			next, err = streamFrom(ctx, src, ids, rest, limit, why, &whyMu, fn)
+			next, err = streamFrom(ctx, src, ids, rest, limit, keep, x, fn)
 		case BlobBatchSource:
-			next, err = batchFrom(src, ids, rest, why, fn)
+			next, err = batchFrom(src, ids, rest, keep, x, fn)
 		default:
 			next, err = rest, nil
 		}
@@ -95,15 +93,13 @@ func (s *Store) StreamBlobs(ctx context.Context, ids []plumbing.Hash, fn func(i 
 		rest = next
 	}
 	// What no stream or batch answered is read one at a time, through
-	// every source, as a read of one file would (and so cached).
+	// every source, as a read of one file would (and so cached): its
+	// error says why no source has it, and what to do.
 	for _, i := range rest {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		data, err := x.read(ids[i])
-		if err != nil && why[i] != nil && errors.Is(err, plumbing.ErrObjectNotFound) {
-			err = why[i]
-		}
 		if err := fn(i, data, err); err != nil {
 			return err
 		}
@@ -112,9 +108,10 @@ func (s *Store) StreamBlobs(ctx context.Context, ids []plumbing.Hash, fn func(i 
 }
 
 // streamFrom streams ids[rest] from src, answering fn for each it read;
-// it returns the indexes src did not have, for the next source.
-func streamFrom(ctx context.Context, src BlobStreamSource, ids []plumbing.Hash, rest []int, limit int64, why map[int]error, whyMu *sync.Mutex,
-	fn func(i int, data []byte, err error) error) ([]int, error) {
+// it returns the indexes src did not have, or could not give, for the
+// next source.
+func streamFrom(ctx context.Context, src BlobStreamSource, ids []plumbing.Hash, rest []int, limit int64,
+	keep bool, x *sources, fn func(i int, data []byte, err error) error) ([]int, error) {
 	want := make([]plumbing.Hash, len(rest))
 	for k, i := range rest {
 		want[k] = ids[i]
@@ -124,19 +121,17 @@ func streamFrom(ctx context.Context, src BlobStreamSource, ids []plumbing.Hash, 
 		i := rest[k]
 		if err == nil && plumbing.ComputeHash(plumbing.BlobObject, data) != ids[i] {
 			// A source is a repository on disk: hostile until checked.
-			data, err = nil, fmt.Errorf("blob %s read from its repository does not hash to its id", ids[i])
-		}
-		if err != nil && errors.Is(err, plumbing.ErrObjectNotFound) {
-			missed[k] = true
-			whyMu.Lock()
-			if why[i] == nil {
-				why[i] = err
-			}
-			whyMu.Unlock()
-			return nil
+			err = errNotItsID
 		}
 		if err != nil {
-			err = fmt.Errorf("blob %s: %w", ids[i], err)
+			// Read again alone, through every source: its error then
+			// says what to do.
+			missed[k] = true
+			return nil
+		}
+		if keep {
+			data = bytes.Clone(data) // the source reuses its buffer
+			x.put(ids[i], data)
 		}
 		return fn(i, data, err)
 	})
@@ -154,7 +149,7 @@ func streamFrom(ctx context.Context, src BlobStreamSource, ids []plumbing.Hash, 
 
 // batchFrom reads ids[rest] from a remote source in batches of
 // streamBatch; it returns the indexes the source did not answer.
-func batchFrom(src BlobBatchSource, ids []plumbing.Hash, rest []int, why map[int]error, fn func(i int, data []byte, err error) error) ([]int, error) {
+func batchFrom(src BlobBatchSource, ids []plumbing.Hash, rest []int, keep bool, x *sources, fn func(i int, data []byte, err error) error) ([]int, error) {
 	var next []int
 	for len(rest) > 0 {
 		part := rest[:min(streamBatch, len(rest))]
@@ -166,11 +161,6 @@ func batchFrom(src BlobBatchSource, ids []plumbing.Hash, rest []int, why map[int
 		got, err := src.ReadBlobs(want)
 		if err != nil {
 			// A batch that failed whole is tried blob by blob later.
-			for _, i := range part {
-				if why[i] == nil {
-					why[i] = err
-				}
-			}
 			next = append(next, part...)
 			continue
 		}
@@ -179,6 +169,9 @@ func batchFrom(src BlobBatchSource, ids []plumbing.Hash, rest []int, why map[int
 			if !ok || plumbing.ComputeHash(plumbing.BlobObject, data) != ids[i] {
 				next = append(next, i)
 				continue
+			}
+			if keep {
+				x.put(ids[i], data)
 			}
 			if err := fn(i, data, nil); err != nil {
 				return nil, err

@@ -202,16 +202,27 @@ func showSession(root, id string, stdout io.Writer) error {
 	return nil
 }
 
-func exportSession(root, id, dir, bundle string, stdout io.Writer) error {
+func exportSession(root, id, dir, bundle string, stdout io.Writer) (err error) {
 	in, err := session.Inspect(root, id)
 	if err != nil {
 		return err
 	}
-	n, err := in.ExportFiles(dir)
+	n, unread, err := in.ExportFiles(dir)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "wrote %d files of session %s to %s\n", n, in.ID, dir)
+	if len(unread) > 0 {
+		// The rest is written; these are named, and the export fails.
+		for _, u := range unread {
+			fmt.Fprintf(stdout, "  not written: %s: %s\n", termsafe.Line(u.Path), termsafe.Line(u.Err.Error()))
+		}
+		defer func() {
+			if err == nil {
+				err = fmt.Errorf("%d files of the base could not be read, and were not written (listed above)", len(unread))
+			}
+		}()
+	}
 	if bundle == "" {
 		return nil
 	}
