@@ -1,6 +1,8 @@
 package sandbox
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -9,10 +11,11 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"slices"
+	"runtime"
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -30,7 +33,13 @@ type Mirror struct {
 	uid, gid int
 	chown    bool
 	synced   *memfs.Snapshot // what lower holds; nil: nothing yet
-	unread   map[string]bool // paths of synced left out: their content could not be read
+	// redo lists paths lower may not hold as synced says (content that
+	// could not be read, a run's change the workspace did not take): the
+	// next Sync writes them again.
+	redo map[string]bool
+
+	trash   atomic.Int64   // names what discard moves aside
+	removes sync.WaitGroup // discarded trees still being removed
 }
 
 // NewMirror makes a mirror in a new private directory under parent (a
@@ -88,7 +97,30 @@ func (m *Mirror) Dirs() (lower, upper, work, root string) {
 func (m *Mirror) Cache() string { return filepath.Join(m.dir, "cache") }
 
 // Close removes the mirror.
-func (m *Mirror) Close() error { return os.RemoveAll(m.dir) }
+func (m *Mirror) Close() error {
+	m.removes.Wait()
+	return os.RemoveAll(m.dir)
+}
+
+// discard removes the tree at p, which is inside the mirror, out of the
+// way of what comes next: it is renamed aside at once and removed in the
+// background, so that a run that deleted ten thousand files does not
+// wait for the second ten thousand unlinks.
+func (m *Mirror) discard(p string) error {
+	aside := filepath.Join(m.dir, fmt.Sprintf("trash-%d", m.trash.Add(1)))
+	if err := os.Rename(p, aside); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		return os.RemoveAll(p)
+	}
+	m.removes.Add(1)
+	go func() {
+		defer m.removes.Done()
+		os.RemoveAll(aside)
+	}()
+	return nil
+}
 
 // Sync makes lower hold s, writing only the files and symlinks that differ
 // from what it held, and returns how many paths it wrote or removed. A file
@@ -126,9 +158,12 @@ func (m *Mirror) Sync(ctx context.Context, s *memfs.Snapshot) (int, []memfs.Refu
 		return len(es), unread, nil
 	}
 	changes := m.synced.Diff(s)
-	for p := range m.unread {
-		// Left out last time: it may be readable now.
-		if !slices.ContainsFunc(changes, func(c memfs.Change) bool { return c.Path == p }) {
+	if len(m.redo) > 0 {
+		// Left out last time, or not as synced says.
+		for _, c := range changes {
+			delete(m.redo, c.Path)
+		}
+		for p := range m.redo {
 			changes = append(changes, memfs.Change{Path: p, Kind: memfs.Modified})
 		}
 	}
@@ -136,7 +171,8 @@ func (m *Mirror) Sync(ctx context.Context, s *memfs.Snapshot) (int, []memfs.Refu
 	for _, c := range changes {
 		e, ok := s.Lookup(c.Path)
 		if !ok {
-			if err := os.RemoveAll(filepath.Join(lower, filepath.FromSlash(c.Path))); err != nil {
+			// A parent that is a file now means the path is gone too.
+			if err := os.RemoveAll(filepath.Join(lower, filepath.FromSlash(c.Path))); err != nil && !errors.Is(err, syscall.ENOTDIR) {
 				return 0, nil, err
 			}
 			n++
@@ -196,9 +232,9 @@ func (m *Mirror) writeAll(ctx context.Context, base string, es []memfs.Entry, re
 	if err != nil {
 		return nil, err
 	}
-	m.unread = map[string]bool{}
+	m.redo = map[string]bool{}
 	for _, u := range unread {
-		m.unread[u.Path] = true
+		m.redo[u.Path] = true
 	}
 	sort.Slice(unread, func(i, j int) bool { return unread[i].Path < unread[j].Path })
 	return unread, nil
@@ -275,11 +311,167 @@ var umask = func() uint32 {
 	return uint32(u)
 }()
 
+// Promote makes lower hold after (the workspace once a run's changes came
+// in, the run having started on start, which lower holds) by moving what
+// the run wrote from upper into lower, rather than writing it all again
+// at the next Sync: each of changes (as Changes read them) that after
+// holds exactly is renamed into lower (a file or a link), removed (a
+// removal) or made (a directory). Whatever else changed from start to
+// after (a change the workspace refused, a path another tool changed
+// meanwhile) is written at the next Sync. Reset follows it.
+func (m *Mirror) Promote(start, after *memfs.Snapshot, changes []Change) {
+	if m.synced == nil || !m.synced.Same(start) {
+		return // lower is not what the run saw: the next Sync diffs as usual
+	}
+	lower, upper, _, _ := m.Dirs()
+	promoted := map[string]bool{}
+	var gone []string                 // directories removed whole, with what was in them
+	dirs := map[string]bool{"": true} // directories of lower known to be directories
+	for i := 0; i < len(changes); i++ {
+		c := changes[i]
+		lp := filepath.Join(lower, filepath.FromSlash(c.Path))
+		switch c.Kind {
+		case Removed:
+			if _, ok := after.Lookup(c.Path); ok || after.IsDir(c.Path) {
+				continue
+			}
+			if m.discard(lp) == nil {
+				promoted[c.Path] = true
+				gone = append(gone, c.Path+"/")
+			}
+		case MadeDir, Replaced:
+			if !after.IsDir(c.Path) {
+				continue
+			}
+			fi, err := os.Lstat(lp)
+			if err == nil && (c.Kind == Replaced || !fi.IsDir()) {
+				m.discard(lp)
+			}
+			if n := m.promoteDir(lower, upper, after, changes[i:], dirs, promoted); n > 0 {
+				// A directory the run made, which the workspace took
+				// whole: moved in one rename.
+				i += n - 1
+				continue
+			}
+			if m.mkdir(lp) == nil {
+				dirs[c.Path] = true
+			}
+		case Wrote, Linked:
+			if c.Other != "" || !holds(after, c) || m.lowerDir(lower, path.Dir(c.Path), dirs) != nil {
+				continue
+			}
+			up := filepath.Join(upper, filepath.FromSlash(c.Path))
+			if os.Rename(up, lp) != nil {
+				// A directory in the way (a rename replaces anything else).
+				if os.RemoveAll(lp) != nil || os.Rename(up, lp) != nil {
+					continue
+				}
+			}
+			// The workspace keeps 0644 or 0755: lower is what it holds.
+			if e, _ := after.Lookup(c.Path); c.Kind == Wrote && c.Mode.Perm() != e.Mode.Perm() && os.Chmod(lp, e.Mode.Perm()) != nil {
+				continue
+			}
+			promoted[c.Path] = true
+		}
+	}
+	if m.redo == nil {
+		m.redo = map[string]bool{}
+	}
+	sort.Strings(gone)
+	for _, d := range start.Diff(after) {
+		// gone is sorted, so the one directory that may hold d.Path is
+		// the last one not after it.
+		i := sort.SearchStrings(gone, d.Path)
+		if !promoted[d.Path] && !(i > 0 && strings.HasPrefix(d.Path, gone[i-1])) {
+			m.redo[d.Path] = true
+		}
+	}
+	m.synced = after
+}
+
+// promoteDir moves the directory cs[0] made by the run, with everything in
+// it, from upper into lower in one rename, when lower has nothing there
+// (it was discarded, or never was) and after holds exactly every file and
+// link in it. It returns how many of cs it promoted (0: none, the caller
+// goes entry by entry).
+func (m *Mirror) promoteDir(lower, upper string, after *memfs.Snapshot, cs []Change, dirs, promoted map[string]bool) int {
+	d := cs[0]
+	prefix := d.Path + "/"
+	n := 1
+	for n < len(cs) && strings.HasPrefix(cs[n].Path, prefix) {
+		c := cs[n]
+		switch c.Kind {
+		case Wrote, Linked:
+			if c.Other != "" || !holds(after, c) {
+				return 0
+			}
+			if e, _ := after.Lookup(c.Path); c.Kind == Wrote && c.Mode.Perm() != e.Mode.Perm() {
+				return 0
+			}
+		case MadeDir:
+			if !after.IsDir(c.Path) {
+				return 0
+			}
+		default:
+			return 0 // a removal under it: lower had something here
+		}
+		n++
+	}
+	lp := filepath.Join(lower, filepath.FromSlash(d.Path))
+	if _, err := os.Lstat(lp); err == nil || m.lowerDir(lower, path.Dir(d.Path), dirs) != nil {
+		return 0
+	}
+	if os.Rename(filepath.Join(upper, filepath.FromSlash(d.Path)), lp) != nil {
+		return 0
+	}
+	dirs[d.Path] = true
+	for _, c := range cs[:n] {
+		promoted[c.Path] = true
+		if c.Kind == MadeDir {
+			dirs[c.Path] = true
+		}
+	}
+	return n
+}
+
+// holds reports whether s holds exactly what the run's change c wrote.
+func holds(s *memfs.Snapshot, c Change) bool {
+	e, ok := s.Lookup(c.Path)
+	if !ok || e.Lazy() || e.Size != int64(len(c.Data)) || (c.Kind == Linked) != (e.Mode&fs.ModeSymlink != 0) {
+		return false
+	}
+	data, err := e.Content()
+	return err == nil && bytes.Equal(data, c.Data)
+}
+
+// lowerDir makes sure dir (relative to lower) is a directory of lower,
+// replacing a file in the way; dirs remembers what is known to be one.
+func (m *Mirror) lowerDir(lower, dir string, dirs map[string]bool) error {
+	if dir == "." {
+		dir = ""
+	}
+	if dirs[dir] {
+		return nil
+	}
+	if err := m.lowerDir(lower, path.Dir(dir), dirs); err != nil {
+		return err
+	}
+	p := filepath.Join(lower, filepath.FromSlash(dir))
+	if fi, err := os.Lstat(p); err == nil && !fi.IsDir() {
+		os.Remove(p)
+	}
+	if err := m.mkdir(p); err != nil {
+		return err
+	}
+	dirs[dir] = true
+	return nil
+}
+
 // Reset empties the upper and work directories for the next run.
 func (m *Mirror) Reset() error {
 	_, upper, work, _ := m.Dirs()
 	for _, d := range []string{upper, work} {
-		if err := os.RemoveAll(d); err != nil {
+		if err := m.discard(d); err != nil {
 			return err
 		}
 		if err := m.mkdir(d); err != nil {
@@ -313,51 +505,118 @@ type Change struct {
 
 // Changes reads what the last run changed, in the order a replay needs
 // (a directory before what is in it). Files larger than maxFile are listed
-// with Data nil and Other saying so; the caller refuses them.
+// with Data nil and Other saying so; the caller refuses them. The walk
+// reads directories only (their entries say which are regular files);
+// the files are then read by a goroutine per core.
 func (m *Mirror) Changes(maxFile int64) ([]Change, error) {
 	_, upper, _, _ := m.Dirs()
 	var out []Change
-	err := filepath.WalkDir(upper, func(p string, d fs.DirEntry, err error) error {
+	var files []int // indexes in out of regular files, to read
+	var walk func(dir, rel string) error
+	walk = func(dir, rel string) error {
+		ents, err := os.ReadDir(dir)
 		if err != nil {
 			return err
 		}
-		if p == upper {
-			return nil
-		}
-		rel := filepath.ToSlash(strings.TrimPrefix(p, upper+string(filepath.Separator)))
-		fi, err := d.Info()
-		if err != nil {
-			return err
-		}
-		switch mode := fi.Mode(); {
-		case mode&fs.ModeCharDevice != 0 && isWhiteout(fi):
-			out = append(out, Change{Path: rel, Kind: Removed})
-		case mode.IsDir():
-			kind := MadeDir
-			if opaque(p) {
-				kind = Replaced
+		for _, d := range ents {
+			p, r := filepath.Join(dir, d.Name()), d.Name()
+			if rel != "" {
+				r = rel + "/" + r
 			}
-			out = append(out, Change{Path: rel, Kind: kind, Mode: mode.Perm()})
-		case mode&fs.ModeSymlink != 0:
-			target, err := os.Readlink(p)
+			if d.Type().IsRegular() {
+				out = append(out, Change{Path: r, Kind: Wrote})
+				files = append(files, len(out)-1)
+				continue
+			}
+			fi, err := d.Info()
 			if err != nil {
 				return err
 			}
-			out = append(out, Change{Path: rel, Kind: Linked, Mode: fs.ModeSymlink | 0o777, Data: []byte(target)})
-		case mode.IsRegular():
-			c := Change{Path: rel, Kind: Wrote, Mode: mode.Perm()}
-			if fi.Size() > maxFile {
-				c.Other = fmt.Sprintf("a %d-byte file", fi.Size())
-			} else if c.Data, err = readNoFollow(p); err != nil {
-				return err
+			switch mode := fi.Mode(); {
+			case mode&fs.ModeCharDevice != 0 && isWhiteout(fi):
+				out = append(out, Change{Path: r, Kind: Removed})
+			case mode.IsDir():
+				kind := MadeDir
+				if opaque(p) {
+					kind = Replaced
+				}
+				out = append(out, Change{Path: r, Kind: kind, Mode: mode.Perm()})
+				if err := walk(p, r); err != nil {
+					return err
+				}
+			case mode&fs.ModeSymlink != 0:
+				target, err := os.Readlink(p)
+				if err != nil {
+					return err
+				}
+				out = append(out, Change{Path: r, Kind: Linked, Mode: fs.ModeSymlink | 0o777, Data: []byte(target)})
+			default:
+				out = append(out, Change{Path: r, Kind: Wrote, Other: fmt.Sprintf("a %v", mode.Type())})
 			}
-			out = append(out, c)
-		default:
-			out = append(out, Change{Path: rel, Kind: Wrote, Other: fmt.Sprintf("a %v", mode.Type())})
 		}
 		return nil
-	})
-	return out, err
+	}
+	if err := walk(upper, ""); err != nil {
+		return nil, err
+	}
+	var wg sync.WaitGroup
+	var first error
+	var mu sync.Mutex
+	next := make(chan int)
+	for range runtime.GOMAXPROCS(0) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				if err := readChange(&out[i], filepath.Join(upper, filepath.FromSlash(out[i].Path)), maxFile); err != nil {
+					mu.Lock()
+					first = cmp.Or(first, err)
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	for _, i := range files {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return out, first
+}
+
+// readChange reads a regular file of the upper layer into c (its mode
+// and content, or why it is not taken), without following a link.
+func readChange(c *Change, p string, maxFile int64) error {
+	fd, err := unix.Open(p, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return &os.PathError{Op: "open", Path: p, Err: err}
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return &os.PathError{Op: "stat", Path: p, Err: err}
+	}
+	c.Mode = fs.FileMode(st.Mode & 0o777)
+	switch {
+	case st.Mode&unix.S_IFMT != unix.S_IFREG:
+		c.Other = "not a regular file"
+		return nil
+	case st.Size > maxFile:
+		c.Other = fmt.Sprintf("a %d-byte file", st.Size)
+		return nil
+	}
+	c.Data = make([]byte, st.Size)
+	for n := 0; n < len(c.Data); {
+		k, err := unix.Read(fd, c.Data[n:])
+		if err != nil {
+			return &os.PathError{Op: "read", Path: p, Err: err}
+		}
+		if k == 0 {
+			return &os.PathError{Op: "read", Path: p, Err: io.ErrUnexpectedEOF}
+		}
+		n += k
+	}
+	return nil
 }
 
 // isWhiteout reports an overlay whiteout: a character device 0:0.
@@ -372,19 +631,3 @@ func opaque(p string) bool {
 	return err == nil && n > 0 && buf[0] == 'y'
 }
 
-func readNoFollow(p string) ([]byte, error) {
-	f, err := os.OpenFile(p, os.O_RDONLY|unix.O_NOFOLLOW, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	buf := make([]byte, fi.Size())
-	if _, err := io.ReadFull(f, buf); err != nil {
-		return nil, err
-	}
-	return buf, nil
-}

@@ -160,3 +160,28 @@ func BenchmarkGoTestInside(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkRunWrites10k is a run writing 10,000 files of 2 KB, then one
+// removing them, through a session (no MCP, no journal): where the time
+// of bringing many changes back goes.
+func BenchmarkRunWrites10k(b *testing.B) {
+	needSandbox(b)
+	e := newEnv(b, repo(b, true, map[string]string{"README.md": "# p\n"}), config{limits: memfs.Limits{MaxFiles: 100_000}, run: &session.RunOptions{}})
+	write := "/usr/bin/python3 -c \"import os\nos.makedirs('o', exist_ok=True)\nfor i in range(10000):\n    open('o/f%d' % i, 'w').write('%d' % i + 'x' * 2040)\""
+	var sync, jail, apply time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for _, cmd := range []string{write, "rm -rf o"} {
+			res, err := e.s.Run(context.Background(), session.RunArgs{Command: cmd}, nil)
+			if err != nil || res.Exit != 0 {
+				b.Fatal(res, err)
+			}
+			sync += res.Sync
+			jail += res.Duration
+			apply += res.Apply
+		}
+	}
+	b.ReportMetric(float64(sync.Milliseconds())/float64(b.N), "sync-ms/op")
+	b.ReportMetric(float64(jail.Milliseconds())/float64(b.N), "jail-ms/op")
+	b.ReportMetric(float64(apply.Milliseconds())/float64(b.N), "apply-ms/op")
+}

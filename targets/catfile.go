@@ -13,7 +13,6 @@ import (
 	"sync"
 
 	"github.com/go-git/go-git/v5/plumbing"
-	"golang.org/x/sys/unix"
 )
 
 // catFile reads objects from a repository on this machine through git
@@ -122,22 +121,12 @@ func (c *catFile) start(mode string) (*catProc, error) {
 	return p, nil
 }
 
-// bound limits the process's data segment (RLIMIT_DATA: its heap, not
-// the packs it maps read-only) to what reading an object of up to max
-// bytes needs, raising it when a caller may now ask for more. Only the
-// soft limit is set: git does not raise its own, and the repository
-// cannot make it.
+// bound limits the process's data segment to what reading an object of
+// up to max bytes needs (see limitData), raising it when a caller may now
+// ask for more.
 func (p *catProc) bound(max int64) {
 	want := uint64(catDataLimit + 2*max)
-	if want <= p.limit {
-		return
-	}
-	var cur unix.Rlimit
-	if unix.Prlimit(p.cmd.Process.Pid, unix.RLIMIT_DATA, nil, &cur) != nil {
-		return
-	}
-	lim := unix.Rlimit{Cur: min(want, cur.Max), Max: cur.Max}
-	if unix.Prlimit(p.cmd.Process.Pid, unix.RLIMIT_DATA, &lim, nil) == nil {
+	if want > p.limit && limitData(p.cmd.Process.Pid, want) {
 		p.limit = want
 	}
 }
