@@ -630,4 +630,3 @@ func opaque(p string) bool {
 	n, err := unix.Lgetxattr(p, "user.overlay.opaque", buf)
 	return err == nil && n > 0 && buf[0] == 'y'
 }
-
