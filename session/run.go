@@ -99,6 +99,10 @@ type RunResult struct {
 	NetworkBy string
 	// Discarded: the mode is read-only, so what the run wrote was thrown away.
 	Discarded int
+	// Ignored counts the paths the run wrote (or removed) that git's
+	// ignore rules exclude: they are in the workspace but, as in git
+	// status, not in Created, Modified or Deleted.
+	Ignored int
 	// Sync and Setup are the time spent bringing the mirror up to date and
 	// reading the run's changes back.
 	Sync, Apply time.Duration
@@ -270,6 +274,7 @@ func (s *Session) Run(ctx context.Context, a RunArgs, progress Progress) (RunRes
 	} else {
 		res.Refused = s.applyRun(start, changes)
 		res.Created, res.Modified, res.Deleted = s.runEffect(start, changes)
+		res.Ignored = s.dropIgnored(&res.Created, &res.Modified, &res.Deleted)
 	}
 	res.Apply = time.Since(t1)
 	r.mirror.Reset()
