@@ -11,10 +11,14 @@ import (
 )
 
 // excludeFile is where a repository's own exclude file was found, for the
-// base it was found for.
+// base it was found for, and its content as last read.
 type excludeFile struct {
 	key  string // specKey of the base
 	path string // "" when there is none
+	// The content, and the file's size, time and identity when it was
+	// read: a status only reads it again when they changed.
+	data []byte
+	stat os.FileInfo
 }
 
 // maxExclude bounds the exclude file read: git reads up to 100 MB, but a
@@ -23,10 +27,10 @@ const maxExclude = 1 << 20
 
 // exclude is the content of the exclude file (info/exclude) of the local
 // repository r's base was pulled from, which git applies after every
-// .gitignore: read afresh each time, as git reads it for every status.
-// Where it is is asked of git once for each base. A base from GitHub, or
-// none, has none. The area calls it with Session.mu held (it guards
-// r.base).
+// .gitignore: as git reads it for every status, a change to it applies at
+// once (read again when its size, time or identity changed). Where it is
+// is found once for each base. A base from GitHub, or none, has none. The
+// area calls it with Session.mu held (it guards r.base and r.excl).
 func (r *repo) exclude() []byte {
 	spec := r.base
 	if spec == nil || spec.Type != "local" && spec.Type != "local-bare" {
@@ -41,7 +45,22 @@ func (r *repo) exclude() []byte {
 	if r.excl.path == "" {
 		return nil
 	}
-	f, err := os.Open(r.excl.path)
+	fi, err := os.Stat(r.excl.path)
+	if err != nil {
+		r.excl.data, r.excl.stat = nil, nil
+		return nil
+	}
+	if old := r.excl.stat; old != nil && os.SameFile(old, fi) && old.Size() == fi.Size() && old.ModTime().Equal(fi.ModTime()) {
+		return r.excl.data
+	}
+	r.excl.data, r.excl.stat = readExclude(r.excl.path), fi
+	return r.excl.data
+}
+
+// readExclude reads an exclude file, nil when it cannot or it is larger
+// than maxExclude.
+func readExclude(path string) []byte {
+	f, err := os.Open(path)
 	if err != nil {
 		return nil
 	}

@@ -1,6 +1,7 @@
 package session_test
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"slices"
@@ -8,7 +9,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/airlock-dev/airlock/approval"
+	"github.com/airlock-dev/airlock/approval/ledger"
 	"github.com/airlock-dev/airlock/memfs"
+	"github.com/airlock-dev/airlock/sandbox"
 	"github.com/airlock-dev/airlock/session"
 	"github.com/airlock-dev/airlock/staging"
 )
@@ -312,5 +316,82 @@ func TestStageNamedDirectoryLeavesIgnoredOut(t *testing.T) {
 	}
 	if _, err := h.StageReport(nil, "rest"); err == nil || !strings.Contains(err.Error(), "1 untracked files are ignored") {
 		t.Errorf("staging with only an ignored file left: %v", err)
+	}
+}
+
+// The local source's info/exclude is read as git reads it: an edit to it
+// applies at the next status, without a pull.
+func TestExcludeEditedAppliesAtOnce(t *testing.T) {
+	r := repo(t, false, map[string]string{"README.md": "r\n"})
+	e := newEnv(t, r, config{})
+	e.write(t, "notes.local", "mine")
+	if st := e.s.Status(); len(st.Unstaged) != 1 || len(st.Ignored) != 0 {
+		t.Fatalf("before: unstaged %v ignored %v", st.Unstaged, st.Ignored)
+	}
+	writeTree(t, r, map[string]string{".git/info/exclude": "*.local\n"})
+	if st := e.s.Status(); len(st.Unstaged) != 0 || len(st.Ignored) != 1 {
+		t.Fatalf("after the edit: unstaged %v ignored %v", st.Unstaged, st.Ignored)
+	}
+	must(t, os.Remove(filepath.Join(r, ".git", "info", "exclude")))
+	if st := e.s.Status(); len(st.Unstaged) != 1 {
+		t.Fatalf("after removing it: unstaged %v ignored %v", st.Unstaged, st.Ignored)
+	}
+}
+
+// In a session of several repositories, each one's .gitignore files and
+// info/exclude apply inside it and nowhere else; a run's answer leaves out
+// what each repository's rules exclude.
+func TestMultiRepoIgnoreRules(t *testing.T) {
+	api := repo(t, true, map[string]string{".gitignore": "*.o\n/build\n", "main.go": "package api\n"})
+	web := repo(t, false, map[string]string{".gitignore": "node_modules/\n", "index.html": "<p>web</p>\n"})
+	writeTree(t, web, map[string]string{".git/info/exclude": "*.local\n"})
+	spec := func(typ, path string) *session.TargetSpec {
+		return &session.TargetSpec{Type: typ, Path: path, Branch: "main"}
+	}
+	w := &session.Worker{Name: "fullstack", Author: session.Person{Name: "Tester", Email: "tester@example.com"},
+		Repos: []*session.RepoConfig{
+			{Name: "api", DefaultTarget: spec("local-bare", api), Targets: map[string]*session.TargetSpec{},
+				AutoPull: []session.PullSpec{{Path: ".", Source: spec("local-bare", api)}}},
+			{Name: "web", DefaultTarget: spec("local", web), Targets: map[string]*session.TargetSpec{},
+				AutoPull: []session.PullSpec{{Path: ".", Source: spec("local", web)}}},
+		}}
+	dir := t.TempDir()
+	for d := dir; d != "/" && d != os.TempDir(); d = filepath.Dir(d) {
+		os.Chmod(d, 0o711)
+	}
+	l, err := ledger.Open(filepath.Join(t.TempDir(), "ledger.jsonl"))
+	must(t, err)
+	t.Cleanup(func() { l.Close() })
+	s, err := session.New(context.Background(), w, session.Options{Gate: approval.NewGate(l, approval.Policy{}),
+		Run: &session.RunOptions{MirrorDir: filepath.Join(dir, "mirrors")}})
+	must(t, err)
+	t.Cleanup(s.Close)
+	ws := s.Workspace()
+	for _, p := range []string{"api/x.o", "api/build/y", "api/node_modules/z.js", "api/n.local",
+		"web/node_modules/pkg/i.js", "web/a.o", "web/n.local", "web/build/y"} {
+		must(t, ws.MkdirAll(filepath.Dir(p), 0o755))
+		must(t, ws.WriteFile(p, []byte("x"), 0o644))
+	}
+	ignoredOf := func(h *session.Repo) []string {
+		var out []string
+		for _, g := range h.Status().Ignored {
+			out = append(out, g.Path)
+		}
+		return out
+	}
+	apiRepo, webRepo := mustRepo(t, s, "api"), mustRepo(t, s, "web")
+	sameList(t, "api's changes", unstaged(apiRepo), []string{"n.local", "node_modules/z.js"})
+	sameList(t, "api's ignored", ignoredOf(apiRepo), []string{"build/y", "x.o"})
+	sameList(t, "web's changes", unstaged(webRepo), []string{"a.o", "build/y"})
+	sameList(t, "web's ignored", ignoredOf(webRepo), []string{"n.local", "node_modules/pkg/i.js"})
+
+	if sandbox.Available() != nil {
+		return
+	}
+	res, err := s.Run(context.Background(), session.RunArgs{Command: "echo > api/gen.o; echo > api/gen.go; echo > web/gen.o; mkdir -p web/node_modules/q; echo > web/node_modules/q/i.js"}, nil)
+	must(t, err)
+	sameList(t, "the run's created", res.Created, []string{"api/gen.go", "web/gen.o"})
+	if res.Ignored != 2 {
+		t.Errorf("the run counts %d ignored paths, want 2 (api/gen.o, web/node_modules/q/i.js)", res.Ignored)
 	}
 }
