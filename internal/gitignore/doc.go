@@ -38,5 +38,7 @@
 //
 // Matching is linear in pattern times path: wildmatch is run as a set of
 // states over the pattern's tokens, so no pattern a repository supplies can
-// make it backtrack.
+// make it backtrack. Where git has no bound, this package has two, so that
+// a hostile .gitignore cannot make every status slow: a file's first
+// 10,000 patterns are read, and a line over 4,096 bytes is skipped.
 package gitignore

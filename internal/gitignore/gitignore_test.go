@@ -449,3 +449,86 @@ func BenchmarkChecker(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(paths)), "ns/path")
 }
+
+// A hostile file's size bounds what it costs: past maxPatterns patterns
+// and maxPatternLen bytes a line, nothing more is read.
+func TestHostileFileIsBounded(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(strings.Repeat("*", maxPatternLen+1) + "\n")
+	for i := 0; i < maxPatterns+10; i++ {
+		b.WriteString("*a*a*a*a*a*a*a*a*a*b\n")
+	}
+	b.WriteString("late\n")
+	ps := Parse([]byte(b.String()))
+	if len(ps) != maxPatterns {
+		t.Fatalf("%d patterns read, want %d", len(ps), maxPatterns)
+	}
+	if ps[0].Line != 2 {
+		t.Errorf("the over-long first line was read: first pattern from line %d", ps[0].Line)
+	}
+	c := NewChecker(func(string) []Pattern { return ps }, nil)
+	if c.Ignored("late", false) || c.Ignored(strings.Repeat("a", 200), false) {
+		t.Error("matched what no pattern read matches")
+	}
+}
+
+// backtrack matches tokens against text by trying every way: slow, and
+// obviously the tokens' meaning, for checking the bit-parallel engine.
+func backtrack(toks []token, text string) bool {
+	if len(toks) == 0 {
+		return text == ""
+	}
+	t, rest := toks[0], toks[1:]
+	switch t.kind {
+	case tokFork:
+		return backtrack(rest, text) || backtrack(rest[2:], text)
+	case tokStar, tokStarAll:
+		for i := 0; i <= len(text); i++ {
+			if backtrack(rest, text[i:]) {
+				return true
+			}
+			if i < len(text) && t.kind == tokStar && text[i] == '/' {
+				return false
+			}
+		}
+		return false
+	}
+	if text == "" {
+		return false
+	}
+	c := text[0]
+	ok := t.kind == tokByte && c == t.b || t.kind == tokAny && c != '/' || t.kind == tokSet && t.set.has(c)
+	return ok && backtrack(rest, text[1:])
+}
+
+// The bit-parallel engine, one word or several, says what backtracking
+// says, on random patterns and texts.
+func TestEngineAgainstBacktracking(t *testing.T) {
+	pieces := []string{"a", "b", "/", "*", "?", "[ab]", "[!a]", "**", "**/", "/**", "\\*", "a*b"}
+	texts := []string{"", "a", "b", "ab", "a/b", "aa/b/ab", "/a", "a/", "b/a/b/a", "*", "ba/ab/b", "a/b/c/d", "aaab"}
+	rnd := uint64(1)
+	next := func(n int) int {
+		rnd = rnd*6364136223846793005 + 1442695040888963407
+		return int(rnd>>33) % n
+	}
+	pad := strings.Repeat("x", 70) + "/"
+	for i := 0; i < 3000; i++ {
+		var p strings.Builder
+		for j := next(6) + 1; j > 0; j-- {
+			p.WriteString(pieces[next(len(pieces))])
+		}
+		w, wide := compileWild(p.String()), compileWild(pad+p.String())
+		if w.never || w.isLit || w.noSlash || len(wide.nfa.anyByte) < 2 {
+			continue
+		}
+		for _, text := range texts {
+			want := backtrack(w.toks, text)
+			if got := w.nfa.match(text); got != want {
+				t.Fatalf("pattern %q, text %q: engine %v, backtracking %v", p.String(), text, got, want)
+			}
+			if got := wide.nfa.match(pad + text); got != want {
+				t.Fatalf("pattern %q, text %q, on several words: engine %v, backtracking %v", pad+p.String(), pad+text, got, want)
+			}
+		}
+	}
+}

@@ -28,10 +28,14 @@ type Pattern struct {
 // Negative reports whether the pattern re-includes what it matches ("!").
 func (p *Pattern) Negative() bool { return p.negative }
 
-// maxPatterns bounds what one file contributes: git has no such bound, but
-// a file of millions of patterns would make every check slow, and no real
-// repository comes near it.
-const maxPatterns = 1 << 16
+// Bounds on what one file contributes, where git has none: a repository is
+// hostile until checked, and every check costs patterns times path. No
+// real .gitignore comes near them (the largest of GitHub's templates has a
+// few hundred lines).
+const (
+	maxPatterns   = 10_000 // the first ones are read, the rest ignored
+	maxPatternLen = 4096   // a longer line is skipped: longer than any path
+)
 
 // Parse reads an ignore file as git does: one pattern a line, comments and
 // empty lines skipped, trailing spaces dropped unless escaped, a CR before
@@ -53,6 +57,9 @@ func Parse(data []byte) []Pattern {
 		// git reads each line as a C string: a NUL ends it.
 		if i := bytes.IndexByte(line, 0); i >= 0 {
 			line = line[:i]
+		}
+		if len(line) > maxPatternLen {
+			continue
 		}
 		if p, ok := parseLine(trimTrailingSpaces(string(line))); ok {
 			p.Line = n

@@ -1,7 +1,6 @@
 package gitignore
 
 import (
-	"math/bits"
 	"strings"
 )
 
@@ -21,6 +20,7 @@ type wildcard struct {
 	isLit   bool
 	noSlash bool   // "*literal": any name without "/" ending in suffix
 	suffix  string // for noSlash
+	nfa     *nfa   // for the rest
 }
 
 type tokenKind uint8
@@ -115,6 +115,7 @@ func compileWild(p string) wildcard {
 			i++
 		}
 	}
+	w.nfa = newNFA(w.toks)
 	return w
 }
 
@@ -254,116 +255,171 @@ func (w *wildcard) match(text string) bool {
 	case w.noSlash:
 		return strings.HasSuffix(text, w.suffix) && !strings.Contains(text, "/")
 	}
-	if len(w.toks) < 64 {
-		return w.matchSmall(text)
-	}
-	return w.matchLarge(text)
+	return w.nfa.match(text)
 }
 
-// matchSmall is match for fewer than 64 tokens: the states are the bits
-// of one word (bit i: the first i tokens matched what was read).
-func (w *wildcard) matchSmall(text string) bool {
-	n := len(w.toks)
-	cur := w.closeSmall(1)
-	for i := 0; i < len(text) && cur != 0; i++ {
-		c := text[i]
-		var next uint64
-		for s := cur; s != 0; s &= s - 1 {
-			k := bits.TrailingZeros64(s)
-			if k == n {
-				continue
-			}
-			switch t := &w.toks[k]; t.kind {
-			case tokByte:
-				if c == t.b {
-					next |= 1 << (k + 1)
-				}
-			case tokAny:
-				if c != '/' {
-					next |= 1 << (k + 1)
-				}
-			case tokSet:
-				if t.set.has(c) {
-					next |= 1 << (k + 1)
-				}
-			case tokStar:
-				if c != '/' {
-					next |= 1 << k
-				}
-			case tokStarAll:
-				next |= 1 << k
-			}
-		}
-		cur = w.closeSmall(next)
-	}
-	return cur&(1<<n) != 0
+// nfa runs a pattern's tokens bit-parallel: state k (a bit) is "the first
+// k tokens matched what was read", and each byte of the text moves every
+// state at once with a few word operations, whatever the pattern (the
+// shift-and way). Its cost is the text's length times the pattern's words
+// of 64 tokens.
+type nfa struct {
+	words int
+	final int // the state of the whole pattern matched
+	// Per token kind, the bits of the tokens of that kind.
+	anyByte, starSelf, allSelf, eps, fork []uint64
+	lits                                  []litMask // one per distinct literal byte
+	sets                                  []setBit
 }
 
-// closeSmall adds the states a star reaches by matching nothing.
-func (w *wildcard) closeSmall(s uint64) uint64 {
-	for k := range w.toks {
-		if s&(1<<k) == 0 {
-			continue
-		}
-		switch w.toks[k].kind {
-		case tokStar, tokStarAll:
-			s |= 1 << (k + 1)
+type litMask struct {
+	b byte
+	m []uint64
+}
+
+type setBit struct {
+	set  *byteSet
+	word int
+	bit  uint64
+}
+
+func newNFA(toks []token) *nfa {
+	n := len(toks)
+	words := (n + 1 + 63) / 64
+	mk := func() []uint64 { return make([]uint64, words) }
+	a := &nfa{words: words, final: n, anyByte: mk(), starSelf: mk(), allSelf: mk(), eps: mk(), fork: mk()}
+	set := func(m []uint64, k int) { m[k/64] |= 1 << (k % 64) }
+	for k, t := range toks {
+		switch t.kind {
+		case tokByte:
+			found := false
+			for _, l := range a.lits {
+				if l.b == t.b {
+					set(l.m, k)
+					found = true
+				}
+			}
+			if !found {
+				l := litMask{b: t.b, m: mk()}
+				set(l.m, k)
+				a.lits = append(a.lits, l)
+			}
+		case tokAny:
+			set(a.anyByte, k)
+		case tokSet:
+			a.sets = append(a.sets, setBit{set: t.set, word: k / 64, bit: 1 << (k % 64)})
+		case tokStar:
+			set(a.starSelf, k)
+			set(a.eps, k)
+		case tokStarAll:
+			set(a.allSelf, k)
+			set(a.eps, k)
 		case tokFork:
-			s |= 1<<(k+1) | 1<<(k+3)
+			set(a.fork, k)
 		}
 	}
-	return s
+	return a
 }
 
-// matchLarge is match for patterns of 64 tokens or more.
-func (w *wildcard) matchLarge(text string) bool {
-	n := len(w.toks)
-	cur, next := make([]bool, n+1), make([]bool, n+1)
-	cur[0] = true
-	w.closeLarge(cur)
+func (a *nfa) match(text string) bool {
+	if a.words == 1 {
+		return a.match1(text)
+	}
+	cur, next, acc := make([]uint64, a.words), make([]uint64, a.words), make([]uint64, a.words)
+	cur[0] = 1
+	a.close(cur)
 	for i := 0; i < len(text); i++ {
 		c := text[i]
-		clear(next)
-		any := false
-		for k := 0; k < n; k++ {
-			if !cur[k] {
-				continue
-			}
-			switch t := &w.toks[k]; t.kind {
-			case tokByte:
-				next[k+1] = next[k+1] || c == t.b
-			case tokAny:
-				next[k+1] = next[k+1] || c != '/'
-			case tokSet:
-				next[k+1] = next[k+1] || t.set.has(c)
-			case tokStar:
-				next[k] = next[k] || c != '/'
-			case tokStarAll:
-				next[k] = true
+		clear(acc)
+		for _, l := range a.lits {
+			if l.b == c {
+				copy(acc, l.m)
+				break
 			}
 		}
-		w.closeLarge(next)
+		for _, s := range a.sets {
+			if s.set.has(c) {
+				acc[s.word] |= s.bit
+			}
+		}
+		live := uint64(0)
+		var carry uint64
+		for w := range next {
+			x := cur[w] & acc[w]
+			if c != '/' {
+				x = cur[w] & (acc[w] | a.anyByte[w])
+			}
+			next[w] = x<<1 | carry | cur[w]&a.allSelf[w]
+			carry = x >> 63
+			if c != '/' {
+				next[w] |= cur[w] & a.starSelf[w]
+			}
+		}
+		a.close(next)
 		for _, v := range next {
-			any = any || v
+			live |= v
 		}
-		if !any {
+		if live == 0 {
 			return false
 		}
 		cur, next = next, cur
 	}
-	return cur[n]
+	return cur[a.final/64]&(1<<(a.final%64)) != 0
 }
 
-func (w *wildcard) closeLarge(s []bool) {
-	for k, t := range w.toks {
-		if !s[k] {
-			continue
+// close adds the states the stars and forks reach by matching nothing.
+func (a *nfa) close(s []uint64) {
+	for changed := true; changed; {
+		changed = false
+		var c1, c3 uint64
+		for w := range s {
+			one := s[w]&a.eps[w] | s[w]&a.fork[w]
+			three := s[w] & a.fork[w]
+			add := one<<1 | c1 | three<<3 | c3
+			c1, c3 = one>>63, three>>61
+			if add&^s[w] != 0 {
+				s[w] |= add
+				changed = true
+			}
 		}
-		switch t.kind {
-		case tokStar, tokStarAll:
-			s[k+1] = true
-		case tokFork:
-			s[k+1], s[k+3] = true, true
+	}
+}
+
+// match1 is match for a pattern of fewer than 64 tokens: one word.
+func (a *nfa) match1(text string) bool {
+	anyByte, starSelf, allSelf := a.anyByte[0], a.starSelf[0], a.allSelf[0]
+	cur := a.close1(1)
+	for i := 0; i < len(text) && cur != 0; i++ {
+		c := text[i]
+		var acc uint64
+		for _, l := range a.lits {
+			if l.b == c {
+				acc = l.m[0]
+				break
+			}
 		}
+		for _, s := range a.sets {
+			if s.set.has(c) {
+				acc |= s.bit
+			}
+		}
+		next := cur & allSelf
+		if c != '/' {
+			acc |= anyByte
+			next |= cur & starSelf
+		}
+		cur = a.close1(next | (cur&acc)<<1)
+	}
+	return cur&(1<<a.final) != 0
+}
+
+func (a *nfa) close1(s uint64) uint64 {
+	eps, fork := a.eps[0], a.fork[0]
+	for {
+		t := s | (s&(eps|fork))<<1 | (s&fork)<<3
+		if t == s {
+			return s
+		}
+		s = t
 	}
 }
