@@ -20,7 +20,8 @@ const (
 )
 
 type statusArgs struct {
-	Repo string `json:"repo,omitempty" jsonschema:"in a session with several repositories, only this one; omit for all"`
+	Repo    string `json:"repo,omitempty" jsonschema:"in a session with several repositories, only this one; omit for all"`
+	Ignored bool   `json:"ignored,omitempty" jsonschema:"also list the untracked files .gitignore excludes, as git status --ignored does"`
 }
 
 type stageArgs struct {
@@ -78,8 +79,10 @@ type noArgs struct{}
 func gitTools() []Tool {
 	return []Tool{
 		define("git_status", "Show what is staged (commits waiting to be pushed, oldest first) and what is not staged yet "+
-			"(files new, modified or deleted since the last staged commit).", gitStatus),
+			"(files new, modified or deleted since the last staged commit). New files the repository's .gitignore excludes "+
+			"are not changes, as in git: counted, and listed with ignored: true.", gitStatus),
 		define("git_stage", "Make a commit of changes in the sandbox: all unstaged changes, or those at or under files. "+
+			"New files .gitignore excludes are left out unless files names them (as git add -f). "+
 			"Nothing leaves the sandbox; git_push sends it to a reviewer. Returns the commit id.", gitStage),
 		define("git_diff", "Show a staged commit's changes, or the unstaged changes, as a unified diff.", gitDiff),
 		define("git_push", "Ask a human reviewer to approve pushing a staged commit to a target, and push it if approved. "+
@@ -109,7 +112,7 @@ func gitStatus(_ context.Context, s *session.Session, a statusArgs, _ Progress) 
 		if err != nil {
 			return "", err
 		}
-		return repoStatus(h, ""), nil
+		return repoStatus(h, "", a.Ignored), nil
 	}
 	// Every repository, each under its name, then what no repository
 	// takes.
@@ -119,7 +122,7 @@ func gitStatus(_ context.Context, s *session.Session, a statusArgs, _ Progress) 
 		if err != nil {
 			return "", err
 		}
-		parts = append(parts, fmt.Sprintf("repository %s (%s/):\n%s", name, name, repoStatus(h, "  ")))
+		parts = append(parts, fmt.Sprintf("repository %s (%s/):\n%s", name, name, repoStatus(h, "  ", a.Ignored)))
 	}
 	if out := s.Outside(); len(out) > 0 {
 		var b strings.Builder
@@ -137,8 +140,9 @@ func gitStatus(_ context.Context, s *session.Session, a statusArgs, _ Progress) 
 }
 
 // repoStatus is one repository's status, each line after indent; paths
-// are workspace paths.
-func repoStatus(h *session.Repo, indent string) string {
+// are workspace paths. The ignored files are counted, or listed when
+// ignored is true.
+func repoStatus(h *session.Repo, indent string, ignored bool) string {
 	st := h.Status()
 	var b strings.Builder
 	switch {
@@ -169,6 +173,7 @@ func repoStatus(h *session.Repo, indent string) string {
 			fmt.Fprintf(&b, "  %s %s%s\n", changeSign(c.Kind), h.Abs(c.Path), changeSize(c))
 		}
 	}
+	writeIgnored(&b, h, st.Ignored, ignored)
 	if st.Checkpoints > 0 {
 		fmt.Fprintf(&b, "checkpoints: %d (latest %q, %d files changed since)\n", st.Checkpoints, st.Latest.Name, st.Latest.Changed)
 	}
@@ -177,6 +182,54 @@ func repoStatus(h *session.Repo, indent string) string {
 		out = indent + strings.ReplaceAll(out, "\n", "\n"+indent)
 	}
 	return out
+}
+
+// writeIgnored lists the ignored untracked files (all: one line a file, or
+// a directory the rules exclude as a whole), or counts them.
+func writeIgnored(b *strings.Builder, h *session.Repo, ignored []staging.Ignored, all bool) {
+	if len(ignored) == 0 {
+		if all {
+			b.WriteString("ignored: nothing\n")
+		}
+		return
+	}
+	if !all {
+		fmt.Fprintf(b, "ignored: %s .gitignore excludes (not changes; git_status ignored=true lists them)\n", fileCount(len(ignored)))
+		return
+	}
+	type line struct {
+		path  string
+		files int
+		size  int64
+	}
+	var lines []*line
+	dirs := map[string]*line{}
+	for _, g := range ignored {
+		if g.Dir == "" {
+			lines = append(lines, &line{path: h.Abs(g.Path), files: 1, size: g.Size})
+			continue
+		}
+		l := dirs[g.Dir]
+		if l == nil {
+			l = &line{path: h.Abs(g.Dir) + "/"}
+			dirs[g.Dir] = l
+			lines = append(lines, l)
+		}
+		l.files++
+		l.size += g.Size
+	}
+	fmt.Fprintf(b, "ignored (%s .gitignore excludes; not changes: git_stage takes one only when files names it):\n", fileCount(len(ignored)))
+	for i, l := range lines {
+		if i == statusMaxFiles {
+			fmt.Fprintf(b, "  [%d more not shown]\n", len(lines)-i)
+			break
+		}
+		if strings.HasSuffix(l.path, "/") {
+			fmt.Fprintf(b, "  ! %s (%s, %s)\n", l.path, fileCount(l.files), bytesize.Format(l.size))
+		} else {
+			fmt.Fprintf(b, "  ! %s (%s)\n", l.path, bytesize.Format(l.size))
+		}
+	}
 }
 
 func changeSign(k memfs.ChangeKind) string {
@@ -220,10 +273,11 @@ func gitStage(_ context.Context, s *session.Session, a stageArgs, _ Progress) (s
 	if err != nil {
 		return "", err
 	}
-	c, err := h.Stage(files, a.Message)
+	rep, err := h.StageReport(files, a.Message)
 	if err != nil {
 		return "", err
 	}
+	c := rep.Commit
 	var b strings.Builder
 	fmt.Fprintf(&b, "staged %s %q (%s%s):\n", c.ID.String()[:7], subject(c.Message), fileCount(len(c.Files)), inRepo(h))
 	for i, f := range c.Files {
@@ -233,6 +287,12 @@ func gitStage(_ context.Context, s *session.Session, a stageArgs, _ Progress) (s
 		}
 		sign := map[staging.Op]string{staging.Create: "+", staging.Update: "M", staging.Delete: "-"}[f.Op]
 		fmt.Fprintf(&b, "  %s %s\n", sign, f.Path)
+	}
+	if len(rep.Forced) > 0 {
+		fmt.Fprintf(&b, "ignored by .gitignore, staged because files named them (as git add -f): %s\n", listOrNone(rep.Forced))
+	}
+	if len(rep.LeftOut) > 0 {
+		fmt.Fprintf(&b, "left out %s .gitignore excludes, such as %s: name one in files to stage it anyway\n", fileCount(len(rep.LeftOut)), rep.LeftOut[0])
 	}
 	fmt.Fprintf(&b, "next: git_diff commit_id=%s to check it, git_push commit_id=%s to ask for approval", c.ID.String()[:7], c.ID.String()[:7])
 	return b.String(), nil

@@ -75,6 +75,9 @@ func runCommand(ctx context.Context, s *session.Session, a runArgs, p Progress) 
 			fmt.Fprintf(&b, "%s: %s\n", l.what, listOrNone(l.paths))
 		}
 	}
+	if res.Ignored > 0 {
+		fmt.Fprintf(&b, "ignored: %d paths .gitignore excludes (in the workspace, not changes to stage; git_status ignored=true lists them)\n", res.Ignored)
+	}
 	if res.Discarded > 0 {
 		fmt.Fprintf(&b, "discarded %d changes: commands run read-only here\n", res.Discarded)
 	}

@@ -110,17 +110,24 @@ func (h *Repo) Status() Status {
 // Stage makes a commit of the repository's unstaged changes at or under
 // paths (relative to its root; none: all of them).
 func (h *Repo) Stage(paths []string, message string) (*staging.Commit, error) {
+	rep, err := h.StageReport(paths, message)
+	return rep.Commit, err
+}
+
+// StageReport is Stage, saying also which ignored files it took because a
+// path named them and which it left out (paths relative to the root).
+func (h *Repo) StageReport(paths []string, message string) (staging.StageReport, error) {
 	s, r := h.s, h.r
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	c, err := r.area.Stage(paths, message)
+	rep, err := r.area.StageReport(paths, message)
 	if errors.Is(err, memfs.ErrQuotaExceeded) {
 		// Objects no root reaches may be all that stands in the way.
 		if s.collectLocked().Objects > 0 {
-			c, err = r.area.Stage(paths, message)
+			rep, err = r.area.StageReport(paths, message)
 		}
 	}
-	return c, r.wrap(err)
+	return rep, r.wrap(err)
 }
 
 // Lookup returns the staged commit id names (or abbreviates).
@@ -281,7 +288,7 @@ func (h *Repo) pull(ctx context.Context, source string, paths []string, dest str
 			return PullResult{}, err
 		}
 		return PullResult{Kind: Copied, From: specKey(spec), Head: res.Head, Files: res.Files, Updated: res.Updated, Refused: res.Refused}, nil
-	case base == nil && len(r.area.Commits()) == 0 && len(r.area.Status().Unstaged) == 0:
+	case base == nil && len(r.area.Commits()) == 0 && r.area.Status().Clean():
 		res, err := s.seed(ctx, r, spec, paths)
 		if err != nil {
 			return PullResult{}, err

@@ -23,6 +23,7 @@ type repo struct {
 
 	base    *TargetSpec // where the base was pulled from; nil: nowhere yet
 	baseRef string
+	excl    excludeFile // where base's exclude file is (ignore.go)
 }
 
 // of is the repository's part of a whole-workspace snapshot (a
@@ -202,6 +203,7 @@ func newRepos(w *Worker, ws *memfs.Workspace, store *staging.Store, cfg staging.
 		if err != nil {
 			return nil, err
 		}
+		area.SetExclude(r.exclude)
 		r.area = area
 		out = append(out, r)
 	}

@@ -102,6 +102,10 @@ type RunResult struct {
 	NetworkBy string
 	// Discarded: the mode is read-only, so what the run wrote was thrown away.
 	Discarded int
+	// Ignored counts the paths the run wrote (or removed) that git's
+	// ignore rules exclude: they are in the workspace but, as in git
+	// status, not in Created, Modified or Deleted.
+	Ignored int
 	// Sync and Setup are the time spent bringing the mirror up to date and
 	// reading the run's changes back.
 	Sync, Apply time.Duration
@@ -274,6 +278,7 @@ func (s *Session) Run(ctx context.Context, a RunArgs, progress Progress) (RunRes
 		res.Refused = s.applyRun(start, changes)
 		after := s.ws.Snapshot()
 		res.Created, res.Modified, res.Deleted = runEffect(start, after, changes)
+		res.Ignored = s.dropIgnored(&res.Created, &res.Modified, &res.Deleted)
 		// What the workspace took is already written: the mirror keeps
 		// it instead of writing it again before the next run.
 		r.mirror.Promote(start, after, changes)

@@ -112,6 +112,9 @@ type Status struct {
 	Base     plumbing.Hash
 	Staged   []*Commit      // oldest first
 	Unstaged []memfs.Change // relative to the last staged commit, or the base
+	// Ignored is the untracked files git's ignore rules exclude: not in
+	// Unstaged, and not staged unless named.
+	Ignored []Ignored
 }
 
 // Area is the sandbox's git side: the base commit the workspace was seeded
@@ -135,6 +138,8 @@ type Area struct {
 	// dropped is what the base's tree holds that no tree leaving the
 	// sandbox may (CleanTree); base.tree is the tree without it.
 	dropped []Refusal
+
+	ign ignores // git's ignore rules: its own lock, a leaf
 }
 
 // link is one commit of the chain (or the base) with what the workspace
@@ -216,12 +221,15 @@ func (a *Area) Base() plumbing.Hash {
 	return a.base.id
 }
 
-// Status returns the staged commits, oldest first, and the unstaged
-// changes.
+// Status returns the staged commits, oldest first, the unstaged changes
+// and the ignored untracked files. The .gitignore files it reads are those
+// along the created files' paths.
 func (a *Area) Status() Status {
 	a.mu.RLock()
 	defer a.mu.RUnlock()
-	st := Status{Base: a.base.id, Unstaged: a.ws.Changes()}
+	live, changes := a.ws.SnapshotChanges()
+	st := Status{Base: a.base.id}
+	st.Unstaged, st.Ignored, _ = a.split(live, a.tip().snap, changes, nil)
 	for _, l := range a.chain {
 		st.Staged = append(st.Staged, l.c)
 	}
@@ -242,22 +250,32 @@ func (a *Area) Commits() []*Commit {
 // Stage makes a commit of the unstaged changes at or under paths (none:
 // every unstaged change) on top of the last staged commit, or the base.
 // Its tree is the parent's with only the changed directories rewritten.
-// After it, those changes are no longer unstaged.
+// After it, those changes are no longer unstaged. Ignored untracked files
+// are left out unless a path names them (see StageReport).
 func (a *Area) Stage(paths []string, message string) (*Commit, error) {
+	r, err := a.StageReport(paths, message)
+	return r.Commit, err
+}
+
+// StageReport is Stage, saying also which ignored files it took because a
+// path named them and which it left out.
+func (a *Area) StageReport(paths []string, message string) (StageReport, error) {
 	msg, err := cleanMessage(message)
 	if err != nil {
-		return nil, err
+		return StageReport{}, err
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	parent := a.tip()
 	if err := a.inSync(parent); err != nil {
-		return nil, err
+		return StageReport{}, err
 	}
 	live, all := a.ws.SnapshotChanges()
-	selected, err := selectChanges(all, paths)
+	// c is nil only when nothing is ignored, and then never asked.
+	shown, ignored, c := a.split(live, parent.snap, all, nil)
+	selected, forced, leftOut, err := selectChanges(c, shown, ignored, paths)
 	if err != nil {
-		return nil, err
+		return StageReport{}, err
 	}
 	var next *memfs.Snapshot
 	if len(selected) == len(all) {
@@ -265,21 +283,21 @@ func (a *Area) Stage(paths []string, message string) (*Commit, error) {
 		// the live state itself.
 		next = live
 	} else if next, err = a.ws.Overlay(parent.snap, live, selected); err != nil {
-		return nil, fmt.Errorf("stage: %w: %v", ErrConflict, err)
+		return StageReport{}, fmt.Errorf("stage: %w: %v", ErrConflict, err)
 	}
 	edits, err := a.editsFor(live, selected)
 	if err != nil {
-		return nil, err
+		return StageReport{}, err
 	}
 	now := a.now()
 	l, err := a.commitEdits(parent, edits, msg, now, now)
 	if err != nil {
-		return nil, err
+		return StageReport{}, err
 	}
 	l.snap, l.paths = next, selected
 	a.chain = append(a.chain, l)
 	a.ws.SetBase(next, a.keep()...)
-	return l.c, nil
+	return StageReport{Commit: l.c, Forced: forced, LeftOut: leftOut}, nil
 }
 
 // ErrOutOfSync: the workspace's base was changed behind the area's back.
@@ -430,45 +448,6 @@ func (a *Area) editFor(p string, e memfs.Entry, ok bool) (edit, error) {
 		return edit{}, fmt.Errorf("stage %s: %w", p, err)
 	}
 	return edit{path: p, mode: mode, hash: h}, nil
-}
-
-// selectChanges returns the paths of the changes at or under each of paths
-// (none, or ".": all of them).
-func selectChanges(all []memfs.Change, paths []string) ([]string, error) {
-	var out []string
-	if len(paths) == 0 {
-		for _, c := range all {
-			out = append(out, c.Path)
-		}
-		if len(out) == 0 {
-			return nil, fmt.Errorf("%w: there are no unstaged changes; write files first, or see git_status", ErrNothingToStage)
-		}
-		return out, nil
-	}
-	seen := map[string]bool{}
-	for _, p := range paths {
-		if p == "." || p == "" {
-			return selectChanges(all, nil)
-		}
-		p = strings.TrimSuffix(p, "/")
-		if _, err := memfs.CheckPath(p); err != nil {
-			return nil, fmt.Errorf("stage: %w", err)
-		}
-		n := 0
-		for _, c := range all {
-			if c.Path == p || strings.HasPrefix(c.Path, p+"/") {
-				n++
-				if !seen[c.Path] {
-					seen[c.Path] = true
-					out = append(out, c.Path)
-				}
-			}
-		}
-		if n == 0 {
-			return nil, fmt.Errorf("%w: no unstaged change at or under %q; unstaged: %s", ErrNothingToStage, p, listPaths(all, 10))
-		}
-	}
-	return out, nil
 }
 
 func listPaths(cs []memfs.Change, max int) string {

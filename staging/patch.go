@@ -296,6 +296,9 @@ func (a *Area) DiffUnstaged() (*Patch, error) {
 	tip := a.tip()
 	a.mu.RUnlock()
 	live, changes := a.ws.SnapshotChanges()
+	// Ignored untracked files are not changes (git diff never shows
+	// untracked files at all; airlock shows the others as new).
+	changes, _, _ = a.split(live, tip.snap, changes, nil)
 	p := &Patch{}
 	for _, c := range changes {
 		tc := TreeChange{Path: c.Path}

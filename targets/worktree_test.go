@@ -129,7 +129,17 @@ func TestCheckedOutBranchNeverLosesWork(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			_, err := sb.push(t, tgt, "refs/heads/main", head)
+			// Named, so that a file .gitignore excludes is staged
+			// too (as git add -f).
+			var paths []string
+			for p := range c.files {
+				paths = append(paths, p)
+			}
+			cm, err := sb.area.Stage(paths, "change")
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = sb.pushCommit(t, tgt, "refs/heads/main", head, cm.ID, cm.Tree)
 			var de *targets.DirtyError
 			if !errors.As(err, &de) || !reflect.DeepEqual(de.Paths, c.dirty) {
 				t.Fatalf("push: %v, want a refusal naming %v", err, c.dirty)
