@@ -173,3 +173,47 @@ func TestMCPPushReportsProgress(t *testing.T) {
 		t.Errorf("log:\n%s", log)
 	}
 }
+
+// Over MCP, every tool carries all four annotations, true of it: the
+// readers are read-only, what can lose work in the sandbox is destructive,
+// and only what leaves the sandbox (git_push, git_pull) is open-world.
+func TestMCPToolAnnotations(t *testing.T) {
+	h := newHarness(t, approval.Policy{}, time.Second)
+	cs := connect(t, h, nil)
+	tools, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type hints struct {
+		Title                                                       string
+		ReadOnlyHint, DestructiveHint, IdempotentHint, OpenWorldHint *bool
+	}
+	want := map[string]string{ // readOnly destructive idempotent openWorld
+		"read_file": "RO - I -", "list_files": "RO - I -", "search_files": "RO - I -",
+		"git_status": "RO - I -", "git_diff": "RO - I -", "list_checkpoints": "RO - I -",
+		"write_file": "- D I -", "edit_file": "- D - -", "delete_file": "- D I -", "move_file": "- D - -",
+		"git_stage": "- - - -", "git_push": "- - I OW", "git_discard": "- D I -", "git_pull": "- D I OW",
+		"checkpoint": "- - - -", "rollback": "- D I -",
+	}
+	flag := func(b *bool, yes string) string {
+		if b != nil && *b {
+			return yes
+		}
+		return "-"
+	}
+	for _, tool := range tools.Tools {
+		raw, _ := json.Marshal(tool)
+		var got struct{ Annotations *hints }
+		json.Unmarshal(raw, &got)
+		a := got.Annotations
+		if a == nil || a.Title == "" || a.ReadOnlyHint == nil || a.DestructiveHint == nil || a.IdempotentHint == nil || a.OpenWorldHint == nil {
+			t.Errorf("%s: annotations %s lack a title or a hint", tool.Name, raw)
+			continue
+		}
+		g := strings.Join([]string{flag(a.ReadOnlyHint, "RO"), flag(a.DestructiveHint, "D"), flag(a.IdempotentHint, "I"), flag(a.OpenWorldHint, "OW")}, " ")
+		if g != want[tool.Name] {
+			t.Errorf("%s: annotations %s, want %s", tool.Name, g, want[tool.Name])
+		}
+	}
+}
+

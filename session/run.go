@@ -130,6 +130,10 @@ type runner struct {
 // tools may not write either.
 func (s *Session) ReadOnly() bool { return s.run != nil && s.run.opts.Mode == RunReadOnly }
 
+// Networked reports whether every run has the host's network (airlock
+// serve --danger); otherwise a run has it only when a reviewer allows it.
+func (s *Session) Networked() bool { return s.run != nil && s.run.opts.Mode == RunDanger }
+
 // CanRun reports whether the session has the run tool, and why not.
 func (s *Session) CanRun() error {
 	if s.opts.Run == nil {

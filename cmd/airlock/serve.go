@@ -131,6 +131,11 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		cwd, _ := os.Getwd()
 		w = session.DefaultWorker(cwd)
 	}
+	// A wrong path or branch is refused here, with where the file says
+	// it, not at the first push.
+	if err := w.Check(); err != nil {
+		return err
+	}
 	policy := approval.Policy{Mode: approval.ModeAsk}
 	if *never {
 		policy.Mode = approval.ModeNever
