@@ -185,7 +185,7 @@ func TestMCPToolAnnotations(t *testing.T) {
 		t.Fatal(err)
 	}
 	type hints struct {
-		Title                                                       string
+		Title                                                        string
 		ReadOnlyHint, DestructiveHint, IdempotentHint, OpenWorldHint *bool
 	}
 	want := map[string]string{ // readOnly destructive idempotent openWorld
@@ -216,4 +216,3 @@ func TestMCPToolAnnotations(t *testing.T) {
 		}
 	}
 }
-
