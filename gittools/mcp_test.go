@@ -12,6 +12,7 @@ import (
 
 	"github.com/airlock-dev/airlock/approval"
 	"github.com/airlock-dev/airlock/gittools"
+	"github.com/airlock-dev/airlock/session"
 )
 
 // connect serves h's session over MCP in memory and returns a client
@@ -215,4 +216,33 @@ func TestMCPToolAnnotations(t *testing.T) {
 			t.Errorf("%s: annotations %s, want %s", tool.Name, g, want[tool.Name])
 		}
 	}
+}
+
+// The MCP instructions say what the workspace holds, so that the agent
+// does not have to ask: the repository, branch and commit pulled, how many
+// files and where, and where a push goes; for the default worker on a
+// repository without a commit, that there is nothing yet and why.
+func TestMCPInstructionsSayWhatIsThere(t *testing.T) {
+	h := newHarness(t, approval.Policy{}, time.Second)
+	head := strings.TrimSpace(git(t, h.repo, "rev-parse", "--short=7", "main"))
+	got := connect(t, h, nil).InitializeResult().Instructions
+	mustContain(t, "the instructions", got,
+		"The workspace holds branch main of local:"+h.repo+" at "+head+` ("init"): 2 files, at the workspace's root`,
+		"git_push sends staged commits to local:"+h.repo+" (branch main)")
+
+	empty := t.TempDir()
+	git(t, empty, "init", "-q", "-b", "trunk", ".")
+	e := openSession(t, session.DefaultWorker(empty), approval.Policy{}, nil)
+	got = connect(t, e, nil).InitializeResult().Instructions
+	mustContain(t, "the default worker's instructions on an empty repository", got,
+		"The workspace holds no files yet: the branch this worker pulls has no commits", "local:"+empty+" (its default branch)")
+
+	// The default worker on a repository with commits starts with its
+	// current branch pulled.
+	w := session.DefaultWorker(h.repo)
+	git(t, h.repo, "switch", "-q", "-c", "feature")
+	d := openSession(t, w, approval.Policy{}, nil)
+	got = connect(t, d, nil).InitializeResult().Instructions
+	mustContain(t, "the default worker's instructions", got, "branch feature of local:"+h.repo+" at "+head, "2 files", "(branch feature)")
+	mustContain(t, "read_file", d.call("read_file", map[string]any{"path": "templates/report.md"}), "# Report")
 }

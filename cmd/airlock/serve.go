@@ -278,6 +278,10 @@ func sayKept(sess *session.Session, why string, stderr io.Writer) {
 	if !ok {
 		return
 	}
+	if sess.Dropped() {
+		fmt.Fprintf(stderr, "airlock serve: stopped by %s; session %s changed nothing, so it is not kept.\n", why, dir.ID)
+		return
+	}
 	fmt.Fprintf(stderr, "airlock serve: stopped by %s; session %s is saved in %s.\n"+
 		"airlock serve: run airlock serve again with the same worker to resume it, or see it with `airlock sessions show %s`.\n",
 		why, dir.ID, dir.Path, dir.ID)
@@ -331,6 +335,9 @@ func openSession(ctx context.Context, w *session.Worker, workerFile string, opts
 		return nil, err
 	}
 	opts.State = dir
+	// A client that connects, looks and leaves (many start a server per
+	// conversation) leaves nothing behind.
+	opts.DropUnchanged = true
 	sess, err := session.New(ctx, w, opts)
 	if err != nil {
 		dir.Unlock()
