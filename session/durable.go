@@ -295,6 +295,9 @@ func Resume(ctx context.Context, w *Worker, opts Options) (*Session, *Recovered,
 	if err := s.restore(l); err != nil {
 		return fail(err)
 	}
+	if s.run != nil {
+		s.run.resumeOutputs(s.runsDir())
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	p := &persister{dir: opts.State, j: j, known: map[plumbing.Hash]uint8{}, commits: map[plumbing.Hash]*staging.Commit{},

@@ -108,6 +108,7 @@ type runOutput struct {
 	id             string
 	stdout, stderr []byte
 	cutOut, cutErr int64
+	file           string // where a durable session keeps it (runoutput.go); then the streams are not in memory
 }
 
 // runner is the session's part for commands.
@@ -257,12 +258,9 @@ func (s *Session) Run(ctx context.Context, a RunArgs, progress Progress) (RunRes
 	}
 	res.Exit = code
 	out := &runOutput{id: res.ID, stdout: stdout.buf.Bytes(), stderr: stderr.buf.Bytes(), cutOut: stdout.cut, cutErr: stderr.cut}
-	r.outputs = append(r.outputs, out)
-	if len(r.outputs) > runsKept {
-		r.outputs = r.outputs[1:]
-	}
 	res.Stdout = shown(out.stdout, out.cutOut, res.ID, "stdout")
 	res.Stderr = shown(out.stderr, out.cutErr, res.ID, "stderr")
+	r.keep(out, s.runsDir())
 
 	t1 := time.Now()
 	changes, err := r.mirror.Changes(s.ws.Limits().MaxFileBytes)
@@ -355,11 +353,15 @@ func (s *Session) RunOutput(id, stream string) (string, error) {
 		if o.id != id {
 			continue
 		}
+		full, err := o.load()
+		if err != nil {
+			return "", err
+		}
 		switch stream {
 		case "stdout", "":
-			return keptText(o.stdout, o.cutOut), nil
+			return keptText(full.stdout, full.cutOut), nil
 		case "stderr":
-			return keptText(o.stderr, o.cutErr), nil
+			return keptText(full.stderr, full.cutErr), nil
 		}
 		return "", fmt.Errorf("stream %q: give stdout or stderr", stream)
 	}
