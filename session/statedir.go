@@ -21,6 +21,7 @@ import (
 //	summary.json  counts for airlock sessions list, rewritten about once a
 //	              second while they change, and at exit
 //	lock          flock(2)ed by the server that has it open
+//	runs/run-N    the newest runs' output, for run_output (runoutput.go)
 //
 // Nothing in it is reachable by a worker: the workspace is in memory, and
 // a run's sandbox does not mount the state directory.

@@ -169,6 +169,10 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer broker.Close()
+	// The same line airlock review starts with: when the two differ (an
+	// MCP client dropped AIRLOCK_RUNTIME_DIR or AIRLOCK_STATE_DIR), the
+	// operator sees why the reviewer never hears of a push.
+	fmt.Fprintf(stderr, "airlock serve: reviewers find this server in %s (ledger: %s)\n", sockets, ledger.Path())
 	runOpts, err := runOptions(*runMode, runRO, runEnvs, *runTimeout, *allowSensitive, state, sockets)
 	if err != nil {
 		return err
