@@ -148,17 +148,23 @@ func TestParseWorkerMistakes(t *testing.T) {
 		}
 		fmt.Fprintf(&got, "%s:\n  %v\n", c.name, err)
 	}
-	golden := filepath.Join("testdata", "worker-errors.golden")
+	checkGolden(t, "worker-errors.golden", got.String())
+}
+
+// checkGolden compares got with testdata/name (written anew with -update).
+func checkGolden(t *testing.T, name, got string) {
+	t.Helper()
+	golden := filepath.Join("testdata", name)
 	if *update {
 		os.MkdirAll("testdata", 0o755)
-		os.WriteFile(golden, []byte(got.String()), 0o644)
+		os.WriteFile(golden, []byte(got), 0o644)
 	}
 	want, err := os.ReadFile(golden)
 	if err != nil {
 		t.Fatalf("%v (run with -update)", err)
 	}
-	if got.String() != string(want) {
-		t.Errorf("messages differ from %s:\n%s", golden, got.String())
+	if got != string(want) {
+		t.Errorf("messages differ from %s:\n%s", golden, got)
 	}
 }
 

@@ -84,17 +84,7 @@ func TestWorkerCheck(t *testing.T) {
 		msg := regexp.MustCompile(`detached at [0-9a-f]{7}`).ReplaceAllString(strings.ReplaceAll(err.Error(), root, "$ROOT"), "detached at COMMIT")
 		fmt.Fprintf(&got, "%s:\n  %v\n", c.name, msg)
 	}
-	golden := filepath.Join("testdata", "worker-check.golden")
-	if *update {
-		os.WriteFile(golden, []byte(got.String()), 0o644)
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run with -update)", err)
-	}
-	if got.String() != string(want) {
-		t.Errorf("messages differ from %s:\n%s", golden, got.String())
-	}
+	checkGolden(t, "worker-check.golden", got.String())
 
 	for _, front := range []string{
 		// The README's shape: the default target's branch is made by the

@@ -64,14 +64,8 @@ func TestServeRefusesABadWorkerAtStart(t *testing.T) {
 // that only looked leaves no session behind, while one that changed
 // something does, and airlock sessions prune removes what is old.
 func TestDefaultWorkerFirstStart(t *testing.T) {
-	requireGit(t)
+	ctx, root, env, repo := project(t, map[string]string{"README.md": "# p\n", "src/main.go": "package main\n"})
 	bin := airlockBinary(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	root := t.TempDir()
-	env := isolatedEnv(t, root)
-	repo := filepath.Join(root, "project")
-	initRepo(t, env, repo, map[string]string{"README.md": "# p\n", "src/main.go": "package main\n"})
 	mustGit(t, env, repo, "switch", "-q", "-c", "work")
 	head := strings.TrimSpace(mustGit(t, env, repo, "rev-parse", "--short=7", "HEAD"))
 	sessions := filepath.Join(root, "state", "airlock", "sessions")
@@ -115,6 +109,20 @@ func TestDefaultWorkerFirstStart(t *testing.T) {
 	if entries, _ := os.ReadDir(sessions); len(entries) != 0 {
 		t.Fatalf("%d sessions after prune --force", len(entries))
 	}
+}
+
+// project makes a test's isolated environment under root and, in it, a
+// repository at root/project with files on main; ctx bounds the test.
+func project(t *testing.T, files map[string]string) (ctx context.Context, root string, env []string, repo string) {
+	t.Helper()
+	requireGit(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	root = t.TempDir()
+	env = isolatedEnv(t, root)
+	repo = filepath.Join(root, "project")
+	initRepo(t, env, repo, files)
+	return ctx, root, env, repo
 }
 
 // checkAnnotations lists the tools over MCP and checks that each carries
@@ -193,8 +201,8 @@ func TestCodexSnippetMeetsTheReviewer(t *testing.T) {
 	d := startDurable(t, ctx, airlockBinary(t), env, repo)
 	d.w.call("git_status", nil)
 	sockets := filepath.Join(root, "run", "airlock")
-	mustContain(t, "serve's start", d.stderr.String(),
-		"reviewers find this server in "+sockets+" (ledger: "+filepath.Join(root, "state", "airlock", "ledger.jsonl")+")")
+	where := "reviewers find this server in " + sockets + " (ledger: " + filepath.Join(root, "state", "airlock", "ledger.jsonl") + ")"
+	mustContain(t, "serve's start", d.stderr.Await(where), where)
 	entries, _ := os.ReadDir(sockets)
 	found := false
 	for _, e := range entries {

@@ -3,10 +3,7 @@
 package main
 
 import (
-	"context"
-	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/airlock-dev/airlock/sandbox"
 )
@@ -28,14 +25,8 @@ func TestRunOutputAfterRestart(t *testing.T) {
 	if err := sandbox.Available(); err != nil {
 		t.Skip(err)
 	}
-	requireGit(t)
+	ctx, _, env, repo := project(t, map[string]string{"README.md": "# p\n"})
 	bin := airlockBinary(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	root := t.TempDir()
-	env := isolatedEnv(t, root)
-	repo := filepath.Join(root, "project")
-	initRepo(t, env, repo, map[string]string{"README.md": "# p\n"})
 	d := startDurable(t, ctx, bin, env, repo)
 	mustContain(t, "run", d.w.call("run", map[string]any{"command": "echo built | tee built.txt; echo warned >&2"}), "run-1", "created: built.txt")
 	d.cmd.Process.Kill()
