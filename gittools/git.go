@@ -143,7 +143,7 @@ func repoStatus(h *session.Repo, indent string) string {
 	var b strings.Builder
 	switch {
 	case st.Base.IsZero():
-		b.WriteString("base: none (nothing pulled yet; a push creates the branch or rebases onto it)\n")
+		b.WriteString("base: none (nothing pulled yet: git_pull brings a target's files in; a push creates the branch, or rebases onto it)\n")
 	case st.From != "":
 		fmt.Fprintf(&b, "base: %s from %s (%s)\n", st.Base.String()[:7], st.From, st.Branch)
 	default:
