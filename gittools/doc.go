@@ -1,7 +1,10 @@
 // Package gittools is the worker's surface: the file tools, the git tools
 // and the checkpoint tools, described once (name, JSON schema, a
 // description written for an LLM reader) and served over MCP
-// (NewMCPServer) or called in process (Session.Call).
+// (NewMCPServer) or called in process (Session.Call). Over MCP each tool
+// carries annotations that are true of it (annotations.go: read-only,
+// destructive, idempotent, open-world), and the server's instructions say
+// what the workspace holds (contents.go).
 //
 // A Session is one worker's sandbox: a memfs workspace, a staging area,
 // the worker's targets, and the approval gate every push goes through.

@@ -32,13 +32,13 @@ type stageArgs struct {
 
 type diffArgs struct {
 	Repo     string `json:"repo,omitempty" jsonschema:"in a session with several repositories, which one (its name, also its directory in the workspace); omit it when there is one, or when the paths or the commit say which"`
-	CommitID string `json:"commit_id,omitempty" jsonschema:"a staged commit (its id or first 7 digits); omit for the unstaged changes"`
+	CommitID string `json:"commit_id,omitempty" jsonschema:"a staged commit (its id or first 7 digits, or HEAD for the latest); omit for the unstaged changes"`
 	Path     string `json:"path,omitempty" jsonschema:"only this file or directory (a workspace path)"`
 }
 
 type pushArgs struct {
 	Repo     string `json:"repo,omitempty" jsonschema:"in a session with several repositories, which one (its name, also its directory in the workspace); omit it when there is one, or when the paths or the commit say which"`
-	CommitID string `json:"commit_id,omitempty" jsonschema:"the staged commit to push (with the staged commits before it); omit for the latest"`
+	CommitID string `json:"commit_id,omitempty" jsonschema:"the staged commit to push (with the staged commits before it): its id, or HEAD (the latest, also when omitted), HEAD~1 (the one before)"`
 	Target   string `json:"target,omitempty" jsonschema:"a target name from the worker's configuration; omit for the default target"`
 }
 
@@ -147,7 +147,7 @@ func repoStatus(h *session.Repo, indent string, ignored bool) string {
 	var b strings.Builder
 	switch {
 	case st.Base.IsZero():
-		b.WriteString("base: none (nothing pulled yet; a push creates the branch or rebases onto it)\n")
+		b.WriteString("base: none (nothing pulled yet: git_pull brings a target's files in; a push creates the branch, or rebases onto it)\n")
 	case st.From != "":
 		fmt.Fprintf(&b, "base: %s from %s (%s)\n", st.Base.String()[:7], st.From, st.Branch)
 	default:
@@ -249,12 +249,7 @@ func changeSize(c memfs.Change) string {
 	return " (" + bytesize.Format(c.Size) + ")"
 }
 
-func fileCount(n int) string {
-	if n == 1 {
-		return "1 file"
-	}
-	return fmt.Sprintf("%d files", n)
-}
+func fileCount(n int) string { return plural(n, "file") }
 
 func subject(msg string) string {
 	line, _, _ := strings.Cut(msg, "\n")
@@ -467,11 +462,31 @@ func gitPush(ctx context.Context, s *session.Session, a pushArgs, p Progress) (s
 	if err != nil {
 		return "", err
 	}
+	// Without a commit id, or with HEAD (HEAD~1...), the push says which
+	// staged commit that is before anything else.
+	var which string
+	named := a.CommitID
+	if named == "" {
+		named = "HEAD"
+	}
+	if c, err := h.Lookup(named); err == nil && !strings.HasPrefix(c.ID.String(), strings.ToLower(strings.TrimSpace(named))) {
+		which = fmt.Sprintf("%s is staged commit %s %q", strings.ToUpper(named), c.ID.String()[:7], subject(c.Message))
+		if before := stagedBefore(h, c); before > 0 {
+			which += fmt.Sprintf(" (it goes with the %s staged before it)", plural(before, "commit"))
+		}
+		a.CommitID = c.ID.String()
+	}
 	res, err := h.Push(ctx, a.CommitID, a.Target, p)
 	if err != nil {
+		if which != "" {
+			return "", fmt.Errorf("%s: %w", which, err)
+		}
 		return "", err
 	}
 	lines := res.Notes
+	if which != "" {
+		lines = append([]string{which + ":"}, lines...)
+	}
 	switch {
 	case res.Pending:
 		lines = append(lines, fmt.Sprintf("the push of %s to %s (%s) is still waiting for a reviewer (request %s). "+
@@ -490,6 +505,17 @@ func gitPush(ctx context.Context, s *session.Session, a pushArgs, p Progress) (s
 		lines = append(lines, "note: "+res.Worktree.Error())
 	}
 	return strings.Join(lines, "\n"), nil
+}
+
+// stagedBefore counts the staged commits before c: a push of c sends them
+// too.
+func stagedBefore(h *session.Repo, c *staging.Commit) int {
+	for i, sc := range h.Status().Staged {
+		if sc.ID == c.ID {
+			return i
+		}
+	}
+	return 0
 }
 
 func takeCheckpoint(_ context.Context, s *session.Session, a checkpointArgs, _ Progress) (string, error) {

@@ -23,7 +23,7 @@ func NewMCPServer(s *session.Session, version string) *mcp.Server {
 // to the session, say) and the MCP session ids it hands out (nil: the
 // SDK's).
 func NewMCPServerWith(s *session.Session, version, more string, sessionID func() string) *mcp.Server {
-	instructions := serverInstructions
+	instructions := serverInstructions + "\n\n" + workspaceText(s)
 	if names := s.Repos(); len(names) > 0 {
 		instructions += fmt.Sprintf("\n\nThis session holds %d git repositories, each in a directory of the workspace named after it: %s/. "+
 			"The file tools and run see them all; the git tools work on one at a time (give repo, or paths under its directory), "+
@@ -40,7 +40,7 @@ func NewMCPServerWith(s *session.Session, version, more string, sessionID func()
 	srv := mcp.NewServer(&mcp.Implementation{Name: "airlock", Title: "airlock sandbox", Version: version},
 		&mcp.ServerOptions{Instructions: instructions, GetSessionID: sessionID})
 	for _, t := range ToolsFor(s) {
-		srv.AddTool(&mcp.Tool{Name: t.Name, Description: t.Description, InputSchema: t.Schema},
+		srv.AddTool(&mcp.Tool{Name: t.Name, Description: t.Description, InputSchema: t.Schema, Annotations: annotations(s, t.Name)},
 			func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 				progress := func(done, total float64, msg string) {
 					if tok := req.Params.GetProgressToken(); tok != nil && req.Session != nil {

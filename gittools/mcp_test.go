@@ -12,6 +12,7 @@ import (
 
 	"github.com/airlock-dev/airlock/approval"
 	"github.com/airlock-dev/airlock/gittools"
+	"github.com/airlock-dev/airlock/session"
 )
 
 // connect serves h's session over MCP in memory and returns a client
@@ -172,4 +173,76 @@ func TestMCPPushReportsProgress(t *testing.T) {
 	if log := git(t, h.repo, "log", "--format=%s", "main"); log != "A\ninit\n" {
 		t.Errorf("log:\n%s", log)
 	}
+}
+
+// Over MCP, every tool carries all four annotations, true of it: the
+// readers are read-only, what can lose work in the sandbox is destructive,
+// and only what leaves the sandbox (git_push, git_pull) is open-world.
+func TestMCPToolAnnotations(t *testing.T) {
+	h := newHarness(t, approval.Policy{}, time.Second)
+	cs := connect(t, h, nil)
+	tools, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type hints struct {
+		Title                                                        string
+		ReadOnlyHint, DestructiveHint, IdempotentHint, OpenWorldHint *bool
+	}
+	want := map[string]string{ // readOnly destructive idempotent openWorld
+		"read_file": "RO - I -", "list_files": "RO - I -", "search_files": "RO - I -",
+		"git_status": "RO - I -", "git_diff": "RO - I -", "list_checkpoints": "RO - I -",
+		"write_file": "- D I -", "edit_file": "- D - -", "delete_file": "- D I -", "move_file": "- D - -",
+		"git_stage": "- - - -", "git_push": "- - I OW", "git_discard": "- D I -", "git_pull": "- D I OW",
+		"checkpoint": "- - - -", "rollback": "- D I -",
+	}
+	flag := func(b *bool, yes string) string {
+		if b != nil && *b {
+			return yes
+		}
+		return "-"
+	}
+	for _, tool := range tools.Tools {
+		raw, _ := json.Marshal(tool)
+		var got struct{ Annotations *hints }
+		json.Unmarshal(raw, &got)
+		a := got.Annotations
+		if a == nil || a.Title == "" || a.ReadOnlyHint == nil || a.DestructiveHint == nil || a.IdempotentHint == nil || a.OpenWorldHint == nil {
+			t.Errorf("%s: annotations %s lack a title or a hint", tool.Name, raw)
+			continue
+		}
+		g := strings.Join([]string{flag(a.ReadOnlyHint, "RO"), flag(a.DestructiveHint, "D"), flag(a.IdempotentHint, "I"), flag(a.OpenWorldHint, "OW")}, " ")
+		if g != want[tool.Name] {
+			t.Errorf("%s: annotations %s, want %s", tool.Name, g, want[tool.Name])
+		}
+	}
+}
+
+// The MCP instructions say what the workspace holds, so that the agent
+// does not have to ask: the repository, branch and commit pulled, how many
+// files and where, and where a push goes; for the default worker on a
+// repository without a commit, that there is nothing yet and why.
+func TestMCPInstructionsSayWhatIsThere(t *testing.T) {
+	h := newHarness(t, approval.Policy{}, time.Second)
+	head := strings.TrimSpace(git(t, h.repo, "rev-parse", "--short=7", "main"))
+	got := connect(t, h, nil).InitializeResult().Instructions
+	mustContain(t, "the instructions", got,
+		"The workspace holds branch main of local:"+h.repo+" at "+head+` ("init"): 2 files, at the workspace's root`,
+		"git_push sends staged commits to local:"+h.repo+" (branch main)")
+
+	empty := t.TempDir()
+	git(t, empty, "init", "-q", "-b", "trunk", ".")
+	e := openSession(t, session.DefaultWorker(empty), approval.Policy{}, nil)
+	got = connect(t, e, nil).InitializeResult().Instructions
+	mustContain(t, "the default worker's instructions on an empty repository", got,
+		"The workspace holds no files yet: the branch this worker pulls has no commits", "local:"+empty+" (its default branch)")
+
+	// The default worker on a repository with commits starts with its
+	// current branch pulled.
+	w := session.DefaultWorker(h.repo)
+	git(t, h.repo, "switch", "-q", "-c", "feature")
+	d := openSession(t, w, approval.Policy{}, nil)
+	got = connect(t, d, nil).InitializeResult().Instructions
+	mustContain(t, "the default worker's instructions", got, "branch feature of local:"+h.repo+" at "+head, "2 files", "(branch feature)")
+	mustContain(t, "read_file", d.call("read_file", map[string]any{"path": "templates/report.md"}), "# Report")
 }

@@ -466,3 +466,35 @@ func TestGlobsAreLinear(t *testing.T) {
 	_, err = h.try("search_files", map[string]any{"pattern": "x", "glob": "d/[x"})
 	mustContain(t, "a malformed glob", errString(err), `glob "d/[x" is not a usable glob`)
 }
+
+// git_push without a commit, or with HEAD, takes the latest staged commit
+// and says which, as git push does HEAD; HEAD~1 takes the one before.
+func TestPushHEAD(t *testing.T) {
+	h := newHarness(t, approval.Policy{AutoApprove: []string{}}, 10*time.Second)
+	mustContain(t, "git_push with nothing staged", errText(h.try("git_push", map[string]any{"commit_id": "HEAD"})), "HEAD", "nothing is staged", "git_stage")
+	var ids []string
+	for _, f := range []string{"a", "b", "c"} {
+		h.call("write_file", map[string]any{"path": f + ".txt", "content": f + "\n"})
+		ids = append(ids, strings.Fields(h.call("git_stage", map[string]any{"message": "Add " + f}))[1])
+	}
+	out := h.call("git_push", map[string]any{"commit_id": "HEAD~1"})
+	mustContain(t, "git_push HEAD~1", out, "HEAD~1 is staged commit "+ids[1]+` "Add b" (it goes with the 1 commit staged before it)`, "pushed "+ids[1])
+	if got := strings.TrimSpace(git(t, h.repo, "log", "-1", "--format=%s", "main")); got != "Add b" {
+		t.Errorf("main is at %q after pushing HEAD~1", got)
+	}
+	out = h.call("git_push", map[string]any{"commit_id": "HEAD"})
+	mustContain(t, "git_push HEAD", out, "HEAD is staged commit "+ids[2]+` "Add c"`, "pushed "+ids[2])
+	h.call("write_file", map[string]any{"path": "d.txt", "content": "d\n"})
+	d := strings.Fields(h.call("git_stage", map[string]any{"message": "Add d"}))[1]
+	mustContain(t, "git_push without a commit", h.call("git_push", nil), "HEAD is staged commit "+d+` "Add d":`, "pushed "+d)
+	if got := strings.TrimSpace(git(t, h.repo, "log", "-1", "--format=%s", "main")); got != "Add d" {
+		t.Errorf("main is at %q", got)
+	}
+}
+
+func errText(_ string, err error) string {
+	if err == nil {
+		return "(no error)"
+	}
+	return err.Error()
+}

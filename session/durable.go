@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -31,6 +32,14 @@ func (s *Session) Save() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.saveLocked()
+}
+
+// Dropped reports whether Close removed the session's state directory
+// because the session changed nothing (Options.DropUnchanged).
+func (s *Session) Dropped() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.dropped
 }
 
 // Recovered is what the session found when it resumed; nil for a session
@@ -63,6 +72,9 @@ func (s *Session) startSaving(dir *StateDir, j *journal.Journal) error {
 		s.pst = nil
 		p.j.Close()
 		return err
+	}
+	if j == nil {
+		p.started = p.seq
 	}
 	go p.syncLoop()
 	return nil
@@ -162,6 +174,17 @@ func (s *Session) closeSavingLocked() {
 	s.saveLocked()
 	close(p.stop)
 	<-p.stopped
+	if s.opts.DropUnchanged && p.started != 0 && p.seq == p.started && len(s.pushes) == 0 {
+		// Nothing was ever saved after the start: no work to keep. It
+		// goes while its lock is held, so no other server takes it up.
+		p.j.Close()
+		if os.RemoveAll(p.dir.Path) == nil {
+			s.dropped = true
+		}
+		p.dir.Unlock()
+		s.pst = nil
+		return
+	}
 	sum := s.summaryLocked()
 	sum.Closed = true
 	p.setSummary(sum)
@@ -271,6 +294,9 @@ func Resume(ctx context.Context, w *Worker, opts Options) (*Session, *Recovered,
 	notes := attachSources(ctx, s.store, l.sess.Sources)
 	if err := s.restore(l); err != nil {
 		return fail(err)
+	}
+	if s.run != nil {
+		s.run.resumeOutputs(s.runsDir())
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -71,6 +71,9 @@ type persister struct {
 	areas   map[string]staging.AreaState // by repository ("" for the one of a single-repository session)
 	sess    []byte
 	seq     uint64
+	// started is seq after a new session's first record; 0 for a resumed
+	// one. A session still at it has saved nothing since it started.
+	started uint64
 	// compacted is the journal's size after its last rewrite.
 	compacted int64
 

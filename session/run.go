@@ -115,6 +115,7 @@ type runOutput struct {
 	id             string
 	stdout, stderr []byte
 	cutOut, cutErr int64
+	file           string // where a durable session keeps it (runoutput.go); then the streams are not in memory
 }
 
 // runner is the session's part for commands.
@@ -136,6 +137,10 @@ type runner struct {
 // (airlock serve --run read-only): runs' writes are discarded and the file
 // tools may not write either.
 func (s *Session) ReadOnly() bool { return s.run != nil && s.run.opts.Mode == RunReadOnly }
+
+// Networked reports whether every run has the host's network (airlock
+// serve --danger); otherwise a run has it only when a reviewer allows it.
+func (s *Session) Networked() bool { return s.run != nil && s.run.opts.Mode == RunDanger }
 
 // CanRun reports whether the session has the run tool, and why not.
 func (s *Session) CanRun() error {
@@ -260,12 +265,9 @@ func (s *Session) Run(ctx context.Context, a RunArgs, progress Progress) (RunRes
 	}
 	res.Exit = code
 	out := &runOutput{id: res.ID, stdout: stdout.buf.Bytes(), stderr: stderr.buf.Bytes(), cutOut: stdout.cut, cutErr: stderr.cut}
-	r.outputs = append(r.outputs, out)
-	if len(r.outputs) > runsKept {
-		r.outputs = r.outputs[1:]
-	}
 	res.Stdout = shown(out.stdout, out.cutOut, res.ID, "stdout")
 	res.Stderr = shown(out.stderr, out.cutErr, res.ID, "stderr")
+	r.keep(out, s.runsDir())
 
 	t1 := time.Now()
 	changes, err := r.mirror.Changes(s.ws.Limits().MaxFileBytes)
@@ -363,11 +365,15 @@ func (s *Session) RunOutput(id, stream string) (string, error) {
 		if o.id != id {
 			continue
 		}
+		full, err := o.load()
+		if err != nil {
+			return "", err
+		}
 		switch stream {
 		case "stdout", "":
-			return keptText(o.stdout, o.cutOut), nil
+			return keptText(full.stdout, full.cutOut), nil
 		case "stderr":
-			return keptText(o.stderr, o.cutErr), nil
+			return keptText(full.stderr, full.cutErr), nil
 		}
 		return "", fmt.Errorf("stream %q: give stdout or stderr", stream)
 	}

@@ -44,6 +44,11 @@ type Options struct {
 	// there before the call that made it answers (a durable session);
 	// nil keeps the session in memory only.
 	State *StateDir
+	// DropUnchanged removes a new durable session's directory when it
+	// closes having changed nothing since it started (no change of the
+	// workspace, commit, checkpoint, pull or push was ever saved): there
+	// is nothing in it to resume or rescue. A resumed session is kept.
+	DropUnchanged bool
 }
 
 // OpenTarget opens the target a spec names.
@@ -116,6 +121,7 @@ type Session struct {
 	pst       *persister // nil for a session in memory only
 	recovered *Recovered // what Resume found; nil for a new session
 	closed    bool
+	dropped   bool // Close removed the state directory (Options.DropUnchanged)
 }
 
 // New makes a worker's sandbox and runs its auto_pull. With a state

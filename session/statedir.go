@@ -21,6 +21,7 @@ import (
 //	summary.json  counts for airlock sessions list, rewritten about once a
 //	              second while they change, and at exit
 //	lock          flock(2)ed by the server that has it open
+//	runs/run-N    the newest runs' output, for run_output (runoutput.go)
 //
 // Nothing in it is reachable by a worker: the workspace is in memory, and
 // a run's sandbox does not mount the state directory.
@@ -291,21 +292,73 @@ func RemoveSession(root, id string) error {
 // work all left (pushed or discarded) or that never saved anything, and
 // that were last changed before now-retention. It returns their ids.
 func Sweep(root string, retention time.Duration) []string {
-	list, _ := ListSessions(root)
+	res, _ := Prune(root, PruneOptions{OlderThan: retention})
 	var gone []string
+	for _, l := range res.Removed {
+		gone = append(gone, l.ID)
+	}
+	return gone
+}
+
+// PruneOptions say which sessions Prune removes.
+type PruneOptions struct {
+	// OlderThan: only sessions last changed (or, never changed, created)
+	// at least this long ago.
+	OlderThan time.Duration
+	// Force removes sessions with work that has not left too (changes,
+	// staged commits, pushes waiting). A session a running server has
+	// open is never removed.
+	Force bool
+	// DryRun removes nothing, and says what it would remove.
+	DryRun bool
+}
+
+// Pruned is what Prune did, each list newest first.
+type Pruned struct {
+	Removed []Listed // removed (with DryRun: would be)
+	// Kept: old enough, but holding work that has not left (Force
+	// removes them), or open in a running server.
+	Unfinished, Running []Listed
+	Recent              int // younger than OlderThan
+	Failed              map[string]error
+}
+
+// Prune removes the sessions under root that o names.
+func Prune(root string, o PruneOptions) (Pruned, error) {
+	list, err := ListSessions(root)
+	if err != nil {
+		return Pruned{}, err
+	}
+	res := Pruned{Failed: map[string]error{}}
 	for _, l := range list {
 		when := l.Updated
 		if when.IsZero() {
 			when = l.Created
 		}
-		if l.Running || l.Unfinished() || time.Since(when) < retention {
+		switch {
+		case time.Since(when) < o.OlderThan:
+			res.Recent++
+			continue
+		case l.Running:
+			res.Running = append(res.Running, l)
+			continue
+		case l.Unfinished() && !o.Force:
+			res.Unfinished = append(res.Unfinished, l)
 			continue
 		}
-		if RemoveSession(root, l.ID) == nil {
-			gone = append(gone, l.ID)
+		if !o.DryRun {
+			if err := RemoveSession(root, l.ID); err != nil {
+				if errors.Is(err, ErrSessionBusy) {
+					res.Running = append(res.Running, l)
+				} else {
+					res.Failed[l.ID] = err
+				}
+				continue
+			}
 		}
+		res.Removed = append(res.Removed, l)
 	}
-	return gone
+	return res, nil
 }
 
 func writeJSONAtomic(path string, v any) error {

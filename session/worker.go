@@ -42,7 +42,28 @@ type Worker struct {
 	Limits memfs.Limits // zero fields: defaults
 
 	File string // where it was read from; "" for the built-in default
+
+	// Refs are the repositories the worker names (each target, each
+	// auto_pull source), in the file's order, with where the file names
+	// them: what Check looks at.
+	Refs []RepoRef
 }
+
+// RepoRef is one place a worker file names a repository: a target, or an
+// auto_pull source.
+type RepoRef struct {
+	Key  string // the dotted key: git.default_target, repos.api.auto_pull[0].source
+	Spec *TargetSpec
+	// Pull marks an auto_pull source: the branch it pulls must exist.
+	Pull bool
+	// Where the file says it: the entry, and its type, path and branch
+	// (zero where the file does not say them there, as for an auto_pull
+	// source that names a target).
+	At, TypeAt, PathAt, BranchAt Pos
+}
+
+// Pos is a line and a column of a worker file.
+type Pos struct{ Line, Column int }
 
 // RepoConfig is one repository of a worker: the keys a single-repository
 // worker has under git.
@@ -162,7 +183,7 @@ func LoadWorker(path string) (*Worker, error) {
 // ParseWorker parses a worker file's content. file names it in errors and
 // anchors relative paths (its directory).
 func ParseWorker(file string, data []byte) (*Worker, error) {
-	p := &parser{file: file, dir: filepath.Dir(file)}
+	p := &parser{file: file, dir: filepath.Dir(file), specs: map[*TargetSpec]RepoRef{}}
 	front, body, offset, err := splitFrontmatter(data)
 	if err != nil {
 		return nil, &ConfigError{File: file, Line: 1, Column: 1, Msg: err.Error()}
@@ -179,6 +200,7 @@ func ParseWorker(file string, data []byte) (*Worker, error) {
 	if err := p.worker(doc.Content[0], w); err != nil {
 		return nil, err
 	}
+	w.Refs = p.refs
 	return w, nil
 }
 
@@ -205,6 +227,23 @@ type parser struct {
 	file   string
 	dir    string
 	offset int // lines before the YAML starts
+	// where each target spec was written, and the refs in file order
+	specs map[*TargetSpec]RepoRef
+	refs  []RepoRef
+}
+
+func (p *parser) pos(n *yaml.Node) Pos { return Pos{n.Line + p.offset, n.Column} }
+
+// ref records that key names spec's repository; at is the node that names
+// it when the spec was written elsewhere (an auto_pull source naming a
+// target), nil when it was written here.
+func (p *parser) ref(key string, spec *TargetSpec, pull bool, at *yaml.Node) {
+	r := p.specs[spec]
+	r.Key, r.Spec, r.Pull = key, spec, pull
+	if at != nil {
+		r = RepoRef{Key: key, Spec: spec, Pull: pull, At: p.pos(at)}
+	}
+	p.refs = append(p.refs, r)
 }
 
 func (p *parser) errAt(n *yaml.Node, key, format string, args ...any) error {
@@ -418,6 +457,7 @@ func (p *parser) git(n *yaml.Node, prefix string) (*RepoConfig, error) {
 	if w.DefaultTarget, err = p.target(d[1], prefix+".default_target"); err != nil {
 		return nil, err
 	}
+	p.ref(prefix+".default_target", w.DefaultTarget, false, nil)
 	w.Targets = map[string]*TargetSpec{}
 	if t, ok := f["targets"]; ok {
 		tf := t[1]
@@ -438,6 +478,7 @@ func (p *parser) git(n *yaml.Node, prefix string) (*RepoConfig, error) {
 				return nil, err
 			}
 			w.Targets[k.Value] = spec
+			p.ref(key, spec, false, nil)
 		}
 	}
 	if a, ok := f["auto_pull"]; ok {
@@ -464,10 +505,12 @@ func (p *parser) git(n *yaml.Node, prefix string) (*RepoConfig, error) {
 					return nil, p.errAt(pv[1], key+".path", "%v", err)
 				}
 			}
-			spec := w.DefaultTarget
+			spec, at, srcKey := w.DefaultTarget, item, key
 			if sv, ok := pf["source"]; ok {
+				srcKey = key + ".source"
 				if sv[1].Kind == yaml.ScalarNode {
 					name, _ := p.str(sv[1], key+".source")
+					at = sv[1]
 					if name == "default" {
 						spec = w.DefaultTarget
 					} else if spec = w.Targets[name]; spec == nil {
@@ -475,9 +518,12 @@ func (p *parser) git(n *yaml.Node, prefix string) (*RepoConfig, error) {
 					}
 				} else if spec, err = p.target(sv[1], key+".source"); err != nil {
 					return nil, err
+				} else {
+					at = nil
 				}
 			}
 			w.AutoPull = append(w.AutoPull, PullSpec{Path: path, Source: spec})
+			p.ref(srcKey, spec, true, at)
 		}
 	}
 	return w, nil
@@ -499,6 +545,8 @@ func (p *parser) target(n *yaml.Node, key string) (*TargetSpec, error) {
 		return nil, err
 	}
 	spec := &TargetSpec{Type: typ}
+	at := RepoRef{At: p.pos(n), TypeAt: p.pos(tn[1])}
+	defer func() { p.specs[spec] = at }()
 	switch typ {
 	case "local", "local-bare":
 		if _, ok := f["repo"]; ok {
@@ -515,6 +563,7 @@ func (p *parser) target(n *yaml.Node, key string) (*TargetSpec, error) {
 		if spec.Path, err = p.resolvePath(path); err != nil {
 			return nil, p.errAt(pv[1], key+".path", "%v", err)
 		}
+		at.PathAt = p.pos(pv[1])
 	case "github":
 		if _, ok := f["path"]; ok {
 			return nil, p.errAt(f["path"][0], key+".path", "is for local targets; a github target takes repo: owner/name")
@@ -539,6 +588,7 @@ func (p *parser) target(n *yaml.Node, key string) (*TargetSpec, error) {
 		if err := checkBranch(spec.Branch); err != nil {
 			return nil, p.errAt(b[1], key+".branch", "%v", err)
 		}
+		at.BranchAt = p.pos(b[1])
 	}
 	return spec, nil
 }
@@ -632,14 +682,19 @@ func (p *parser) sandbox(n *yaml.Node, w *Worker) error {
 func parseSize(s string) (int64, error) { return bytesize.Parse(s) }
 
 // DefaultWorker is the worker airlock serve runs without --worker: it
-// works on the repository at dir, pushing to its current branch.
+// works on the repository at dir, pushing to its current branch, and
+// starts with that branch pulled (lazily: the start costs its trees, not
+// its files' content), as a clone would.
 func DefaultWorker(dir string) *Worker {
 	abs, _ := filepath.Abs(dir)
+	def := &TargetSpec{Type: "local", Path: abs}
 	return &Worker{
 		Name: "default", Description: "A worker on " + abs,
 		Author:        Person{Name: "airlock worker", Email: "worker@airlock.invalid"},
-		DefaultTarget: &TargetSpec{Type: "local", Path: abs},
+		DefaultTarget: def,
 		Targets:       map[string]*TargetSpec{},
+		AutoPull:      []PullSpec{{Path: ".", Source: def}},
+		Refs:          []RepoRef{{Spec: def, Pull: true}},
 	}
 }
 

@@ -62,6 +62,23 @@ func TestParseWorkerExample(t *testing.T) {
 		{Path: "data/", Source: want.Targets["backup"]},
 	}
 	want.Limits.MaxFileBytes, want.Limits.MaxTotalBytes, want.Limits.MaxFiles = 10<<20, 256<<20, 5000
+	// Every repository the file names, in its order, with where: what
+	// Check's errors point at.
+	var refs []string
+	for _, r := range w.Refs {
+		refs = append(refs, fmt.Sprintf("%s %s pull=%v at %v type %v path %v branch %v", r.Key, r.Spec, r.Pull, r.At, r.TypeAt, r.PathAt, r.BranchAt))
+	}
+	wantRefs := []string{
+		"git.default_target local:/work/proj/workers (branch reports) pull=false at {6 19} type {6 27} path {6 40} branch {6 51}",
+		"git.targets.backup local-bare:/srv/backup.git pull=false at {8 13} type {8 21} path {8 39} branch {0 0}",
+		"git.targets.site github:acme/site (branch main) pull=false at {9 11} type {9 19} path {0 0} branch {9 52}",
+		"git.auto_pull[0].source local:/work/proj/workers pull=true at {12 15} type {12 23} path {12 36} branch {0 0}",
+		"git.auto_pull[1].source local-bare:/srv/backup.git pull=true at {14 15} type {0 0} path {0 0} branch {0 0}",
+	}
+	if strings.Join(refs, "\n") != strings.Join(wantRefs, "\n") {
+		t.Errorf("refs:\n%s\nwant\n%s", strings.Join(refs, "\n"), strings.Join(wantRefs, "\n"))
+	}
+	w.Refs = nil
 	if !reflect.DeepEqual(w, want) {
 		t.Errorf("parsed\n%#v\nwant\n%#v", w, want)
 	}
@@ -131,17 +148,23 @@ func TestParseWorkerMistakes(t *testing.T) {
 		}
 		fmt.Fprintf(&got, "%s:\n  %v\n", c.name, err)
 	}
-	golden := filepath.Join("testdata", "worker-errors.golden")
+	checkGolden(t, "worker-errors.golden", got.String())
+}
+
+// checkGolden compares got with testdata/name (written anew with -update).
+func checkGolden(t *testing.T, name, got string) {
+	t.Helper()
+	golden := filepath.Join("testdata", name)
 	if *update {
 		os.MkdirAll("testdata", 0o755)
-		os.WriteFile(golden, []byte(got.String()), 0o644)
+		os.WriteFile(golden, []byte(got), 0o644)
 	}
 	want, err := os.ReadFile(golden)
 	if err != nil {
 		t.Fatalf("%v (run with -update)", err)
 	}
-	if got.String() != string(want) {
-		t.Errorf("messages differ from %s:\n%s", golden, got.String())
+	if got != string(want) {
+		t.Errorf("messages differ from %s:\n%s", golden, got)
 	}
 }
 

@@ -2,6 +2,7 @@ package staging
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -119,6 +120,38 @@ func (a *Area) Reset() error {
 	return nil
 }
 
+// headOffset reads "head" or "@" with ~N, ~ and ^ suffixes (lowercased):
+// how many commits before the latest it names.
+func headOffset(id string) (int, bool) {
+	rest, ok := strings.CutPrefix(id, "head")
+	if !ok {
+		if rest, ok = strings.CutPrefix(id, "@"); !ok {
+			return 0, false
+		}
+	}
+	n := 0
+	for rest != "" {
+		switch rest[0] {
+		case '^':
+			n, rest = n+1, rest[1:]
+		case '~':
+			rest = rest[1:]
+			digits := len(rest) - len(strings.TrimLeft(rest, "0123456789"))
+			k := 1
+			if digits > 0 {
+				if digits > 6 {
+					return 0, false
+				}
+				k, _ = strconv.Atoi(rest[:digits])
+			}
+			n, rest = n+k, rest[digits:]
+		default:
+			return 0, false
+		}
+	}
+	return n, true
+}
+
 func (a *Area) noSuchCommit(id plumbing.Hash) error {
 	var ids []string
 	for _, l := range a.chain {
@@ -132,10 +165,22 @@ func (a *Area) noSuchCommit(id plumbing.Hash) error {
 
 // Lookup returns the staged commit whose id is id, or starts with id (at
 // least 4 hex digits, as git accepts abbreviations), or ErrNoSuchCommit.
+// As in git, HEAD (or @) names the latest staged commit, and HEAD~N (or
+// HEAD^, HEAD^^) the one N before it.
 func (a *Area) Lookup(id string) (*Commit, error) {
 	a.mu.RLock()
 	defer a.mu.RUnlock()
 	id = strings.ToLower(strings.TrimSpace(id))
+	if n, ok := headOffset(id); ok {
+		switch {
+		case len(a.chain) == 0:
+			return nil, fmt.Errorf("%w: %s: nothing is staged; git_stage your changes first", ErrNoSuchCommit, strings.ToUpper(id))
+		case n >= len(a.chain):
+			return nil, fmt.Errorf("%w: %s: only %d commits are staged (HEAD to HEAD~%d); what came before is the base, which is not staged",
+				ErrNoSuchCommit, strings.ToUpper(id), len(a.chain), len(a.chain)-1)
+		}
+		return a.chain[len(a.chain)-1-n].c, nil
+	}
 	if len(id) < 4 || len(id) > 40 || strings.Trim(id, "0123456789abcdef") != "" {
 		return nil, fmt.Errorf("%w: %q is not a commit id; use the id git_status shows (at least 4 hex digits)", ErrNoSuchCommit, id)
 	}

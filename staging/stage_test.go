@@ -393,6 +393,41 @@ func TestLookup(t *testing.T) {
 	}
 }
 
+// HEAD names the latest staged commit, as in git, and HEAD~N, HEAD^ and @
+// the ones before; past the staged commits, or with none staged, the
+// error says so.
+func TestLookupHEAD(t *testing.T) {
+	e := newEnv(t)
+	if _, err := e.area.Lookup("HEAD"); !errors.Is(err, staging.ErrNoSuchCommit) || !strings.Contains(err.Error(), "nothing is staged") {
+		t.Errorf("HEAD with nothing staged: %v", err)
+	}
+	var cs []*staging.Commit
+	for _, f := range []string{"a", "b", "c"} {
+		e.write(t, f, f)
+		c, err := e.area.Stage(nil, f)
+		must(t, err)
+		cs = append(cs, c)
+	}
+	for _, tc := range []struct {
+		id   string
+		want int // index in cs; -1: an error
+	}{
+		{"HEAD", 2}, {"head", 2}, {" @ ", 2}, {"HEAD~0", 2}, {"HEAD~", 1}, {"HEAD~1", 1}, {"HEAD^", 1},
+		{"HEAD^^", 0}, {"@~2", 0}, {"HEAD~1^", 0}, {"HEAD~3", -1}, {"HEAD~x", -1}, {"HEADS", -1}, {"HEAD~99999999", -1},
+	} {
+		got, err := e.area.Lookup(tc.id)
+		switch {
+		case tc.want < 0 && !errors.Is(err, staging.ErrNoSuchCommit):
+			t.Errorf("Lookup(%q) = %v, %v; want ErrNoSuchCommit", tc.id, got, err)
+		case tc.want >= 0 && (err != nil || got.ID != cs[tc.want].ID):
+			t.Errorf("Lookup(%q) = %v, %v; want %s", tc.id, got, err, cs[tc.want].Message)
+		}
+	}
+	if _, err := e.area.Lookup("HEAD~3"); err == nil || !strings.Contains(err.Error(), "only 3 commits are staged") {
+		t.Errorf("HEAD~3 of 3: %v", err)
+	}
+}
+
 // Seeding from a real repository's commit, all of it or some paths, then
 // staging on top: the parent is that commit and git agrees.
 func TestSeedFromCommitAndStageOnTop(t *testing.T) {

@@ -156,6 +156,7 @@ func TestHelp(t *testing.T) {
 		{[]string{"ledger", "show", "--help"}, []string{"Usage: airlock ledger show", "-n", "-file"}},
 		{[]string{"demo", "--help"}, []string{"Usage: airlock demo", "-yes"}},
 		{[]string{"version", "--help"}, []string{"Usage: airlock version"}},
+		{[]string{"sessions", "prune", "--help"}, []string{"Usage: airlock sessions prune", "-older-than", "-force", "-dry-run", "never deleted"}},
 		{[]string{"help"}, []string{"Usage:", "airlock serve", "airlock review", "airlock ledger", "airlock demo", "airlock version", "Exit codes"}},
 		{[]string{"--help"}, []string{"Usage:", "airlock demo"}},
 		{[]string{"-h"}, []string{"Usage:", "airlock demo"}},
@@ -194,6 +195,7 @@ func TestHelp(t *testing.T) {
 		{[]string{"demo", "extra"}, []string{"demo takes no arguments"}},
 		{[]string{"ledger", "verify", "my-ledger.jsonl"}, []string{"ledger verify takes no arguments", "--help"}},
 		{[]string{"ledger", "show", "10"}, []string{"ledger show takes no arguments"}},
+		{[]string{"sessions", "prune", "--older-than", "soon"}, []string{"--older-than soon", "7d"}},
 	} {
 		t.Run("usage error "+strings.Join(tc.args, " "), func(t *testing.T) {
 			out, errOut, code := runAirlock(t, env, dir, tc.args...)

@@ -165,6 +165,21 @@ func (l *lockedBuffer) String() string {
 	return l.b.String()
 }
 
+// Await returns the output once it holds every one of want, or after 10
+// seconds: a process's stderr is copied by a goroutine of its own, so what
+// it wrote before answering on stdout may arrive after the answer.
+func (l *lockedBuffer) Await(want ...string) string {
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		s, all := l.String(), true
+		for _, w := range want {
+			all = all && strings.Contains(s, w)
+		}
+		if all || time.Now().After(deadline) {
+			return s
+		}
+	}
+}
+
 // worker is the MCP client side: a coding agent's calls, checked.
 type worker struct {
 	t      *testing.T

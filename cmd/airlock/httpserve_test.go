@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -61,6 +62,17 @@ func callText(ctx context.Context, t testing.TB, cs *mcp.ClientSession, name str
 	return resultText(res), res.IsError
 }
 
+// emptyRepo is a repository without a commit: the default worker on it
+// starts with an empty workspace.
+func emptyRepo(t testing.TB) string {
+	t.Helper()
+	dir := t.TempDir()
+	if out, err := exec.Command("git", "init", "-q", dir).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v\n%s", err, out)
+	}
+	return dir
+}
+
 // sandboxesAt is testSandboxes with sessions saved under root ("": in
 // memory) and an idle time.
 func sandboxesAt(t testing.TB, root string, max int, idle time.Duration) (string, *sandboxes) {
@@ -70,7 +82,7 @@ func sandboxesAt(t testing.TB, root string, max int, idle time.Duration) (string
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { l.Close() })
-	w := session.DefaultWorker(t.TempDir())
+	w := session.DefaultWorker(emptyRepo(t))
 	sbs := newSandboxes(w, "", session.Options{Gate: approval.NewGate(l, approval.Policy{})}, root, "test", "server-token", max, 1<<40, idle, io.Discard)
 	srv := &http.Server{Handler: httpHandler(sbs)}
 	ln := listenLoopback(t)

@@ -40,7 +40,7 @@ Usage:
                   [--run MODE] [--run-ro PATH]... [--run-env K=V]... [--run-timeout D]
   airlock review  [--once]
   airlock ledger  verify | show [-n N]
-  airlock sessions list | show ID | export ID DIR [--bundle FILE] | rm ID
+  airlock sessions list | show ID | export ID DIR [--bundle FILE] | rm ID | prune [--older-than D] [--force]
   airlock demo    [--yes]
   airlock version
 

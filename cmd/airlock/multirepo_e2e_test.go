@@ -59,7 +59,7 @@ Add the /users endpoint to the api and show it on the web page.
 	})
 	w := &worker{t: t, ctx: ctx, cs: cs}
 	mustContain(t, "the instructions", cs.InitializeResult().Instructions, "2 git repositories", "api/, web/")
-	mustContain(t, "airlock serve's stderr", serveErr.String(), "api/ to local:"+api, "web/ to local:"+web)
+	mustContain(t, "airlock serve's stderr", serveErr.Await("api/ to local:"+api, "web/ to local:"+web), "api/ to local:"+api, "web/ to local:"+web)
 
 	w.call("write_file", map[string]any{"path": "api/users.go", "content": "package api\n\n// Users lists the users.\nfunc Users() {}\n"})
 	w.call("edit_file", map[string]any{"path": "web/index.html", "old_text": "hi", "new_text": "hi, <a href=/users>users</a>"})

@@ -76,7 +76,7 @@ func TestRunOverMCP(t *testing.T) {
 	if !slices.Contains(toolNames(t, w), "run") {
 		t.Fatalf("no run tool; serve said:\n%s", stderr.String())
 	}
-	mustContain(t, "serve's stderr", stderr.String(), "commands run in a sandbox (workspace-write)")
+	mustContain(t, "serve's stderr", stderr.Await("commands run in a sandbox (workspace-write)"), "commands run in a sandbox (workspace-write)")
 	out := w.call("run", map[string]any{"command": "cat /etc/hostname; ls /root 2>&1; echo built > result.txt"})
 	mustContain(t, "run", out, "exit 0", "created: result.txt", "airlock", "--- stdout ---")
 	if strings.Contains(out, "No such file") == false && strings.Contains(out, "Permission denied") == false {
@@ -96,5 +96,5 @@ func TestRunOff(t *testing.T) {
 	if slices.Contains(toolNames(t, w), "run") {
 		t.Error("the run tool is listed with --run off")
 	}
-	mustContain(t, "serve's stderr", stderr.String(), "the run tool is off")
+	mustContain(t, "serve's stderr", stderr.Await("the run tool is off"), "the run tool is off")
 }

@@ -131,6 +131,11 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		cwd, _ := os.Getwd()
 		w = session.DefaultWorker(cwd)
 	}
+	// A wrong path or branch is refused here, with where the file says
+	// it, not at the first push.
+	if err := w.Check(); err != nil {
+		return err
+	}
 	policy := approval.Policy{Mode: approval.ModeAsk}
 	if *never {
 		policy.Mode = approval.ModeNever
@@ -164,6 +169,10 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer broker.Close()
+	// The same line airlock review starts with: when the two differ (an
+	// MCP client dropped AIRLOCK_RUNTIME_DIR or AIRLOCK_STATE_DIR), the
+	// operator sees why the reviewer never hears of a push.
+	fmt.Fprintf(stderr, "airlock serve: reviewers find this server in %s (ledger: %s)\n", sockets, ledger.Path())
 	runOpts, err := runOptions(*runMode, runRO, runEnvs, *runTimeout, *allowSensitive, state, sockets)
 	if err != nil {
 		return err
@@ -273,6 +282,10 @@ func sayKept(sess *session.Session, why string, stderr io.Writer) {
 	if !ok {
 		return
 	}
+	if sess.Dropped() {
+		fmt.Fprintf(stderr, "airlock serve: stopped by %s; session %s changed nothing, so it is not kept.\n", why, dir.ID)
+		return
+	}
 	fmt.Fprintf(stderr, "airlock serve: stopped by %s; session %s is saved in %s.\n"+
 		"airlock serve: run airlock serve again with the same worker to resume it, or see it with `airlock sessions show %s`.\n",
 		why, dir.ID, dir.Path, dir.ID)
@@ -326,6 +339,9 @@ func openSession(ctx context.Context, w *session.Worker, workerFile string, opts
 		return nil, err
 	}
 	opts.State = dir
+	// A client that connects, looks and leaves (many start a server per
+	// conversation) leaves nothing behind.
+	opts.DropUnchanged = true
 	sess, err := session.New(ctx, w, opts)
 	if err != nil {
 		dir.Unlock()

@@ -73,7 +73,7 @@ func testSandboxes(t testing.TB, token string, max int) (*httptest.Server, *sand
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { l.Close() })
-	w := session.DefaultWorker(t.TempDir())
+	w := session.DefaultWorker(emptyRepo(t))
 	sbs := newSandboxes(w, "", session.Options{Gate: approval.NewGate(l, approval.Policy{})}, "", "test", token, max, 1<<40, time.Hour, io.Discard)
 	ts := httptest.NewServer(httpHandler(sbs))
 	sbs.base = ts.URL + mcpPath

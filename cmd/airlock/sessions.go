@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sort"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -21,6 +23,7 @@ const sessionsUsage = `Usage: airlock sessions list
        airlock sessions show ID
        airlock sessions export ID DIR [--bundle FILE]
        airlock sessions rm ID
+       airlock sessions prune [--older-than D] [--force] [--dry-run]
 
 A session's work (files, staged commits, checkpoints, pushes waiting) is saved in
 airlock's state directory as it happens, so that it survives a crash; airlock serve
@@ -32,6 +35,9 @@ rescue a session without an agent:
   export  write the session's files into DIR (new or empty), and with --bundle its
           staged commits as a git bundle (git fetch FILE airlock/ID in the repository)
   rm      delete a session that no server has open
+  prune   delete the sessions not changed for a while (--older-than, default 24h)
+          whose work all left; --force also those with work that has not left.
+          A session a running server has open is never deleted.
 `
 
 // sessionsRoot is where sessions live: airlock's state directory.
@@ -71,7 +77,7 @@ func runSessions(args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
 		fmt.Fprint(stderr, sessionsUsage)
 		if len(args) == 0 {
-			return &exitError{exitUsage, fmt.Errorf("sessions needs list, show, export or rm")}
+			return &exitError{exitUsage, fmt.Errorf("sessions needs list, show, export, rm or prune")}
 		}
 		return errHelp
 	}
@@ -114,8 +120,25 @@ func runSessions(args []string, stdout, stderr io.Writer) error {
 		}
 		fmt.Fprintf(stdout, "removed session %s\n", pos[0])
 		return nil
+	case "prune":
+		fs := newFlags("airlock sessions prune", "airlock sessions prune [--older-than D] [--force] [--dry-run]",
+			"Deletes the saved sessions that were last changed at least --older-than ago and hold no work\n"+
+				"that has not left (files changed and not staged, staged commits, pushes waiting for a reviewer);\n"+
+				"with --force, those with such work too. A session a running server has open is never deleted.\n"+
+				"It lists what it deleted, and what it kept and why.", stderr)
+		older := fs.String("older-than", "24h", "only sessions unchanged for at least this long: a duration such as 90m, 24h or 7d; 0 for all")
+		force := fs.Bool("force", false, "also delete sessions with work that has not left (export it first: airlock sessions export)")
+		dry := fs.Bool("dry-run", false, "delete nothing; list what would be deleted")
+		if err := parse(fs, args[1:]); err != nil {
+			return err
+		}
+		age, err := parseAge(*older)
+		if err != nil {
+			return usageError("--older-than %s: %v", *older, err)
+		}
+		return pruneSessions(root, session.PruneOptions{OlderThan: age, Force: *force, DryRun: *dry}, stdout)
 	}
-	return usageError("unknown sessions command %q: use list, show, export or rm", args[0])
+	return usageError("unknown sessions command %q: use list, show, export, rm or prune", args[0])
 }
 
 func state(l session.Listed) string {
@@ -242,4 +265,79 @@ func exportSession(root, id, dir, bundle string, stdout io.Writer) (err error) {
 	fmt.Fprintf(stdout, "wrote %d staged commits to %s; in the repository: git fetch %s %s:%s\n",
 		len(in.Staged), bundle, bundle, ref, "airlock/"+in.ID)
 	return nil
+}
+
+// parseAge reads a duration as time.ParseDuration does, and days ("7d").
+func parseAge(s string) (time.Duration, error) {
+	if d, ok := strings.CutSuffix(s, "d"); ok {
+		n, err := strconv.ParseFloat(d, 64)
+		if err != nil || n < 0 || n > 100*365 {
+			return 0, fmt.Errorf("give a number of days such as 7d, or a duration such as 24h")
+		}
+		return time.Duration(n * float64(24*time.Hour)), nil
+	}
+	age, err := time.ParseDuration(s)
+	if err != nil || age < 0 {
+		return 0, fmt.Errorf("give a duration such as 90m, 24h or 7d")
+	}
+	return age, nil
+}
+
+// pruneSessions deletes what o names and says what it deleted and kept.
+func pruneSessions(root string, o session.PruneOptions, stdout io.Writer) error {
+	res, err := session.Prune(root, o)
+	if err != nil {
+		return err
+	}
+	verb := "removed"
+	if o.DryRun {
+		verb = "would remove"
+	}
+	var bytes int64
+	for _, l := range res.Removed {
+		bytes += l.Bytes
+		fmt.Fprintf(stdout, "%s %s  %s  %s, last changed %s%s\n", verb, l.ID, termsafe.Text(l.Worker), state(l), lastChanged(l).Local().Format(time.DateTime), holds(l))
+	}
+	fmt.Fprintf(stdout, "%s %d session(s), %s, unchanged for %s or more\n", verb, len(res.Removed), bytesize.Format(bytes), o.OlderThan)
+	if n := len(res.Unfinished); n > 0 {
+		var ids []string
+		for _, l := range res.Unfinished {
+			ids = append(ids, l.ID+holds(l))
+		}
+		fmt.Fprintf(stdout, "kept %d with work that has not left (export it with airlock sessions export ID DIR, or --force): %s\n", n, strings.Join(ids, ", "))
+	}
+	if n := len(res.Running); n > 0 {
+		var ids []string
+		for _, l := range res.Running {
+			ids = append(ids, l.ID)
+		}
+		fmt.Fprintf(stdout, "kept %d open in a running airlock serve: %s\n", n, strings.Join(ids, ", "))
+	}
+	if res.Recent > 0 {
+		fmt.Fprintf(stdout, "kept %d changed less than %s ago\n", res.Recent, o.OlderThan)
+	}
+	if len(res.Failed) > 0 {
+		var msgs []string
+		for id, err := range res.Failed {
+			msgs = append(msgs, id+": "+err.Error())
+		}
+		sort.Strings(msgs)
+		return fmt.Errorf("could not remove %d session(s): %s", len(msgs), strings.Join(msgs, "; "))
+	}
+	return nil
+}
+
+func lastChanged(l session.Listed) time.Time {
+	if l.Updated.IsZero() {
+		return l.Created
+	}
+	return l.Updated
+}
+
+// holds says what work a session holds, if any.
+func holds(l session.Listed) string {
+	if !l.Unfinished() {
+		return ""
+	}
+	return fmt.Sprintf(" (%d changed, %d staged, %d pending)", l.Changed, l.Staged, l.Pending)
 }
