@@ -15,7 +15,7 @@ import (
 func workspaceText(s *session.Session) string {
 	cs := s.Contents()
 	where := "at the workspace's root"
-	if s.CanRun() == nil {
+	if s.MayRun() {
 		where += " (commands of run see it at " + sandbox.Workspace + ")"
 	}
 	if len(cs) == 1 && cs[0].Repo == "" {

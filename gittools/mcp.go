@@ -3,8 +3,11 @@ package gittools
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
+	"github.com/airlock-dev/airlock/sandbox"
 	"github.com/airlock-dev/airlock/session"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -54,6 +57,18 @@ func NewMCPServerWith(s *session.Session, version, more string, sessionID func()
 				}
 				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: out}}}, nil
 			})
+	}
+	if s.MayRun() {
+		if _, done := sandbox.Probed(); !done {
+			// Offered before the sandbox's probe answered (a start
+			// does not wait for it): taken back if it cannot be built,
+			// which the SDK tells clients (tools/list_changed).
+			go func() {
+				if s.CanRun() != nil {
+					srv.RemoveTools(slices.Collect(maps.Keys(runTools))...)
+				}
+			}()
+		}
 	}
 	w := s.Worker()
 	srv.AddPrompt(&mcp.Prompt{Name: w.Name, Description: promptDescription(w)},

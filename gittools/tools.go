@@ -80,9 +80,12 @@ func Tools() []Tool { return toolList }
 
 // ToolsFor is the surface a session offers: without commands (the
 // operator did not enable them, or the sandbox cannot be built here), run
-// and run_output are absent, never present and unsandboxed.
+// and run_output are absent, never present and unsandboxed. While the
+// sandbox is still being probed they are offered (a run waits for the
+// probe's answer); see NewMCPServerWith, which takes them back if the
+// answer is no.
 func ToolsFor(s *session.Session) []Tool {
-	if s.CanRun() == nil {
+	if s.MayRun() {
 		return toolList
 	}
 	var out []Tool

@@ -266,15 +266,35 @@ func Run(ctx context.Context, spec Spec, stdin io.Reader, stdout, stderr io.Writ
 }
 
 // Available reports why the jail cannot be built here, or nil. It builds
-// one and runs nothing in it but /bin/true.
+// one and runs nothing in it but /bin/true, once a process: later calls
+// wait for that first answer.
 func Available() error {
-	availOnce.Do(func() { availErr = probe() })
+	availOnce.Do(func() {
+		availErr = probe()
+		close(availDone)
+	})
 	return availErr
+}
+
+// Probe starts Available in the background: a server's start goes on
+// while the jail is built once, and offers commands unless it turns out
+// that it cannot be.
+func Probe() { go Available() }
+
+// Probed is Available's answer if it is known (done), without waiting.
+func Probed() (err error, done bool) {
+	select {
+	case <-availDone:
+		return availErr, true
+	default:
+		return nil, false
+	}
 }
 
 var (
 	availOnce sync.Once
 	availErr  error
+	availDone = make(chan struct{})
 )
 
 func probe() error {

@@ -22,6 +22,12 @@ func Available() error {
 	return fmt.Errorf("%w: commands are sandboxed with Linux namespaces, Landlock and seccomp, and this is %s", ErrUnavailable, runtime.GOOS)
 }
 
+// Probe has nothing to start here.
+func Probe() {}
+
+// Probed is Available's answer, known at once here.
+func Probed() (err error, done bool) { return Available(), true }
+
 // Run refuses: see Available.
 func Run(context.Context, Spec, io.Reader, io.Writer, io.Writer) (int, error) {
 	return -1, Available()

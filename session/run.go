@@ -142,7 +142,20 @@ func (s *Session) ReadOnly() bool { return s.run != nil && s.run.opts.Mode == Ru
 // serve --danger); otherwise a run has it only when a reviewer allows it.
 func (s *Session) Networked() bool { return s.run != nil && s.run.opts.Mode == RunDanger }
 
-// CanRun reports whether the session has the run tool, and why not.
+// MayRun reports whether the session offers the run tool: the operator
+// enabled commands, and the sandbox has not been found impossible to
+// build here (it may still be being probed: CanRun, and Run, wait for
+// the answer).
+func (s *Session) MayRun() bool {
+	if s.opts.Run == nil {
+		return false
+	}
+	err, done := sandbox.Probed()
+	return !done || err == nil
+}
+
+// CanRun reports whether the session has the run tool, and why not,
+// waiting for the sandbox's probe if it has not answered yet.
 func (s *Session) CanRun() error {
 	if s.opts.Run == nil {
 		return errors.New("the operator did not enable commands")

@@ -109,6 +109,11 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if *danger {
 		*runMode = string(session.RunDanger)
 	}
+	if *runMode != "off" {
+		// A jail is built once to see that one can be: meanwhile the
+		// start goes on.
+		sandbox.Probe()
+	}
 	if n := btoi(*fresh) + btoi(*ephemeral) + btoi(*resumeID != ""); n > 1 {
 		return usageError("--new, --ephemeral and --session exclude one another")
 	}
@@ -255,8 +260,18 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 }
 
 // sayRun tells the operator whether commands run, and if not why: never an
-// unsandboxed run, the tool is left out instead.
+// unsandboxed run, the tool is left out instead. The sandbox's probe runs
+// in the background (the start does not wait for it), so this says it
+// when the probe answers.
 func sayRun(runOpts *session.RunOptions, stderr io.Writer) {
+	if runOpts == nil {
+		fmt.Fprintf(stderr, "airlock serve: the run tool is off (--run off)\n")
+		return
+	}
+	go sayProbed(runOpts, stderr)
+}
+
+func sayProbed(runOpts *session.RunOptions, stderr io.Writer) {
 	switch err := sandbox.Available(); {
 	case runOpts == nil:
 		fmt.Fprintf(stderr, "airlock serve: the run tool is off (--run off)\n")

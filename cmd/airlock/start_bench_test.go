@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -126,10 +127,12 @@ func BenchmarkStartGoSrc(b *testing.B) {
 	tuned := append(append([]string{}, env...), "GLIBC_TUNABLES=glibc.malloc.trim_threshold=268435456:glibc.malloc.top_pad=268435456")
 	var eph, dur, clone, cloneTuned, wt time.Duration
 	var rssEph, rssDur int64
+	var lat []time.Duration
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		t, r := serve("--ephemeral")
 		eph, rssEph = eph+t, max(rssEph, r)
+		lat = append(lat, t)
 		t, r = serve("--new")
 		dur, rssDur = dur+t, max(rssDur, r)
 		clone += peer(env, "clone", "clone", "-q", "--depth", "1", "--branch", "main", "file://"+repo)
@@ -146,4 +149,55 @@ func BenchmarkStartGoSrc(b *testing.B) {
 	b.ReportMetric(ms(eph)/ms(cloneTuned), "airlock/clone-tuned")
 	b.ReportMetric(float64(rssEph)/float64(packBytes), "peakRSS/pack")
 	b.ReportMetric(float64(rssDur)/float64(packBytes), "durable-peakRSS/pack")
+	reportPercentiles(b, lat)
+}
+
+// BenchmarkStartEmpty is issue 21's fixed cost of a start: airlock serve
+// as a worker runs it (durable, commands on), on a worker that pulls
+// nothing, from the process's start to its first answered call
+// (git_status), with p50 and p99 over the iterations (run it with
+// -benchtime 20x). The goal: at most 100 ms.
+func BenchmarkStartEmpty(b *testing.B) {
+	requireGit(b)
+	bin := airlockBinary(b)
+	root := b.TempDir()
+	env := isolatedEnv(b, root)
+	repo := filepath.Join(root, "repo")
+	initRepo(b, env, repo, map[string]string{"README.md": "# r\n"})
+	workerFile := filepath.Join(root, "w.md")
+	os.WriteFile(workerFile, []byte(fmt.Sprintf("---\nname: empty\ngit:\n  default_target: {type: local, path: %q, branch: work}\n---\n", repo)), 0o644)
+	var lat []time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		cmd := exec.Command(bin, "serve", "--worker", workerFile, "--new")
+		cmd.Env, cmd.Dir = env, root
+		start := time.Now()
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).
+			Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 30 * time.Second}, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "git_status", Arguments: map[string]any{}})
+		lat = append(lat, time.Since(start))
+		if err != nil || res.IsError {
+			b.Fatalf("git_status: %v %+v", err, res)
+		}
+		b.StopTimer()
+		cs.Close()
+		cancel()
+		b.StartTimer()
+	}
+	b.StopTimer()
+	reportPercentiles(b, lat)
+}
+
+// reportPercentiles reports the p50 and p99 of lat in milliseconds.
+func reportPercentiles(b *testing.B, lat []time.Duration) {
+	slices.Sort(lat)
+	at := func(p float64) float64 {
+		return lat[min(len(lat)-1, int(float64(len(lat))*p))].Seconds() * 1e3
+	}
+	b.ReportMetric(at(0.5), "p50-ms")
+	b.ReportMetric(at(0.99), "p99-ms")
 }
