@@ -154,7 +154,7 @@ func (f *readFailure) err(h plumbing.Hash) error {
 	case f.other != "" && errors.Is(f.err1, errNotItsID):
 		return fmt.Errorf("blob %s read from %s does not hash to its id: the repository is damaged (git fsck there says where); write the file anew (write_file) or delete it (delete_file)", h, f.other)
 	case f.other != "":
-		return fmt.Errorf("blob %s could not be read from %s: %v; write the file anew (write_file) or delete it (delete_file) if reading it again fails the same way", h, f.other, f.err1)
+		return fmt.Errorf("blob %s could not be read from %s: %w; write the file anew (write_file) or delete it (delete_file) if reading it again fails the same way", h, f.other, f.err1)
 	case len(f.gone) > 0:
 		return fmt.Errorf("blob %s is no longer in %s (%w: a git gc pruned it after its branch was rewritten, or the repository was replaced): git_pull with no arguments brings the workspace to what the branch holds now; if the file still cannot be read, its content is gone: write it anew (write_file) or delete it (delete_file)",
 			h, strings.Join(f.gone, ", "), plumbing.ErrObjectNotFound)
