@@ -286,6 +286,7 @@ func TestGitHubFetchRefusesABlobByItsDeclaredSize(t *testing.T) {
 // list whole makes the pull fetch the whole tip, as before it was lazy. A
 // server that does not offer the filter gets the whole tip fetched too.
 func TestGitHubPullFallbacks(t *testing.T) {
+	t.Parallel() // long and independent: alongside the others, the package stays well within Go's default timeout
 	tgt, emu, insp, _ := emulated(t, targets.GitHubOptions{})
 	files, blobBytes := lazyRepo(t, insp)
 	read := func(sb *sandbox) {

@@ -70,8 +70,9 @@ func emulated(t *testing.T, opt targets.GitHubOptions) (*targets.GitHub, *github
 }
 
 // longTests says whether AIRLOCK_LONG_TESTS asks for the long runs (CI
-// sets it): the emulator's big cases take a minute each under the race
-// detector, where the local targets' take seconds.
+// sets it): the suite's big cases (a 50 MB file, 10,000 files) take tens
+// of seconds each under the race detector, a minute on the emulator, so
+// the README's test command leaves them to CI's long run.
 var longTests = os.Getenv("AIRLOCK_LONG_TESTS") != ""
 
 // runsOf is how many times a fault test repeats: short with -short, long
@@ -87,6 +88,7 @@ func runsOf(def, long, short int) int {
 }
 
 func TestGitHubEmulated(t *testing.T) {
+	t.Parallel() // long and independent: alongside the others, the package stays well within Go's default timeout
 	targettest.Run(t, targettest.Harness{Short: !longTests, New: func(t *testing.T) (targets.Target, targettest.Inspector) {
 		tgt, _, insp, _ := emulated(t, targets.GitHubOptions{})
 		insp.Commit(t, "init", map[string]targettest.File{"README.md": {Data: "# reports\n"}})
@@ -97,11 +99,12 @@ func TestGitHubEmulated(t *testing.T) {
 // Small inline batches, so the 10,000-file case sends many tree requests
 // chained on each other's results.
 func TestGitHubEmulatedBatches(t *testing.T) {
+	t.Parallel() // long and independent: alongside the others, the package stays well within Go's default timeout
 	targettest.Run(t, targettest.Harness{New: func(t *testing.T) (targets.Target, targettest.Inspector) {
 		tgt, _, insp, _ := emulated(t, targets.GitHubOptions{InlineBytes: 1000})
 		insp.Commit(t, "init", map[string]targettest.File{"README.md": {Data: "# reports\n"}})
 		return tgt, insp
-	}, Skip: skipUnlessLong("BigFile")})
+	}, Skip: skipUnlessLong("BigFile", "ManyFiles")})
 }
 
 func skipUnlessLong(names ...string) []string {
@@ -128,6 +131,7 @@ func TestGitHubReal(t *testing.T) {
 // The harness of TestGitHubReal, run against the emulator, so that it is
 // known to work before anyone points it at github.com.
 func TestGitHubEmulatedThroughAPI(t *testing.T) {
+	t.Parallel() // long and independent: alongside the others, the package stays well within Go's default timeout
 	emu, err := githubemu.New(t.TempDir(), "octo-org", "reports", emuToken)
 	if err != nil {
 		t.Fatal(err)

@@ -26,6 +26,7 @@ import (
 // and a working tree holds exactly the files of the commit its branch is
 // at, with nothing left over.
 func TestPushSurvivesSIGKILL(t *testing.T) {
+	t.Parallel() // long and independent: alongside the others, the package stays well within Go's default timeout
 	if os.Getenv("AIRLOCK_KILL_CHILD") != "" {
 		t.Skip("child")
 	}
@@ -35,6 +36,7 @@ func TestPushSurvivesSIGKILL(t *testing.T) {
 	runs := runsOf(6, 50, 3)
 	for _, kind := range []string{"bare", "worktree"} {
 		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
 			template := t.TempDir()
 			if kind == "bare" {
 				run(t, template, nil, nil, "init", "-q", "--bare", "-b", "main", ".")

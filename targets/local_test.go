@@ -159,7 +159,8 @@ func (g *gitInspector) Fsck(t testing.TB) {
 }
 
 func TestLocalBare(t *testing.T) {
-	targettest.Run(t, targettest.Harness{New: func(t *testing.T) (targets.Target, targettest.Inspector) {
+	t.Parallel() // long and independent: alongside the others, the package stays well within Go's default timeout
+	targettest.Run(t, targettest.Harness{Short: !longTests, New: func(t *testing.T) (targets.Target, targettest.Inspector) {
 		dir := t.TempDir()
 		run(t, dir, nil, nil, "init", "-q", "--bare", "-b", "main", ".")
 		tgt, err := targets.OpenLocalBare(context.Background(), dir)
@@ -172,7 +173,8 @@ func TestLocalBare(t *testing.T) {
 
 // A working-tree repository, pushed to on a branch that is not checked out.
 func TestLocalOtherBranch(t *testing.T) {
-	targettest.Run(t, targettest.Harness{Branch: "feature", New: func(t *testing.T) (targets.Target, targettest.Inspector) {
+	t.Parallel() // long and independent: alongside the others, the package stays well within Go's default timeout
+	targettest.Run(t, targettest.Harness{Branch: "feature", Short: !longTests, New: func(t *testing.T) (targets.Target, targettest.Inspector) {
 		dir := t.TempDir()
 		run(t, dir, nil, nil, "init", "-q", "-b", "main", ".")
 		tgt, err := targets.OpenLocal(context.Background(), dir)
@@ -186,8 +188,10 @@ func TestLocalOtherBranch(t *testing.T) {
 // A working-tree repository, pushed to on its checked-out branch: the
 // files and the index follow.
 func TestLocalCheckedOutBranch(t *testing.T) {
+	t.Parallel() // long and independent: alongside the others, the package stays well within Go's default timeout
 	var dir string
 	targettest.Run(t, targettest.Harness{
+		Short: !longTests,
 		New: func(t *testing.T) (targets.Target, targettest.Inspector) {
 			dir = t.TempDir()
 			run(t, dir, nil, nil, "init", "-q", "-b", "main", ".")

@@ -347,6 +347,7 @@ func sh(t *testing.T, cmd string) string {
 // push; everything else is at the pushed commit; git status shows only the
 // edits; git fsck --strict is clean.
 func TestRecoveryAfterSIGKILLKeepsEdits(t *testing.T) {
+	t.Parallel() // long and independent: alongside the others, the package stays well within Go's default timeout
 	if os.Getenv("AIRLOCK_KILL_CHILD") != "" {
 		t.Skip("child")
 	}
