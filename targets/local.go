@@ -42,6 +42,9 @@ import (
 type Local struct {
 	path string // absolute path of the repository (the working tree, or the bare repo)
 	bare bool
+	// gitDir and common are its git directory and common git directory,
+	// when read from git's layout at open ("": ask git).
+	gitDir, common string
 
 	srcMu sync.Mutex
 	src   *repoSource // blobs read in place for lazy bases; made by the first Fetch
@@ -67,25 +70,32 @@ func openLocal(ctx context.Context, path string, bare bool) (*Local, error) {
 		return nil, err
 	}
 	l := &Local{path: abs, bare: bare}
-	out, err := l.git(ctx, nil, "rev-parse", "--is-bare-repository")
-	if err != nil {
-		return nil, fmt.Errorf("%s is not a git repository: %w", abs, err)
+	isBare := false
+	if p, err := ProbeLocal(abs); err == nil {
+		// git's layout, read from its files: no git process for it.
+		isBare, l.path, l.gitDir = p.Bare, p.Path, p.GitDir
+		l.common, _ = commonDirOf(l.path)
+	} else {
+		// A layout the probe does not read: git says.
+		out, err := l.git(ctx, nil, "rev-parse", "--is-bare-repository")
+		if err != nil {
+			return nil, fmt.Errorf("%s is not a git repository: %w", abs, err)
+		}
+		if isBare = strings.TrimSpace(string(out)) == "true"; !isBare {
+			top, err := l.git(ctx, nil, "rev-parse", "--show-toplevel")
+			if err != nil {
+				return nil, err
+			}
+			if t := strings.TrimSpace(string(top)); t != "" {
+				l.path = t
+			}
+		}
 	}
-	isBare := strings.TrimSpace(string(out)) == "true"
 	switch {
 	case bare && !isBare:
 		return nil, fmt.Errorf("%s is a working-tree repository; use the \"local\" target type for it", abs)
 	case !bare && isBare:
 		return nil, fmt.Errorf("%s is a bare repository; use the \"local-bare\" target type for it", abs)
-	}
-	if !bare {
-		top, err := l.git(ctx, nil, "rev-parse", "--show-toplevel")
-		if err != nil {
-			return nil, err
-		}
-		if t := strings.TrimSpace(string(top)); t != "" {
-			l.path = t
-		}
 	}
 	if err := l.Recover(ctx); err != nil {
 		return nil, err
@@ -165,8 +175,19 @@ func (l *Local) Head(ctx context.Context, ref string) (plumbing.Hash, error) {
 	return ref2.Hash(), nil
 }
 
-// DefaultBranch is the branch HEAD names.
+// DefaultBranch is the branch HEAD names, read from the HEAD file where
+// the repository's layout is known.
 func (l *Local) DefaultBranch(ctx context.Context) (string, error) {
+	if l.gitDir != "" {
+		p, err := probeHead(&Probe{GitDir: l.gitDir})
+		if err != nil {
+			return "", err
+		}
+		if p.Head == "" {
+			return "", fmt.Errorf("the HEAD of %s is detached (at %s): it names no branch", l.path, p.Detached.String()[:7])
+		}
+		return strings.TrimPrefix(p.Head, "refs/heads/"), nil
+	}
 	out, err := l.git(ctx, nil, "symbolic-ref", "--short", "HEAD")
 	if err != nil {
 		return "", err
@@ -204,7 +225,6 @@ func (l *Local) Fetch(ctx context.Context, ref string, paths []string, store *st
 		}
 	}
 	store.AddSource(l.ID(), src)
-	go src.warm()
 	return head, nil
 }
 
@@ -500,6 +520,9 @@ type touched struct {
 }
 
 func (l *Local) commonDir(ctx context.Context) (string, error) {
+	if l.common != "" {
+		return l.common, nil
+	}
 	out, err := l.git(ctx, nil, "rev-parse", "--path-format=absolute", "--git-common-dir")
 	if err != nil {
 		return "", err
@@ -797,6 +820,29 @@ func (l *Local) awaitPushes(ctx context.Context) error {
 	return unflock(f)
 }
 
+// incomingRefs lists the temporary refs of pushes (refs/airlock/incoming/),
+// read from the repository's files (loose and packed) without a process:
+// every open of a working-tree target asks.
+func (l *Local) incomingRefs() ([]string, error) {
+	r, err := l.open()
+	if err != nil {
+		return nil, err
+	}
+	it, err := r.Storer.IterReferences()
+	if err != nil {
+		return nil, err
+	}
+	defer it.Close()
+	var refs []string
+	err = it.ForEach(func(ref *plumbing.Reference) error {
+		if strings.HasPrefix(ref.Name().String(), "refs/airlock/incoming/") {
+			refs = append(refs, ref.Name().String())
+		}
+		return nil
+	})
+	return refs, err
+}
+
 func (l *Local) recoverLocked(ctx context.Context, dir string) error {
 	jpath := filepath.Join(dir, "push-journal.json")
 	data, err := os.ReadFile(jpath)
@@ -804,11 +850,11 @@ func (l *Local) recoverLocked(ctx context.Context, dir string) error {
 		// A push killed between writing its objects and its journal leaves
 		// only its temporary ref. Pushes hold the lock we hold now, so no
 		// temporary ref is in use.
-		out, err := l.git(ctx, nil, "for-each-ref", "--format=%(refname)", "refs/airlock/incoming/")
+		refs, err := l.incomingRefs()
 		if err != nil {
 			return err
 		}
-		for _, ref := range strings.Fields(string(out)) {
+		for _, ref := range refs {
 			l.git(ctx, nil, "update-ref", "-d", ref)
 		}
 		return nil

@@ -33,7 +33,9 @@ import (
 // takes, or git failing. The caller then copies the objects one by one,
 // which has its own checks for each of those cases.
 func (l *Local) listTree(ctx context.Context, head plumbing.Hash, store *staging.Store, src *repoSource) (ok bool, err error) {
-	raw, err := l.git(ctx, nil, "cat-file", "commit", head.String())
+	// Through the source's own reader: the process that reads the
+	// files' content later is started here, not one more beside it.
+	_, raw, err := src.cat.Read(head, plumbing.CommitObject, store.Limit())
 	if err != nil {
 		return false, nil
 	}

@@ -37,13 +37,6 @@ func newRepoSource(common string) *repoSource {
 	return &repoSource{common: common, cat: newCatFile(common)}
 }
 
-// warm starts a reader, so that the worker's first read finds git running
-// with the repository's indexes loaded: it runs while the workspace is
-// seeded.
-func (r *repoSource) warm() {
-	r.cat.Read(plumbing.ZeroHash, plumbing.BlobObject, 0)
-}
-
 // ReadBlob reads blob h whole, if its header declares at most max bytes
 // and, when a fetch listed it, the size git listed: the repository may
 // have changed since. The store checks the content against h.
