@@ -76,9 +76,8 @@ func TestLostBlobAdviceWorks(t *testing.T) {
 	ws := e.s.Workspace()
 	must(t, ws.Rename("b.txt", "moved-b.txt"))
 	must(t, ws.Rename("c.txt", "moved-c.txt"))
-	for _, f := range []string{"b.txt", "c.txt"} { // loose objects, as a fresh commit leaves them
-		id := strings.TrimSpace(git(t, dir, "rev-parse", "HEAD:"+f))
-		must(t, os.Remove(filepath.Join(dir, ".git", "objects", id[:2], id[2:])))
+	for _, f := range []string{"b.txt", "c.txt"} {
+		loseBlob(t, dir, f)
 	}
 	readFails(t, ws, "moved-b.txt", "git_pull with no arguments")
 	readIs(t, ws, "keep.txt", "kept\n")
@@ -150,6 +149,7 @@ func TestDamagedObjectAdviceWorks(t *testing.T) {
 	obj := filepath.Join(dir, ".git", "objects", id[:2], id[2:])
 	os.Chmod(obj, 0o644)
 	must(t, os.WriteFile(obj, z.Bytes(), 0o444))
+	must(t, os.Remove(filepath.Join(dir, "a.txt"))) // else read from the working tree, as committed
 
 	ws := e.s.Workspace()
 	readFails(t, ws, "a.txt", "damaged", "git fsck", "write the file anew (write_file)")
@@ -176,8 +176,7 @@ func gitMayFail(dir string, args ...string) (string, error) {
 func TestRunWithAnUnreadableFile(t *testing.T) {
 	dir := repo(t, false, map[string]string{"lost.txt": "lost\n", "ok.txt": "ok\n", "sub/also.txt": "also\n"})
 	e := runEnv(t, dir, session.RunOptions{}, config{})
-	id := strings.TrimSpace(git(t, dir, "rev-parse", "HEAD:lost.txt"))
-	must(t, os.Remove(filepath.Join(dir, ".git", "objects", id[:2], id[2:])))
+	loseBlob(t, dir, "lost.txt")
 	res, err := e.s.Run(context.Background(), session.RunArgs{Command: "cat ok.txt sub/also.txt; test -e lost.txt || echo absent"}, nil)
 	if err != nil {
 		t.Fatalf("one unreadable file stops the run: %v", err)
@@ -205,8 +204,7 @@ func TestExportWithAnUnreadableFile(t *testing.T) {
 	d := newDurable(t, dir, approval.Policy{}, nil)
 	must(t, d.s.Workspace().WriteFile("new.txt", []byte("new\n"), 0o644))
 	must(t, d.s.Save())
-	id := strings.TrimSpace(git(t, dir, "rev-parse", "HEAD:lost.txt"))
-	must(t, os.Remove(filepath.Join(dir, ".git", "objects", id[:2], id[2:])))
+	loseBlob(t, dir, "lost.txt")
 	d.s.Close()
 	d.s = nil
 	in, err := session.Inspect(d.root, d.id)
@@ -227,4 +225,14 @@ func TestExportWithAnUnreadableFile(t *testing.T) {
 	if _, err := os.Lstat(filepath.Join(out, "lost.txt")); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("lost.txt was written: %v", err)
 	}
+}
+
+// loseBlob removes the content of the committed file p from the working-
+// tree repository dir: its loose object (as a fresh commit leaves it) and
+// its checked-out copy, which a lazy read would otherwise take.
+func loseBlob(t *testing.T, dir, p string) {
+	t.Helper()
+	id := strings.TrimSpace(git(t, dir, "rev-parse", "HEAD:"+p))
+	must(t, os.Remove(filepath.Join(dir, ".git", "objects", id[:2], id[2:])))
+	must(t, os.Remove(filepath.Join(dir, filepath.FromSlash(p))))
 }

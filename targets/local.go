@@ -234,6 +234,9 @@ func (l *Local) source(common string) *repoSource {
 	defer l.srcMu.Unlock()
 	if l.src == nil {
 		l.src = newRepoSource(common)
+		if !l.bare {
+			l.src.wt = newWorktreeFiles(l.path)
+		}
 	}
 	return l.src
 }

@@ -122,6 +122,9 @@ func (l *Local) listTree(ctx context.Context, head plumbing.Hash, store *staging
 				return false, nil
 			}
 			src.sizes.Store(id, size)
+			if mode == 0o100644 || mode == 0o100755 {
+				src.wt.note(id, path.Join(dir, name))
+			}
 			if staging.CheckReads(name, filemode.FileMode(mode)) {
 				special = append(special, id)
 			}

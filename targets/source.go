@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -20,6 +21,7 @@ import (
 type repoSource struct {
 	common string // the repository's common git directory
 	cat    *catFile
+	wt     *worktreeFiles // a working tree's files, read first; nil for a bare repository
 	sizes  sync.Map // plumbing.Hash -> int64: blob sizes a fetch listed
 
 	checkMu sync.Mutex
@@ -42,6 +44,11 @@ func newRepoSource(common string) *repoSource {
 // have changed since. The store checks the content against h.
 func (r *repoSource) ReadBlob(h plumbing.Hash, max int64) ([]byte, error) {
 	if n, ok := r.sizes.Load(h); ok {
+		if n.(int64) <= max {
+			if data, ok := r.wt.read(h, n.(int64)); ok {
+				return data, nil
+			}
+		}
 		max = min(max, n.(int64))
 	}
 	_, data, err := r.cat.Read(h, plumbing.BlobObject, max)
@@ -52,6 +59,14 @@ func (r *repoSource) ReadBlob(h plumbing.Hash, max int64) ([]byte, error) {
 // per core, calling fn (from as many goroutines) with each one's content
 // or why it could not be read. See staging.BlobStreamSource.
 func (r *repoSource) StreamBlobs(ctx context.Context, ids []plumbing.Hash, max int64, fn func(i int, data []byte, err error) error) error {
+	if r.wt != nil {
+		// The working tree's files first, a goroutine per core; what
+		// they do not hold goes to git.
+		var err error
+		if ids, fn, err = r.streamWorktree(ctx, ids, max, fn); err != nil || len(ids) == 0 {
+			return err
+		}
+	}
 	n := min(cap(r.cat.idle), (len(ids)+streamChunk-1)/streamChunk)
 	if n <= 1 {
 		return r.cat.Each(ctx, ids, plumbing.BlobObject, max, fn)
@@ -86,6 +101,68 @@ func (r *repoSource) StreamBlobs(ctx context.Context, ids []plumbing.Hash, max i
 		}
 	}
 	return first
+}
+
+// streamWorktree reads what it can of ids from the working tree, giving
+// each to fn, and returns the rest, with fn made to answer for their
+// indexes in ids.
+func (r *repoSource) streamWorktree(ctx context.Context, ids []plumbing.Hash, max int64, fn func(int, []byte, error) error) ([]plumbing.Hash, func(int, []byte, error) error, error) {
+	missed := make([]bool, len(ids))
+	next := make(chan int)
+	errs := make(chan error, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for range cap(errs) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				n, ok := r.sizes.Load(ids[i])
+				var data []byte
+				if ok && n.(int64) <= max {
+					data, ok = r.wt.read(ids[i], n.(int64))
+				}
+				if !ok {
+					missed[i] = true
+					continue
+				}
+				if err := fn(i, data, nil); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	var err error
+feed:
+	for i := range ids {
+		select {
+		case next <- i:
+		case err = <-errs:
+			break feed
+		case <-ctx.Done():
+			err = ctx.Err()
+			break feed
+		}
+	}
+	close(next)
+	wg.Wait()
+	if err == nil {
+		select {
+		case err = <-errs:
+		default:
+		}
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	var rest []plumbing.Hash
+	var at []int
+	for i, m := range missed {
+		if m {
+			rest, at = append(rest, ids[i]), append(at, i)
+		}
+	}
+	return rest, func(k int, data []byte, err error) error { return fn(at[k], data, err) }, nil
 }
 
 // streamChunk is how many ids in a row one process of a stream reads.
@@ -192,5 +269,6 @@ func (r *repoSource) Close() error {
 	}
 	r.checkMu.Unlock()
 	r.cat.Close()
+	r.wt.close()
 	return nil
 }

@@ -1,0 +1,16 @@
+//go:build !linux
+
+package targets
+
+import (
+	"errors"
+	"os"
+)
+
+var errNoBeneath = errors.New("reading a working tree's files beneath it needs Linux's openat2")
+
+func openBeneath(int, string) (*os.File, int64, error) { return nil, 0, errNoBeneath }
+
+func openDir(string) (int, error) { return -1, errNoBeneath }
+
+func closeDir(int) {}

@@ -1,0 +1,96 @@
+//go:build linux
+
+package targets_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/airlock-dev/airlock/memfs"
+)
+
+// A lazy base pulled from a working-tree repository reads a file from the
+// working tree when it holds the blob exactly, and from git otherwise; it
+// never follows a symlink there, out of the tree or within it, and never
+// waits on a FIFO. Each blob's object is removed from the repository
+// where the test needs to see where a read came from: a read that
+// succeeds then came from the working tree, one that fails did not.
+func TestLazyReadsFromTheWorkingTree(t *testing.T) {
+	dir := t.TempDir()
+	run(t, dir, nil, nil, "init", "-q", "-b", "main", ".")
+	files := map[string]string{
+		"same.txt": "checked out as committed\n", "edited.txt": "committed\n", "linked.txt": "linked away\n",
+		"fifo.txt": "a fifo now\n", "sub/deep.txt": "under a linked directory\n", "inner.txt": "linked within\n",
+	}
+	commitFiles(t, dir, files)
+	ids := map[string]string{}
+	for p := range files {
+		ids[p] = strings.TrimSpace(run(t, dir, nil, nil, "rev-parse", "HEAD:"+p))
+	}
+	sb := pulled(t, dir, false)
+	outside := t.TempDir()
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The working tree changes after the pull.
+	must(os.WriteFile(filepath.Join(dir, "edited.txt"), []byte("COMMITTED\n"), 0o644))
+	must(os.WriteFile(filepath.Join(outside, "linked.txt"), []byte(files["linked.txt"]), 0o644))
+	must(os.Remove(filepath.Join(dir, "linked.txt")))
+	must(os.Symlink(filepath.Join(outside, "linked.txt"), filepath.Join(dir, "linked.txt")))
+	must(os.Remove(filepath.Join(dir, "fifo.txt")))
+	must(syscall.Mkfifo(filepath.Join(dir, "fifo.txt"), 0o644))
+	must(os.MkdirAll(filepath.Join(outside, "sub"), 0o755))
+	must(os.WriteFile(filepath.Join(outside, "sub", "deep.txt"), []byte(files["sub/deep.txt"]), 0o644))
+	must(os.RemoveAll(filepath.Join(dir, "sub")))
+	must(os.Symlink(filepath.Join(outside, "sub"), filepath.Join(dir, "sub")))
+	must(os.WriteFile(filepath.Join(dir, "real-inner.txt"), []byte(files["inner.txt"]), 0o644))
+	must(os.Remove(filepath.Join(dir, "inner.txt")))
+	must(os.Symlink("real-inner.txt", filepath.Join(dir, "inner.txt")))
+	for _, p := range []string{"same.txt", "linked.txt", "sub/deep.txt", "inner.txt"} {
+		must(os.Remove(filepath.Join(dir, ".git", "objects", ids[p][:2], ids[p][2:])))
+	}
+
+	read := func(p string) (string, error) {
+		done := make(chan struct{})
+		var got []byte
+		var err error
+		go func() {
+			defer close(done)
+			got, err = sb.ws.ReadFile(p)
+		}()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("reading %s hangs", p)
+		}
+		return string(got), err
+	}
+	for _, c := range []struct {
+		path     string
+		readable bool
+	}{
+		{"same.txt", true},      // its object is gone: read from the working tree
+		{"edited.txt", true},    // edited there: read from git
+		{"fifo.txt", true},      // a FIFO there: read from git, without waiting
+		{"linked.txt", false},   // a symlink out of the tree: not followed, and git lost it
+		{"sub/deep.txt", false}, // below a linked directory: not followed either
+		{"inner.txt", false},    // a symlink within the tree: not followed either
+	} {
+		got, err := read(c.path)
+		switch {
+		case c.readable && (err != nil || got != files[c.path]):
+			t.Errorf("%s: %q, %v; want the committed content", c.path, got, err)
+		case !c.readable && err == nil:
+			t.Errorf("%s was read (%q) through a symlink in the working tree", c.path, got)
+		case !c.readable && !strings.Contains(err.Error(), memfs.ErrUnavailable.Error()):
+			t.Errorf("%s: %v", c.path, err)
+		}
+	}
+}
