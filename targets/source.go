@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 
@@ -22,7 +22,7 @@ type repoSource struct {
 	common string // the repository's common git directory
 	cat    *catFile
 	wt     *worktreeFiles // a working tree's files, read first; nil for a bare repository
-	sizes  sync.Map // plumbing.Hash -> int64: blob sizes a fetch listed
+	sizes  sync.Map       // plumbing.Hash -> int64: blob sizes a fetch listed
 
 	checkMu sync.Mutex
 	check   *catProc // git cat-file --batch-check, for sizes and presence

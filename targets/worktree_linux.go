@@ -46,4 +46,3 @@ func openDir(path string) (int, error) {
 }
 
 func closeDir(fd int) { unix.Close(fd) }
-
