@@ -93,6 +93,14 @@ func newEnv(t testing.TB, path string, c config) *env {
 	for name, p := range c.targets {
 		w.Targets[name] = &session.TargetSpec{Type: "local-bare", Path: p, Branch: "main"}
 	}
+	e := newEnvWorker(t, w, c)
+	e.repo = path
+	return e
+}
+
+// newEnvWorker opens a session of w, as newEnv does.
+func newEnvWorker(t testing.TB, w *session.Worker, c config) *env {
+	t.Helper()
 	l, err := ledger.Open(filepath.Join(t.TempDir(), "ledger.jsonl"))
 	if err != nil {
 		t.Fatal(err)
@@ -117,7 +125,7 @@ func newEnv(t testing.TB, path string, c config) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(s.Close)
-	return &env{s: s, gate: gate, l: l, repo: path}
+	return &env{s: s, gate: gate, l: l}
 }
 
 func (e *env) write(t testing.TB, p, content string) {

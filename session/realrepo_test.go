@@ -10,6 +10,8 @@ import (
 
 	"github.com/airlock-dev/airlock/internal/gittest"
 	"github.com/airlock-dev/airlock/memfs"
+	"github.com/airlock-dev/airlock/session"
+	"github.com/airlock-dev/airlock/targets/githubemu"
 )
 
 // Every blob of real repositories, pulled into a session as a lazy base
@@ -64,55 +66,95 @@ func TestEveryBlobOfRealRepositoriesReadsExact(t *testing.T) {
 		{"partial clone", partial},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			e := newEnv(t, c.repo, config{limits: memfs.Limits{MaxTotalBytes: 1 << 30, MaxFileBytes: 64 << 20, MaxFiles: 100_000}})
-			ws := e.s.Workspace()
-			es := workspaceFiles(ws)
-			lazy := 0
-			for _, f := range es {
-				if f.Lazy() {
-					lazy++
-				}
-				got, err := ws.ReadFile(f.Path)
-				if err != nil {
-					t.Fatalf("read_file %s: %v", f.Path, err)
-				}
-				if !bytes.Equal(got, want[gittest.HexID(f.ID)]) {
-					t.Fatalf("read_file %s: %d bytes that are not git's %d", f.Path, len(got), len(want[gittest.HexID(f.ID)]))
-				}
-			}
-			// Every file of the commit is there, but those the deny list
-			// keeps out (the *.pem of crypto's tests).
-			if len(es) < len(blobs)*98/100 {
-				t.Fatalf("the workspace has %d files of the commit's %d", len(es), len(blobs))
-			}
-			if lazy == 0 {
-				t.Fatal("nothing of the base is lazy: the pull copied the content")
-			}
-			var mu sync.Mutex
-			exact := 0
-			err := memfs.LoadEach(context.Background(), es, false, func(e memfs.Entry, data []byte, err error) error {
-				if err != nil {
-					t.Errorf("streaming %s: %v", e.Path, err)
-					return nil
-				}
-				if !bytes.Equal(data, want[gittest.HexID(e.ID)]) {
-					t.Errorf("streaming %s: %d bytes that are not git's", e.Path, len(data))
-					return nil
-				}
-				mu.Lock()
-				exact++
-				mu.Unlock()
-				return nil
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if exact != len(es) {
-				t.Fatalf("%d of %d files streamed exact", exact, len(es))
-			}
-			t.Logf("%d files of the commit's %d, all exact (%d lazy when streamed)", exact, len(blobs), lazy)
+			e := newEnv(t, c.repo, config{limits: realLimits})
+			readsExact(t, e.s.Workspace(), len(blobs), want, -1)
 		})
 	}
+	// The same commit on GitHub (the emulator, git's own http-backend
+	// behind GitHub's API): its blobs are fetched over smart HTTP in
+	// packs of their own, which go-git unpacks in memory.
+	t.Run("github", func(t *testing.T) {
+		const token = "ghp_realrepoTESTtoken00000000000000000"
+		emu, err := githubemu.New(t.TempDir(), "octo-org", "src", token)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(emu.Close)
+		git(t, "", "--git-dir="+deep, "push", "-q", emu.Dir(), "main")
+		t.Setenv("AIRLOCK_GITHUB_API_URL", emu.URL)
+		t.Setenv("AIRLOCK_GITHUB_GIT_URL", emu.GitURL)
+		t.Setenv("GITHUB_TOKEN", token)
+		spec := &session.TargetSpec{Type: "github", Repo: "octo-org/src", Branch: "main"}
+		e := newEnvWorker(t, &session.Worker{
+			Name: "tester", Author: session.Person{Name: "Tester", Email: "tester@example.com"},
+			DefaultTarget: spec, Targets: map[string]*session.TargetSpec{}, Limits: realLimits,
+			AutoPull: []session.PullSpec{{Path: ".", Source: spec}},
+		}, config{})
+		// A file read alone is a request to GitHub: a hundred of them,
+		// and the stream's batches read the rest.
+		readsExact(t, e.s.Workspace(), len(blobs), want, 100)
+	})
+}
+
+// realLimits hold the Go toolchain's src.
+var realLimits = memfs.Limits{MaxTotalBytes: 1 << 30, MaxFileBytes: 64 << 20, MaxFiles: 100_000}
+
+// readsExact reads every file of ws, a lazy base of a commit of n blobs
+// whose contents (by id) are want, one at a time as read_file does (the
+// first oneByOne of them; -1: all) and all at once as a run's mirror and a
+// search stream them, and checks each against git's.
+func readsExact(t *testing.T, ws *memfs.Workspace, n int, want map[string][]byte, oneByOne int) {
+	t.Helper()
+	es := workspaceFiles(ws)
+	lazy := 0
+	for _, f := range es {
+		if f.Lazy() {
+			lazy++
+		}
+	}
+	for i, f := range es {
+		if i == oneByOne {
+			break
+		}
+		got, err := ws.ReadFile(f.Path)
+		if err != nil {
+			t.Fatalf("read_file %s: %v", f.Path, err)
+		}
+		if !bytes.Equal(got, want[gittest.HexID(f.ID)]) {
+			t.Fatalf("read_file %s: %d bytes that are not git's %d", f.Path, len(got), len(want[gittest.HexID(f.ID)]))
+		}
+	}
+	// Every file of the commit is there, but those the deny list keeps
+	// out (the *.pem of crypto's tests).
+	if len(es) < n*98/100 {
+		t.Fatalf("the workspace has %d files of the commit's %d", len(es), n)
+	}
+	if lazy == 0 {
+		t.Fatal("nothing of the base is lazy: the pull copied the content")
+	}
+	var mu sync.Mutex
+	exact := 0
+	err := memfs.LoadEach(context.Background(), es, false, func(e memfs.Entry, data []byte, err error) error {
+		if err != nil {
+			t.Errorf("streaming %s: %v", e.Path, err)
+			return nil
+		}
+		if !bytes.Equal(data, want[gittest.HexID(e.ID)]) {
+			t.Errorf("streaming %s: %d bytes that are not git's", e.Path, len(data))
+			return nil
+		}
+		mu.Lock()
+		exact++
+		mu.Unlock()
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if exact != len(es) {
+		t.Fatalf("%d of %d files streamed exact", exact, len(es))
+	}
+	t.Logf("%d files of the commit's %d, all exact (%d lazy when streamed)", exact, n, lazy)
 }
 
 // workspaceFiles lists the regular files of the workspace, in path order.
