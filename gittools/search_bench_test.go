@@ -140,14 +140,91 @@ func BenchmarkSearchFiles(b *testing.B) {
 	}
 }
 
+// BenchmarkSearchFilesFirst is issue 21's first search: search_files for a
+// literal over the Go toolchain's source just pulled (lazily) into a new
+// session, so that every file is read for the first time, from a working
+// tree's checkout (where the repository has one) and from a bare
+// repository's packs (git gc'd), against ripgrep on a checkout warm in the
+// page cache; then the same search again (warm, from memory). Goals:
+// first at most 1.0x rg, warm at most 0.5x.
+func BenchmarkSearchFilesFirst(b *testing.B) {
+	rg, err := exec.LookPath("rg")
+	if err != nil {
+		b.Skip("ripgrep (rg) is not installed; it is the peer this benchmark measures against")
+	}
+	out, err := exec.Command("go", "env", "GOROOT").Output()
+	if err != nil {
+		b.Skip("no Go toolchain source: ", err)
+	}
+	repo := filepath.Join(b.TempDir(), "repo")
+	copyTree(b, filepath.Join(strings.TrimSpace(string(out)), "src"), repo)
+	git(b, repo, "init", "-q", "-b", "main", ".")
+	git(b, repo, "add", "-A", "-f")
+	git(b, repo, "-c", "user.name=b", "-c", "user.email=b@example.com", "-c", "gc.auto=0", "commit", "-qm", "go src")
+	bare := filepath.Join(b.TempDir(), "bare.git")
+	git(b, "", "clone", "-q", "--bare", "--no-local", repo, bare)
+	git(b, bare, "gc", "-q")
+	args, _ := json.Marshal(map[string]any{"pattern": "func Sprintf"})
+	rgRun := func() {
+		if err := exec.Command(rg, "-n", "--no-heading", "--hidden", "--no-ignore", "func Sprintf", repo).Run(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	rgRun() // the page cache warm
+	var checkout, packs, warm, rgs []time.Duration
+	b.ResetTimer()
+	for range b.N {
+		for _, from := range []struct {
+			typ, path string
+			took      *[]time.Duration
+		}{{"local", repo, &checkout}, {"local-bare", bare, &packs}} {
+			b.StopTimer()
+			s := searchSessionOf(b, from.typ, from.path)
+			b.StartTimer()
+			t := time.Now()
+			if _, err := gittools.Call(context.Background(), s, "search_files", args, nil); err != nil {
+				b.Fatal(err)
+			}
+			*from.took = append(*from.took, time.Since(t))
+			if from.typ == "local" {
+				t = time.Now()
+				gittools.Call(context.Background(), s, "search_files", args, nil)
+				warm = append(warm, time.Since(t))
+			}
+			b.StopTimer()
+			s.Close()
+			b.StartTimer()
+		}
+		t := time.Now()
+		rgRun()
+		rgs = append(rgs, time.Since(t))
+	}
+	b.StopTimer()
+	c, p, w, r := median(checkout), median(packs), median(warm), median(rgs)
+	b.ReportMetric(c, "first-checkout-ms")
+	b.ReportMetric(p, "first-packs-ms")
+	b.ReportMetric(w, "warm-ms")
+	b.ReportMetric(r, "rg-ms")
+	b.ReportMetric(c/r, "first-checkout/rg")
+	b.ReportMetric(p/r, "first-packs/rg")
+	b.ReportMetric(w/r, "warm/rg")
+}
+
 // searchSession opens a session that pulls repo, with room for the Go
 // tree.
 func searchSession(b *testing.B, repo string) *session.Session {
 	b.Helper()
+	return searchSessionOf(b, "local", repo)
+}
+
+// searchSessionOf opens a session that pulls the repository at path, a
+// target of type typ.
+func searchSessionOf(b *testing.B, typ, path string) *session.Session {
+	b.Helper()
 	w := &session.Worker{
 		Name: "bench", Author: session.Person{Name: "Bench", Email: "bench@example.com"},
-		DefaultTarget: &session.TargetSpec{Type: "local", Path: repo, Branch: "main"}, Targets: map[string]*session.TargetSpec{},
-		AutoPull: []session.PullSpec{{Path: ".", Source: &session.TargetSpec{Type: "local", Path: repo, Branch: "main"}}},
+		DefaultTarget: &session.TargetSpec{Type: typ, Path: path, Branch: "main"}, Targets: map[string]*session.TargetSpec{},
+		AutoPull: []session.PullSpec{{Path: ".", Source: &session.TargetSpec{Type: typ, Path: path, Branch: "main"}}},
 		Limits:   memfs.Limits{MaxTotalBytes: 2 << 30, MaxFileBytes: 64 << 20},
 	}
 	l, err := ledger.Open(filepath.Join(b.TempDir(), "ledger.jsonl"))
