@@ -13,7 +13,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 )
 
@@ -61,7 +60,6 @@ type Cache struct {
 	closed   bool
 	last     time.Time
 	wg       sync.WaitGroup
-	stop     atomic.Bool
 	every    time.Duration
 }
 
@@ -180,12 +178,11 @@ func (c *Cache) trimLater() {
 	}()
 }
 
-// Close waits for a measurement in flight (cutting its walk short).
+// Close waits for a trim in flight, and starts no more.
 func (c *Cache) Close() {
 	c.mu.Lock()
 	c.closed = true
 	c.mu.Unlock()
-	c.stop.Store(true)
 	c.wg.Wait()
 }
 
@@ -208,8 +205,8 @@ type Usage struct {
 // the usage after eviction and what was evicted; ErrBusy when the cache is
 // over its bound but a run holds it.
 func (c *Cache) Trim() (Usage, []Entry, error) {
-	u := measure(c.Dir(), &c.stop)
-	if u.Bytes <= c.max || c.stop.Load() {
+	u := measure(c.Dir())
+	if u.Bytes <= c.max {
 		return u, nil, nil
 	}
 	lock, err := tryExclusive(c.dir)
@@ -287,8 +284,8 @@ func containsString(ss []string, s string) bool {
 	return false
 }
 
-// measure walks home without following symlinks; stop cuts it short.
-func measure(home string, stop *atomic.Bool) Usage {
+// measure walks home without following symlinks.
+func measure(home string) Usage {
 	var u Usage
 	ents, err := os.ReadDir(home)
 	if err != nil {
@@ -297,9 +294,6 @@ func measure(home string, stop *atomic.Bool) Usage {
 	for _, top := range ents {
 		e := Entry{Name: top.Name()}
 		filepath.WalkDir(filepath.Join(home, top.Name()), func(p string, d fs.DirEntry, err error) error {
-			if stop != nil && stop.Load() {
-				return filepath.SkipAll
-			}
 			if err != nil {
 				return nil
 			}
@@ -433,7 +427,7 @@ func inspect(dir string) (Listed, error) {
 	if err != nil {
 		return Listed{}, err
 	}
-	l := Listed{Meta: m, Path: dir, Usage: measure(filepath.Join(dir, "home"), nil)}
+	l := Listed{Meta: m, Path: dir, Usage: measure(filepath.Join(dir, "home"))}
 	if fi, err := os.Stat(filepath.Join(dir, "lock")); err == nil {
 		l.Used = fi.ModTime()
 	}
