@@ -1,0 +1,114 @@
+//go:build linux
+
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/airlock-dev/airlock/sandbox"
+)
+
+// benchModule is a real module with real dependencies: airlock's own
+// go.mod and go.sum with its memfs and internal packages (memfs builds on
+// go-billy and go-git's plumbing), committed in a repository under root.
+func benchModule(b *testing.B, env []string, root string) string {
+	b.Helper()
+	src, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		b.Fatal(err)
+	}
+	repo := filepath.Join(root, "module")
+	os.MkdirAll(repo, 0o755)
+	for _, p := range []string{"go.mod", "go.sum", "memfs", "internal"} {
+		if out, err := exec.Command("cp", "-r", filepath.Join(src, p), repo).CombinedOutput(); err != nil {
+			b.Fatalf("cp %s: %v %s", p, err, out)
+		}
+	}
+	mustGit(b, env, repo, "init", "-q", "-b", "main")
+	mustGit(b, env, repo, "add", "-A")
+	mustGit(b, env, repo, "commit", "-qm", "module")
+	return repo
+}
+
+// BenchmarkGoTestAfterRestart is issue 21's warm build: `go test ./...` of
+// a real module in run, answered over MCP by an airlock serve started
+// anew (its first run), after an earlier server's run warmed the worker's
+// cache; the peer, in the same run, is the same `go test ./...` on the
+// host with its own warm caches. Modules come from the host's module
+// cache through a file proxy (--run-ro of its download directory), as an
+// operator without the network would set it up.
+func BenchmarkGoTestAfterRestart(b *testing.B) {
+	if err := sandbox.Available(); err != nil {
+		b.Skip(err)
+	}
+	requireGit(b)
+	if _, err := os.Stat("/usr/local/go/bin/go"); err != nil {
+		b.Skip("no Go toolchain at /usr/local/go, where the jail's PATH looks")
+	}
+	out, err := exec.Command("go", "env", "GOMODCACHE").Output()
+	if err != nil {
+		b.Fatal(err)
+	}
+	modcache := strings.TrimSpace(string(out))
+	download := filepath.Join(modcache, "cache", "download")
+	if _, err := os.Stat(download); err != nil {
+		b.Skipf("no module download cache at %s: build airlock once first", download)
+	}
+	root := b.TempDir()
+	env := isolatedEnv(b, root)
+	repo := benchModule(b, env, root)
+	wf := filepath.Join(root, "w.md")
+	os.WriteFile(wf, []byte(fmt.Sprintf("---\nname: gotest\ngit:\n  default_target: {type: local, path: %q, branch: work}\n  auto_pull: [{path: ., source: {type: local, path: %q, branch: main}}]\n---\n", repo, repo)), 0o644)
+
+	inAirlock := func() time.Duration {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
+		defer cancel()
+		cs, stderr := serveMCP(b, ctx, env, root, wf, "--ephemeral", "--run-timeout", "15m", "--run-ro", download, "--run-env", "GOPROXY=file://"+download)
+		defer cs.Close()
+		start := time.Now()
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "run", Arguments: map[string]any{"command": "go test ./...", "timeout": 900}})
+		took := time.Since(start)
+		if err != nil || res.IsError || !strings.Contains(resultText(res), "exit 0") {
+			b.Fatalf("run go test: %v\n%s\nserve: %s", err, resultText(res), stderr.String())
+		}
+		return took
+	}
+	hostEnv := append(append([]string{}, env...), "GOCACHE="+filepath.Join(root, "host-gocache"), "GOMODCACHE="+modcache,
+		"GOFLAGS=-mod=mod", "GOPROXY=off", "GOSUMDB=off", "GOTOOLCHAIN=local")
+	onHost := func() time.Duration {
+		cmd := exec.Command("go", "test", "./...")
+		cmd.Env, cmd.Dir = hostEnv, repo
+		start := time.Now()
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.Fatalf("go test on the host: %v\n%s", err, out)
+		}
+		return time.Since(start)
+	}
+	// Both caches warm: the worker's by an earlier server's run, the host's
+	// by an earlier go test.
+	cold := inAirlock()
+	hostCold := onHost()
+
+	var airlock, host time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		airlock += inAirlock()
+		host += onHost()
+	}
+	b.StopTimer()
+	ms := func(d time.Duration) float64 { return d.Seconds() * 1e3 / float64(b.N) }
+	b.ReportMetric(ms(airlock), "airlock-ms")
+	b.ReportMetric(ms(host), "host-ms")
+	b.ReportMetric(ms(airlock)/ms(host), "airlock/host")
+	b.ReportMetric(cold.Seconds()*1e3, "airlock-cold-ms")
+	b.ReportMetric(hostCold.Seconds()*1e3, "host-cold-ms")
+}
