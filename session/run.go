@@ -127,6 +127,8 @@ type runner struct {
 	netAll      bool
 	netCommands map[string]bool
 	netPending  map[string]*approval.Ticket
+
+	stamper stamper // the mirror's file times (runcache.go)
 }
 
 // ReadOnly reports whether the operator made the workspace read-only
@@ -216,6 +218,7 @@ func (s *Session) Run(ctx context.Context, a RunArgs, progress Progress) (RunRes
 	if _, err := r.mirror.Sync(start); err != nil {
 		return res, err
 	}
+	r.stamp(start)
 	if err := r.mirror.Reset(); err != nil {
 		return res, err
 	}

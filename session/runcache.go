@@ -1,9 +1,17 @@
 package session
 
 import (
+	"encoding/hex"
 	"fmt"
+	"os"
+	"path/filepath"
+	"time"
 
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/airlock-dev/airlock/memfs"
 	"github.com/airlock-dev/airlock/sandbox"
+	"github.com/airlock-dev/airlock/session/runcache"
 )
 
 // cacheHome is where a run's caches are: the worker's cache (RunOptions.
@@ -45,4 +53,83 @@ func (r *runner) beginCache() (dir string, end func(), err error) {
 		return "", nil, fmt.Errorf("the worker's cache %s: %w", c.Dir(), err)
 	}
 	return c.Dir(), end, nil
+}
+
+// stamper keeps the times of a worker's workspace files steady across
+// servers (see runcache.Stamp): at a mirror's first sync, a file whose
+// content is what the worker's last server recorded at its path gets that
+// server's time back; every file a sync writes is recorded with its new
+// time. Stamps are saved after the first sync and when the session closes:
+// a server killed in between only loses stamps, and a file without one
+// gets a new time, which is always safe.
+type stamper struct {
+	stamps map[string]runcache.Stamp
+	synced *memfs.Snapshot // what the mirror held at the last stamp
+	dirty  bool
+}
+
+// stamp follows a Sync of r's mirror to s.
+func (r *runner) stamp(s *memfs.Snapshot) {
+	c, st := r.opts.Cache, &r.stamper
+	if c == nil {
+		return
+	}
+	first := st.synced == nil
+	if first {
+		st.stamps = c.Stamps()
+	}
+	var es []memfs.Entry
+	if first {
+		s.Walk(func(e memfs.Entry) error {
+			es = append(es, e)
+			return nil
+		})
+	} else {
+		for _, ch := range st.synced.Diff(s) {
+			if e, ok := s.Lookup(ch.Path); ok {
+				es = append(es, e)
+			} else if _, ok := st.stamps[ch.Path]; ok {
+				delete(st.stamps, ch.Path)
+				st.dirty = true
+			}
+		}
+	}
+	st.synced = s
+	lower, _, _, _ := r.mirror.Dirs()
+	for _, e := range es {
+		if !e.Mode.IsRegular() {
+			continue
+		}
+		id := e.ID
+		if id == ([20]byte{}) {
+			data, err := e.Content()
+			if err != nil {
+				continue
+			}
+			id = plumbing.ComputeHash(plumbing.BlobObject, data)
+		}
+		p := filepath.Join(lower, filepath.FromSlash(e.Path))
+		hexID := hex.EncodeToString(id[:])
+		if old, ok := st.stamps[e.Path]; first && ok && old.ID == hexID && old.Size == e.Size {
+			t := time.Unix(0, old.Time)
+			os.Chtimes(p, t, t)
+			continue
+		}
+		fi, err := os.Lstat(p)
+		if err != nil {
+			continue
+		}
+		st.stamps[e.Path] = runcache.Stamp{ID: hexID, Size: e.Size, Time: fi.ModTime().UnixNano()}
+		st.dirty = true
+	}
+	if first {
+		r.saveStamps()
+	}
+}
+
+// saveStamps saves the stamps if they changed.
+func (r *runner) saveStamps() {
+	if r.opts.Cache != nil && r.stamper.dirty && r.opts.Cache.SaveStamps(r.stamper.stamps) == nil {
+		r.stamper.dirty = false
+	}
 }

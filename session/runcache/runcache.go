@@ -360,16 +360,22 @@ func writeMeta(dir string, m Meta) error {
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(dir, ".meta-*")
+	return writeAtomic(dir, "meta.json", append(b, '\n'))
+}
+
+// writeAtomic replaces dir/name with b: a reader sees the old file or the
+// new one, whole.
+func writeAtomic(dir, name string, b []byte) error {
+	tmp, err := os.CreateTemp(dir, "."+name+"-*")
 	if err != nil {
 		return err
 	}
-	_, werr := tmp.Write(append(b, '\n'))
+	_, werr := tmp.Write(b)
 	if cerr := tmp.Close(); werr == nil {
 		werr = cerr
 	}
 	if werr == nil {
-		werr = os.Rename(tmp.Name(), filepath.Join(dir, "meta.json"))
+		werr = os.Rename(tmp.Name(), filepath.Join(dir, name))
 	}
 	if werr != nil {
 		os.Remove(tmp.Name())
@@ -466,4 +472,41 @@ func Clear(root, id string) (int64, error) {
 		}
 	}
 	return l.Usage.Bytes, nil
+}
+
+// Stamp records when the workspace file at a path last changed to the
+// content it holds, as a run saw it (the modification time of the file a
+// run read). A later server gives the same content at the same path the
+// same time again: tools that key on times (go test's cached results of
+// tests that open files, make) then see the file unchanged, as they would
+// in a checkout that stayed on the disk. Changed content always gets a new
+// time, so nothing looks older than it is.
+type Stamp struct {
+	ID   string `json:"id"` // the content's git blob id, in hex
+	Size int64  `json:"size"`
+	Time int64  `json:"time"` // Unix nanoseconds
+}
+
+const stampsFile = "stamps.json"
+
+// Stamps returns the stamps a server saved last (see SaveStamps); none if
+// there are none, or they cannot be read (new times are then always safe).
+func (c *Cache) Stamps() map[string]Stamp {
+	m := map[string]Stamp{}
+	if b, err := os.ReadFile(filepath.Join(c.dir, stampsFile)); err == nil {
+		if json.Unmarshal(b, &m) != nil {
+			return map[string]Stamp{}
+		}
+	}
+	return m
+}
+
+// SaveStamps replaces the saved stamps with m, atomically. It lives beside
+// home, where no run can reach it.
+func (c *Cache) SaveStamps(m map[string]Stamp) error {
+	b, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	return writeAtomic(c.dir, stampsFile, b)
 }
