@@ -1,9 +1,11 @@
 package session
 
 import (
+	"crypto/sha1"
 	"encoding/hex"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"time"
 
@@ -79,6 +81,7 @@ func (r *runner) stamp(s *memfs.Snapshot) {
 		st.stamps = c.Stamps()
 	}
 	var es []memfs.Entry
+	dirs := map[string]bool{"": true}
 	if first {
 		s.Walk(func(e memfs.Entry) error {
 			es = append(es, e)
@@ -88,15 +91,16 @@ func (r *runner) stamp(s *memfs.Snapshot) {
 		for _, ch := range st.synced.Diff(s) {
 			if e, ok := s.Lookup(ch.Path); ok {
 				es = append(es, e)
-			} else if _, ok := st.stamps[ch.Path]; ok {
-				delete(st.stamps, ch.Path)
-				st.dirty = true
+			} else {
+				st.forget(ch.Path)
+				addDirs(dirs, ch.Path)
 			}
 		}
 	}
 	st.synced = s
 	lower, _, _, _ := r.mirror.Dirs()
 	for _, e := range es {
+		addDirs(dirs, e.Path)
 		if !e.Mode.IsRegular() {
 			continue
 		}
@@ -108,22 +112,58 @@ func (r *runner) stamp(s *memfs.Snapshot) {
 			}
 			id = plumbing.ComputeHash(plumbing.BlobObject, data)
 		}
-		p := filepath.Join(lower, filepath.FromSlash(e.Path))
-		hexID := hex.EncodeToString(id[:])
-		if old, ok := st.stamps[e.Path]; first && ok && old.ID == hexID && old.Size == e.Size {
-			t := time.Unix(0, old.Time)
-			os.Chtimes(p, t, t)
-			continue
-		}
-		fi, err := os.Lstat(p)
+		st.apply(e.Path, filepath.Join(lower, filepath.FromSlash(e.Path)), hex.EncodeToString(id[:]), e.Size, first)
+	}
+	// A directory's time counts too (go test hashes a directory it read
+	// by its entries' and its own stat): keyed by its listing, under a
+	// key no file path has.
+	for d := range dirs {
+		p := filepath.Join(lower, filepath.FromSlash(d))
+		ents, err := os.ReadDir(p)
 		if err != nil {
+			st.forget("/" + d)
 			continue
 		}
-		st.stamps[e.Path] = runcache.Stamp{ID: hexID, Size: e.Size, Time: fi.ModTime().UnixNano()}
-		st.dirty = true
+		h := sha1.New()
+		for _, e := range ents {
+			fmt.Fprintf(h, "%s\x00%v\x00", e.Name(), e.Type())
+		}
+		st.apply("/"+d, p, hex.EncodeToString(h.Sum(nil)), int64(len(ents)), first)
 	}
 	if first {
 		r.saveStamps()
+	}
+}
+
+// apply gives the mirror's p, which holds content id of size at key, the
+// time recorded for that content at a first sync; otherwise it records
+// the time p has.
+func (st *stamper) apply(key, p, id string, size int64, first bool) {
+	if old, ok := st.stamps[key]; first && ok && old.ID == id && old.Size == size {
+		t := time.Unix(0, old.Time)
+		if os.Chtimes(p, t, t) == nil {
+			return
+		}
+	}
+	fi, err := os.Lstat(p)
+	if err != nil {
+		return
+	}
+	st.stamps[key] = runcache.Stamp{ID: id, Size: size, Time: fi.ModTime().UnixNano()}
+	st.dirty = true
+}
+
+func (st *stamper) forget(key string) {
+	if _, ok := st.stamps[key]; ok {
+		delete(st.stamps, key)
+		st.dirty = true
+	}
+}
+
+// addDirs adds the directories p lies in ("" the root) to dirs.
+func addDirs(dirs map[string]bool, p string) {
+	for d := path.Dir(p); d != "." && !dirs[d]; d = path.Dir(d) {
+		dirs[d] = true
 	}
 }
 

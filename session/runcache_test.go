@@ -110,14 +110,14 @@ func TestRunCacheIsBounded(t *testing.T) {
 	}
 }
 
-// A file a new session of the worker mirrors with the content it had in
-// the last one keeps that one's time (go test's cached results of tests
-// that read files stay valid); a changed file gets a later time (make
-// rebuilds from it).
+// A file (or directory) a new session of the worker mirrors with the
+// content (or entries) it had in the last one keeps that one's time (go
+// test's cached results of tests that read them stay valid); a changed
+// file gets a later time (make rebuilds from it).
 func TestRunFileTimesSteadyAcrossSessions(t *testing.T) {
 	r := repo(t, true, map[string]string{"README.md": "# p\n", "testdata/in.txt": "input\n"})
 	root := filepath.Join(t.TempDir(), "cache")
-	times := "stat -c '%n %.9Y' README.md testdata/in.txt"
+	times := "stat -c '%n %.9Y' README.md testdata/in.txt testdata"
 	e := runEnv(t, r, session.RunOptions{Cache: workerCache(t, root, "file:/w.md", 1<<30)}, config{})
 	first := mustRun(t, e, times).Stdout
 	e.s.Close()
@@ -130,15 +130,15 @@ func TestRunFileTimesSteadyAcrossSessions(t *testing.T) {
 	e.write(t, "README.md", "# changed\n")
 	changed := strings.Fields(mustRun(t, e, times).Stdout)
 	before := strings.Fields(first)
-	if len(changed) != 4 || changed[1] <= before[1] || changed[3] != before[3] {
-		t.Errorf("after a change: %v, before %v: want README.md later, testdata/in.txt the same", changed, before)
+	if len(changed) != 6 || changed[1] <= before[1] || changed[3] != before[3] || changed[5] != before[5] {
+		t.Errorf("after a change: %v, before %v: want README.md later, testdata and testdata/in.txt the same", changed, before)
 	}
 	e.s.Close()
 
 	// The changed file keeps its new time in the next session, too.
 	e = runEnv(t, r, session.RunOptions{Cache: workerCache(t, root, "file:/w.md", 1<<30)}, config{})
 	e.write(t, "README.md", "# changed\n")
-	if got := strings.Fields(mustRun(t, e, times).Stdout); len(got) != 4 || got[1] != changed[1] || got[3] != before[3] {
+	if got := strings.Fields(mustRun(t, e, times).Stdout); len(got) != 6 || got[1] != changed[1] || got[3] != before[3] || got[5] != before[5] {
 		t.Errorf("in the next session: %v, want %v", got, changed)
 	}
 }

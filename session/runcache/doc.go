@@ -12,6 +12,8 @@
 //	STATE/cache/ID/home/      what a run sees at ~/.cache (owned by the
 //	                          jail's host user, 0700)
 //	STATE/cache/ID/trash-*    evicted entries on their way out
+//	STATE/cache/ID/stamps.json  the times of the worker's workspace files
+//	                          (see Stamp), out of the runs' reach
 //
 // The cache is bounded by a size the operator sets. Accounting walks the
 // cache, so it never happens on a run's path: after a run ends, in the

@@ -465,6 +465,7 @@ func Clear(root, id string) (int64, error) {
 		return 0, err
 	}
 	trash = append(trash, c.oldTrash(trash)...)
+	os.Remove(filepath.Join(l.Path, stampsFile))
 	lock.Close()
 	for _, t := range trash {
 		if err := removeTree(t); err != nil {
