@@ -192,10 +192,6 @@ var ownResolver = map[string]string{
 	"etc/nsswitch.conf": "passwd: files\ngroup: files\nshadow: files\nhosts: files\nnetworks: files\nprotocols: files\nservices: files\n",
 }
 
-// ErrUnreachable: a path the operator gave is one the jail's user could
-// not read.
-var ErrUnreachable = errors.New("the commands' user cannot read it")
-
 // CheckReachable refuses a read-only path that a root server's commands,
 // which act as nobody, could not read even once bound: a directory they
 // may not list and enter, or a file they may not read. A server running
