@@ -17,10 +17,18 @@
 //	                    what the run changed (Mirror.Changes reads it back)
 //	/usr /bin /lib ...  the host's, read-only
 //	/etc                a few files of the host's (dynamic linker, certificates,
-//	                    alternatives), read-only, and a passwd of its own
+//	                    alternatives), read-only, and a passwd of its own; with
+//	                    the network the host's resolver configuration
+//	                    (resolv.conf, nsswitch.conf, hosts, gai.conf), without
+//	                    it a hosts and nsswitch.conf of its own (files only)
 //	/home/sandbox /tmp  empty, private, in memory
+//	/home/sandbox/.cache  Spec.Cache, read-write: the worker's caches
 //	/proc /dev          its own PID namespace's; null, zero, random, urandom
 //	extra paths         what the operator named, read-only, at the same path
+//
+// A root server's jail acts as nobody, which cannot walk to paths under
+// /root: the server sends the cache and the extra paths as detached mounts
+// (see mounts_linux.go).
 //
 // The server user's home, the broker's sockets, airlock's state and every
 // other path of the host are not in the mount namespace at all; Landlock

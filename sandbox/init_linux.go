@@ -27,8 +27,9 @@ func Main() {
 	// Capabilities, the bounding set and the exec happen on one thread.
 	runtime.LockOSThread()
 	// Nothing of the parent's reaches the command: the spec, the error
-	// pipe (whose EOF tells the parent the exec happened) and the binary.
-	for fd := 3; fd <= 5; fd++ {
+	// pipe (whose EOF tells the parent the exec happened), the binary and
+	// the socket the detached mounts come on.
+	for fd := 3; fd <= mountsFD; fd++ {
 		unix.CloseOnExec(fd)
 	}
 	errPipe := os.NewFile(4, "setup-errors")
@@ -40,7 +41,11 @@ func Main() {
 	if err := json.NewDecoder(os.NewFile(3, "spec")).Decode(&spec); err != nil {
 		fail("reading the run's spec: %v", err)
 	}
-	path, err := jail(spec)
+	detached, err := receiveMounts(spec)
+	if err != nil {
+		fail("%v", err)
+	}
+	path, err := jail(spec, detached)
 	if err != nil {
 		fail("%v", err)
 	}
@@ -56,15 +61,17 @@ var systemDirs = []string{"usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32
 // etcEntries are what of the host's /etc a toolchain needs.
 var etcEntries = []string{
 	"alternatives", "ssl", "ca-certificates", "ca-certificates.conf", "ld.so.cache", "ld.so.conf", "ld.so.conf.d",
-	"localtime", "nsswitch.conf", "protocols", "services", "mime.types", "os-release", "debian_version",
+	"localtime", "protocols", "services", "mime.types", "os-release", "debian_version",
 	"java-17-openjdk", "python3", "python3.11", "perl", "gitconfig", "inputrc", "magic", "mke2fs.conf",
 }
 
 var devices = []string{"null", "zero", "full", "random", "urandom"}
 
 // jail builds the view described in the package doc, restricts this
-// process, and returns the path of the program to exec.
-func jail(spec Spec) (string, error) {
+// process, and returns the path of the program to exec. detached holds a
+// root server's detached mounts of the cache and the read-only paths (see
+// detach), or nothing.
+func jail(spec Spec, detached []int) (string, error) {
 	root := spec.Root
 	must := func(what string, err error) error {
 		if err != nil {
@@ -94,8 +101,14 @@ func jail(spec Spec) (string, error) {
 	files := map[string]string{
 		"etc/passwd":   "root:x:0:0:airlock sandbox:" + Home + ":/bin/sh\n",
 		"etc/group":    "root:x:0:\n",
-		"etc/hosts":    "127.0.0.1 localhost airlock\n::1 localhost airlock\n",
 		"etc/hostname": "airlock\n",
+	}
+	if !spec.Network {
+		for p, c := range ownResolver {
+			files[p] = c
+		}
+	} else if err := bindResolver(root); err != nil {
+		return "", err
 	}
 	for p, c := range files {
 		if err := os.WriteFile(filepath.Join(root, p), []byte(c), 0o644); err != nil {
@@ -155,18 +168,21 @@ func jail(spec Spec) (string, error) {
 	if err := must("mounting the workspace", unix.Mount("overlay", ws, "overlay", unix.MS_NOSUID|unix.MS_NODEV, opts)); err != nil {
 		return "", err
 	}
-	if spec.Cache != "" {
-		cache := filepath.Join(root, strings.TrimPrefix(Home, "/"), ".cache")
-		if err := os.MkdirAll(cache, 0o755); err != nil {
-			return "", err
+	// The cache, read-write, then the read-only paths: by the detached
+	// mounts a root server sent, else by path.
+	for i, p := range detachedPaths(spec) {
+		dst, ro := filepath.Join(root, p), true
+		if i == 0 && spec.Cache != "" {
+			dst, ro = filepath.Join(root, strings.TrimPrefix(Home, "/"), ".cache"), false
 		}
-		if err := must("binding the cache", unix.Mount(spec.Cache, cache, "", unix.MS_BIND|unix.MS_NOSUID|unix.MS_NODEV, "")); err != nil {
-			return "", err
+		var err error
+		if len(detached) > 0 {
+			err = attach(detached[i], dst, ro)
+		} else {
+			err = bindPath(p, dst, ro)
 		}
-	}
-	for _, p := range spec.ReadOnly {
-		if err := mirrorHost(p, filepath.Join(root, p)); err != nil {
-			return "", err
+		if err != nil {
+			return "", must("the run's own paths", err)
 		}
 	}
 
@@ -231,44 +247,17 @@ func mirrorHost(p, dst string) error {
 	if err != nil {
 		return nil
 	}
+	if fi.Mode()&os.ModeSymlink == 0 {
+		return bindPath(p, dst, true)
+	}
 	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 		return err
 	}
-	switch {
-	case fi.Mode()&os.ModeSymlink != 0:
-		target, err := os.Readlink(p)
-		if err != nil {
-			return err
-		}
-		return os.Symlink(target, dst)
-	case fi.IsDir():
-		if err := os.MkdirAll(dst, 0o755); err != nil {
-			return err
-		}
-	default:
-		if err := os.WriteFile(dst, nil, 0o644); err != nil {
-			return err
-		}
+	target, err := os.Readlink(p)
+	if err != nil {
+		return err
 	}
-	if err := unix.Mount(p, dst, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
-		return fmt.Errorf("binding %s: %w", p, err)
-	}
-	// A bind mount is read-only only after a remount; the flags the host
-	// locked on it (nosuid, nodev, noexec) must be kept.
-	var st unix.Statfs_t
-	flags := uintptr(unix.MS_REMOUNT | unix.MS_BIND | unix.MS_RDONLY | unix.MS_NOSUID)
-	if unix.Statfs(dst, &st) == nil {
-		if st.Flags&unix.ST_NODEV != 0 {
-			flags |= unix.MS_NODEV
-		}
-		if st.Flags&unix.ST_NOEXEC != 0 {
-			flags |= unix.MS_NOEXEC
-		}
-	}
-	if err := unix.Mount("", dst, "", flags, ""); err != nil {
-		return fmt.Errorf("making %s read-only: %w", p, err)
-	}
-	return nil
+	return os.Symlink(target, dst)
 }
 
 func loopbackUp() error {

@@ -74,3 +74,7 @@ var ErrUnavailable = errors.New("the sandbox for commands cannot be built here")
 
 // ErrSetup: the jail failed to come up; the command did not start.
 var ErrSetup = errors.New("the sandbox failed to start the command")
+
+// ErrUnreachable: a path the operator gave is one the jail's user could
+// not read.
+var ErrUnreachable = errors.New("the commands' user cannot read it")

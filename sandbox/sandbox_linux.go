@@ -39,6 +39,7 @@ type helper struct {
 	cmd            *exec.Cmd
 	network        bool
 	specW, errR    *os.File
+	mountsW        *os.File // the socket the detached mounts go on
 	stdinW         *os.File
 	stdoutR, errOR *os.File
 }
@@ -68,8 +69,9 @@ func startHelper(network bool) (*helper, error) {
 	stdinR, stdinW := pipe()
 	stdoutR, stdoutW := pipe()
 	errOR, errOW := pipe()
-	parent = []*os.File{specW, errR, stdinW, stdoutR, errOR}
-	child = []*os.File{specR, errW, stdinR, stdoutW, errOW}
+	mountsR, mountsW := socketPair(&err)
+	parent = []*os.File{specW, errR, stdinW, stdoutR, errOR, mountsW}
+	child = []*os.File{specR, errW, stdinR, stdoutW, errOW, mountsR}
 	closeAll := func(fs []*os.File) {
 		for _, f := range fs {
 			if f != nil {
@@ -91,7 +93,7 @@ func startHelper(network bool) (*helper, error) {
 	cmd.Args = []string{"airlock-sandbox"}
 	cmd.Env = []string{helperEnv + "=1"}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdinR, stdoutW, errOW
-	cmd.ExtraFiles = []*os.File{specR, errW, self} // fd 3, 4 and 5
+	cmd.ExtraFiles = []*os.File{specR, errW, self, mountsR} // fd 3, 4, 5 and mountsFD
 	cmd.SysProcAttr = &syscall.SysProcAttr{
 		Cloneflags:                 uintptr(flags),
 		UidMappings:                []syscall.SysProcIDMap{{ContainerID: 0, HostID: uid, Size: 1}},
@@ -111,15 +113,42 @@ func startHelper(network bool) (*helper, error) {
 		closeAll(parent)
 		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}
-	return &helper{cmd: cmd, network: network, specW: specW, errR: errR, stdinW: stdinW, stdoutR: stdoutR, errOR: errOR}, nil
+	return &helper{cmd: cmd, network: network, specW: specW, errR: errR, mountsW: mountsW, stdinW: stdinW, stdoutR: stdoutR, errOR: errOR}, nil
 }
 
 func (h *helper) kill() {
 	h.cmd.Process.Kill()
 	h.cmd.Wait()
-	for _, f := range []*os.File{h.specW, h.errR, h.stdinW, h.stdoutR, h.errOR} {
+	h.close()
+}
+
+func (h *helper) close() {
+	for _, f := range []*os.File{h.specW, h.errR, h.mountsW, h.stdinW, h.stdoutR, h.errOR} {
 		f.Close()
 	}
+}
+
+// send gives the helper its spec and the detached mounts.
+func (h *helper) send(spec Spec, detached []int) error {
+	if err := json.NewEncoder(h.specW).Encode(spec); err != nil {
+		return err
+	}
+	h.specW.Close()
+	return sendMounts(h.mountsW, detached)
+}
+
+// socketPair is a connected pair of Unix stream sockets, unless *err is
+// already set or it fails (which sets *err).
+func socketPair(err *error) (*os.File, *os.File) {
+	if *err != nil {
+		return nil, nil
+	}
+	fds, e := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	if e != nil {
+		*err = e
+		return nil, nil
+	}
+	return os.NewFile(uintptr(fds[0]), "mounts-helper"), os.NewFile(uintptr(fds[1]), "mounts")
 }
 
 // warm holds one started helper for each network setting.
@@ -183,27 +212,27 @@ func Run(ctx context.Context, spec Spec, stdin io.Reader, stdout, stderr io.Writ
 		return -1, errors.New("sandbox: nothing to run")
 	}
 	spec.Limits = spec.Limits.withDefaults()
+	detached, err := detach(spec)
+	if err != nil {
+		return -1, err
+	}
+	defer closeFDs(detached)
 	h, err := takeHelper(spec.Network)
 	if err != nil {
 		return -1, err
 	}
-	defer func() {
-		for _, f := range []*os.File{h.specW, h.errR, h.stdinW, h.stdoutR, h.errOR} {
-			f.Close()
-		}
-	}()
-	if err := json.NewEncoder(h.specW).Encode(spec); err != nil {
+	defer func() { h.close() }()
+	if err := h.send(spec, detached); err != nil {
 		// A warm helper that died meanwhile: start afresh once.
 		h.kill()
 		if h, err = startHelper(spec.Network); err != nil {
 			return -1, err
 		}
-		if err := json.NewEncoder(h.specW).Encode(spec); err != nil {
+		if err := h.send(spec, detached); err != nil {
 			h.kill()
 			return -1, fmt.Errorf("%w: %v", ErrSetup, err)
 		}
 	}
-	h.specW.Close()
 
 	if stdout != nil && stdout == stderr {
 		// One writer for both streams, as os/exec allows: copied from two

@@ -17,6 +17,7 @@ import (
 	"github.com/airlock-dev/airlock/internal/textcap"
 	"github.com/airlock-dev/airlock/memfs"
 	"github.com/airlock-dev/airlock/sandbox"
+	"github.com/airlock-dev/airlock/session/runcache"
 )
 
 // RunMode is what a run may do, chosen by the operator on airlock serve,
@@ -51,6 +52,9 @@ type RunOptions struct {
 	// MirrorDir is where the session's mirror of the workspace lives: a
 	// tmpfs (default /dev/shm, else the system's temporary directory).
 	MirrorDir string
+	// Cache is the worker's cache, which runs see at ~/.cache (see
+	// runcache.go); nil: a cache of the session's own, gone with it.
+	Cache *runcache.Cache
 }
 
 // DefaultRunTimeout is a run's timeout unless the worker or the operator
@@ -131,6 +135,8 @@ type runner struct {
 	netAll      bool
 	netCommands map[string]bool
 	netPending  map[string]*approval.Ticket
+
+	stamper stamper // the mirror's file times (runcache.go)
 }
 
 // ReadOnly reports whether the operator made the workspace read-only
@@ -237,6 +243,7 @@ func (s *Session) Run(ctx context.Context, a RunArgs, progress Progress) (RunRes
 	if _, res.Unread, err = r.mirror.Sync(ctx, start); err != nil {
 		return res, err
 	}
+	r.stamp(start)
 	if err := r.mirror.Reset(); err != nil {
 		return res, err
 	}
@@ -247,8 +254,12 @@ func (s *Session) Run(ctx context.Context, a RunArgs, progress Progress) (RunRes
 	// own per-file and total quotas hold when its changes come in, and
 	// the watch ends a run whose writes outgrow the total.
 	lim := r.opts.Limits
-	spec := sandbox.Spec{Argv: argv, Dir: dir, Env: runEnv(r.opts.Env),
-		Lower: lower, Upper: upper, Work: work, Root: root, Cache: r.mirror.Cache(),
+	cache, endCache, err := r.beginCache()
+	if err != nil {
+		return res, err
+	}
+	spec := sandbox.Spec{Argv: argv, Dir: dir, Env: runEnv(network, r.opts.Env),
+		Lower: lower, Upper: upper, Work: work, Root: root, Cache: cache,
 		ReadOnly: r.opts.ReadOnly, Network: network, DenyTCP: r.opts.DenyTCP, Limits: lim}
 	var stdin io.Reader
 	if a.Stdin != "" {
@@ -262,6 +273,7 @@ func (s *Session) Run(ctx context.Context, a RunArgs, progress Progress) (RunRes
 	began := time.Now()
 	code, err := sandbox.Run(rctx, spec, stdin, stdout, stderr)
 	res.Duration = time.Since(began)
+	endCache()
 	cancel()
 	select {
 	case res.Killed = <-killed:
@@ -422,12 +434,13 @@ func runArgv(a RunArgs) ([]string, error) {
 }
 
 // runEnv is the environment every run gets: built, never inherited.
-func runEnv(extra []string) []string {
+func runEnv(network bool, extra []string) []string {
 	env := []string{
 		"PATH=/usr/local/go/bin:/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin",
 		"HOME=" + sandbox.Home, "USER=root", "LANG=C.UTF-8", "TERM=dumb", "TMPDIR=/tmp", "PWD=" + sandbox.Workspace,
-		"GOTOOLCHAIN=local", "GOFLAGS=-mod=mod", "GOPROXY=off", "GOSUMDB=off",
+		"GOTOOLCHAIN=local", "GOFLAGS=-mod=mod",
 	}
+	env = append(append(env, cacheEnv...), networkEnv(network)...)
 	for _, e := range extra {
 		k, _, _ := strings.Cut(e, "=")
 		for i := range env {

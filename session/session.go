@@ -211,6 +211,7 @@ func (s *Session) Close() {
 	if s.run != nil {
 		s.run.mu.Lock()
 		if s.run.mirror != nil {
+			s.run.saveStamps()
 			s.run.mirror.Close()
 		}
 		s.run.mu.Unlock()

@@ -37,10 +37,11 @@ const usage = `airlock: a sandbox for coding agents in which git is the only way
 Usage:
   airlock serve   [--worker FILE] [--timeout D] [--never-approve] [--auto-approve TARGET]... [--http ADDR]
                   [--new | --ephemeral | --session ID] [--retention D]
-                  [--run MODE] [--run-ro PATH]... [--run-env K=V]... [--run-timeout D]
+                  [--run MODE] [--run-ro PATH]... [--run-env K=V]... [--run-timeout D] [--run-cache-size SIZE]
   airlock review  [--once]
   airlock ledger  verify | show [-n N]
   airlock sessions list | show ID | export ID DIR [--bundle FILE] | rm ID | prune [--older-than D] [--force]
+  airlock cache   list | show [ID] [--worker FILE] | clear [ID] [--worker FILE]
   airlock demo    [--yes]
   airlock version
 
@@ -70,6 +71,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		err = runLedger(args[1:], stdout, stderr)
 	case "sessions":
 		err = runSessions(args[1:], stdout, stderr)
+	case "cache":
+		err = runCache(args[1:], stdout, stderr)
 	case "demo":
 		err = demo(args[1:], stdout, stderr)
 	case "version", "--version":

@@ -22,24 +22,39 @@ import (
 // connects to it as the worker's MCP client.
 func startWorker(t *testing.T, args ...string) (*worker, *lockedBuffer, string) {
 	t.Helper()
-	requireGit(t)
-	bin := airlockBinary(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
 	root := t.TempDir()
 	env := isolatedEnv(t, root)
-	repo := filepath.Join(root, "project")
+	repo, wf := runnerWorker(t, env, root)
+	cs, stderr := serveMCP(t, ctx, env, root, wf, args...)
+	return &worker{t: t, ctx: ctx, cs: cs}, stderr, repo
+}
+
+// runnerWorker makes a repository under root (branch agent is the
+// target) and a worker file on it that pulls it whole.
+func runnerWorker(t testing.TB, env []string, root string) (repo, workerFile string) {
+	t.Helper()
+	requireGit(t)
+	repo = filepath.Join(root, "project")
 	os.MkdirAll(repo, 0o755)
 	os.WriteFile(filepath.Join(repo, "README.md"), []byte("# Project\n"), 0o644)
 	mustGit(t, env, repo, "init", "-q", "-b", "main")
 	mustGit(t, env, repo, "add", "-A")
 	mustGit(t, env, repo, "commit", "-qm", "init")
 	mustGit(t, env, repo, "branch", "agent")
-	wf := filepath.Join(root, "w.md")
-	os.WriteFile(wf, []byte(fmt.Sprintf("---\nname: runner\ngit:\n  default_target: {type: local, path: %q, branch: agent}\n  auto_pull: [{path: .}]\n---\n", repo)), 0o644)
+	workerFile = filepath.Join(root, "w.md")
+	os.WriteFile(workerFile, []byte(fmt.Sprintf("---\nname: runner\ngit:\n  default_target: {type: local, path: %q, branch: agent}\n  auto_pull: [{path: .}]\n---\n", repo)), 0o644)
+	return repo, workerFile
+}
+
+// serveMCP runs airlock serve --worker wf with args in dir and connects to
+// it as the worker's MCP client; the connection closes at the test's end.
+func serveMCP(t testing.TB, ctx context.Context, env []string, dir, wf string, args ...string) (*mcp.ClientSession, *lockedBuffer) {
+	t.Helper()
 	stderr := &lockedBuffer{}
-	serve := exec.Command(bin, append([]string{"serve", "--worker", wf}, args...)...)
-	serve.Env, serve.Dir, serve.Stderr = env, root, stderr
+	serve := exec.Command(airlockBinary(t), append([]string{"serve", "--worker", wf}, args...)...)
+	serve.Env, serve.Dir, serve.Stderr = env, dir, stderr
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "airlock-run-e2e", Version: "1"}, nil).
 		Connect(ctx, &mcp.CommandTransport{Command: serve, TerminateDuration: 3 * time.Second}, nil)
 	if err != nil {
@@ -51,7 +66,7 @@ func startWorker(t *testing.T, args ...string) (*worker, *lockedBuffer, string) 
 			t.Logf("airlock serve's stderr:\n%s", stderr.String())
 		}
 	})
-	return &worker{t: t, ctx: ctx, cs: cs}, stderr, repo
+	return cs, stderr
 }
 
 func toolNames(t *testing.T, w *worker) []string {

@@ -28,6 +28,7 @@ import (
 	"github.com/airlock-dev/airlock/memfs"
 	"github.com/airlock-dev/airlock/sandbox"
 	"github.com/airlock-dev/airlock/session"
+	"github.com/airlock-dev/airlock/session/runcache"
 )
 
 // multiFlag is a repeatable string flag.
@@ -95,6 +96,9 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	allowSensitive := fs.Bool("allow-sensitive-roots", false, "let --run-ro name the home directory or the credentials in it (~/.ssh, ~/.aws, ...)")
 	fs.Var(&runEnvs, "run-env", "KEY=VALUE added to every command's environment; repeatable (commands inherit nothing else)")
 	runTimeout := fs.Duration("run-timeout", session.DefaultRunTimeout, "the longest a command may run (and its default timeout)")
+	runCacheSize := fs.String("run-cache-size", fmt.Sprintf("%dGiB", runcache.DefaultMaxBytes>>30), "the most the worker's cache may hold on disk (what commands write under ~/.cache: Go's build and\n"+
+		"module caches, pip, npm, cargo, ...; kept between runs, sessions and restarts, see airlock cache); 0: no cache\n"+
+		"kept, each session's goes with it")
 	fresh := fs.Bool("new", false, "start a new session even if this worker has an unfinished one (which stays, for airlock sessions)")
 	ephemeral := fs.Bool("ephemeral", false, "keep the session in memory only: nothing is saved, and a crash or exit loses it")
 	resumeID := fs.String("session", "", "resume this session (see airlock sessions list)")
@@ -181,6 +185,16 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	runOpts, err := runOptions(*runMode, runRO, runEnvs, *runTimeout, *allowSensitive, state, sockets)
 	if err != nil {
 		return err
+	}
+	if runOpts != nil {
+		cache, err := openRunCache(w, *workerFile, state, *runCacheSize)
+		if err != nil {
+			return err
+		}
+		if cache != nil {
+			defer cache.Close()
+			runOpts.Cache = cache
+		}
 	}
 	var ln net.Listener
 	if *httpAddr != "" {
@@ -279,7 +293,25 @@ func sayProbed(runOpts *session.RunOptions, stderr io.Writer) {
 		fmt.Fprintf(stderr, "airlock serve: the run tool is off: %v\n", err)
 	default:
 		fmt.Fprintf(stderr, "airlock serve: commands run in a sandbox (%s)\n", runOpts.Mode)
+		if c := runOpts.Cache; c != nil {
+			fmt.Fprintf(stderr, "airlock serve: their caches (~/.cache) are kept for this worker in %s, up to %s (airlock cache show %s)\n",
+				c.Dir(), bytesize.Format(c.Max()), c.Meta().ID)
+		}
 	}
+}
+
+// openRunCache opens the worker's cache under the state directory, bounded
+// by size; nil for a size of 0.
+func openRunCache(w *session.Worker, workerFile, state, size string) (*runcache.Cache, error) {
+	if s := strings.TrimSpace(size); s == "0" || s == "off" {
+		return nil, nil
+	}
+	max, err := bytesize.Parse(size)
+	if err != nil {
+		return nil, usageError("--run-cache-size %s: %v; or 0 to keep no cache", size, err)
+	}
+	key, file := workerKey(w, workerFile)
+	return runcache.Open(filepath.Join(state, "cache"), runcache.Meta{Worker: w.Name, WorkerKey: key, WorkerFile: file}, max)
 }
 
 func btoi(b bool) int {
@@ -457,6 +489,9 @@ func runOptions(mode string, ro, env []string, timeout time.Duration, allowSensi
 	for _, p := range ro {
 		real, err := sandbox.CheckReadOnly(p, home, own...)
 		if err != nil {
+			return nil, usageError("--run-ro %s: %v", p, err)
+		}
+		if err := sandbox.CheckReachable(real); err != nil {
 			return nil, usageError("--run-ro %s: %v", p, err)
 		}
 		opts.ReadOnly = append(opts.ReadOnly, real)
