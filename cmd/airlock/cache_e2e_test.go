@@ -89,7 +89,7 @@ func TestRunReadOnlyUnderAPrivateDirectory(t *testing.T) {
 	os.WriteFile(filepath.Join(mod, "dep.txt"), []byte("a dependency\n"), 0o644)
 
 	w, stderr, _ := startWorker(t, "--run-ro", mod)
-	mustContain(t, "serve's stderr", stderr.String(), "commands run in a sandbox")
+	mustContain(t, "serve's stderr", stderr.Await("commands run in a sandbox"), "commands run in a sandbox")
 	mustContain(t, "run", w.call("run", map[string]any{"command": "cat " + filepath.Join(mod, "dep.txt")}), "exit 0", "a dependency")
 
 	if os.Getuid() != 0 {

@@ -131,6 +131,24 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if *maxSessions < 1 {
 		return usageError("--max-sessions %d: give at least 1", *maxSessions)
 	}
+	// What the flags say is checked before the worker's repositories are:
+	// a usage error is the answer whatever the directory.
+	state, err := broker.StateDir()
+	if err != nil {
+		return err
+	}
+	sockets, err := broker.SocketDir()
+	if err != nil {
+		return err
+	}
+	runOpts, err := runOptions(*runMode, runRO, runEnvs, *runTimeout, *allowSensitive, state, sockets)
+	if err != nil {
+		return err
+	}
+	cacheSize, err := parseCacheSize(*runCacheSize)
+	if err != nil {
+		return err
+	}
 	var w *session.Worker
 	if *workerFile != "" {
 		if w, err = session.LoadWorker(*workerFile); err != nil {
@@ -159,20 +177,12 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	state, err := broker.StateDir()
-	if err != nil {
-		return err
-	}
 	ledger, err := ledger.Open(filepath.Join(state, "ledger.jsonl"))
 	if err != nil {
 		return err
 	}
 	defer ledger.Close()
 	gate := approval.NewGate(ledger, policy)
-	sockets, err := broker.SocketDir()
-	if err != nil {
-		return err
-	}
 	broker, err := broker.Listen(gate, sockets, broker.ServerInfo{PID: os.Getpid(), Worker: w.Name, Started: time.Now()})
 	if err != nil {
 		return err
@@ -182,12 +192,8 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	// MCP client dropped AIRLOCK_RUNTIME_DIR or AIRLOCK_STATE_DIR), the
 	// operator sees why the reviewer never hears of a push.
 	fmt.Fprintf(stderr, "airlock serve: reviewers find this server in %s (ledger: %s)\n", sockets, ledger.Path())
-	runOpts, err := runOptions(*runMode, runRO, runEnvs, *runTimeout, *allowSensitive, state, sockets)
-	if err != nil {
-		return err
-	}
-	if runOpts != nil {
-		cache, err := openRunCache(w, *workerFile, state, *runCacheSize)
+	if runOpts != nil && cacheSize > 0 {
+		cache, err := openRunCache(w, *workerFile, state, cacheSize)
 		if err != nil {
 			return err
 		}
@@ -302,16 +308,21 @@ func sayProbed(runOpts *session.RunOptions, stderr io.Writer) {
 
 // openRunCache opens the worker's cache under the state directory, bounded
 // by size; nil for a size of 0.
-func openRunCache(w *session.Worker, workerFile, state, size string) (*runcache.Cache, error) {
+func openRunCache(w *session.Worker, workerFile, state string, max int64) (*runcache.Cache, error) {
+	key, file := workerKey(w, workerFile)
+	return runcache.Open(filepath.Join(state, "cache"), runcache.Meta{Worker: w.Name, WorkerKey: key, WorkerFile: file}, max)
+}
+
+// parseCacheSize is --run-cache-size in bytes; 0 keeps no cache.
+func parseCacheSize(size string) (int64, error) {
 	if s := strings.TrimSpace(size); s == "0" || s == "off" {
-		return nil, nil
+		return 0, nil
 	}
 	max, err := bytesize.Parse(size)
 	if err != nil {
-		return nil, usageError("--run-cache-size %s: %v; or 0 to keep no cache", size, err)
+		return 0, usageError("--run-cache-size %s: %v; or 0 to keep no cache", size, err)
 	}
-	key, file := workerKey(w, workerFile)
-	return runcache.Open(filepath.Join(state, "cache"), runcache.Meta{Worker: w.Name, WorkerKey: key, WorkerFile: file}, max)
+	return max, nil
 }
 
 func btoi(b bool) int {
