@@ -176,6 +176,10 @@ func (s *Session) startLocked(ctx context.Context, r *repo, spec *TargetSpec, t 
 	}
 	p := &push{r: r, spec: spec, t: t, ref: ref, keys: []pushKey{key}, done: make(chan struct{})}
 	if err := s.askLocked(ctx, p, c, head); err != nil {
+		var there *alreadyThereError
+		if errors.As(err, &there) {
+			return nil, PushResult{Already: true, Commit: c.ID, Target: t.Describe(), Branch: targets.BranchName(ref)}, nil
+		}
 		return nil, PushResult{}, err
 	}
 	go s.drive(p)
@@ -194,6 +198,35 @@ func (s *Session) notStagedLocked(ctx context.Context, t targets.Target, ref, co
 		}
 	}
 	return lookupErr
+}
+
+// alreadyThereError: the branch's head already holds the commit to push,
+// which another push carried with it.
+type alreadyThereError struct{ head plumbing.Hash }
+
+func (e *alreadyThereError) Error() string {
+	return fmt.Sprintf("the branch is at %s, which holds the commit already", short(e.head))
+}
+
+// reachesLocked reports whether commit head (in the store) is c or has c
+// among its ancestors, looking no further back than c's base.
+func (s *Session) reachesLocked(head plumbing.Hash, c *staging.Commit) bool {
+	todo, seen := []plumbing.Hash{head}, map[plumbing.Hash]bool{}
+	for len(todo) > 0 && len(seen) < 10_000 {
+		h := todo[len(todo)-1]
+		todo = todo[:len(todo)-1]
+		switch {
+		case h == c.ID:
+			return true
+		case h == c.Base || seen[h]:
+			continue
+		}
+		seen[h] = true
+		if cm, err := object.GetCommit(s.store, h); err == nil {
+			todo = append(todo, cm.ParentHashes...)
+		}
+	}
+	return false
 }
 
 // askLocked makes the request to push c over head and submits it. When the
@@ -217,6 +250,11 @@ func (s *Session) askLocked(ctx context.Context, p *push, c *staging.Commit, hea
 		}
 		if head = fetched; head == c.Base {
 			return s.askLocked(ctx, p, c, head)
+		}
+		if s.reachesLocked(head, c) {
+			// Another push carried c with it (a later commit of the same
+			// chain landed first): nothing is left to ask.
+			return &alreadyThereError{head: head}
 		}
 		withdrawn, err := s.unpinLocked(p.r.area.Commits(), "the target moved, so the commit was rebased onto it", p)
 		if err != nil {
@@ -319,7 +357,7 @@ func (s *Session) drive(p *push) {
 			return
 		}
 		p.state = decided
-		if !p.r.stagedOrPublished(grant.New()) {
+		if _, carried := s.published[grant.New()]; !carried && !p.r.stagedOrPublished(grant.New()) {
 			// Pinning should make this impossible; never push a commit
 			// the sandbox no longer stands behind.
 			s.gate.RecordPush(grant, "failed", errors.New("the commit changed while under review"))
@@ -393,7 +431,12 @@ func (s *Session) drive(p *push) {
 		// it and ask again, in this same transaction.
 		p.retries++
 		if err := s.askLocked(ctx, p, p.commit, moved.Head); err != nil {
-			s.endLocked(p, PushResult{}, err)
+			var there *alreadyThereError
+			if errors.As(err, &there) {
+				s.endLocked(p, PushResult{Already: true, Commit: p.commit.ID, Target: p.t.Describe(), Branch: targets.BranchName(p.ref)}, nil)
+			} else {
+				s.endLocked(p, PushResult{}, err)
+			}
 		}
 		s.saveLocked()
 		s.mu.Unlock()
@@ -532,8 +575,18 @@ func (r *repo) stagedOrPublished(id plumbing.Hash) bool {
 // advanceLocked records that id reached t's ref: the staged commits up to
 // it are published and it is the base, which later pulls update from.
 func (s *Session) advanceLocked(r *repo, id plumbing.Hash, spec *TargetSpec, ref string, t targets.Target) {
+	where := fmt.Sprintf("%s (%s)", t.Describe(), targets.BranchName(ref))
 	if _, ok := s.published[id]; !ok {
-		s.published[id] = fmt.Sprintf("%s (%s)", t.Describe(), targets.BranchName(ref))
+		s.published[id] = where
+	}
+	// The staged commits before id in the chain went with it.
+	chain := r.area.Commits()
+	if i := slices.IndexFunc(chain, func(c *staging.Commit) bool { return c.ID == id }); i > 0 {
+		for _, c := range chain[:i] {
+			if _, ok := s.published[c.ID]; !ok {
+				s.published[c.ID] = fmt.Sprintf("%s with %s", where, short(id))
+			}
+		}
 	}
 	if id == r.area.Base() {
 		return // another push of it got there first

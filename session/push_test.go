@@ -287,3 +287,51 @@ func TestEightServersOneBranch(t *testing.T) {
 	}
 	t.Logf("%d pushes landed, each on the worker's first call; %d requests in all (%.1f per push)", n, requests, float64(requests)/n)
 }
+
+// Two pushes of one chain, the earlier commit's request decided last: the
+// later one lands first and carries the earlier commit with it, so the
+// earlier push, approved then, has nothing left to do and says so (it
+// used to fail with "rebasing onto ... lost commit").
+func TestEarlierCommitCarriedByALaterPush(t *testing.T) {
+	r := repo(t, true, map[string]string{"README.md": "# p\n"})
+	e := newEnv(t, r, config{})
+	e.write(t, "a.txt", "a\n")
+	c1, err := e.s.Stage(nil, "A")
+	must(t, err)
+	first := make(chan error, 1)
+	var res1 session.PushResult
+	go func() {
+		var err error
+		res1, err = e.s.Push(context.Background(), c1.ID.String(), "", nil)
+		first <- err
+	}()
+	req1 := waitPending(t, e.gate, 1)[0]
+	e.write(t, "b.txt", "b\n")
+	c2, err := e.s.Stage(nil, "B")
+	must(t, err)
+	second := make(chan error, 1)
+	go func() {
+		_, err := e.s.Push(context.Background(), c2.ID.String(), "", nil)
+		second <- err
+	}()
+	var req2 *approval.Request
+	for _, q := range waitPending(t, e.gate, 2) {
+		if q.ID != req1.ID {
+			req2 = q
+		}
+	}
+	_, err = e.gate.Resolve(approval.Decision{Request: req2.ID, Verdict: approval.Approve})
+	must(t, err)
+	must(t, <-second)
+	_, err = e.gate.Resolve(approval.Decision{Request: req1.ID, Verdict: approval.Approve})
+	must(t, err)
+	if err := <-first; err != nil {
+		t.Fatalf("the earlier commit's push: %v", err)
+	}
+	if !res1.Already || res1.Commit != c1.ID {
+		t.Errorf("the earlier push answered %+v; want it already there", res1)
+	}
+	if head := strings.TrimSpace(git(t, r, "rev-parse", "main")); head != c2.ID.String() {
+		t.Errorf("main is at %s, want %s", head, c2.ID)
+	}
+}
