@@ -173,6 +173,7 @@ func TestLazyBlobFromAHostileRepository(t *testing.T) {
 	id := strings.TrimSpace(run(t, dir, nil, nil, "rev-parse", "HEAD:a.txt"))
 	// The same length, other bytes, under a.txt's id.
 	writeLoose(t, filepath.Join(dir, ".git", "objects"), id, strings.NewReader("blob 6\x00EVIL!\n"))
+	noCheckout(t, dir, "a.txt")
 	sb := pulled(t, dir, false)
 	_, err := sb.ws.ReadFile("a.txt")
 	if !errors.Is(err, memfs.ErrUnavailable) || !strings.Contains(err.Error(), "does not hash to its id") {
@@ -206,5 +207,17 @@ func TestPullOfATreeGitListsLeniently(t *testing.T) {
 	}
 	if got, err := sb.ws.ReadFile("odd.txt"); err != nil || string(got) != "odd mode\n" {
 		t.Fatalf("read: %q %v", got, err)
+	}
+}
+
+// noCheckout removes the checked-out copies of paths from the working
+// tree at dir: a lazy read takes a file there that holds the blob, and a
+// test of what the repository's objects hold must not find it.
+func noCheckout(t *testing.T, dir string, paths ...string) {
+	t.Helper()
+	for _, p := range paths {
+		if err := os.Remove(filepath.Join(dir, filepath.FromSlash(p))); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

@@ -284,6 +284,7 @@ func TestLazyLooseObjectLargerThanItsHeader(t *testing.T) {
 	run(t, dir, nil, nil, "init", "-q", "-b", "main", ".")
 	commitFiles(t, dir, map[string]string{"a.txt": "good!\n", "b.txt": "fine\n"})
 	id := strings.TrimSpace(run(t, dir, nil, nil, "rev-parse", "HEAD:a.txt"))
+	noCheckout(t, dir, "a.txt")
 	sb := pulled(t, dir, false)
 	// Zeros: they inflate from next to nothing.
 	writeLoose(t, filepath.Join(dir, ".git", "objects"), id, io.MultiReader(strings.NewReader("blob 6\x00good!\n"), io.LimitReader(zeroReader{}, 128<<20)))
@@ -342,6 +343,7 @@ func TestLazyLooseObjectWithAHugeHeader(t *testing.T) {
 	run(t, dir, nil, nil, "init", "-q", "-b", "main", ".")
 	commitFiles(t, dir, map[string]string{"a.txt": "good!\n"})
 	id := strings.TrimSpace(run(t, dir, nil, nil, "rev-parse", "HEAD:a.txt"))
+	noCheckout(t, dir, "a.txt")
 	for _, resumed := range []bool{false, true} {
 		tgt, err := targets.OpenLocal(context.Background(), dir)
 		if err != nil {

@@ -167,14 +167,24 @@ func (c *Cache) trimLater() {
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
-		_, _, err := c.Trim()
-		c.mu.Lock()
-		c.trimming = false
-		c.last = time.Now()
-		if errors.Is(err, ErrBusy) {
-			c.last = time.Time{} // try again after the next run
+		// A run in flight (in this server or another of the worker)
+		// keeps the cache from being trimmed: try again a little later,
+		// a few times, rather than only after the next run.
+		for wait := 100 * time.Millisecond; ; wait *= 2 {
+			_, _, err := c.Trim()
+			c.mu.Lock()
+			if !errors.Is(err, ErrBusy) || c.closed || wait > 10*time.Second {
+				c.trimming = false
+				c.last = time.Now()
+				if errors.Is(err, ErrBusy) {
+					c.last = time.Time{} // after the next run, then
+				}
+				c.mu.Unlock()
+				return
+			}
+			c.mu.Unlock()
+			time.Sleep(wait)
 		}
-		c.mu.Unlock()
 	}()
 }
 
