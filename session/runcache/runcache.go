@@ -61,6 +61,7 @@ type Cache struct {
 	last     time.Time
 	wg       sync.WaitGroup
 	every    time.Duration
+	stop     chan struct{} // closed by Close: a trim waiting to try again gives up
 }
 
 // Open opens (making it if need be) the cache of meta's worker under root
@@ -94,7 +95,7 @@ func Open(root string, meta Meta, max int64) (*Cache, error) {
 			return nil, err
 		}
 	}
-	return &Cache{dir: dir, meta: meta, max: max, every: TrimEvery}, nil
+	return &Cache{dir: dir, meta: meta, max: max, every: TrimEvery, stop: make(chan struct{})}, nil
 }
 
 // Dir is the directory a run sees at ~/.cache.
@@ -183,7 +184,10 @@ func (c *Cache) trimLater() {
 				return
 			}
 			c.mu.Unlock()
-			time.Sleep(wait)
+			select {
+			case <-time.After(wait):
+			case <-c.stop:
+			}
 		}
 	}()
 }
@@ -191,6 +195,9 @@ func (c *Cache) trimLater() {
 // Close waits for a trim in flight, and starts no more.
 func (c *Cache) Close() {
 	c.mu.Lock()
+	if !c.closed && c.stop != nil {
+		close(c.stop)
+	}
 	c.closed = true
 	c.mu.Unlock()
 	c.wg.Wait()
