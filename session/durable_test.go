@@ -35,7 +35,7 @@ type durable struct {
 	id                     string
 }
 
-func newDurable(t *testing.T, repoPath string, policy approval.Policy, wrap func(targets.Target) targets.Target) *durable {
+func newDurable(t testing.TB, repoPath string, policy approval.Policy, wrap func(targets.Target) targets.Target) *durable {
 	t.Helper()
 	typ := "local"
 	if strings.HasSuffix(repoPath, ".git") {
@@ -51,7 +51,7 @@ func newDurable(t *testing.T, repoPath string, policy approval.Policy, wrap func
 }
 
 // newDurableWorker is newDurable for any worker.
-func newDurableWorker(t *testing.T, w *session.Worker, policy approval.Policy, wrap func(targets.Target) targets.Target) *durable {
+func newDurableWorker(t testing.TB, w *session.Worker, policy approval.Policy, wrap func(targets.Target) targets.Target) *durable {
 	t.Helper()
 	d := &durable{root: t.TempDir(), ledgerPath: filepath.Join(t.TempDir(), "ledger.jsonl"), policy: policy, wrap: wrap, w: w}
 	dir, err := session.CreateStateDir(d.root, session.Meta{Worker: "tester", WorkerKey: "test"})
@@ -72,7 +72,7 @@ func newDurableWorker(t *testing.T, w *session.Worker, policy approval.Policy, w
 	return d
 }
 
-func (d *durable) options(t *testing.T, dir *session.StateDir) session.Options {
+func (d *durable) options(t testing.TB, dir *session.StateDir) session.Options {
 	t.Helper()
 	l, err := ledger.Open(d.ledgerPath)
 	if err != nil {

@@ -8,9 +8,11 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -460,9 +462,13 @@ func addObject(b journal.Records, t plumbing.ObjectType, flag byte, h plumbing.H
 }
 
 // encodeDelta turns memfs deltas into records, adding the blobs the
-// journal lacks.
+// journal lacks. The contents' ids are computed by a goroutine per core
+// (a run that wrote ten thousand files hands over as many to hash), and
+// a batch is grown once for the objects it takes.
 func (p *persister) encodeDelta(b journal.Records, ds []memfs.Delta, added map[plumbing.Hash]uint8) []deltaRec {
 	out := make([]deltaRec, len(ds))
+	ids := make([]plumbing.Hash, len(ds))
+	var todo []int
 	for i, d := range ds {
 		out[i] = deltaRec{Path: d.Path, Remove: d.Remove, Mode: uint32(d.Mode), Ino: d.Ino}
 		if d.Remove || d.Mode.IsDir() {
@@ -473,10 +479,31 @@ func (p *persister) encodeDelta(b journal.Records, ds []memfs.Delta, added map[p
 			continue
 		}
 		// A version seeded from a tree knows its id: hash once.
-		h := plumbing.Hash(d.ID)
-		if h.IsZero() {
-			h = plumbing.ComputeHash(plumbing.BlobObject, d.Data)
+		if ids[i] = plumbing.Hash(d.ID); ids[i].IsZero() {
+			todo = append(todo, i)
 		}
+	}
+	parallel(len(todo), func(k int) {
+		i := todo[k]
+		ids[i] = plumbing.ComputeHash(plumbing.BlobObject, ds[i].Data)
+	})
+	grow := 0
+	for i, d := range ds {
+		if d.Remove || d.Mode.IsDir() || d.Lazy {
+			continue
+		}
+		if h := ids[i]; p.known[h] == 0 && added[h] == 0 {
+			grow += len(d.Data) + 64
+		}
+	}
+	if g, ok := b.(interface{ Grow(int) }); ok {
+		g.Grow(grow)
+	}
+	for i, d := range ds {
+		if d.Remove || d.Mode.IsDir() || d.Lazy {
+			continue
+		}
+		h := ids[i]
 		if p.known[h] == 0 && added[h] == 0 {
 			addObject(b, plumbing.BlobObject, objDeep, h, d.Data)
 			added[h] = 2
@@ -484,6 +511,29 @@ func (p *persister) encodeDelta(b journal.Records, ds []memfs.Delta, added map[p
 		out[i].Blob = h.String()
 	}
 	return out
+}
+
+// parallel calls fn(0) to fn(n-1), a goroutine per core.
+func parallel(n int, fn func(int)) {
+	workers := min(n, runtime.GOMAXPROCS(0))
+	if workers <= 1 {
+		for i := range n {
+			fn(i)
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1)) - 1; i < n; i = int(next.Add(1)) - 1 {
+				fn(i)
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 // encodeCps returns the checkpoints' records, and whether any changed

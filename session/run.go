@@ -238,6 +238,7 @@ func (s *Session) Run(ctx context.Context, a RunArgs, progress Progress) (RunRes
 		if r.mirror, err = sandbox.NewMirror(mirrorParent(r.opts.MirrorDir)); err != nil {
 			return res, fmt.Errorf("making the run's mirror: %w", err)
 		}
+		r.stampFirstSync()
 	}
 	start := s.ws.Snapshot()
 	if _, res.Unread, err = r.mirror.Sync(ctx, start); err != nil {

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -65,9 +67,23 @@ func (r *runner) beginCache() (dir string, end func(), err error) {
 // a server killed in between only loses stamps, and a file without one
 // gets a new time, which is always safe.
 type stamper struct {
+	mu     sync.Mutex // stamps, under the mirror's writers (fileTime)
 	stamps map[string]runcache.Stamp
 	synced *memfs.Snapshot // what the mirror held at the last stamp
 	dirty  bool
+	// pending are paths (directories as "/DIR") whose times are recorded
+	// when the stamps are saved: a run's path does not hash what an
+	// earlier run wrote.
+	pending map[string]bool
+}
+
+// stampFirstSync readies a new mirror's first sync to give files the
+// times the worker's last server recorded (fileTime).
+func (r *runner) stampFirstSync() {
+	if c := r.opts.Cache; c != nil {
+		r.stamper.stamps = c.Stamps()
+		r.mirror.Time = r.stamper.fileTime
+	}
 }
 
 // stamp follows a Sync of r's mirror to s.
@@ -76,63 +92,91 @@ func (r *runner) stamp(s *memfs.Snapshot) {
 	if c == nil {
 		return
 	}
-	first := st.synced == nil
-	if first {
-		st.stamps = c.Stamps()
-	}
-	var es []memfs.Entry
-	dirs := map[string]bool{"": true}
-	if first {
-		s.Walk(func(e memfs.Entry) error {
-			es = append(es, e)
-			return nil
-		})
-	} else {
+	if first := st.synced == nil; !first {
+		// Only the next server uses these times: they are taken when the
+		// stamps are saved (at the session's end), not now.
+		if st.pending == nil {
+			st.pending = map[string]bool{}
+		}
 		for _, ch := range st.synced.Diff(s) {
-			if e, ok := s.Lookup(ch.Path); ok {
-				es = append(es, e)
-			} else {
-				st.forget(ch.Path)
-				addDirs(dirs, ch.Path)
+			st.pending[ch.Path] = true
+			for d := path.Dir(ch.Path); ; d = path.Dir(d) {
+				if d == "." {
+					d = ""
+				}
+				st.pending["/"+d] = true
+				if d == "" {
+					break
+				}
 			}
 		}
+		st.synced = s
+		return
 	}
+	// The files got their times as the mirror wrote them (fileTime); the
+	// directories get theirs now that all is written.
+	dirs := map[string]bool{"": true}
+	s.Walk(func(e memfs.Entry) error {
+		addDirs(dirs, e.Path)
+		return nil
+	})
 	st.synced = s
 	lower, _, _, _ := r.mirror.Dirs()
-	for _, e := range es {
-		addDirs(dirs, e.Path)
-		if !e.Mode.IsRegular() {
-			continue
-		}
-		id := e.ID
-		if id == ([20]byte{}) {
-			data, err := e.Content()
-			if err != nil {
-				continue
-			}
-			id = plumbing.ComputeHash(plumbing.BlobObject, data)
-		}
-		st.apply(e.Path, filepath.Join(lower, filepath.FromSlash(e.Path)), hex.EncodeToString(id[:]), e.Size, first)
-	}
-	// A directory's time counts too (go test hashes a directory it read
-	// by its entries' and its own stat): keyed by its listing, under a
-	// key no file path has.
 	for d := range dirs {
-		p := filepath.Join(lower, filepath.FromSlash(d))
-		ents, err := os.ReadDir(p)
+		st.stampDir(lower, d, true)
+	}
+	r.saveStamps()
+}
+
+// fileTime is the time the mirror's first sync gives the file e holding
+// data (sandbox.Mirror.Time): the one the worker's last server recorded
+// for that content at that path, or now; either is recorded.
+func (st *stamper) fileTime(e memfs.Entry, data []byte) time.Time {
+	id := e.ID
+	if id == ([20]byte{}) {
+		id = plumbing.ComputeHash(plumbing.BlobObject, data)
+	}
+	hid := hex.EncodeToString(id[:])
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if old, ok := st.stamps[e.Path]; ok && old.ID == hid && old.Size == e.Size {
+		return time.Unix(0, old.Time)
+	}
+	t := time.Now()
+	st.stamps[e.Path] = runcache.Stamp{ID: hid, Size: e.Size, Time: t.UnixNano()}
+	st.dirty = true
+	return t
+}
+
+// stampFile applies (first) or records the time of the file e in the
+// mirror's lower directory.
+func (st *stamper) stampFile(lower string, e memfs.Entry, first bool) {
+	id := e.ID
+	if id == ([20]byte{}) {
+		data, err := e.Content()
 		if err != nil {
-			st.forget("/" + d)
-			continue
+			return
 		}
-		h := sha1.New()
-		for _, e := range ents {
-			fmt.Fprintf(h, "%s\x00%v\x00", e.Name(), e.Type())
-		}
-		st.apply("/"+d, p, hex.EncodeToString(h.Sum(nil)), int64(len(ents)), first)
+		id = plumbing.ComputeHash(plumbing.BlobObject, data)
 	}
-	if first {
-		r.saveStamps()
+	st.apply(e.Path, filepath.Join(lower, filepath.FromSlash(e.Path)), hex.EncodeToString(id[:]), e.Size, first)
+}
+
+// stampDir is stampFile for the directory d: a directory's time counts
+// too (go test hashes a directory it read by its entries' and its own
+// stat), keyed by its listing, under a key no file path has.
+func (st *stamper) stampDir(lower, d string, first bool) {
+	p := filepath.Join(lower, filepath.FromSlash(d))
+	ents, err := os.ReadDir(p)
+	if err != nil {
+		st.forget("/" + d)
+		return
 	}
+	h := sha1.New()
+	for _, e := range ents {
+		fmt.Fprintf(h, "%s\x00%v\x00", e.Name(), e.Type())
+	}
+	st.apply("/"+d, p, hex.EncodeToString(h.Sum(nil)), int64(len(ents)), first)
 }
 
 // apply gives the mirror's p, which holds content id of size at key, the
@@ -167,9 +211,33 @@ func addDirs(dirs map[string]bool, p string) {
 	}
 }
 
-// saveStamps saves the stamps if they changed.
+// saveStamps saves the stamps if they changed, taking first the times of
+// the paths runs changed since the last save.
 func (r *runner) saveStamps() {
+	r.settleStamps()
 	if r.opts.Cache != nil && r.stamper.dirty && r.opts.Cache.SaveStamps(r.stamper.stamps) == nil {
 		r.stamper.dirty = false
 	}
+}
+
+// settleStamps records the times the mirror's pending paths have now.
+func (r *runner) settleStamps() {
+	st := &r.stamper
+	if r.opts.Cache == nil || len(st.pending) == 0 || st.synced == nil {
+		return
+	}
+	lower, _, _, _ := r.mirror.Dirs()
+	for p := range st.pending {
+		if d, ok := strings.CutPrefix(p, "/"); ok {
+			st.stampDir(lower, d, false)
+			continue
+		}
+		e, ok := st.synced.Lookup(p)
+		if !ok || !e.Mode.IsRegular() {
+			st.forget(p)
+			continue
+		}
+		st.stampFile(lower, e, false)
+	}
+	st.pending = nil
 }

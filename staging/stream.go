@@ -16,13 +16,14 @@ import (
 type BlobStreamSource interface {
 	BlobSource
 	// StreamBlobs reads the blobs ids, calling fn once for each, with
-	// its content (not yet checked against its id) or with why it could
+	// its content and whether the source checked it against its id
+	// already (the store checks it when it did not), or with why it could
 	// not be read (plumbing.ErrObjectNotFound, wrapped, when the source
 	// lacks it). A blob whose header declares more than max bytes is
 	// refused before it is read. fn may be called from several
 	// goroutines at once, and its data is valid only during the call. An
 	// error of fn ends the stream and is returned.
-	StreamBlobs(ctx context.Context, ids []plumbing.Hash, max int64, fn func(i int, data []byte, err error) error) error
+	StreamBlobs(ctx context.Context, ids []plumbing.Hash, max int64, fn func(i int, data []byte, checked bool, err error) error) error
 }
 
 var _ memfs.Streamer = (*Store)(nil)
@@ -117,9 +118,9 @@ func streamFrom(ctx context.Context, src BlobStreamSource, ids []plumbing.Hash, 
 		want[k] = ids[i]
 	}
 	missed := make([]bool, len(rest))
-	err := src.StreamBlobs(ctx, want, limit, func(k int, data []byte, err error) error {
+	err := src.StreamBlobs(ctx, want, limit, func(k int, data []byte, checked bool, err error) error {
 		i := rest[k]
-		if err == nil && plumbing.ComputeHash(plumbing.BlobObject, data) != ids[i] {
+		if err == nil && !checked && plumbing.ComputeHash(plumbing.BlobObject, data) != ids[i] {
 			// A source is a repository on disk: hostile until checked.
 			err = errNotItsID
 		}

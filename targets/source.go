@@ -58,7 +58,7 @@ func (r *repoSource) ReadBlob(h plumbing.Hash, max int64) ([]byte, error) {
 // StreamBlobs reads the blobs ids one after another, in one pass of git
 // per core, calling fn (from as many goroutines) with each one's content
 // or why it could not be read. See staging.BlobStreamSource.
-func (r *repoSource) StreamBlobs(ctx context.Context, ids []plumbing.Hash, max int64, fn func(i int, data []byte, err error) error) error {
+func (r *repoSource) StreamBlobs(ctx context.Context, ids []plumbing.Hash, max int64, fn func(i int, data []byte, checked bool, err error) error) error {
 	if r.wt != nil {
 		// The working tree's files first, a goroutine per core; what
 		// they do not hold goes to git.
@@ -67,9 +67,11 @@ func (r *repoSource) StreamBlobs(ctx context.Context, ids []plumbing.Hash, max i
 			return err
 		}
 	}
+	// What git gives is checked by the store.
+	unchecked := func(i int, data []byte, err error) error { return fn(i, data, false, err) }
 	n := min(cap(r.cat.idle), (len(ids)+streamChunk-1)/streamChunk)
 	if n <= 1 {
-		return r.cat.Each(ctx, ids, plumbing.BlobObject, max, fn)
+		return r.cat.Each(ctx, ids, plumbing.BlobObject, max, unchecked)
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -86,7 +88,7 @@ func (r *repoSource) StreamBlobs(ctx context.Context, ids []plumbing.Hash, max i
 				}
 			}
 			err := r.cat.Each(ctx, part, plumbing.BlobObject, max, func(i int, data []byte, err error) error {
-				return fn(at[i], data, err)
+				return unchecked(at[i], data, err)
 			})
 			if err != nil {
 				cancel()
@@ -104,9 +106,10 @@ func (r *repoSource) StreamBlobs(ctx context.Context, ids []plumbing.Hash, max i
 }
 
 // streamWorktree reads what it can of ids from the working tree, giving
-// each to fn, and returns the rest, with fn made to answer for their
+// each to fn (checked: a file is taken only if it hashes to the id), and
+// returns the rest, with fn made to answer for their
 // indexes in ids.
-func (r *repoSource) streamWorktree(ctx context.Context, ids []plumbing.Hash, max int64, fn func(int, []byte, error) error) ([]plumbing.Hash, func(int, []byte, error) error, error) {
+func (r *repoSource) streamWorktree(ctx context.Context, ids []plumbing.Hash, max int64, fn func(int, []byte, bool, error) error) ([]plumbing.Hash, func(int, []byte, bool, error) error, error) {
 	missed := make([]bool, len(ids))
 	next := make(chan int)
 	errs := make(chan error, runtime.GOMAXPROCS(0))
@@ -125,7 +128,8 @@ func (r *repoSource) streamWorktree(ctx context.Context, ids []plumbing.Hash, ma
 					missed[i] = true
 					continue
 				}
-				if err := fn(i, data, nil); err != nil {
+				// read checked it against its id: the store need not.
+				if err := fn(i, data, true, nil); err != nil {
 					errs <- err
 					return
 				}
@@ -162,7 +166,7 @@ feed:
 			rest, at = append(rest, ids[i]), append(at, i)
 		}
 	}
-	return rest, func(k int, data []byte, err error) error { return fn(at[k], data, err) }, nil
+	return rest, func(k int, data []byte, checked bool, err error) error { return fn(at[k], data, checked, err) }, nil
 }
 
 // streamChunk is how many ids in a row one process of a stream reads.
