@@ -57,6 +57,19 @@ func (w *Workspace) WriteFile(name string, data []byte, perm fs.FileMode) error 
 	return w.storeLocked("write", name, f, bytes.Clone(data), perm)
 }
 
+// WriteFileOwned is WriteFile for data the caller hands over: it is kept
+// without a copy, and the caller must never modify it again (what a run
+// wrote, read for the workspace alone).
+func (w *Workspace) WriteFileOwned(name string, data []byte, perm fs.FileMode) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	f, err := w.resolve("write", name, true, false)
+	if err != nil {
+		return err
+	}
+	return w.storeLocked("write", name, f, data, perm)
+}
+
 // storeLocked writes data (which the caller hands over) at f.
 func (w *Workspace) storeLocked(op, name string, f found, data []byte, perm fs.FileMode) error {
 	if len(f.comps) == 0 || f.node != nil && f.node.kind == kindDir {

@@ -575,7 +575,8 @@ func (s *Session) applyRun(start *memfs.Snapshot, changes []sandbox.Change) []me
 				err = s.ws.Symlink(string(c.Data), c.Path)
 			}
 		case sandbox.Wrote:
-			if fi, lerr := s.ws.Lstat(c.Path); lerr == nil && fi.IsDir() {
+			fi, lerr := s.ws.Lstat(c.Path)
+			if lerr == nil && fi.IsDir() {
 				err = s.ws.RemoveAll(c.Path)
 			}
 			perm := fs.FileMode(0o644)
@@ -583,9 +584,12 @@ func (s *Session) applyRun(start *memfs.Snapshot, changes []sandbox.Change) []me
 				perm = 0o755
 			}
 			if err == nil {
-				err = s.ws.WriteFile(c.Path, c.Data, perm)
+				// The content was read for this: handed over, not copied.
+				err = s.ws.WriteFileOwned(c.Path, c.Data, perm)
 			}
-			if err == nil {
+			if err == nil && lerr == nil && !fi.IsDir() && fi.Mode().Perm() != perm {
+				// A new file has perm already; one that was there keeps
+				// its mode unless told.
 				err = s.ws.Chmod(c.Path, perm)
 			}
 		}
