@@ -1,7 +1,6 @@
 package staging
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 
@@ -21,9 +20,10 @@ type BlobStreamSource interface {
 	// not be read (plumbing.ErrObjectNotFound, wrapped, when the source
 	// lacks it). A blob whose header declares more than max bytes is
 	// refused before it is read. fn may be called from several
-	// goroutines at once, and its data is valid only during the call. An
-	// error of fn ends the stream and is returned.
-	StreamBlobs(ctx context.Context, ids []plumbing.Hash, max int64, fn func(i int, data []byte, checked bool, err error) error) error
+	// goroutines at once; its data is valid only during the call unless
+	// keep, with which each blob has a buffer of its own, for fn to keep.
+	// An error of fn ends the stream and is returned.
+	StreamBlobs(ctx context.Context, ids []plumbing.Hash, max int64, keep bool, fn func(i int, data []byte, checked bool, err error) error) error
 }
 
 var _ memfs.Streamer = (*Store)(nil)
@@ -118,7 +118,7 @@ func streamFrom(ctx context.Context, src BlobStreamSource, ids []plumbing.Hash, 
 		want[k] = ids[i]
 	}
 	missed := make([]bool, len(rest))
-	err := src.StreamBlobs(ctx, want, limit, func(k int, data []byte, checked bool, err error) error {
+	err := src.StreamBlobs(ctx, want, limit, keep, func(k int, data []byte, checked bool, err error) error {
 		i := rest[k]
 		if err == nil && !checked && plumbing.ComputeHash(plumbing.BlobObject, data) != ids[i] {
 			// A source is a repository on disk: hostile until checked.
@@ -131,8 +131,7 @@ func streamFrom(ctx context.Context, src BlobStreamSource, ids []plumbing.Hash, 
 			return nil
 		}
 		if keep {
-			data = bytes.Clone(data) // the source reuses its buffer
-			x.put(ids[i], data)
+			x.put(ids[i], data) // the source gave it a buffer of its own
 		}
 		return fn(i, data, err)
 	})

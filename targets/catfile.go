@@ -338,16 +338,17 @@ func (c *catFile) with(fn func(*catProc) (broken bool, err error)) error {
 // with each one's content; an object that is missing, of another type or
 // declaring more than max bytes is given to fn with its error (and no
 // content) instead. Requests are written while answers are read, so git
-// never waits for the next id. fn's data is only valid during the call.
-// An error of fn or of git, or ctx's end, ends the walk.
-func (c *catFile) Each(ctx context.Context, ids []plumbing.Hash, want plumbing.ObjectType, max int64, fn func(i int, data []byte, err error) error) error {
+// never waits for the next id. fn's data is only valid during the call,
+// unless own: then each object is read into a buffer of its own, which fn
+// may keep. An error of fn or of git, or ctx's end, ends the walk.
+func (c *catFile) Each(ctx context.Context, ids []plumbing.Hash, want plumbing.ObjectType, max int64, own bool, fn func(i int, data []byte, err error) error) error {
 	for len(ids) > 0 {
 		p, err := c.get()
 		if err != nil {
 			return err
 		}
 		p.bound(max)
-		done, err := p.each(ctx, ids, want, max, fn)
+		done, err := p.each(ctx, ids, want, max, own, fn)
 		// A process left in the middle of a body (an object too large
 		// to read) goes; the rest of the ids go to another.
 		c.put(p, err != nil || done < len(ids))
@@ -362,7 +363,7 @@ func (c *catFile) Each(ctx context.Context, ids []plumbing.Hash, want plumbing.O
 // each is Each on one process. It returns how many of ids it answered:
 // all of them, or up to and including an object too large to read, after
 // which the process is in the middle of a body and cannot go on.
-func (p *catProc) each(ctx context.Context, ids []plumbing.Hash, want plumbing.ObjectType, max int64, fn func(i int, data []byte, err error) error) (int, error) {
+func (p *catProc) each(ctx context.Context, ids []plumbing.Hash, want plumbing.ObjectType, max int64, own bool, fn func(i int, data []byte, err error) error) (int, error) {
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	werr := make(chan error, 1)
@@ -398,6 +399,9 @@ func (p *catProc) each(ctx context.Context, ids []plumbing.Hash, want plumbing.O
 		case hd.size > max:
 			return i + 1, fn(i, nil, fmt.Errorf("%s %s declares %d bytes, more than the %d it can hold", hd.typ, ids[i], hd.size, max))
 		default:
+			if own {
+				buf = nil
+			}
 			if buf, err = p.readBody(buf, hd.size); err != nil {
 				return i, err
 			}

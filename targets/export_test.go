@@ -71,3 +71,14 @@ func InterruptPush(ctx context.Context, dir, ref string, old, new plumbing.Hash)
 func JournalPath(dir string) string {
 	return filepath.Join(dir, ".git", "airlock", "push-journal.json")
 }
+
+// WorktreeHashes counts the files the lazy reads of l's source took from
+// its working tree after hashing them (the others git's index vouched for).
+func WorktreeHashes(l *Local) int64 {
+	l.srcMu.Lock()
+	defer l.srcMu.Unlock()
+	if l.src == nil || l.src.wt == nil {
+		return -1
+	}
+	return l.src.wt.hashed.Load()
+}

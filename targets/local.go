@@ -235,7 +235,7 @@ func (l *Local) source(common string) *repoSource {
 	if l.src == nil {
 		l.src = newRepoSource(common)
 		if !l.bare {
-			l.src.wt = newWorktreeFiles(l.path)
+			l.src.wt = newWorktreeFiles(l.path, l.gitDir)
 		}
 	}
 	return l.src

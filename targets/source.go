@@ -58,7 +58,7 @@ func (r *repoSource) ReadBlob(h plumbing.Hash, max int64) ([]byte, error) {
 // StreamBlobs reads the blobs ids one after another, in one pass of git
 // per core, calling fn (from as many goroutines) with each one's content
 // or why it could not be read. See staging.BlobStreamSource.
-func (r *repoSource) StreamBlobs(ctx context.Context, ids []plumbing.Hash, max int64, fn func(i int, data []byte, checked bool, err error) error) error {
+func (r *repoSource) StreamBlobs(ctx context.Context, ids []plumbing.Hash, max int64, keep bool, fn func(i int, data []byte, checked bool, err error) error) error {
 	if r.wt != nil {
 		// The working tree's files first, a goroutine per core; what
 		// they do not hold goes to git.
@@ -71,7 +71,7 @@ func (r *repoSource) StreamBlobs(ctx context.Context, ids []plumbing.Hash, max i
 	unchecked := func(i int, data []byte, err error) error { return fn(i, data, false, err) }
 	n := min(cap(r.cat.idle), (len(ids)+streamChunk-1)/streamChunk)
 	if n <= 1 {
-		return r.cat.Each(ctx, ids, plumbing.BlobObject, max, unchecked)
+		return r.cat.Each(ctx, ids, plumbing.BlobObject, max, keep, unchecked)
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -87,7 +87,7 @@ func (r *repoSource) StreamBlobs(ctx context.Context, ids []plumbing.Hash, max i
 					part, at = append(part, ids[j]), append(at, j)
 				}
 			}
-			err := r.cat.Each(ctx, part, plumbing.BlobObject, max, func(i int, data []byte, err error) error {
+			err := r.cat.Each(ctx, part, plumbing.BlobObject, max, keep, func(i int, data []byte, err error) error {
 				return unchecked(at[i], data, err)
 			})
 			if err != nil {

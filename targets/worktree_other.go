@@ -9,7 +9,7 @@ import (
 
 var errNoBeneath = errors.New("reading a working tree's files beneath it needs Linux's openat2")
 
-func openBeneath(int, string) (*os.File, int64, error) { return nil, 0, errNoBeneath }
+func openBeneath(int, string) (*os.File, fileStat, error) { return nil, fileStat{}, errNoBeneath }
 
 func openDir(string) (int, error) { return -1, errNoBeneath }
 

@@ -3,6 +3,7 @@
 package targets_test
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/airlock-dev/airlock/memfs"
+	"github.com/airlock-dev/airlock/targets"
 )
 
 // A lazy base pulled from a working-tree repository reads a file from the
@@ -91,6 +93,44 @@ func TestLazyReadsFromTheWorkingTree(t *testing.T) {
 			t.Errorf("%s was read (%q) through a symlink in the working tree", c.path, got)
 		case !c.readable && !strings.Contains(err.Error(), memfs.ErrUnavailable.Error()):
 			t.Errorf("%s: %v", c.path, err)
+		}
+	}
+}
+
+// A checked-out file whose stat is as git's index recorded it is taken as
+// git takes it, without hashing it; one touched since, or changed, is
+// hashed (and, changed, read from git).
+func TestLazyReadsTrustGitsIndex(t *testing.T) {
+	dir := t.TempDir()
+	run(t, dir, nil, nil, "init", "-q", "-b", "main", ".")
+	files := map[string]string{"a.txt": "alpha\n", "b.txt": "bravo\n", "c.txt": "charlie\n"}
+	commitFiles(t, dir, files)
+	time.Sleep(10 * time.Millisecond)
+	run(t, dir, nil, nil, "update-index", "--refresh") // the index written after every file: none racy
+	tgt, err := targets.OpenLocal(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tgt.Close() })
+	sb := newSandbox(t, tgt)
+	sb.pull(t, tgt, "refs/heads/main")
+	now := time.Now()
+	if err := os.Chtimes(filepath.Join(dir, "b.txt"), now, now); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "c.txt"), []byte("CHARLIE\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		path   string
+		hashed int64
+	}{{"a.txt", 0}, {"b.txt", 1}, {"c.txt", 2}} {
+		got, err := sb.ws.ReadFile(c.path)
+		if err != nil || string(got) != files[c.path] {
+			t.Fatalf("%s: %q %v", c.path, got, err)
+		}
+		if n := targets.WorktreeHashes(tgt); n != c.hashed {
+			t.Errorf("after reading %s, %d files were hashed; want %d", c.path, n, c.hashed)
 		}
 	}
 }
