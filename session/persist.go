@@ -26,7 +26,7 @@ import (
 
 // A durable session writes what it holds to a journal (package journal):
 // after every call that changed the sandbox, one batch of records, written
-// with one write(2) before the call answers. Records are of two types:
+// with pwritev(2) before the call answers. Records are of two types:
 //
 //	object  a git object (blob, tree, commit), in git's own format: its
 //	        type and content, named by its SHA-1. Each object is written

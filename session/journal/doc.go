@@ -1,6 +1,7 @@
 // Package journal is the append-only file a durable session writes down
 // what it holds: records of a type byte and a payload, each with its
-// length and a CRC-32C, appended with one write(2) per batch.
+// length and a CRC-32C, appended with one pwritev(2) per batch (per 1,024
+// parts of it: large payloads are written from where they are, not copied).
 //
 // A batch is durable against the process being killed as soon as Write
 // returns: the bytes are in the kernel's page cache, which a SIGKILL does
