@@ -55,8 +55,17 @@ func runLedger(args []string, stdout, stderr io.Writer) error {
 		if rep.Torn != nil {
 			fmt.Fprintf(stdout, "note: %v\n", rep.Torn)
 		}
-		if !rep.OK() {
+		if rep.Broken != nil {
 			return &exitError{exitBroken, fmt.Errorf("%s: the chain is broken after %d good records: %v", path, rep.Records, rep.Broken)}
+		}
+		if len(rep.Cuts) > 0 {
+			// A loss an append wrote down stays in the chain: every
+			// verify reports it, however much was written since.
+			for _, c := range rep.Cuts {
+				fmt.Fprintf(stdout, "lost: %s\n", termsafe.Line(c.Error()))
+			}
+			return &exitError{exitBroken, fmt.Errorf("%s: %d records chained, head %s, but the ledger is not whole: %d loss(es), listed above",
+				path, rep.Records, short(rep.Head), len(rep.Cuts))}
 		}
 		fmt.Fprintf(stdout, "%s: %d records, chain intact; head %s\n", path, rep.Records, short(rep.Head))
 		return nil
@@ -102,6 +111,18 @@ func runLedger(args []string, stdout, stderr io.Writer) error {
 	return usageError("ledger %s: use verify or show", args[0])
 }
 
+// warnLedger tells the operator at start what the ledger lost, as far as
+// its anchor and its tail say (`airlock ledger verify` reads it all).
+func warnLedger(stderr io.Writer, path string) {
+	notes, err := ledger.Notices(path)
+	if err != nil {
+		fmt.Fprintf(stderr, "airlock serve: warning: the ledger %s could not be checked: %v\n", path, err)
+	}
+	for _, n := range notes {
+		fmt.Fprintf(stderr, "airlock serve: warning: the ledger %s is not whole: %s; `airlock ledger verify` reports it\n", path, n)
+	}
+}
+
 func short(s string) string {
 	if len(s) > 12 {
 		return s[:12]
@@ -143,6 +164,10 @@ func describeRecord(r ledger.Record) string {
 		return msg
 	case ledger.KindWithdrawal:
 		return fmt.Sprintf("%s %s  withdrawn: %s", head, get("request"), get("why"))
+	case ledger.KindCut:
+		if what, ok := ledger.DescribeCut(r); ok {
+			return fmt.Sprintf("%s !! %s", head, what)
+		}
 	}
 	return head + " " + string(r.Data)
 }

@@ -182,6 +182,7 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer ledger.Close()
+	warnLedger(stderr, ledger.Path())
 	gate := approval.NewGate(ledger, policy)
 	broker, err := broker.Listen(gate, sockets, broker.ServerInfo{PID: os.Getpid(), Worker: w.Name, Started: time.Now()})
 	if err != nil {
