@@ -96,12 +96,8 @@ func DescribeCut(rec Record) (string, bool) {
 func (c cutData) describe(at uint64, when time.Time) string {
 	stamp := when.UTC().Format(time.RFC3339)
 	if c.From > 0 {
-		lost := fmt.Sprintf("record %d was", c.From)
-		if c.To > c.From {
-			lost = fmt.Sprintf("records %d to %d were", c.From, c.To)
-		}
 		return fmt.Sprintf("%s lost: when record %d was written (%s), the ledger ended at record %d but its anchor named record %d (%s), as a power cut of an unsynced tail or a cut leaves it",
-			lost, at, stamp, c.HeadSeq, c.Anchor.Seq, short(c.Anchor.Hash))
+			lostRange(c.From, c.To, "was", "were"), at, stamp, c.HeadSeq, c.Anchor.Seq, short(c.Anchor.Hash))
 	}
 	return fmt.Sprintf("when record %d was written (%s), the ledger's last record was %d (%s), not record %d (%s) as its anchor said: the ledger had been changed outside airlock",
 		at, stamp, c.HeadSeq, short(c.HeadHash), c.Anchor.Seq, short(c.Anchor.Hash))
@@ -109,13 +105,19 @@ func (c cutData) describe(at uint64, when time.Time) string {
 
 func (m CutMark) describe() string {
 	stamp := m.Time.UTC().Format(time.RFC3339)
-	switch {
-	case m.From == 0:
+	if m.From == 0 {
 		return fmt.Sprintf("the ledger had been changed outside airlock before record %d was written (%s)", m.At, stamp)
-	case m.To > m.From:
-		return fmt.Sprintf("records %d to %d were lost from the ledger's tail before record %d was written (%s)", m.From, m.To, m.At, stamp)
 	}
-	return fmt.Sprintf("record %d was lost from the ledger's tail before record %d was written (%s)", m.From, m.At, stamp)
+	return fmt.Sprintf("%s lost from the ledger's tail before record %d was written (%s)", lostRange(m.From, m.To, "was", "were"), m.At, stamp)
+}
+
+// lostRange names records from to to, with the verb that agrees: "record
+// 5 was", "records 5 to 7 were".
+func lostRange(from, to uint64, one, many string) string {
+	if to > from {
+		return fmt.Sprintf("records %d to %d %s", from, to, many)
+	}
+	return fmt.Sprintf("record %d %s", from, one)
 }
 
 func short(h string) string {
@@ -161,8 +163,8 @@ func Notices(path string) ([]string, error) {
 	}
 	c := newCut(a, head)
 	if c.From > 0 {
-		out = append(out, fmt.Sprintf("the ledger ends at record %d, but its anchor names record %d: records %d to %d are gone (a power cut of an unsynced tail, or a cut); the next record airlock writes says so for good",
-			head.Seq, a.Seq, c.From, c.To))
+		out = append(out, fmt.Sprintf("the ledger ends at record %d, but its anchor names record %d: %s gone (a power cut of an unsynced tail, or a cut); the next record airlock writes says so for good",
+			head.Seq, a.Seq, lostRange(c.From, c.To, "is", "are")))
 	} else {
 		out = append(out, fmt.Sprintf("the ledger's last record is %d (%s), not record %d (%s) as its anchor says: it was changed outside airlock; the next record airlock writes says so for good",
 			head.Seq, short(head.Hash), a.Seq, short(a.Hash)))

@@ -146,6 +146,9 @@ func (l *Ledger) append(kind string, raw json.RawMessage) (Record, error) {
 			if err != nil {
 				return Record{}, err
 			}
+			if testHookBeforeAnchor != nil {
+				testHookBeforeAnchor()
+			}
 			a = Anchor{Seq: rec.Seq, Hash: rec.Hash, Cuts: append(a.Cuts, cut.mark(rec))}
 			if err := writeAnchor(l.path, a); err != nil {
 				return Record{}, fmt.Errorf("ledger: anchor: %w", err)
@@ -292,8 +295,8 @@ func checkAnchor(path string, rep *Report, recs map[uint64]string) error {
 		a = *lag
 	case last.Seq < a.Seq:
 		rep.Broken = &Problem{Seq: last.Seq + 1, Kind: "cut", Detail: fmt.Sprintf(
-			"the ledger ends after record %d, but its anchor (%s) says it had %d: records %d to %d were removed",
-			last.Seq, AnchorPath(path), a.Seq, last.Seq+1, a.Seq)}
+			"the ledger ends after record %d, but its anchor (%s) says it had %d: %s removed (the next append records the loss in the ledger for good)",
+			last.Seq, AnchorPath(path), a.Seq, lostRange(last.Seq+1, a.Seq, "was", "were"))}
 		return nil
 	case recs[a.Seq] != a.Hash:
 		rep.Broken = &Problem{Seq: a.Seq, Kind: "edited", Detail: fmt.Sprintf(

@@ -27,7 +27,7 @@ func ledgerPath(file string) (string, error) {
 func runLedger(args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
 		fmt.Fprint(stderr, "Usage: airlock ledger verify [--file F]\n       airlock ledger show [-n N] [--file F]\n\n"+
-			"verify checks the ledger's hash chain (exit 3 if it is broken); show prints recent events.\n")
+			"verify checks the ledger's hash chain and its anchors (exit 3 if it is broken, or ever lost records); show prints recent events.\n")
 		if len(args) == 0 {
 			return &exitError{exitUsage, fmt.Errorf("ledger needs verify or show")}
 		}
@@ -64,8 +64,13 @@ func runLedger(args []string, stdout, stderr io.Writer) error {
 			for _, c := range rep.Cuts {
 				fmt.Fprintf(stdout, "lost: %s\n", termsafe.Line(c.Error()))
 			}
-			return &exitError{exitBroken, fmt.Errorf("%s: %d records chained, head %s, but the ledger is not whole: %d loss(es), listed above",
-				path, rep.Records, short(rep.Head), len(rep.Cuts))}
+			losses := "1 loss"
+			if len(rep.Cuts) > 1 {
+				losses = fmt.Sprintf("%d losses", len(rep.Cuts))
+			}
+			return &exitError{exitBroken, fmt.Errorf("%s: %d records chained, head %s, but the ledger is not whole: %s, listed above; "+
+				"a loss stays reported for as long as this ledger is kept (move it and its anchor aside to start a new ledger)",
+				path, rep.Records, short(rep.Head), losses)}
 		}
 		fmt.Fprintf(stdout, "%s: %d records, chain intact; head %s\n", path, rep.Records, short(rep.Head))
 		return nil
