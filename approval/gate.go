@@ -637,6 +637,16 @@ func (g *Gate) RecordPush(gr Grant, result string, err error) error {
 	return lerr
 }
 
+// LedgerHead returns the ledger's last record and the ledger's path
+// ("" when the gate has no ledger).
+func (g *Gate) LedgerHead() (ledger.Record, string, error) {
+	if g.ledger == nil {
+		return ledger.Record{}, "", nil
+	}
+	rec, err := g.ledger.Head()
+	return rec, g.ledger.Path(), err
+}
+
 // RecordOutcome records how a push ended that no grant of this process
 // covers: one a restart interrupted, found landed (result "pushed") or not
 // ("failed") when its session resumed, or a request the resumed session

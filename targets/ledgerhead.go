@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -44,6 +45,19 @@ type LedgerHead struct {
 func LedgerRef(host, path string) string {
 	sum := sha256.Sum256([]byte(host + "\x00" + path))
 	return "refs/airlock/ledger/" + hex.EncodeToString(sum[:8])
+}
+
+// LedgerAt names the ledger at path on this machine as its ref is keyed:
+// the host name and the absolute path.
+func LedgerAt(path string) (host, abs string) {
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "localhost"
+	}
+	if a, err := filepath.Abs(path); err == nil {
+		path = a
+	}
+	return host, path
 }
 
 const ledgerHeadFile = "ledger-head"

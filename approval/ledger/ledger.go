@@ -176,6 +176,19 @@ func (l *Ledger) append(kind string, raw json.RawMessage) (Record, error) {
 	return rec, nil
 }
 
+// Head returns the ledger's last whole record (the zero Record when it
+// has none), as the file holds it now.
+func (l *Ledger) Head() (Record, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := lockFile(l.f); err != nil {
+		return Record{}, fmt.Errorf("ledger: lock: %w", err)
+	}
+	defer unlockFile(l.f)
+	head, _, err := readHead(l.f)
+	return head, err
+}
+
 // write appends record seq of kind after head and fsyncs it. data is
 // JSON already, or a value to marshal.
 func (l *Ledger) write(head Record, torn bool, seq uint64, kind string, data any) (Record, error) {

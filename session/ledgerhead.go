@@ -1,0 +1,30 @@
+package session
+
+import (
+	"context"
+
+	"github.com/airlock-dev/airlock/targets"
+)
+
+// ledgerHeadRecorder is a target that keeps the ledger's head
+// (targets.Local, targets.GitHub).
+type ledgerHeadRecorder interface {
+	RecordLedgerHead(ctx context.Context, h targets.LedgerHead) error
+}
+
+// recordLedgerHead writes the ledger's head (its last record, the push's
+// "pushed" one or later) into t after a push landed there, so that a
+// ledger cut or rewritten behind it is caught against t by `airlock
+// ledger verify`, even when its anchor file was rewritten too.
+func (s *Session) recordLedgerHead(ctx context.Context, t targets.Target) error {
+	r, ok := t.(ledgerHeadRecorder)
+	if !ok {
+		return nil
+	}
+	rec, path, err := s.gate.LedgerHead()
+	if err != nil || path == "" || rec.Hash == "" {
+		return err
+	}
+	host, abs := targets.LedgerAt(path)
+	return r.RecordLedgerHead(ctx, targets.LedgerHead{Seq: rec.Seq, Hash: rec.Hash, Host: host, Path: abs, Time: rec.Time})
+}
