@@ -28,3 +28,8 @@ func (s *Session) recordLedgerHead(ctx context.Context, t targets.Target) error 
 	host, abs := targets.LedgerAt(path)
 	return r.RecordLedgerHead(ctx, targets.LedgerHead{Seq: rec.Seq, Hash: rec.Hash, Host: host, Path: abs, Time: rec.Time})
 }
+
+// GitHubOptions says where GitHub is, as the session's targets open it
+// (from the environment): `airlock ledger verify` reads the ledger's head
+// from the same place.
+func GitHubOptions() targets.GitHubOptions { return githubOptions() }

@@ -38,8 +38,15 @@ func runLedger(args []string, stdout, stderr io.Writer) error {
 		fs := newFlags("airlock ledger verify", "airlock ledger verify [--file F]",
 			"Checks every record of the ledger: its hash, its link to the one before, the sequence.", stderr)
 		file := fs.String("file", "", "the ledger file; default: the state directory's ledger.jsonl")
+		var against multiFlag
+		fs.Var(&against, "target", "also check against the ledger's head this target keeps (local:PATH, local-bare:PATH, github:OWNER/REPO); repeatable")
 		if err := parse(fs, args[1:]); err != nil {
 			return err
+		}
+		for _, id := range against {
+			if !isTargetID(id) {
+				return usageError("ledger verify: --target %q: write local:PATH, local-bare:PATH or github:OWNER/REPO", id)
+			}
 		}
 		path, err := ledgerPath(*file)
 		if err != nil {
@@ -58,19 +65,34 @@ func runLedger(args []string, stdout, stderr io.Writer) error {
 		if rep.Broken != nil {
 			return &exitError{exitBroken, fmt.Errorf("%s: the chain is broken after %d good records: %v", path, rep.Records, rep.Broken)}
 		}
-		if len(rep.Cuts) > 0 {
-			// A loss an append wrote down stays in the chain: every
-			// verify reports it, however much was written since.
-			for _, c := range rep.Cuts {
-				fmt.Fprintf(stdout, "lost: %s\n", termsafe.Line(c.Error()))
-			}
-			losses := "1 loss"
-			if len(rep.Cuts) > 1 {
-				losses = fmt.Sprintf("%d losses", len(rep.Cuts))
-			}
+		// A loss an append wrote down stays in the chain: every verify
+		// reports it, however much was written since.
+		for _, c := range rep.Cuts {
+			fmt.Fprintf(stdout, "lost: %s\n", termsafe.Line(c.Error()))
+		}
+		recs, err := ledger.Records(path)
+		if err != nil {
+			return err
+		}
+		problems := checkTargets(path, recs, against, stdout)
+		for _, p := range problems {
+			fmt.Fprintf(stdout, "cut: %s\n", p)
+		}
+		var why []string
+		switch len(rep.Cuts) {
+		case 0:
+		case 1:
+			why = append(why, "1 loss")
+		default:
+			why = append(why, fmt.Sprintf("%d losses", len(rep.Cuts)))
+		}
+		if len(problems) > 0 {
+			why = append(why, "a target keeps a record it no longer has (it was cut or rewritten after that push, whatever its anchor says)")
+		}
+		if len(why) > 0 {
 			return &exitError{exitBroken, fmt.Errorf("%s: %d records chained, head %s, but the ledger is not whole: %s, listed above; "+
-				"a loss stays reported for as long as this ledger is kept (move it and its anchor aside to start a new ledger)",
-				path, rep.Records, short(rep.Head), losses)}
+				"a loss stays reported for as long as this ledger is kept (to start a new ledger, move it and its anchor aside, and delete the ref named above from each target that keeps one)",
+				path, rep.Records, short(rep.Head), strings.Join(why, "; "))}
 		}
 		fmt.Fprintf(stdout, "%s: %d records, chain intact; head %s\n", path, rep.Records, short(rep.Head))
 		return nil
