@@ -177,7 +177,9 @@ func (l *Local) writeLedgerCommit(h LedgerHead, parent plumbing.Hash) (plumbing.
 	}
 	sig := object.Signature{Name: "airlock", Email: "airlock@localhost", When: h.Time.UTC()}
 	c := &object.Commit{Author: sig, Committer: sig, Message: h.message(), TreeHash: treeID}
-	if !parent.IsZero() {
+	if _, err := r.CommitObject(parent); err == nil {
+		// Only a commit can be a parent: a ref someone pointed at a
+		// blob is replaced, not built on.
 		c.ParentHashes = []plumbing.Hash{parent}
 	}
 	return put(c)

@@ -2,6 +2,7 @@ package targets_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -113,4 +114,32 @@ func TestLedgerHead(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A ref under the ledger's name that airlock did not write (a blob, a
+// commit without the lines) is reported by a read, and replaced by the
+// next head written, which stays a valid commit.
+func TestLedgerHeadOverSomethingElse(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	run(t, dir, nil, nil, "init", "-q", "--bare", "-b", "main")
+	l, err := targets.OpenLocalBare(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	host, path := "h", "/ledger.jsonl"
+	ref := targets.LedgerRef(host, path)
+	blob := strings.TrimSpace(run(t, dir, []byte("not a head\n"), nil, "hash-object", "-w", "--stdin"))
+	run(t, dir, nil, nil, "update-ref", ref, blob)
+	if _, _, err := l.ReadLedgerHead(ctx, host, path); !errors.Is(err, targets.ErrNotLedgerHead) {
+		t.Fatalf("a blob under the ledger's ref reads as %v", err)
+	}
+	h := targets.LedgerHead{Seq: 1, Hash: strings.Repeat("b", 64), Host: host, Path: path, Time: time.Unix(0, 0).UTC()}
+	if err := l.RecordLedgerHead(ctx, h); err != nil {
+		t.Fatal(err)
+	}
+	if got, ok, err := l.ReadLedgerHead(ctx, host, path); !ok || err != nil || got != h {
+		t.Fatalf("after writing over it: %+v %v %v", got, ok, err)
+	}
+	run(t, dir, nil, nil, "fsck", "--strict", "--no-dangling")
 }
