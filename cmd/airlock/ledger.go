@@ -26,7 +26,7 @@ func ledgerPath(file string) (string, error) {
 
 func runLedger(args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
-		fmt.Fprint(stderr, "Usage: airlock ledger verify [--file F]\n       airlock ledger show [-n N] [--file F]\n\n"+
+		fmt.Fprint(stderr, "Usage: airlock ledger verify [--file F] [--target T]...\n       airlock ledger show [-n N] [--file F]\n\n"+
 			"verify checks the ledger's hash chain and its anchors (exit 3 if it is broken, or ever lost records); show prints recent events.\n")
 		if len(args) == 0 {
 			return &exitError{exitUsage, fmt.Errorf("ledger needs verify or show")}
@@ -35,8 +35,8 @@ func runLedger(args []string, stdout, stderr io.Writer) error {
 	}
 	switch args[0] {
 	case "verify":
-		fs := newFlags("airlock ledger verify", "airlock ledger verify [--file F]",
-			"Checks every record of the ledger: its hash, its link to the one before, the sequence.", stderr)
+		fs := newFlags("airlock ledger verify", "airlock ledger verify [--file F] [--target T]...",
+			"Checks every record of the ledger: its hash, its link to the one before, the sequence; its anchor; every loss written down; and the head each target keeps of it.", stderr)
 		file := fs.String("file", "", "the ledger file; default: the state directory's ledger.jsonl")
 		var against multiFlag
 		fs.Var(&against, "target", "also check against the ledger's head this target keeps (local:PATH, local-bare:PATH, github:OWNER/REPO); repeatable")
