@@ -637,14 +637,16 @@ func (g *Gate) RecordPush(gr Grant, result string, err error) error {
 	return lerr
 }
 
-// LedgerHead returns the ledger's last record and the ledger's path
-// ("" when the gate has no ledger).
-func (g *Gate) LedgerHead() (ledger.Record, string, error) {
+// LedgerHead returns the ledger's last and first records and the
+// ledger's path ("" when the gate has no ledger).
+func (g *Gate) LedgerHead() (head, first ledger.Record, path string, err error) {
 	if g.ledger == nil {
-		return ledger.Record{}, "", nil
+		return ledger.Record{}, ledger.Record{}, "", nil
 	}
-	rec, err := g.ledger.Head()
-	return rec, g.ledger.Path(), err
+	if head, err = g.ledger.Head(); err == nil {
+		first, err = g.ledger.First()
+	}
+	return head, first, g.ledger.Path(), err
 }
 
 // RecordOutcome records how a push ended that no grant of this process

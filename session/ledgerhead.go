@@ -21,12 +21,12 @@ func (s *Session) recordLedgerHead(ctx context.Context, t targets.Target) error 
 	if !ok {
 		return nil
 	}
-	rec, path, err := s.gate.LedgerHead()
+	rec, first, path, err := s.gate.LedgerHead()
 	if err != nil || path == "" || rec.Hash == "" {
 		return err
 	}
 	host, abs := targets.LedgerAt(path)
-	return r.RecordLedgerHead(ctx, targets.LedgerHead{Seq: rec.Seq, Hash: rec.Hash, Host: host, Path: abs, Time: rec.Time})
+	return r.RecordLedgerHead(ctx, targets.LedgerHead{Seq: rec.Seq, Hash: rec.Hash, First: first.Hash, Host: host, Path: abs, Time: rec.Time})
 }
 
 // GitHubOptions says where GitHub is, as the session's targets open it

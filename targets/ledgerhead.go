@@ -33,11 +33,12 @@ import (
 // It is outside refs/heads and refs/tags, so clones do not fetch it and no
 // branch shows it.
 type LedgerHead struct {
-	Seq  uint64
-	Hash string // the record's hash
-	Host string // the machine whose ledger it is
-	Path string // the ledger file's absolute path there
-	Time time.Time
+	Seq   uint64
+	Hash  string // the record's hash
+	First string // the hash of the ledger's first record: which chain it is
+	Host  string // the machine whose ledger it is
+	Path  string // the ledger file's absolute path there
+	Time  time.Time
 }
 
 // LedgerRef is the ref under which targets keep the head of the ledger at
@@ -66,8 +67,8 @@ const ledgerHeadFile = "ledger-head"
 var ErrNotLedgerHead = errors.New("not a ledger head airlock wrote")
 
 func (h LedgerHead) text() string {
-	return fmt.Sprintf("Airlock-Ledger-Seq: %d\nAirlock-Ledger-Hash: %s\nAirlock-Ledger-Host: %s\nAirlock-Ledger-Path: %s\nAirlock-Ledger-Time: %s\n",
-		h.Seq, h.Hash, strconv.Quote(h.Host), strconv.Quote(h.Path), h.Time.UTC().Format(time.RFC3339Nano))
+	return fmt.Sprintf("Airlock-Ledger-Seq: %d\nAirlock-Ledger-Hash: %s\nAirlock-Ledger-First: %s\nAirlock-Ledger-Host: %s\nAirlock-Ledger-Path: %s\nAirlock-Ledger-Time: %s\n",
+		h.Seq, h.Hash, h.First, strconv.Quote(h.Host), strconv.Quote(h.Path), h.Time.UTC().Format(time.RFC3339Nano))
 }
 
 func (h LedgerHead) message() string {
@@ -89,6 +90,8 @@ func parseLedgerHead(msg string) (LedgerHead, error) {
 			h.Seq, err = strconv.ParseUint(v, 10, 64)
 		case "Airlock-Ledger-Hash":
 			h.Hash = v
+		case "Airlock-Ledger-First":
+			h.First = v
 		case "Airlock-Ledger-Host":
 			h.Host, err = strconv.Unquote(v)
 		case "Airlock-Ledger-Path":
@@ -103,7 +106,7 @@ func parseLedgerHead(msg string) (LedgerHead, error) {
 		}
 		seen++
 	}
-	if seen != 5 || h.Seq == 0 || len(h.Hash) != 64 {
+	if seen != 6 || h.Seq == 0 || len(h.Hash) != 64 || len(h.First) != 64 {
 		return LedgerHead{}, fmt.Errorf("%w: its message lacks the Airlock-Ledger- lines", ErrNotLedgerHead)
 	}
 	return h, nil

@@ -58,7 +58,7 @@ func TestLedgerHead(t *testing.T) {
 			tgt, gitDir, id, gh := tc.open(t)
 			host, path := "build-host", "/home/someone/.local/state/airlock/ledger.jsonl"
 			head := func(seq uint64) targets.LedgerHead {
-				return targets.LedgerHead{Seq: seq, Hash: strings.Repeat(fmt.Sprintf("%x", seq%16), 64), Host: host, Path: path,
+				return targets.LedgerHead{Seq: seq, Hash: strings.Repeat(fmt.Sprintf("%x", seq%16), 64), First: strings.Repeat("f", 64), Host: host, Path: path,
 					Time: time.Date(2026, 11, 24, 20, 0, int(seq), 0, time.UTC)}
 			}
 			if _, ok, err := tgt.ReadLedgerHead(ctx, host, path); ok || err != nil {
@@ -134,7 +134,7 @@ func TestLedgerHeadOverSomethingElse(t *testing.T) {
 	if _, _, err := l.ReadLedgerHead(ctx, host, path); !errors.Is(err, targets.ErrNotLedgerHead) {
 		t.Fatalf("a blob under the ledger's ref reads as %v", err)
 	}
-	h := targets.LedgerHead{Seq: 1, Hash: strings.Repeat("b", 64), Host: host, Path: path, Time: time.Unix(0, 0).UTC()}
+	h := targets.LedgerHead{Seq: 1, Hash: strings.Repeat("b", 64), First: strings.Repeat("b", 64), Host: host, Path: path, Time: time.Unix(0, 0).UTC()}
 	if err := l.RecordLedgerHead(ctx, h); err != nil {
 		t.Fatal(err)
 	}

@@ -189,6 +189,25 @@ func (l *Ledger) Head() (Record, error) {
 	return head, err
 }
 
+// First returns the ledger's first record (the zero Record when it has
+// none): with the head, it names which chain the head belongs to.
+func (l *Ledger) First() (Record, error) {
+	f, err := os.Open(l.path)
+	if err != nil {
+		return Record{}, err
+	}
+	defer f.Close()
+	line, err := bufio.NewReaderSize(f, 1<<16).ReadBytes('\n')
+	if err != nil && err != io.EOF {
+		return Record{}, err
+	}
+	var r Record
+	if json.Unmarshal(bytes.TrimSuffix(line, []byte("\n")), &r) != nil || r.Hash == "" {
+		return Record{}, nil
+	}
+	return r, nil
+}
+
 // write appends record seq of kind after head and fsyncs it. data is
 // JSON already, or a value to marshal.
 func (l *Ledger) write(head Record, torn bool, seq uint64, kind string, data any) (Record, error) {

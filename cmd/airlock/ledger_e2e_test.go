@@ -69,6 +69,30 @@ func TestLedgerCaughtAgainstTheTarget(t *testing.T) {
 	os.WriteFile(ledger.AnchorPath(path), anchor, 0o600)
 	verify(exitBroken, "cut: the ledger was cut or rewritten: target local:"+repo+" records record "+itoa(last.Seq)+" with hash "+last.Hash[:12],
 		"the ledger ends at record "+itoa(recs[firstPush-1].Seq))
+	// Or it writes a new ledger from the first record on, anchor and all.
+	saved, _ := os.ReadFile(path)
+	savedAnchor, _ := os.ReadFile(ledger.AnchorPath(path))
+	forged := filepath.Join(t.TempDir(), "ledger.jsonl")
+	fl, err := ledger.Open(forged)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 12 {
+		fl.Append(ledger.KindWithdrawal, map[string]string{"request": "r", "why": "forged"})
+	}
+	fl.Close()
+	for _, p := range []string{"", ".anchor"} {
+		data, _ := os.ReadFile(forged + p)
+		os.WriteFile(path+p, data, 0o600)
+	}
+	// It names no target now: verify run in the repository checks it.
+	if out, _, code := runAirlock(t, env, repo, "ledger", "verify"); code != exitBroken ||
+		!strings.Contains(out, "cut: the ledger was rewritten from its first record, or is not the one target local:"+repo+" knows") {
+		t.Errorf("verify of a ledger forged from its first record, in the repository, exited %d:\n%s", code, out)
+	}
+	os.WriteFile(path, saved, 0o600)
+	os.WriteFile(ledger.AnchorPath(path), savedAnchor, 0o600)
+
 	host, abs := targets.LedgerAt(path)
 	mustGit(t, env, repo, "update-ref", "-d", targets.LedgerRef(host, abs))
 	verify(0, "chain intact")

@@ -84,6 +84,9 @@ func checkTargets(path string, recs []ledger.Record, flags []string, stdout io.W
 			if explicit[id] {
 				fmt.Fprintf(stdout, "note: %s keeps no head of this ledger (no push has landed there since airlock keeps one)\n", shown)
 			}
+		case len(recs) > 0 && h.First != recs[0].Hash:
+			problems = append(problems, fmt.Sprintf("the ledger was rewritten from its first record, or is not the one target %s knows: it keeps record %d (%s) of a ledger at this host and path whose first record is %s, but this ledger's first record is %s (a new ledger started here, or another machine of the same name keeping its ledger at the same path, reads so too; kept under %s)",
+				shown, h.Seq, short(h.Hash), short(h.First), short(recs[0].Hash), targets.LedgerRef(host, abs)))
 		case hashes[h.Seq] == h.Hash:
 			fmt.Fprintf(stdout, "checked against %s: it keeps record %d (%s), which the ledger has\n", shown, h.Seq, short(h.Hash))
 		default:
