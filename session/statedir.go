@@ -38,6 +38,11 @@ type Meta struct {
 	// "" for one over stdio, which the worker's next server resumes.
 	Transport string `json:"transport,omitempty"`
 	TokenHash string `json:"token_hash,omitempty"`
+	// Binding is the worker file's content, its targets and the
+	// operator's policy the session was made under: it resumes only
+	// under the same (binding.go). Nil in a session saved before
+	// sessions recorded it.
+	Binding *Binding `json:"binding,omitempty"`
 }
 
 // Summary is a session's state in counts, for people.
@@ -244,16 +249,24 @@ func (l *Listed) readJournal() {
 	}
 }
 
-// LatestUnfinished finds the newest session of workerKey that is not
-// running and holds work that has not left, locks it and returns it; nil
-// when there is none.
-func LatestUnfinished(root, workerKey string) (*StateDir, error) {
+// LatestUnfinished finds the newest session of workerKey, made under
+// binding b, that is not running and holds work that has not left, locks
+// it and returns it; nil when there is none. Unfinished sessions of the
+// worker made under another binding are passed over: others says why
+// for each (a *BindingError, which names the server that resumes it).
+func LatestUnfinished(root, workerKey string, b Binding) (d *StateDir, others []error, err error) {
 	list, err := ListSessions(root)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	for _, l := range list {
 		if l.WorkerKey != workerKey || l.Transport != "" || !l.Running && (l.NoState || !l.Unfinished()) {
+			continue
+		}
+		if err := CheckOwner(l.Meta, workerKey, b); err != nil {
+			if !l.Running {
+				others = append(others, err)
+			}
 			continue
 		}
 		// One listed as running may be a killed server's, its lock held a
@@ -264,7 +277,7 @@ func LatestUnfinished(root, workerKey string) (*StateDir, error) {
 			continue // another server has it open
 		}
 		if err != nil {
-			return nil, err
+			return nil, others, err
 		}
 		if l.Running {
 			l.readJournal()
@@ -273,9 +286,13 @@ func LatestUnfinished(root, workerKey string) (*StateDir, error) {
 				continue
 			}
 		}
-		return d, nil
+		if err := d.Claim(workerKey, b); err != nil {
+			d.Unlock()
+			return nil, others, err
+		}
+		return d, others, nil
 	}
-	return nil, nil
+	return nil, others, nil
 }
 
 // RemoveSession deletes a session's directory; a running one is refused.
