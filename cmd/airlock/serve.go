@@ -469,6 +469,15 @@ func newHTTPToken(dir string) (token, file string, err error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", "", err
 	}
+	// A killed server's token file stays behind: the next one removes
+	// those of servers that are gone.
+	stale, _ := filepath.Glob(filepath.Join(dir, "http-*.token"))
+	for _, f := range stale {
+		var pid int
+		if _, err := fmt.Sscanf(filepath.Base(f), "http-%d.token", &pid); err == nil && pid > 0 && !broker.Alive(pid) {
+			os.Remove(f)
+		}
+	}
 	file = filepath.Join(dir, fmt.Sprintf("http-%d.token", os.Getpid()))
 	if err := os.WriteFile(file, []byte(token+"\n"), 0o600); err != nil {
 		return "", "", err
