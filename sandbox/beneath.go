@@ -17,11 +17,11 @@ import (
 // descriptor of its own directory, opened once when it was made (under a
 // parent only this server may write to): every path below it is resolved
 // by the kernel in one step that refuses a symlink anywhere on the way,
-// a mount point and ".." (openat2 with RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS
-// on Linux; elsewhere, one openat with O_NOFOLLOW a component), and every
-// operation acts on a name in a directory so opened (mkdirat, renameat,
-// unlinkat, fchownat without following, a file's mode and times set on its
-// open descriptor). Whatever such a process swaps, the server writes,
+// a mount point and a ".." out of it (openat2 with RESOLVE_BENEATH|
+// RESOLVE_NO_SYMLINKS on Linux; elsewhere, or where openat2 is missing,
+// one openat with O_NOFOLLOW a component), and every operation acts on a
+// name in a directory so opened (mkdirat, renameat, unlinkat, fchownat
+// without following, a file's mode and times set on its open descriptor). Whatever such a process swaps, the server writes,
 // moves or reads nothing outside the mirror, and follows no link.
 
 // openDirAt opens the directory rel (slash-separated, "" or "." is dir
@@ -120,4 +120,39 @@ func readlinkAt(dir int, name string) (string, error) {
 			return string(buf[:n]), nil
 		}
 	}
+}
+
+// openBeneathWalk is openBeneath one component at a time, each directory
+// opened with O_NOFOLLOW from the one holding it, so that no symlink is
+// followed, the last name's included, and no ".." taken; a mount point is
+// crossed (where openat2 is missing, nothing says which are).
+func openBeneathWalk(dir int, rel string, flags int, perm uint32) (int, error) {
+	comps := strings.Split(rel, "/")
+	if rel == "" {
+		comps = []string{"."}
+	}
+	cur := dir
+	defer func() {
+		if cur != dir {
+			unix.Close(cur)
+		}
+	}()
+	for _, c := range comps[:len(comps)-1] {
+		if c == ".." || c == "" || c == "." {
+			return -1, unix.EXDEV
+		}
+		fd, err := unix.Openat(cur, c, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return -1, err
+		}
+		if cur != dir {
+			unix.Close(cur)
+		}
+		cur = fd
+	}
+	last := comps[len(comps)-1]
+	if last == ".." {
+		return -1, unix.EXDEV
+	}
+	return unix.Openat(cur, last, flags|unix.O_NOFOLLOW|unix.O_CLOEXEC, perm)
 }

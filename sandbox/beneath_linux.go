@@ -1,12 +1,23 @@
 package sandbox
 
-import "golang.org/x/sys/unix"
+import (
+	"sync/atomic"
+
+	"golang.org/x/sys/unix"
+)
+
+// noOpenat2 is set once openat2 answered ENOSYS (a kernel before 5.6, or a
+// container's seccomp profile that does not know it): the walk is used.
+var noOpenat2 atomic.Bool
 
 // openBeneath opens rel (slash-separated; "" is dir itself) below the
 // directory dir with flags (O_CREAT's mode perm), in one step that
-// follows no symlink, the last name's included, and crosses no mount
-// point and no "..". The descriptor is close-on-exec.
+// follows no symlink, the last name's included, crosses no mount point
+// and never climbs out of dir by "..". The descriptor is close-on-exec.
 func openBeneath(dir int, rel string, flags int, perm uint32) (int, error) {
+	if noOpenat2.Load() {
+		return openBeneathWalk(dir, rel, flags, perm)
+	}
 	if rel == "" {
 		rel = "."
 	}
@@ -16,6 +27,10 @@ func openBeneath(dir int, rel string, flags int, perm uint32) (int, error) {
 			Mode:    uint64(perm),
 			Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS | unix.RESOLVE_NO_XDEV,
 		})
+		if err == unix.ENOSYS {
+			noOpenat2.Store(true)
+			return openBeneathWalk(dir, rel, flags, perm)
+		}
 		// EAGAIN: a rename elsewhere on the filesystem raced the lookup
 		// (RESOLVE_BENEATH is strict about ".." races); try again.
 		if err != unix.EAGAIN && err != unix.EINTR {
