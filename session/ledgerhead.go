@@ -2,9 +2,14 @@ package session
 
 import (
 	"context"
+	"time"
 
 	"github.com/airlock-dev/airlock/targets"
 )
+
+// ledgerHeadWait bounds how long a landed push waits to keep the ledger's
+// head in its target.
+const ledgerHeadWait = 30 * time.Second
 
 // ledgerHeadRecorder is a target that keeps the ledger's head
 // (targets.Local, targets.GitHub).
@@ -26,6 +31,10 @@ func (s *Session) recordLedgerHead(ctx context.Context, t targets.Target) error 
 		return err
 	}
 	host, abs := targets.LedgerAt(path)
+	// The push has landed and its answer waits on this: a GitHub that
+	// rate-limits does not hold it for minutes (the next push catches up).
+	ctx, cancel := context.WithTimeout(ctx, ledgerHeadWait)
+	defer cancel()
 	return r.RecordLedgerHead(ctx, targets.LedgerHead{Seq: rec.Seq, Hash: rec.Hash, First: first.Hash, Host: host, Path: abs, Time: rec.Time})
 }
 
