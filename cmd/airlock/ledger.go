@@ -90,9 +90,13 @@ func runLedger(args []string, stdout, stderr io.Writer) error {
 			why = append(why, "a target keeps a record it no longer has (it was cut or rewritten after that push, whatever its anchor says)")
 		}
 		if len(why) > 0 {
+			fresh := "move it and its anchor aside"
+			if len(problems) > 0 {
+				fresh += ", and delete the ref named above from each target that keeps one"
+			}
 			return &exitError{exitBroken, fmt.Errorf("%s: %d records chained, head %s, but the ledger is not whole: %s, listed above; "+
-				"a loss stays reported for as long as this ledger is kept (to start a new ledger, move it and its anchor aside, and delete the ref named above from each target that keeps one)",
-				path, rep.Records, short(rep.Head), strings.Join(why, "; "))}
+				"a loss stays reported for as long as this ledger is kept (to start a new ledger, %s)",
+				path, rep.Records, short(rep.Head), strings.Join(why, "; "), fresh)}
 		}
 		fmt.Fprintf(stdout, "%s: %d records, chain intact; head %s\n", path, rep.Records, short(rep.Head))
 		return nil
