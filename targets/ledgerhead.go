@@ -36,9 +36,13 @@ type LedgerHead struct {
 	Seq   uint64
 	Hash  string // the record's hash
 	First string // the hash of the ledger's first record: which chain it is
-	Host  string // the machine whose ledger it is
-	Path  string // the ledger file's absolute path there
-	Time  time.Time
+	// Host and Path name the ledger (the machine and the ledger file's
+	// absolute path there) only to key its ref: they are not written
+	// into the target, which may be public; a read gives back the ones
+	// it was asked for.
+	Host string
+	Path string
+	Time time.Time
 }
 
 // LedgerRef is the ref under which targets keep the head of the ledger at
@@ -67,8 +71,8 @@ const ledgerHeadFile = "ledger-head"
 var ErrNotLedgerHead = errors.New("not a ledger head airlock wrote")
 
 func (h LedgerHead) text() string {
-	return fmt.Sprintf("Airlock-Ledger-Seq: %d\nAirlock-Ledger-Hash: %s\nAirlock-Ledger-First: %s\nAirlock-Ledger-Host: %s\nAirlock-Ledger-Path: %s\nAirlock-Ledger-Time: %s\n",
-		h.Seq, h.Hash, h.First, strconv.Quote(h.Host), strconv.Quote(h.Path), h.Time.UTC().Format(time.RFC3339Nano))
+	return fmt.Sprintf("Airlock-Ledger-Seq: %d\nAirlock-Ledger-Hash: %s\nAirlock-Ledger-First: %s\nAirlock-Ledger-Time: %s\n",
+		h.Seq, h.Hash, h.First, h.Time.UTC().Format(time.RFC3339Nano))
 }
 
 func (h LedgerHead) message() string {
@@ -92,10 +96,6 @@ func parseLedgerHead(msg string) (LedgerHead, error) {
 			h.Hash = v
 		case "Airlock-Ledger-First":
 			h.First = v
-		case "Airlock-Ledger-Host":
-			h.Host, err = strconv.Unquote(v)
-		case "Airlock-Ledger-Path":
-			h.Path, err = strconv.Unquote(v)
 		case "Airlock-Ledger-Time":
 			h.Time, err = time.Parse(time.RFC3339Nano, v)
 		default:
@@ -106,7 +106,7 @@ func parseLedgerHead(msg string) (LedgerHead, error) {
 		}
 		seen++
 	}
-	if seen != 6 || h.Seq == 0 || len(h.Hash) != 64 || len(h.First) != 64 {
+	if seen != 4 || h.Seq == 0 || len(h.Hash) != 64 || len(h.First) != 64 {
 		return LedgerHead{}, fmt.Errorf("%w: its message lacks the Airlock-Ledger- lines", ErrNotLedgerHead)
 	}
 	return h, nil
@@ -214,6 +214,7 @@ func (l *Local) readLedgerHead(ref string) (LedgerHead, plumbing.Hash, bool, err
 // path on host; ok is false when it keeps none.
 func (l *Local) ReadLedgerHead(ctx context.Context, host, path string) (LedgerHead, bool, error) {
 	h, _, ok, err := l.readLedgerHead(LedgerRef(host, path))
+	h.Host, h.Path = host, path // they key the ref; the target does not hold them
 	if err != nil {
 		return LedgerHead{}, false, fmt.Errorf("%s: %w", l.ID(), err)
 	}
@@ -280,6 +281,7 @@ func (g *GitHub) readLedgerHead(ctx context.Context, ref string) (LedgerHead, pl
 // path on host; ok is false when it keeps none.
 func (g *GitHub) ReadLedgerHead(ctx context.Context, host, path string) (LedgerHead, bool, error) {
 	h, _, ok, err := g.readLedgerHead(ctx, LedgerRef(host, path))
+	h.Host, h.Path = host, path // they key the ref; the target does not hold them
 	if err != nil {
 		return LedgerHead{}, false, g.clean(fmt.Errorf("%s: %w", g.ID(), err))
 	}

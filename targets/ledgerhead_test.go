@@ -77,8 +77,14 @@ func TestLedgerHead(t *testing.T) {
 			if log := run(t, gitDir, nil, nil, "log", "--format=%s", ref); log != "airlock ledger head: record 5\nairlock ledger head: record 3\n" {
 				t.Errorf("git log %s:\n%s", ref, log)
 			}
-			if text := run(t, gitDir, nil, nil, "show", ref+":ledger-head"); !strings.Contains(text, "Airlock-Ledger-Seq: 5\n") {
+			text := run(t, gitDir, nil, nil, "show", ref+":ledger-head")
+			if !strings.Contains(text, "Airlock-Ledger-Seq: 5\n") {
 				t.Errorf("the ledger-head file reads %q", text)
+			}
+			if all := run(t, gitDir, nil, nil, "log", "-p", "--format=%B", ref); strings.Contains(all, host) || strings.Contains(all, "someone") {
+				// the machine's name and the ledger's path only key the ref:
+				// the repository may be public
+				t.Errorf("the target learns the host or the ledger's path:\n%s", all)
 			}
 			run(t, gitDir, nil, nil, "fsck", "--strict", "--no-dangling")
 
