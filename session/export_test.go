@@ -14,3 +14,12 @@ func Crash(s *Session) {
 		s.pst = nil
 	}
 }
+
+// BreakJournal makes every later save of s fail, as a journal that can no
+// longer be written does: its file is closed under it (Write answers
+// "journal: closed"); the state directory keeps what was saved before.
+func BreakJournal(s *Session) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.pst.j.Close()
+}

@@ -86,8 +86,12 @@ type persister struct {
 	// walks the changes, so it is done by the sync loop, not per call).
 	changed   bool
 	summarize func() (Summary, bool)
-	stop      chan struct{}
-	stopped   chan struct{}
+	// syncErr is the sync loop's last failed flush, not yet told to a
+	// worker (Session.FlushErr); warn tells the operator at once.
+	syncErr error
+	warn    func(format string, args ...any)
+	stop    chan struct{}
+	stopped chan struct{}
 }
 
 type stateRec struct {
