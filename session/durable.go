@@ -83,7 +83,7 @@ func (s *Session) startSaving(dir *StateDir, j *journal.Journal) error {
 	s.pst = p
 	if err := s.compactLocked(); err != nil {
 		s.pst = nil
-		p.j.Close()
+		_ = p.j.Close() // the rewrite failed: the error is err
 		return err
 	}
 	if j == nil {
@@ -324,11 +324,11 @@ func Resume(ctx context.Context, w *Worker, opts Options) (*Session, *Recovered,
 		return nil, nil, fmt.Errorf("session %s: %w", opts.State.ID, err)
 	}
 	if l.seq == 0 || len(l.areas) == 0 {
-		j.Close()
+		_ = j.Close() // nothing was written to it
 		return nil, nil, fmt.Errorf("session %s: %w", opts.State.ID, errNoState)
 	}
 	fail := func(err error) (*Session, *Recovered, error) {
-		j.Close()
+		_ = j.Close() // nothing was written to it
 		return nil, nil, fmt.Errorf("session %s: resuming: %w", opts.State.ID, err)
 	}
 	// Lazy files read from where they were pulled: those repositories
