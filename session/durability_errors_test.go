@@ -275,3 +275,26 @@ func TestCloseThatCannotSaveIsTold(t *testing.T) {
 		t.Fatalf("the operator was not told; warnings:\n%s", w.String())
 	}
 }
+
+// A flush of the journal that failed is told to the operator at once and
+// to the worker once (Session.FlushErr, which gittools adds to the next
+// writing call's answer).
+func TestFailedFlushIsToldOnce(t *testing.T) {
+	bare := repo(t, true, map[string]string{"a.txt": "a\n"})
+	var w warnings
+	d := newDurable(t, bare, approval.Policy{}, nil)
+	d.warn = w.add
+	must(t, d.s.FlushErr())
+	session.FailFlush(d.s, errors.New("input/output error"))
+	session.FailFlush(d.s, errors.New("input/output error"))
+	err := d.s.FlushErr()
+	if err == nil || !strings.Contains(err.Error(), "could not be flushed to disk") || !strings.Contains(err.Error(), "input/output error") {
+		t.Fatalf("FlushErr = %v; want the failed flush", err)
+	}
+	if err := d.s.FlushErr(); err != nil {
+		t.Fatalf("told twice: %v", err)
+	}
+	if w.String() == "" || strings.Count(w.String(), "flushing the journal to disk failed") != 1 {
+		t.Fatalf("the operator should be told once; warnings:\n%s", w.String())
+	}
+}

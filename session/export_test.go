@@ -23,3 +23,11 @@ func BreakJournal(s *Session) {
 	defer s.mu.Unlock()
 	s.pst.j.Close()
 }
+
+// FailFlush has s's sync loop meet err, as a failed fsync of its journal.
+func FailFlush(s *Session, err error) {
+	s.mu.Lock()
+	p := s.pst
+	s.mu.Unlock()
+	p.noteSyncErr(err)
+}
