@@ -16,7 +16,11 @@ import (
 // ledger) unwritable under it, as the operator's machine would, and
 // undoes it. Both need root (mounts); the test skips without.
 type stateFault struct {
-	name  string
+	name string
+	// at is the directory the fault hits, under the state directory:
+	// "." for all of it (sessions and ledger), "airlock/sessions" for
+	// the sessions only, the ledger still writable.
+	at    string
 	apply func(t *testing.T, state string)
 	undo  func(t *testing.T, state string)
 }
@@ -34,26 +38,9 @@ func smallDisk(t *testing.T, dir string, size int) {
 }
 
 var stateFaults = []stateFault{
-	{"disk full",
-		// A file takes what is left, to the last block.
-		func(t *testing.T, state string) {
-			f, err := os.Create(filepath.Join(state, "filler"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
-			buf := make([]byte, 64<<10)
-			for {
-				if _, err := f.Write(buf); err != nil {
-					if !errors.Is(err, syscall.ENOSPC) {
-						t.Fatal(err)
-					}
-					break
-				}
-			}
-		},
-		func(t *testing.T, state string) { must(t, os.Remove(filepath.Join(state, "filler"))) }},
-	{"read-only",
+	{"disk full", ".", fillDisk, freeDisk},
+	{"sessions full", "airlock/sessions", fillDisk, freeDisk},
+	{"read-only", ".",
 		// A read-only bind mount over it: files the server opens from
 		// here on (a journal's rewrite, the ledger's anchor, a summary)
 		// cannot be written.
@@ -64,6 +51,27 @@ var stateFaults = []stateFault{
 		},
 		func(t *testing.T, state string) { must(t, syscall.Unmount(state, 0)) }},
 }
+
+// fillDisk has a file take what is left of the disk at dir, to the last
+// block; freeDisk removes it.
+func fillDisk(t *testing.T, dir string) {
+	f, err := os.Create(filepath.Join(dir, "filler"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	buf := make([]byte, 64<<10)
+	for {
+		if _, err := f.Write(buf); err != nil {
+			if !errors.Is(err, syscall.ENOSPC) {
+				t.Fatal(err)
+			}
+			return
+		}
+	}
+}
+
+func freeDisk(t *testing.T, dir string) { must(t, os.Remove(filepath.Join(dir, "filler"))) }
 
 func must(t *testing.T, err error) {
 	t.Helper()
@@ -98,7 +106,9 @@ func TestStateFaultLosesNoAnsweredCall(t *testing.T) {
 			root := t.TempDir()
 			env := isolatedEnv(t, root)
 			state := filepath.Join(root, "state")
-			smallDisk(t, state, 2<<20)
+			at := filepath.Join(state, fault.at)
+			must(t, os.MkdirAll(at, 0o700))
+			smallDisk(t, at, 2<<20)
 			must(t, os.MkdirAll(filepath.Join(state, "airlock"), 0o700))
 			bare := filepath.Join(root, "target.git")
 			mustGit(t, env, root, "init", "-q", "--bare", "-b", "main", bare)
@@ -126,7 +136,7 @@ func TestStateFaultLosesNoAnsweredCall(t *testing.T) {
 			for i := 0; i < 10; i++ {
 				write(i)
 			}
-			fault.apply(t, state)
+			fault.apply(t, at)
 			for i := 10; i < 60; i++ {
 				write(i)
 				if i%20 == 19 {
@@ -140,6 +150,10 @@ func TestStateFaultLosesNoAnsweredCall(t *testing.T) {
 						pushedOK++
 					case told(out):
 						toldN++
+						head, _ := gitOut(t, env, root, "--git-dir", bare, "log", "-1", "--format=%s", "main") // none yet: an error
+						if strings.Contains(out, "nothing was pushed") && strings.Contains(head, fmt.Sprintf("up to %d", i)) {
+							t.Fatalf("git_push answered that nothing was pushed, but the branch has it: %s", out)
+						}
 					default:
 						t.Fatalf("git_push failed without saying whether it was saved or pushed: %s", out)
 					}
@@ -151,7 +165,7 @@ func TestStateFaultLosesNoAnsweredCall(t *testing.T) {
 			// Mended under the running server, as the answers advise: the
 			// next call saves everything, what it was told was not
 			// saved included.
-			fault.undo(t, state)
+			fault.undo(t, at)
 			want := map[string]string{}
 			for i := 0; i < 60; i++ {
 				want[fmt.Sprintf("f%03d.txt", i)] = strings.Repeat(fmt.Sprintf("file %d\n", i), 1000)
