@@ -298,3 +298,19 @@ func TestFailedFlushIsToldOnce(t *testing.T) {
 		t.Fatalf("the operator should be told once; warnings:\n%s", w.String())
 	}
 }
+
+// A session holding changes it cannot save is busy, so that a server
+// does not unload it (its memory is their only copy).
+func TestUnsavedSessionIsBusy(t *testing.T) {
+	bare := repo(t, true, map[string]string{"a.txt": "a\n"})
+	d := newDurable(t, bare, approval.Policy{}, nil)
+	must(t, d.s.Workspace().WriteFile("new.txt", []byte("new\n"), 0o644))
+	if d.s.Busy() {
+		t.Fatal("a session that can save is not busy")
+	}
+	must(t, d.s.Workspace().WriteFile("newer.txt", []byte("newer\n"), 0o644))
+	session.BreakJournal(d.s)
+	if !d.s.Busy() {
+		t.Fatal("a session holding a change it cannot save is not busy: a server would unload it and lose the change")
+	}
+}
