@@ -63,6 +63,8 @@ func (s *Session) Held() Held {
 func (s *Session) Busy() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	// Saving is how to know: it writes nothing when all is saved.
+	// Saving is how to know: it writes nothing when all is saved. (A
+	// server asks only of a session no call is running in, so what it
+	// saves is whole calls.)
 	return len(s.pushes) > 0 || s.saveLocked() != nil
 }
