@@ -463,7 +463,8 @@ func (g *Gate) recordLocked(req *Request, pick PickFunc, id, rebasedFrom string)
 		Old: hexHash(req.Old), New: hexHash(req.New), Tree: hexHash(req.Tree), Commits: req.Commits, Files: req.Files,
 		Added: req.Added, Deleted: req.Deleted, Flags: req.Flags, Resumed: id != "", RebasedFrom: rebasedFrom,
 	}); err != nil {
-		return nil, fmt.Errorf("approval: recording the request: %w", err)
+		// Nothing is asked that the ledger does not hold.
+		return nil, fmt.Errorf("approval: the ledger could not record the request (%w), so nobody was asked and nothing was pushed; the operator must make the ledger writable (disk full?), then ask again", err)
 	}
 	return t, nil
 }

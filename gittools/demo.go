@@ -164,7 +164,9 @@ func reviewLocally(ctx context.Context, gate *approval.Gate, t review.Terminal) 
 	ask := func(r *approval.Request) {
 		d, err := review.Prompt(t, r)
 		if err != nil {
-			gate.Withdraw(r.ID, "the reviewer left: "+err.Error())
+			if werr := gate.Withdraw(r.ID, "the reviewer left: "+err.Error()); werr != nil {
+				fmt.Fprintf(t, "  Not withdrawn: %v\n", werr)
+			}
 			return
 		}
 		d.Request = r.ID

@@ -117,9 +117,17 @@ func Call(ctx context.Context, s *session.Session, name string, args json.RawMes
 			if toolHints[name].readOnly {
 				return out, toolError(err)
 			}
-			if serr := s.Save(); serr != nil {
+			serr := s.Save()
+			if serr == nil && err == nil {
+				// A flush that failed since: what was answered lately
+				// is not on the disk. A read keeps it for the next write.
+				if ferr := s.FlushErr(); ferr != nil {
+					return "", &ToolError{Msg: fmt.Sprintf("%s done, but %v; the operator must check the disk of the server's state directory", name, ferr)}
+				}
+			}
+			if serr != nil {
 				if err == nil {
-					return "", &ToolError{Msg: fmt.Sprintf("%s done, but %v; the server's state directory needs attention (disk full?)", name, serr)}
+					return "", &ToolError{Msg: fmt.Sprintf("%s done, but not saved: %v. It holds while this server runs, and is lost if it stops; the operator must free space in the server's state directory (or make it writable), after which the next call saves everything", name, serr)}
 				}
 				err = fmt.Errorf("%w (and %v)", err, serr)
 			}

@@ -56,10 +56,15 @@ func (s *Session) Held() Held {
 	return Held{StoreBytes: s.store.Bytes(), StoreObjects: s.store.Len(), Workspace: held.Bytes}
 }
 
-// Busy reports whether a push is in flight: waiting for a reviewer or on
-// its way to a target. A server keeps a busy session open.
+// Busy reports whether a push is in flight (waiting for a reviewer or on
+// its way to a target), or whether the session holds changes it cannot
+// save (its state directory is full or read-only): memory is then their
+// only copy. A server keeps a busy session open.
 func (s *Session) Busy() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return len(s.pushes) > 0
+	// Saving is how to know: it writes nothing when all is saved. (A
+	// server asks only of a session no call is running in, so what it
+	// saves is whole calls.)
+	return len(s.pushes) > 0 || s.saveLocked() != nil
 }

@@ -34,6 +34,19 @@ func (s *Session) Save() error {
 	return s.saveLocked()
 }
 
+// FlushErr returns, once, a flush of the journal to the disk that failed
+// since the last call of it (the sync loop's fsync, about once a second):
+// calls answered meanwhile survive the server's end but maybe not the
+// machine's. Nil for a session in memory.
+func (s *Session) FlushErr() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.pst == nil {
+		return nil
+	}
+	return s.pst.takeSyncErr()
+}
+
 // Dropped reports whether Close removed the session's state directory
 // because the session changed nothing (Options.DropUnchanged).
 func (s *Session) Dropped() bool {
@@ -59,7 +72,7 @@ func (s *Session) Durable() (*StateDir, bool) {
 // already in memory (l nil: a new session, written whole now).
 func (s *Session) startSaving(dir *StateDir, j *journal.Journal) error {
 	p := &persister{dir: dir, j: j, known: map[plumbing.Hash]uint8{}, commits: map[plumbing.Hash]*staging.Commit{},
-		stop: make(chan struct{}), stopped: make(chan struct{}), summarize: s.summarize, keep: s.keepState}
+		stop: make(chan struct{}), stopped: make(chan struct{}), summarize: s.summarize, keep: s.keepState, warn: s.warn}
 	if j == nil {
 		var err error
 		p.j, err = journal.Open(dir.journalPath(), isState, func(byte, []byte) error { return nil })
@@ -70,7 +83,7 @@ func (s *Session) startSaving(dir *StateDir, j *journal.Journal) error {
 	s.pst = p
 	if err := s.compactLocked(); err != nil {
 		s.pst = nil
-		p.j.Close()
+		_ = p.j.Close() // the rewrite failed: the error is err
 		return err
 	}
 	if j == nil {
@@ -90,7 +103,9 @@ func (p *persister) syncLoop() {
 			return
 		case <-t.C:
 			p.keep()
-			p.j.Sync()
+			if err := p.j.Sync(); err != nil {
+				p.noteSyncErr(err)
+			}
 			p.sumMu.Lock()
 			changed := p.changed
 			p.sumMu.Unlock()
@@ -102,6 +117,30 @@ func (p *persister) syncLoop() {
 			p.writeSummary()
 		}
 	}
+}
+
+// noteSyncErr keeps a failed flush for the next call to report, and tells
+// the operator when it is the first since the last one was reported.
+func (p *persister) noteSyncErr(err error) {
+	p.sumMu.Lock()
+	first := p.syncErr == nil
+	p.syncErr = err
+	p.sumMu.Unlock()
+	if first {
+		p.warn("flushing the journal to disk failed: %v; calls answered since the last flush survive the server's end, not the machine's", err)
+	}
+}
+
+// takeSyncErr returns (once) a flush that failed since the last call.
+func (p *persister) takeSyncErr() error {
+	p.sumMu.Lock()
+	defer p.sumMu.Unlock()
+	err := p.syncErr
+	p.syncErr = nil
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("the journal could not be flushed to disk (%w), so what was answered lately survives a crash of the server but not of the machine", err)
 }
 
 // touch notes a save: the summary is counted again within a second.
@@ -172,13 +211,14 @@ func (s *Session) changesLocked() ([]memfs.Change, []*staging.Commit) {
 // state directory.
 func (s *Session) closeSavingLocked() {
 	p := s.pst
-	s.saveLocked()
+	// No call waits for these: the operator is told.
+	s.saveOrWarnLocked("as it closed")
 	close(p.stop)
 	<-p.stopped
 	if s.opts.DropUnchanged && p.started != 0 && p.seq == p.started && len(s.pushes) == 0 {
 		// Nothing was ever saved after the start: no work to keep. It
 		// goes while its lock is held, so no other server takes it up.
-		p.j.Close()
+		_ = p.j.Close() // it holds nothing to keep: its directory goes next
 		if os.RemoveAll(p.dir.Path) == nil {
 			s.dropped = true
 		}
@@ -189,7 +229,9 @@ func (s *Session) closeSavingLocked() {
 	sum := s.summaryLocked()
 	sum.Closed = true
 	p.setSummary(sum)
-	p.j.Close()
+	if err := p.j.Close(); err != nil {
+		s.warn("closing the journal failed: %v; what it flushed last is what a resume finds", err)
+	}
 	p.writeSummary()
 	p.dir.Unlock()
 	s.pst = nil
@@ -283,11 +325,11 @@ func Resume(ctx context.Context, w *Worker, opts Options) (*Session, *Recovered,
 		return nil, nil, fmt.Errorf("session %s: %w", opts.State.ID, err)
 	}
 	if l.seq == 0 || len(l.areas) == 0 {
-		j.Close()
+		_ = j.Close() // nothing was written to it
 		return nil, nil, fmt.Errorf("session %s: %w", opts.State.ID, errNoState)
 	}
 	fail := func(err error) (*Session, *Recovered, error) {
-		j.Close()
+		_ = j.Close() // nothing was written to it
 		return nil, nil, fmt.Errorf("session %s: resuming: %w", opts.State.ID, err)
 	}
 	// Lazy files read from where they were pulled: those repositories
@@ -302,7 +344,7 @@ func Resume(ctx context.Context, w *Worker, opts Options) (*Session, *Recovered,
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	p := &persister{dir: opts.State, j: j, known: map[plumbing.Hash]uint8{}, commits: map[plumbing.Hash]*staging.Commit{},
-		stop: make(chan struct{}), stopped: make(chan struct{}), seq: l.seq, compacted: j.Size() / 2, summarize: s.summarize, keep: s.keepState}
+		stop: make(chan struct{}), stopped: make(chan struct{}), seq: l.seq, compacted: j.Size() / 2, summarize: s.summarize, keep: s.keepState, warn: s.warn}
 	for h, o := range l.objs {
 		p.known[h] = 1
 		if o.deep {
@@ -522,8 +564,8 @@ func (s *Session) resumePushesLocked(ctx context.Context, recs []pushRec, rec *R
 		}
 		t, err := s.target(ctx, pr.Spec)
 		if err != nil {
-			s.gate.RecordOutcome(pr.ID, "", pr.Ref, old, commit, "failed", fmt.Sprintf("the session resumed but could not open the target: %v", err))
-			rec.Ended = append(rec.Ended, fmt.Sprintf("The push of %s (request %s) could not be taken up again: %v; git_push it again.", short(commit), pr.ID, err))
+			lost := s.recordOutcome(pr.ID, "", pr.Ref, old, commit, "failed", fmt.Sprintf("the session resumed but could not open the target: %v", err))
+			rec.Ended = append(rec.Ended, fmt.Sprintf("The push of %s (request %s) could not be taken up again: %v; git_push it again.%s", short(commit), pr.ID, err, lost))
 			continue
 		}
 		head, herr := t.Head(ctx, pr.Ref)
@@ -531,12 +573,12 @@ func (s *Session) resumePushesLocked(ctx context.Context, recs []pushRec, rec *R
 		if pushState(pr.State) != requested {
 			// A crash cut it while it landed: the branch says how it ended.
 			if herr == nil && head == commit {
-				s.gate.RecordOutcome(pr.ID, t.ID(), pr.Ref, old, commit, "pushed", "interrupted by a restart after the branch moved")
+				lost := s.recordOutcome(pr.ID, t.ID(), pr.Ref, old, commit, "pushed", "interrupted by a restart after the branch moved")
 				s.advanceLocked(r, commit, pr.Spec, pr.Ref, t)
-				rec.Ended = append(rec.Ended, fmt.Sprintf("The push of %s to %s (%s), interrupted by the restart, had landed: it is pushed.", short(commit), t.Describe(), branch))
+				rec.Ended = append(rec.Ended, fmt.Sprintf("The push of %s to %s (%s), interrupted by the restart, had landed: it is pushed.%s", short(commit), t.Describe(), branch, lost))
 			} else {
-				s.gate.RecordOutcome(pr.ID, t.ID(), pr.Ref, old, commit, "failed", "interrupted by a restart before the branch moved")
-				rec.Ended = append(rec.Ended, fmt.Sprintf("The push of %s to %s (%s) was interrupted by the restart before it landed; nothing was pushed: git_push it again.", short(commit), t.Describe(), branch))
+				lost := s.recordOutcome(pr.ID, t.ID(), pr.Ref, old, commit, "failed", "interrupted by a restart before the branch moved")
+				rec.Ended = append(rec.Ended, fmt.Sprintf("The push of %s to %s (%s) was interrupted by the restart before it landed; nothing was pushed: git_push it again.%s", short(commit), t.Describe(), branch, lost))
 			}
 			continue
 		}
@@ -546,8 +588,8 @@ func (s *Session) resumePushesLocked(ctx context.Context, recs []pushRec, rec *R
 			if herr != nil {
 				why = herr.Error()
 			}
-			s.gate.RecordOutcome(pr.ID, t.ID(), pr.Ref, old, commit, "withdrawn", "the session resumed, but "+why)
-			rec.Ended = append(rec.Ended, fmt.Sprintf("The request %s to push %s was withdrawn at the restart: %s.", pr.ID, short(commit), why))
+			lost := s.recordOutcome(pr.ID, t.ID(), pr.Ref, old, commit, "withdrawn", "the session resumed, but "+why)
+			rec.Ended = append(rec.Ended, fmt.Sprintf("The request %s to push %s was withdrawn at the restart: %s.%s", pr.ID, short(commit), why, lost))
 			continue
 		}
 		p := &push{r: r, spec: pr.Spec, t: t, ref: pr.Ref, notes: pr.Notes, retries: pr.Retries, done: make(chan struct{})}
@@ -561,7 +603,9 @@ func (s *Session) resumePushesLocked(ctx context.Context, recs []pushRec, rec *R
 		} else {
 			// The branch moved while airlock was down: the old request
 			// compares with a head that is gone. Ask anew on the new one.
-			s.gate.RecordOutcome(pr.ID, t.ID(), pr.Ref, old, commit, "withdrawn", "the session resumed and the branch had moved; asked again")
+			if lost := s.recordOutcome(pr.ID, t.ID(), pr.Ref, old, commit, "withdrawn", "the session resumed and the branch had moved; asked again"); lost != "" {
+				rec.Ended = append(rec.Ended, fmt.Sprintf("The request %s to push %s was asked again on the moved branch.%s", pr.ID, short(commit), lost))
+			}
 			err = s.askLocked(ctx, p, c, head)
 		}
 		if err != nil {
@@ -571,6 +615,18 @@ func (s *Session) resumePushesLocked(ctx context.Context, recs []pushRec, rec *R
 		rec.Waiting = append(rec.Waiting, p.req.ID)
 		go s.drive(p)
 	}
+}
+
+// recordOutcome records in the ledger how a push a restart interrupted
+// ended. The ledger that cannot take it is named in the returned sentence,
+// which Recovered.Ended carries to the worker and the operator: the
+// outcome is then known only from the branch.
+func (s *Session) recordOutcome(id, target, ref string, old, new plumbing.Hash, result, note string) string {
+	err := s.gate.RecordOutcome(id, target, ref, old, new, result, note)
+	if err == nil {
+		return ""
+	}
+	return fmt.Sprintf(" The ledger could not record this (%v): the operator must free space for it or make it writable.", err)
 }
 
 // reofferLocked submits p's request again under its old id.

@@ -29,6 +29,7 @@ type durable struct {
 	w                      *session.Worker
 	policy                 approval.Policy
 	wrap                   func(targets.Target) targets.Target
+	warn                   func(string) // the operator's warnings (Options.Warn)
 	s                      *session.Session
 	gate                   *approval.Gate
 	l                      *ledger.Ledger
@@ -80,7 +81,12 @@ func (d *durable) options(t testing.TB, dir *session.StateDir) session.Options {
 	}
 	d.l = l
 	d.gate = approval.NewGate(l, d.policy)
-	opts := session.Options{Gate: d.gate, Timeout: 200 * time.Millisecond, State: dir}
+	opts := session.Options{Gate: d.gate, Timeout: 200 * time.Millisecond, State: dir,
+		Warn: func(m string) {
+			if d.warn != nil {
+				d.warn(m)
+			}
+		}}
 	if d.wrap != nil {
 		opts.OpenTarget = func(ctx context.Context, spec *session.TargetSpec) (targets.Target, error) {
 			t, err := session.OpenTarget(ctx, spec)
@@ -434,28 +440,37 @@ func (s *stallTarget) Push(ctx context.Context, g approval.Grant, store *staging
 	return ctx.Err()
 }
 
+// cutWhileLanding is a durable session whose auto-approved push stalls
+// in the target, after pushing (land) or before, as a process killed
+// there would; the next target opened pushes normally.
+func cutWhileLanding(t *testing.T, land bool) *durable {
+	t.Helper()
+	bare := repo(t, true, map[string]string{"a.txt": "a\n"})
+	stall := &stallTarget{land: land, stalled: make(chan struct{})}
+	first := true
+	d := newDurable(t, bare, approval.Policy{AutoApprove: []string{"local-bare:" + bare}}, func(tg targets.Target) targets.Target {
+		if first {
+			first = false
+			stall.Target = tg
+			return stall
+		}
+		return tg
+	})
+	must(t, d.s.Workspace().WriteFile("new.txt", []byte("new\n"), 0o644))
+	c, err := d.s.Stage(nil, "add new")
+	must(t, err)
+	go d.s.Push(context.Background(), c.ID.String(), "", nil)
+	<-stall.stalled
+	d.wrap = nil
+	return d
+}
+
 // TestLandingPushAfterCrash: a push cut by the crash while landing is
 // recorded as pushed when its branch has the commit, as failed otherwise.
 func TestLandingPushAfterCrash(t *testing.T) {
 	for _, land := range []bool{true, false} {
 		t.Run(fmt.Sprintf("landed=%v", land), func(t *testing.T) {
-			bare := repo(t, true, map[string]string{"a.txt": "a\n"})
-			stall := &stallTarget{land: land, stalled: make(chan struct{})}
-			first := true
-			d := newDurable(t, bare, approval.Policy{AutoApprove: []string{"local-bare:" + bare}}, func(tg targets.Target) targets.Target {
-				if first {
-					first = false
-					stall.Target = tg
-					return stall
-				}
-				return tg
-			})
-			must(t, d.s.Workspace().WriteFile("new.txt", []byte("new\n"), 0o644))
-			c, err := d.s.Stage(nil, "add new")
-			must(t, err)
-			go d.s.Push(context.Background(), c.ID.String(), "", nil)
-			<-stall.stalled
-			d.wrap = nil
+			d := cutWhileLanding(t, land)
 			rec := d.crashAndResume(t)
 			recs, err := ledger.Records(d.ledgerPath)
 			must(t, err)

@@ -14,3 +14,20 @@ func Crash(s *Session) {
 		s.pst = nil
 	}
 }
+
+// BreakJournal makes every later save of s fail, as a journal that can no
+// longer be written does: its file is closed under it (Write answers
+// "journal: closed"); the state directory keeps what was saved before.
+func BreakJournal(s *Session) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.pst.j.Close()
+}
+
+// FailFlush has s's sync loop meet err, as a failed fsync of its journal.
+func FailFlush(s *Session, err error) {
+	s.mu.Lock()
+	p := s.pst
+	s.mu.Unlock()
+	p.noteSyncErr(err)
+}

@@ -74,6 +74,7 @@ type config struct {
 	targets map[string]string // name -> bare repository
 	wrap    func(targets.Target) targets.Target
 	run     *session.RunOptions
+	warn    func(string) // the operator's warnings (Options.Warn)
 }
 
 // newEnv opens a session whose default target is the repository at path
@@ -110,7 +111,7 @@ func newEnvWorker(t testing.TB, w *session.Worker, c config) *env {
 	if c.timeout == 0 {
 		c.timeout = 10 * time.Second
 	}
-	opts := session.Options{Gate: gate, Timeout: c.timeout, Run: c.run}
+	opts := session.Options{Gate: gate, Timeout: c.timeout, Run: c.run, Warn: c.warn}
 	if c.wrap != nil {
 		opts.OpenTarget = func(ctx context.Context, spec *session.TargetSpec) (targets.Target, error) {
 			t, err := session.OpenTarget(ctx, spec)

@@ -87,8 +87,12 @@ type persister struct {
 	changed   bool
 	summarize func() (Summary, bool)
 	keep      func() // makes the state again if it was removed (vanish.go)
-	stop      chan struct{}
-	stopped   chan struct{}
+	// syncErr is the sync loop's last failed flush, not yet told to a
+	// worker (Session.FlushErr); warn tells the operator at once.
+	syncErr error
+	warn    func(format string, args ...any)
+	stop    chan struct{}
+	stopped chan struct{}
 }
 
 type stateRec struct {

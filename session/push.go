@@ -134,8 +134,8 @@ func (h *Repo) push(ctx context.Context, commitID, target string, progress Progr
 	// A durable session has a new request down before the call waits on
 	// it (up to the timeout, minutes): a server killed meanwhile offers it
 	// again when it resumes, under the same id. An error is the call's to
-	// report, when gittools saves after it.
-	s.saveLocked()
+	// report: gittools saves again after it and tells the worker.
+	_ = s.saveLocked()
 	s.mu.Unlock()
 	return s.await(ctx, p, progress)
 }
@@ -366,7 +366,7 @@ func (s *Session) drive(p *push) {
 	// was decided is not offered again after a restart.
 	defer func() {
 		s.mu.Lock()
-		s.saveLocked()
+		s.saveOrWarnLocked("after a push ended")
 		s.mu.Unlock()
 	}()
 	for {
@@ -384,8 +384,8 @@ func (s *Session) drive(p *push) {
 		if _, carried := s.published[grant.New()]; !carried && !p.r.stagedOrPublished(grant.New()) {
 			// Pinning should make this impossible; never push a commit
 			// the sandbox no longer stands behind.
-			s.gate.RecordPush(grant, "failed", errors.New("the commit changed while under review"))
-			s.endLocked(p, PushResult{}, fmt.Errorf("%s changed while it was under review, so nothing was pushed; git_push again", short(grant.New())))
+			err := fmt.Errorf("%s changed while it was under review, so nothing was pushed; git_push again", short(grant.New()))
+			s.endLocked(p, PushResult{}, s.recordFailedLocked(grant, errors.New("the commit changed while under review"), err))
 			s.mu.Unlock()
 			return
 		}
@@ -396,8 +396,15 @@ func (s *Session) drive(p *push) {
 			return
 		}
 		// A durable session knows the push is landing before the target
-		// is touched: after a crash, the branch says how it ended.
-		s.saveLocked()
+		// is touched: after a crash, the branch says how it ended. One
+		// that cannot say so does not touch it: a push that landed
+		// unknown to the journal would be asked for again after a crash.
+		if err := s.saveLocked(); err != nil {
+			err = fmt.Errorf("the session could not be saved before pushing, so nothing was pushed: %w; free space in the server's state directory (or make it writable), then call git_push again", err)
+			s.endLocked(p, PushResult{}, s.recordFailedLocked(grant, err, err))
+			s.mu.Unlock()
+			return
+		}
 		s.mu.Unlock()
 
 		err = p.t.Push(ctx, grant, s.store)
@@ -422,7 +429,14 @@ func (s *Session) drive(p *push) {
 
 		s.mu.Lock()
 		if landed {
-			s.gate.RecordPush(grant, "pushed", err)
+			var notes []string
+			if lerr := s.gate.RecordPush(grant, "pushed", err); lerr != nil {
+				// The branch holds it whatever the ledger says: the
+				// worker is told it landed, the operator that the
+				// ledger lacks it.
+				s.warn("the push of %s to %s landed, but the ledger could not record it: %v", short(grant.New()), p.t.Describe(), lerr)
+				notes = append(notes, fmt.Sprintf("the push landed, but the ledger could not record it (%v); the operator was told", lerr))
+			}
 			s.advanceLocked(p.r, grant.New(), p.spec, p.ref, p.t)
 			for _, k := range p.keys {
 				// The commits this push was asked for before a rebase or
@@ -432,7 +446,7 @@ func (s *Session) drive(p *push) {
 				}
 			}
 			res := PushResult{Commit: grant.New(), Target: p.t.Describe(), Branch: targets.BranchName(p.ref),
-				Files: len(p.req.Files), Added: p.req.Added, Deleted: p.req.Deleted, Worktree: worktree}
+				Files: len(p.req.Files), Added: p.req.Added, Deleted: p.req.Deleted, Worktree: worktree, Notes: notes}
 			if dec.Verdict == approval.Pick {
 				res.Picked, res.Files = dec.Paths, len(dec.Paths)
 			}
@@ -444,11 +458,14 @@ func (s *Session) drive(p *push) {
 			}
 			s.mu.Lock()
 			s.endLocked(p, res, nil)
-			s.saveLocked()
+			// A save that fails leaves the journal at "landing": a
+			// restart finds the branch moved and records it pushed. The
+			// waiting call's own save reports it to the worker.
+			s.saveOrWarnLocked("after a push landed")
 			s.mu.Unlock()
 			return
 		}
-		s.gate.RecordPush(grant, "failed", err)
+		err = s.recordFailedLocked(grant, err, err)
 		var moved *targets.MovedError
 		if !errors.As(err, &moved) || p.retries >= s.retries() {
 			if moved != nil {
@@ -474,7 +491,7 @@ func (s *Session) drive(p *push) {
 				s.endLocked(p, PushResult{}, err)
 			}
 		}
-		s.saveLocked()
+		s.saveOrWarnLocked("after a push was asked again")
 		s.mu.Unlock()
 		if p.state == ended {
 			return
@@ -523,7 +540,11 @@ func (s *Session) await(ctx context.Context, p *push, progress Progress) (PushRe
 			p.waiters--
 			if p.waiters == 0 && p.state == requested {
 				// The client went away: nobody is waiting for this push.
-				s.withdrawLocked(p, "the worker's client disconnected")
+				// One that is landing goes on; a withdrawal the ledger
+				// cannot take leaves the request open for the reviewer.
+				if err := s.withdrawLocked(p, "the worker's client disconnected"); err != nil && !errors.Is(err, errPushLanding) {
+					s.warn("%v", err)
+				}
 			}
 			return PushResult{}, ctx.Err()
 		case <-tick.C:
@@ -560,10 +581,26 @@ func (s *Session) withdrawLocked(p *push, why string) error {
 		return fmt.Errorf("push of %s: %w", short(p.commit.ID), errPushLanding)
 	}
 	if err := s.gate.Withdraw(p.req.ID, why); err != nil {
+		if !errors.Is(err, approval.ErrNotPending) {
+			// The ledger could not record it: the request stays open.
+			return fmt.Errorf("the request to push %s could not be withdrawn (%w); it is still waiting for a reviewer", short(p.commit.ID), err)
+		}
 		// Decided meanwhile, or a pick is being built: it is under way.
 		return fmt.Errorf("push of %s: %w", short(p.commit.ID), errPushLanding)
 	}
 	return nil
+}
+
+// recordFailedLocked records in the ledger that grant's push failed with
+// why, and returns err, the worker's error, with the ledger's own failure
+// added when it could not (the operator is told too).
+func (s *Session) recordFailedLocked(grant approval.Grant, why, err error) error {
+	lerr := s.gate.RecordPush(grant, "failed", why)
+	if lerr == nil {
+		return err
+	}
+	s.warn("a push of %s failed (%v), and the ledger could not record it: %v", short(grant.New()), why, lerr)
+	return fmt.Errorf("%w (and the ledger could not record that it failed: %v; the operator was told)", err, lerr)
 }
 
 // unpinLocked withdraws the requests, other than except's, that push any
@@ -587,6 +624,9 @@ func (s *Session) unpinLocked(commits []*staging.Commit, why string, except *pus
 	var ids []string
 	for _, p := range hit {
 		if err := s.withdrawLocked(p, why); err != nil {
+			if !errors.Is(err, errPushLanding) {
+				return ids, err
+			}
 			return ids, fmt.Errorf("the push of %s to %s is under way: wait for its git_push to answer, then try again", short(p.commit.ID), p.t.Describe())
 		}
 		ids = append(ids, p.req.ID)

@@ -312,7 +312,12 @@ func (s *Session) Run(ctx context.Context, a RunArgs, progress Progress) (RunRes
 		r.mirror.Promote(start, after, changes)
 	}
 	res.Apply = time.Since(t1)
-	r.mirror.Reset()
+	if err := r.mirror.Reset(); err != nil {
+		// The run's answer stands: what it changed is in the workspace.
+		// The next run resets again before it starts, and fails there
+		// if it still cannot; meanwhile the upper layer holds memory.
+		s.warn("emptying the run's upper layer failed: %v", err)
+	}
 	return res, nil
 }
 
@@ -357,7 +362,11 @@ func (s *Session) askNetwork(ctx context.Context, r *runner, key, command, dir, 
 			ErrNetworkPending, tk.Request().ID)
 	case <-ctx.Done():
 		delete(r.netPending, key)
-		s.gate.Withdraw(tk.Request().ID, "the worker's client disconnected")
+		if err := s.gate.Withdraw(tk.Request().ID, "the worker's client disconnected"); err != nil && !errors.Is(err, approval.ErrNotPending) {
+			// Decided meanwhile is fine; a ledger that cannot take the
+			// withdrawal leaves the request open for the reviewer.
+			s.warn("the network request %s could not be withdrawn: %v", tk.Request().ID, err)
+		}
 		return "", ctx.Err()
 	}
 	delete(r.netPending, key)

@@ -51,7 +51,7 @@ func (r *runner) keep(out *runOutput, dir string) {
 	r.outputs = append(r.outputs, out)
 	if len(r.outputs) > runsKept {
 		if old := r.outputs[0]; old.file != "" {
-			os.Remove(old.file)
+			_ = os.Remove(old.file) // one left over is removed by the next resume's listing
 		}
 		r.outputs = r.outputs[1:]
 	}
@@ -69,7 +69,7 @@ func writeRunOutput(dir string, out *runOutput) error {
 	data := make([]byte, 0, len(head)+1+len(out.stdout)+len(out.stderr))
 	data = append(append(append(append(data, head...), '\n'), out.stdout...), out.stderr...)
 	if err := os.WriteFile(tmp, data, 0o600); err != nil {
-		os.Remove(tmp)
+		_ = os.Remove(tmp) // one left over is removed by the next resume's listing
 		return err
 	}
 	return os.Rename(tmp, filepath.Join(dir, out.id))
@@ -105,7 +105,7 @@ func (r *runner) resumeOutputs(dir string) {
 	for _, e := range ents {
 		n, err := strconv.Atoi(strings.TrimPrefix(e.Name(), "run-"))
 		if !strings.HasPrefix(e.Name(), "run-") || err != nil || n <= 0 || !e.Type().IsRegular() {
-			os.Remove(filepath.Join(dir, e.Name()))
+			_ = os.Remove(filepath.Join(dir, e.Name())) // not an output: tidying
 			continue
 		}
 		ns = append(ns, n)
@@ -114,7 +114,7 @@ func (r *runner) resumeOutputs(dir string) {
 	for i, n := range ns {
 		id := fmt.Sprintf("run-%d", n)
 		if i < len(ns)-runsKept {
-			os.Remove(filepath.Join(dir, id))
+			_ = os.Remove(filepath.Join(dir, id)) // past the newest kept: tidying
 			continue
 		}
 		r.outputs = append(r.outputs, &runOutput{id: id, file: filepath.Join(dir, id)})

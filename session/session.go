@@ -49,6 +49,10 @@ type Options struct {
 	// workspace, commit, checkpoint, pull or push was ever saved): there
 	// is nothing in it to resume or rescue. A resumed session is kept.
 	DropUnchanged bool
+	// Warn tells the operator of a failure no call can answer for (a save
+	// after a push that answered long ago, a withdrawal the ledger could
+	// not record); nil writes it to stderr.
+	Warn func(msg string)
 }
 
 // OpenTarget opens the target a spec names.
@@ -228,7 +232,11 @@ func (s *Session) Close() {
 		return
 	}
 	for _, p := range s.pushes {
-		s.withdrawLocked(p, "the worker's session ended")
+		// One that is landing goes on; one the ledger cannot withdraw
+		// stays open for the reviewer, and the operator is told.
+		if err := s.withdrawLocked(p, "the worker's session ended"); err != nil && !errors.Is(err, errPushLanding) {
+			s.warn("%v", err)
+		}
 	}
 }
 

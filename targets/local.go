@@ -21,6 +21,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/airlock-dev/airlock/approval"
+	"github.com/airlock-dev/airlock/internal/durable"
 	"github.com/airlock-dev/airlock/memfs"
 	"github.com/airlock-dev/airlock/staging"
 )
@@ -608,12 +609,16 @@ func (l *Local) pushCheckedOut(ctx context.Context, wt string, g approval.Grant,
 	j := journal{Ref: ref, Old: cur, New: g.New(), Worktree: wt, TempRef: temp, Paths: paths}
 	jpath := filepath.Join(dir, "push-journal.json")
 	if err := writeFileSync(jpath, j); err != nil {
-		l.git(ctx, nil, "update-ref", "-d", temp)
+		// A temporary ref left behind is removed by the next push.
+		_, _ = l.git(ctx, nil, "update-ref", "-d", temp)
 		return err
 	}
 	if _, err := l.gitHolding(ctx, lock, nil, "update-ref", "-m", "airlock: push "+g.Request(), ref, g.New().String(), cur.String()); err != nil {
-		os.Remove(jpath)
-		l.git(ctx, nil, "update-ref", "-d", temp)
+		// The branch did not move: a journal left behind finds it
+		// unmoved and is dropped, a temporary ref is removed by the
+		// next push.
+		_ = os.Remove(jpath)
+		_, _ = l.git(ctx, nil, "update-ref", "-d", temp)
 		if now, herr := l.Head(ctx, ref); herr == nil && now != cur {
 			return &MovedError{Ref: ref, Expected: cur, Head: now}
 		}
@@ -692,8 +697,9 @@ func (l *Local) rollForward(ctx context.Context, dir string, j journal) ([]touch
 		if _, err := wtGit.git(ctx, &info, "update-index", "-z", "--index-info"); err != nil {
 			return err
 		}
-		// Refresh stat data so that git status sees the new files as clean.
-		wtGit.git(ctx, nil, "update-index", "-q", "--refresh")
+		// Refresh stat data so that git status sees the new files as
+		// clean; without it, git status refreshes them itself.
+		_, _ = wtGit.git(ctx, nil, "update-index", "-q", "--refresh")
 		return nil
 	}
 	for _, p := range j.Paths {
@@ -701,7 +707,9 @@ func (l *Local) rollForward(ctx context.Context, dir string, j journal) ([]touch
 			// The index follows what was done, so that it is true to the
 			// files and `git read-tree -m -u` (the error's advice) can
 			// finish from there; the journal stays for the next attempt.
-			setIndex()
+			if ierr := setIndex(); ierr != nil {
+				err = errors.Join(err, fmt.Errorf("updating the index: %w", ierr))
+			}
 			return nil, err
 		}
 	}
@@ -711,7 +719,7 @@ func (l *Local) rollForward(ctx context.Context, dir string, j journal) ([]touch
 	if err := os.Remove(filepath.Join(dir, "push-journal.json")); err != nil && !os.IsNotExist(err) {
 		return nil, err
 	}
-	l.git(ctx, nil, "update-ref", "-d", j.TempRef)
+	_, _ = l.git(ctx, nil, "update-ref", "-d", j.TempRef) // a leftover is removed by the next push
 	return kept.paths, nil
 }
 
@@ -858,7 +866,9 @@ func (l *Local) recoverLocked(ctx context.Context, dir string) error {
 			return err
 		}
 		for _, ref := range refs {
-			l.git(ctx, nil, "update-ref", "-d", ref)
+			// One that stays is tried again at the next push; it only
+			// keeps its objects from git gc meanwhile.
+			_, _ = l.git(ctx, nil, "update-ref", "-d", ref)
 		}
 		return nil
 	}
@@ -871,7 +881,7 @@ func (l *Local) recoverLocked(ctx context.Context, dir string) error {
 		return os.Remove(jpath)
 	}
 	drop := func() error {
-		l.git(ctx, nil, "update-ref", "-d", j.TempRef)
+		_, _ = l.git(ctx, nil, "update-ref", "-d", j.TempRef) // a leftover is removed by the next push
 		return os.Remove(jpath)
 	}
 	cur, err := l.Head(ctx, j.Ref)
@@ -991,16 +1001,15 @@ func writeFileSync(path string, v any) error {
 	if _, err = f.Write(data); err == nil {
 		err = f.Sync()
 	}
-	f.Close()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
 	if err != nil {
 		return err
 	}
 	if err := os.Rename(tmp, path); err != nil {
 		return err
 	}
-	if d, err := os.Open(filepath.Dir(path)); err == nil {
-		d.Sync()
-		d.Close()
-	}
-	return nil
+	// The rename is durable only once the directory is flushed.
+	return durable.SyncDir(filepath.Dir(path))
 }

@@ -115,18 +115,19 @@ func (w *wtWriter) write(rel string, mode filemode.FileMode, data []byte) error 
 	err = unix.Renameat(w.tmp, tmpName, d, base)
 	if err == unix.EXDEV {
 		// The working tree is on another filesystem than its git
-		// directory: write beside the file, under a short name.
-		unix.Unlinkat(w.tmp, tmpName, 0)
+		// directory: write beside the file, under a short name. (The
+		// temporary files go with the push's temporary directory.)
+		_ = unix.Unlinkat(w.tmp, tmpName, 0)
 		local := ".airlock-" + tmpName
 		if err = w.createAt(d, local, mode, data); err == nil {
 			if err = unix.Renameat(d, local, d, base); err != nil {
-				unix.Unlinkat(d, local, 0)
+				_ = unix.Unlinkat(d, local, 0) // err says what failed; this is tidying
 			}
 		}
 		return wrapPath("write", rel, err)
 	}
 	if err != nil {
-		unix.Unlinkat(w.tmp, tmpName, 0)
+		_ = unix.Unlinkat(w.tmp, tmpName, 0) // goes with the push's temporary directory
 	}
 	return wrapPath("write", rel, err)
 }
@@ -159,7 +160,7 @@ func (w *wtWriter) createAt(d int, name string, mode filemode.FileMode, data []b
 		err = cerr
 	}
 	if err != nil {
-		unix.Unlinkat(d, name, 0)
+		_ = unix.Unlinkat(d, name, 0) // err says what failed; this is tidying
 	}
 	return err
 }

@@ -13,6 +13,8 @@ import (
 	"path/filepath"
 	"sync"
 	"time"
+
+	"github.com/airlock-dev/airlock/internal/durable"
 )
 
 // Record is one event in the ledger.
@@ -293,14 +295,11 @@ func writeAnchor(path string, a Anchor) error {
 		err = os.Rename(tmp, AnchorPath(path))
 	}
 	if err != nil {
-		os.Remove(tmp)
+		_ = os.Remove(tmp) // best effort: the next anchor truncates it anyway
 		return err
 	}
-	if d, err := os.Open(filepath.Dir(path)); err == nil {
-		d.Sync()
-		d.Close()
-	}
-	return nil
+	// The rename is durable only once the directory is flushed.
+	return durable.SyncDir(filepath.Dir(path))
 }
 
 // testHookBeforeAnchor, when set by a test, runs between a record and its

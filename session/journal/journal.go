@@ -10,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+
+	"github.com/airlock-dev/airlock/internal/durable"
 )
 
 // magic starts every journal file; the version is in it.
@@ -39,6 +41,9 @@ type Journal struct {
 	f     *os.File
 	size  int64
 	dirty bool // written since the last Sync
+	// dirSync: a rewrite's rename is not yet flushed to the directory
+	// (its fsync failed); Sync tries again.
+	dirSync bool
 }
 
 // Batch is records to append together. Headers and small parts are
@@ -240,7 +245,13 @@ func (j *Journal) Write(b *Batch) error {
 		// Whatever part was written is a torn batch: cut it off so the
 		// next batch follows the last complete one.
 		if n > 0 {
-			j.f.Truncate(j.size)
+			if terr := j.f.Truncate(j.size); terr != nil {
+				// The next batch is written at j.size, over it, and Open
+				// drops whatever follows the last complete batch (a torn
+				// batch never holds its state record whole): left, it
+				// costs space, not correctness.
+				err = errors.Join(err, fmt.Errorf("cutting off the torn batch: %w", terr))
+			}
 		}
 		return fmt.Errorf("journal: writing %s: %w", j.path, err)
 	}
@@ -287,7 +298,16 @@ func (j *Journal) Here() error {
 func (j *Journal) Sync() error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	if j.f == nil || !j.dirty {
+	if j.f == nil {
+		return nil
+	}
+	if j.dirSync {
+		if err := durable.SyncDir(filepath.Dir(j.path)); err != nil {
+			return fmt.Errorf("journal: flushing the rename of %s: %w", j.path, err)
+		}
+		j.dirSync = false
+	}
+	if !j.dirty {
 		return nil
 	}
 	if err := j.f.Sync(); err != nil {
@@ -353,7 +373,7 @@ func (j *Journal) RewriteWith(fill func(Records) error) error {
 	}
 	fail := func(err error) error {
 		f.Close()
-		os.Remove(tmp)
+		_ = os.Remove(tmp) // best effort: the next rewrite truncates it anyway
 		return fmt.Errorf("journal: rewriting %s: %w", j.path, err)
 	}
 	sw := &streamWriter{w: bufio.NewWriterSize(f, 1<<20)}
@@ -377,9 +397,12 @@ func (j *Journal) RewriteWith(fill func(Records) error) error {
 	if err := os.Rename(tmp, j.path); err != nil {
 		return fail(err)
 	}
-	syncDir(filepath.Dir(j.path))
+	// The new file is the journal from here, whatever happens next: a
+	// rename its directory did not flush yet is flushed by Sync (the
+	// session's sync loop), which reports it until it succeeds.
+	dirSync := durable.SyncDir(filepath.Dir(j.path)) != nil
 	j.f.Close()
-	j.f, j.size, j.dirty = f, size, false
+	j.f, j.size, j.dirty, j.dirSync = f, size, false, dirSync
 	return nil
 }
 
@@ -399,13 +422,6 @@ func (j *Journal) Close() error {
 	}
 	j.f = nil
 	return err
-}
-
-func syncDir(dir string) {
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
-	}
 }
 
 // Read calls fn for each record of the journal at path up to its last
