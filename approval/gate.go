@@ -311,6 +311,9 @@ type ledgerRequest struct {
 	// Resumed: the request was pending when its server stopped, and is
 	// offered again by the resumed session under the same id.
 	Resumed bool `json:"resumed,omitempty"`
+	// RebasedFrom: the approved request this one is the same push of,
+	// rebased onto the branch's new commit (SubmitRebased).
+	RebasedFrom string `json:"rebased_from,omitempty"`
 }
 
 // Bounds on what a gate holds for reviewers.
@@ -340,6 +343,49 @@ func (g *Gate) Resubmit(req *Request, id string, pick PickFunc) (*Ticket, error)
 		return nil, fmt.Errorf("approval: %q is not a request id", id)
 	}
 	return g.submit(req, pick, id)
+}
+
+// SubmitRebased is Submit for a push whose approved request (prev) could
+// not land because the branch moved, and that was rebased onto the
+// branch's new commit: when the rebased request shows the reviewer
+// exactly what prev showed (the same target and ref, the same files, the
+// same diff: the worker's changes, on paths the branch's move did not
+// touch), prev's approval covers it, and it is decided at once on that
+// approval: the ledger records the new request and a decision by
+// "rebased:" and prev's id before the grant exists. Anything else (prev
+// picked files, or was not approved, or the content under review
+// differs) is asked as a new request.
+func (g *Gate) SubmitRebased(req *Request, prev *Ticket, pick PickFunc) (*Ticket, error) {
+	if prev == nil || req.Kind != KindPush || !sameReview(prev, req) {
+		return g.submit(req, pick, "")
+	}
+	if req.Target == "" || req.Ref == "" || req.New.IsZero() {
+		return nil, errors.New("approval: a request needs a target, a ref and a commit")
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	t, err := g.recordLocked(req, pick, "", prev.req.ID)
+	if err != nil {
+		return nil, err
+	}
+	return t, g.settleLocked(t, Decision{Verdict: Approve, By: "rebased:" + prev.req.ID,
+		Reason: fmt.Sprintf("the changes approved in %s, rebased onto the branch's new commit %s", prev.req.ID, short(req.Old))})
+}
+
+// sameReview reports whether prev was approved whole and req would show
+// the reviewer what prev did.
+func sameReview(prev *Ticket, req *Request) bool {
+	select {
+	case <-prev.done:
+	default:
+		return false
+	}
+	p := prev.req
+	return prev.err == nil && prev.dec.Verdict == Approve && p.Kind == KindPush &&
+		p.Target == req.Target && p.Ref == req.Ref && p.NewRef == req.NewRef &&
+		!p.DiffTruncated && !req.DiffTruncated && p.Diff == req.Diff &&
+		slices.Equal(p.Files, req.Files) && slices.Equal(p.Flags, req.Flags) &&
+		slices.EqualFunc(p.Commits, req.Commits, func(a, b CommitInfo) bool { return a.Message == b.Message })
 }
 
 func (g *Gate) submit(req *Request, pick PickFunc, id string) (*Ticket, error) {
@@ -376,23 +422,9 @@ func (g *Gate) submit(req *Request, pick PickFunc, id string) (*Ticket, error) {
 		return nil, fmt.Errorf("%w: %d pushes (%d MiB of diffs) are already waiting for a reviewer, the most one session may have; wait for their answers (call git_push again on one to keep waiting) before asking for more",
 			ErrTooManyPending, len(g.pending), held>>20)
 	}
-	if _, taken := g.pending[id]; id != "" && taken {
-		return nil, fmt.Errorf("approval: request %s is already pending", id)
-	}
-	req.ID = id
-	if id == "" {
-		req.ID = newID()
-	}
-	req.Time = g.now().UTC()
-	req.Pickable = req.Pickable && pick != nil
-	t := &Ticket{req: req, pick: pick, done: make(chan struct{})}
-	if _, err := g.ledger.Append(ledger.KindRequest, ledgerRequest{
-		ID: req.ID, Worker: req.Worker, Session: req.Session, Repo: req.Repo, Kind: req.Kind, Command: req.Command, Dir: req.Dir, Reason: req.Reason,
-		Target: req.Target, Ref: req.Ref, NewRef: req.NewRef,
-		Old: hexHash(req.Old), New: hexHash(req.New), Tree: hexHash(req.Tree), Commits: req.Commits, Files: req.Files,
-		Added: req.Added, Deleted: req.Deleted, Flags: req.Flags, Resumed: id != "",
-	}); err != nil {
-		return nil, fmt.Errorf("approval: recording the request: %w", err)
+	t, err := g.recordLocked(req, pick, id, "")
+	if err != nil {
+		return nil, err
 	}
 	fp := fingerprint{req.Target, req.Ref, req.Tree}
 	switch reason, denied := g.denied[fp]; {
@@ -409,6 +441,30 @@ func (g *Gate) submit(req *Request, pick PickFunc, id string) (*Ticket, error) {
 	g.pending[req.ID] = t
 	g.byPush[key] = t
 	g.publishLocked(Event{Kind: EventAdded, Request: req})
+	return t, nil
+}
+
+// recordLocked gives req its id (id, or a new one) and time, and records it
+// in the ledger (rebasedFrom: the approved request it was rebased from).
+func (g *Gate) recordLocked(req *Request, pick PickFunc, id, rebasedFrom string) (*Ticket, error) {
+	if _, taken := g.pending[id]; id != "" && taken {
+		return nil, fmt.Errorf("approval: request %s is already pending", id)
+	}
+	req.ID = id
+	if id == "" {
+		req.ID = newID()
+	}
+	req.Time = g.now().UTC()
+	req.Pickable = req.Pickable && pick != nil
+	t := &Ticket{req: req, pick: pick, done: make(chan struct{})}
+	if _, err := g.ledger.Append(ledger.KindRequest, ledgerRequest{
+		ID: req.ID, Worker: req.Worker, Session: req.Session, Repo: req.Repo, Kind: req.Kind, Command: req.Command, Dir: req.Dir, Reason: req.Reason,
+		Target: req.Target, Ref: req.Ref, NewRef: req.NewRef,
+		Old: hexHash(req.Old), New: hexHash(req.New), Tree: hexHash(req.Tree), Commits: req.Commits, Files: req.Files,
+		Added: req.Added, Deleted: req.Deleted, Flags: req.Flags, Resumed: id != "", RebasedFrom: rebasedFrom,
+	}); err != nil {
+		return nil, fmt.Errorf("approval: recording the request: %w", err)
+	}
 	return t, nil
 }
 

@@ -418,3 +418,74 @@ func TestNetworkRequests(t *testing.T) {
 		t.Errorf("a denied command asked again: %v", err)
 	}
 }
+
+// A rebased push decided on the earlier approval: only when the reviewer
+// approved the earlier request whole and the rebased one shows the same
+// changes; its grant names the new commits exactly, and the ledger has
+// its request and a decision by the earlier one before the grant exists.
+func TestSubmitRebased(t *testing.T) {
+	rebased := func(prev *approval.Request) *approval.Request {
+		r := *prev
+		r.ID, r.Old, r.New, r.Tree = "", approvaltest.Hash("moved"), approvaltest.Hash("rebased"), approvaltest.Hash("rebased tree")
+		return &r
+	}
+	for _, c := range []struct {
+		name   string
+		decide approval.Decision
+		change func(*approval.Request)
+		covers bool
+	}{
+		{"approved, same changes", approval.Decision{Verdict: approval.Approve}, nil, true},
+		{"approved, another diff", approval.Decision{Verdict: approval.Approve}, func(r *approval.Request) { r.Diff += "+one more line\n" }, false},
+		{"approved, another file list", approval.Decision{Verdict: approval.Approve}, func(r *approval.Request) { r.Files = r.Files[:len(r.Files)-1] }, false},
+		{"approved, another message", approval.Decision{Verdict: approval.Approve}, func(r *approval.Request) {
+			r.Commits = []approval.CommitInfo{{ID: approvaltest.Hash("c"), Message: "something else"}}
+		}, false},
+		{"picked", approval.Decision{Verdict: approval.Pick}, nil, false},
+		{"rejected", approval.Decision{Verdict: approval.Reject, Reason: "no"}, nil, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			l := approvaltest.NewLedger(t)
+			g := approval.NewGate(l, approval.Policy{})
+			first := approvaltest.SampleRequest()
+			first.Pickable = true
+			pick := func([]string) (plumbing.Hash, error) { return approvaltest.Hash("picked"), nil }
+			prev, err := g.Submit(first, pick)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d := c.decide
+			d.Request = first.ID
+			if d.Verdict == approval.Pick {
+				d.Paths = []string{first.Files[0].Path}
+			}
+			if _, err := g.Resolve(d); err != nil {
+				t.Fatal(err)
+			}
+			again := rebased(first)
+			if c.change != nil {
+				c.change(again)
+			}
+			tk, err := g.SubmitRebased(again, prev, pick)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !c.covers {
+				if p := g.Pending(); len(p) != 1 || p[0].ID != again.ID {
+					t.Fatalf("not asked again: pending %v", p)
+				}
+				return
+			}
+			dec, gr, err := wait(t, tk)
+			if err != nil || dec.By != "rebased:"+first.ID || len(g.Pending()) != 0 {
+				t.Fatalf("decision %+v, %v; pending %d", dec, err, len(g.Pending()))
+			}
+			if err := gr.Check(again.Target, again.Ref, again.Old, again.New); err != nil {
+				t.Errorf("the grant does not name the rebased push: %v", err)
+			}
+			if got := kinds(t, l); !reflect.DeepEqual(got[len(got)-2:], []string{"request", "decision approve rebased:" + first.ID}) {
+				t.Errorf("the ledger: %v", got)
+			}
+		})
+	}
+}

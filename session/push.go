@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"time"
@@ -22,8 +23,12 @@ import (
 const maxRequestDiff = 32 << 20
 
 // defaultRetries bounds how often one push rebases onto a target that moved
-// under it and asks again, before it gives the worker the last word.
-const defaultRetries = 10
+// under it, before it gives the worker the last word. A rebase that shows
+// the reviewer what they approved goes ahead on that approval (see
+// askLocked), so a busy branch costs retries here, not the worker's calls
+// or the reviewer's attention: many servers pushing disjoint files to one
+// branch all land.
+const defaultRetries = 100
 
 // A push is one transaction from a staged commit to a target's branch. Its
 // states, each written to the ledger before the step it names is taken:
@@ -200,6 +205,18 @@ func (s *Session) notStagedLocked(ctx context.Context, t targets.Target, ref, co
 	return lookupErr
 }
 
+// settledByRebase reports whether tk was decided at once on an earlier
+// approval of the same changes.
+func settledByRebase(tk *approval.Ticket) bool {
+	select {
+	case <-tk.Done():
+	default:
+		return false
+	}
+	dec, _, err := tk.Wait(context.Background())
+	return err == nil && strings.HasPrefix(dec.By, "rebased:")
+}
+
 // alreadyThereError: the branch's head already holds the commit to push,
 // which another push carried with it.
 type alreadyThereError struct{ head plumbing.Hash }
@@ -281,9 +298,16 @@ func (s *Session) askLocked(ctx context.Context, p *push, c *staging.Commit, hea
 	if err != nil {
 		return err
 	}
-	tk, err := s.gate.Submit(req, s.pickFor(p))
+	// A push the reviewer approved, rebased because the branch moved
+	// before it landed, is decided by that approval when it shows the
+	// same changes (approval.Gate.SubmitRebased); otherwise, and at the
+	// first ask, a person is asked.
+	tk, err := s.gate.SubmitRebased(req, p.tk, s.pickFor(p))
 	if err != nil {
 		return err
+	}
+	if by := tk.Request().ID; p.tk != nil && tk != p.tk && settledByRebase(tk) {
+		p.notes = append(p.notes, fmt.Sprintf("request %s (the same changes, rebased) went ahead on the reviewer's approval of %s", by, p.req.ID))
 	}
 	if other := s.pushes[tk.Request().ID]; other != nil && other != p {
 		// The gate already holds this very request: that push is this one.
@@ -428,8 +452,13 @@ func (s *Session) drive(p *push) {
 			return
 		}
 		// The target moved between the request and the push: rebase onto
-		// it and ask again, in this same transaction.
+		// it and ask again, in this same transaction. Other servers are
+		// pushing to the branch: wait a moment, a little longer each time
+		// and not the same for all, so that they do not meet again.
 		p.retries++
+		s.mu.Unlock()
+		time.Sleep(time.Duration(rand.Int64N(int64(min(p.retries, 10)) * int64(5*time.Millisecond))))
+		s.mu.Lock()
 		if err := s.askLocked(ctx, p, p.commit, moved.Head); err != nil {
 			var there *alreadyThereError
 			if errors.As(err, &there) {

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -204,9 +205,11 @@ func TestAnEarlierPushsWorktreeErrorIsNotThisPushs(t *testing.T) {
 }
 
 // A target that moves between the request and the push: the same call
-// rebases onto it and asks again, and lands, without a message sending the
-// worker to a tool that does not exist.
-func TestMovedTargetRebasesAndAsksAgain(t *testing.T) {
+// rebases onto it and, the reviewer's approval covering the same changes
+// on the new commit, lands without asking again (the ledger says on which
+// approval), and without a message sending the worker to a tool that does
+// not exist.
+func TestMovedTargetRebasesOnTheApproval(t *testing.T) {
 	r := repo(t, true, map[string]string{"README.md": "# p\n"})
 	e := newEnv(t, r, config{})
 	e.write(t, "a.txt", "a\n")
@@ -222,15 +225,12 @@ func TestMovedTargetRebasesAndAsksAgain(t *testing.T) {
 	commitTo(t, r, "other.txt", "someone else\n")
 	_, rerr := e.gate.Resolve(approval.Decision{Request: first.ID, Verdict: approval.Approve})
 	must(t, rerr)
-	second := waitPending(t, e.gate, 1)[0]
-	if second.ID == first.ID {
-		t.Fatal("no new request after the target moved")
-	}
-	_, rerr = e.gate.Resolve(approval.Decision{Request: second.ID, Verdict: approval.Approve})
-	must(t, rerr)
 	<-done
 	if err != nil {
 		t.Fatalf("push: %v", err)
+	}
+	if n := len(e.gate.Pending()); n != 0 {
+		t.Errorf("%d requests wait for the reviewer after the rebase", n)
 	}
 	// The worker's next call names the commit it staged; that joins the
 	// push that rebased it instead of answering "no such staged commit".
@@ -238,7 +238,7 @@ func TestMovedTargetRebasesAndAsksAgain(t *testing.T) {
 		t.Errorf("pushing the pre-rebase commit again: %+v, %v", again, err)
 	}
 	notes := strings.Join(res.Notes, "\n")
-	if !strings.Contains(notes, "moved") || strings.Contains(notes, "fetch") {
+	if !strings.Contains(notes, "moved") || !strings.Contains(notes, "approval of "+first.ID) || strings.Contains(notes, "fetch") {
 		t.Errorf("notes %q", notes)
 	}
 	if got := git(t, r, "show", "main:a.txt"); got != "a\n" {
@@ -247,6 +247,45 @@ func TestMovedTargetRebasesAndAsksAgain(t *testing.T) {
 	if got := git(t, r, "show", "main:other.txt"); got != "someone else\n" {
 		t.Errorf("the other commit was lost: %q", got)
 	}
+	recs, err := ledger.Records(e.l.Path())
+	must(t, err)
+	by := ""
+	for _, rec := range recs {
+		if rec.Kind == ledger.KindDecision && strings.Contains(string(rec.Data), "rebased:"+first.ID) {
+			by = string(rec.Data)
+		}
+	}
+	if by == "" {
+		t.Errorf("the ledger has no decision on the rebased request by the first approval")
+	}
+}
+
+// A push the reviewer picked files of, whose target moved before it
+// landed: what was approved was a choice, so the rebased push is asked
+// again.
+func TestMovedTargetAfterAPickAsksAgain(t *testing.T) {
+	r := repo(t, true, map[string]string{"README.md": "# p\n"})
+	e := newEnv(t, r, config{})
+	e.write(t, "a.txt", "a\n")
+	e.write(t, "b.txt", "b\n")
+	_, err := e.s.Stage(nil, "A and B")
+	must(t, err)
+	done := make(chan error, 1)
+	go func() {
+		_, err := e.s.Push(context.Background(), "", "", nil)
+		done <- err
+	}()
+	first := waitPending(t, e.gate, 1)[0]
+	commitTo(t, r, "other.txt", "someone else\n")
+	_, rerr := e.gate.Resolve(approval.Decision{Request: first.ID, Verdict: approval.Pick, Paths: []string{"a.txt"}})
+	must(t, rerr)
+	second := waitPending(t, e.gate, 1)[0]
+	if second.ID == first.ID {
+		t.Fatal("no new request after the target moved")
+	}
+	_, rerr = e.gate.Resolve(approval.Decision{Request: second.ID, Verdict: approval.Approve})
+	must(t, rerr)
+	must(t, <-done)
 }
 
 // Issue 11: eight servers pushing to one branch. Each landed push used to
@@ -333,5 +372,107 @@ func TestEarlierCommitCarriedByALaterPush(t *testing.T) {
 	}
 	if head := strings.TrimSpace(git(t, r, "rev-parse", "main")); head != c2.ID.String() {
 		t.Errorf("main is at %s, want %s", head, c2.ID)
+	}
+}
+
+// Issue 22: eight servers pushing disjoint files to one branch, round
+// after round, used to answer a quarter of their calls "target moved, push
+// again". A push the reviewer approved and whose rebase shows the same
+// changes lands on that approval: no call gives up, and the reviewer is
+// asked once a push, whatever the branch did meanwhile.
+func TestBusyBranchNeverSendsTheWorkerBack(t *testing.T) {
+	const servers, rounds = 8, 5
+	for _, c := range []struct {
+		name string
+		auto bool
+	}{{"auto-approved", true}, {"a reviewer approving each request", false}} {
+		t.Run(c.name, func(t *testing.T) {
+			r := repo(t, true, map[string]string{"README.md": "# p\n"})
+			var policy approval.Policy
+			if c.auto {
+				policy.AutoApprove = []string{"local-bare:" + r}
+			}
+			envs := make([]*env, servers)
+			for i := range envs {
+				envs[i] = newEnv(t, r, config{policy: policy, timeout: time.Minute})
+			}
+			stop := make(chan struct{})
+			var asked atomic.Int64
+			if !c.auto {
+				for _, e := range envs {
+					go func() { // the reviewer approves each request once
+						for {
+							select {
+							case <-stop:
+								return
+							case <-time.After(2 * time.Millisecond):
+							}
+							for _, q := range e.gate.Pending() {
+								if _, err := e.gate.Resolve(approval.Decision{Request: q.ID, Verdict: approval.Approve}); err == nil {
+									asked.Add(1)
+								}
+							}
+						}
+					}()
+				}
+			}
+			var wg sync.WaitGroup
+			var mu sync.Mutex
+			var failed []string
+			for i, e := range envs {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for k := 0; k < rounds; k++ {
+						e.write(t, fmt.Sprintf("s%d/r%d.txt", i, k), fmt.Sprintln(i, k))
+						if _, err := e.s.Stage(nil, fmt.Sprintf("server %d round %d", i, k)); err != nil {
+							mu.Lock()
+							failed = append(failed, err.Error())
+							mu.Unlock()
+							continue
+						}
+						if _, err := e.s.Push(context.Background(), "", "", nil); err != nil {
+							mu.Lock()
+							failed = append(failed, err.Error())
+							mu.Unlock()
+						}
+					}
+				}()
+			}
+			wg.Wait()
+			close(stop)
+			if len(failed) > 0 {
+				t.Errorf("%d of %d calls failed; the first: %s", len(failed), servers*rounds, failed[0])
+			}
+			files := git(t, r, "ls-tree", "-r", "--name-only", "main")
+			if n := strings.Count(files, "\n"); n != servers*rounds+1 {
+				t.Errorf("the branch holds %d files, want %d", n, servers*rounds+1)
+			}
+			if !c.auto && asked.Load() != servers*rounds {
+				t.Errorf("the reviewer was asked %d times for %d pushes", asked.Load(), servers*rounds)
+			}
+		})
+	}
+}
+
+// Two servers changing the same file of a busy branch: the one that lands
+// second cannot rebase without a person deciding, and its call says which
+// file conflicts and what to do, not "push again".
+func TestBusyBranchConflictNeedsAPerson(t *testing.T) {
+	r := repo(t, true, map[string]string{"README.md": "# p\n", "shared.txt": "base\n"})
+	policy := approval.Policy{AutoApprove: []string{"local-bare:" + r}}
+	a, b := newEnv(t, r, config{policy: policy}), newEnv(t, r, config{policy: policy})
+	a.write(t, "shared.txt", "from a\n")
+	b.write(t, "shared.txt", "from b\n")
+	_, err := a.s.Stage(nil, "a")
+	must(t, err)
+	_, err = b.s.Stage(nil, "b")
+	must(t, err)
+	_, errA := a.s.Push(context.Background(), "", "", nil)
+	_, errB := b.s.Push(context.Background(), "", "", nil)
+	must(t, errA)
+	var conflict *staging.ConflictError
+	if !errors.As(errB, &conflict) || !strings.Contains(errB.Error(), "shared.txt") || strings.Contains(errB.Error(), "push again") {
+		t.Fatalf("the second push: %v", errB)
 	}
 }
