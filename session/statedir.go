@@ -372,3 +372,12 @@ func writeJSONAtomic(path string, v any) error {
 	}
 	return os.Rename(tmp, path)
 }
+
+// ReadMeta reads what session id under root records, without opening it
+// (an HTTP server checks a token against it before reading a request).
+func ReadMeta(root, id string) (Meta, error) {
+	if err := checkID(id); err != nil {
+		return Meta{}, err
+	}
+	return readMeta(filepath.Join(root, id))
+}

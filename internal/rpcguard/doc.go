@@ -22,8 +22,11 @@
 // A message it refuses is answered with a JSON-RPC error that says what
 // was too big and what to do instead, carrying the request's id when the
 // scan found one (also past the point of refusal: a refused line is read
-// to its end anyway), and dropped; the session goes on. A line too long to
-// keep is dropped as it streams in, never held whole.
+// to its end anyway, except past a syntax error or the depth bound, where
+// following it further would cost memory), and dropped; the session goes
+// on. A line too long to keep is dropped as it streams in, never held
+// whole: refusing a message costs at most the line limit, however long
+// the line.
 //
 // Reader serves newline-delimited stdio; ReadBody serves one HTTP body.
 package rpcguard

@@ -90,20 +90,24 @@ func readMessage(lim Limits, next func() (piece []byte, last bool, err error)) (
 	c := newChecker(lim)
 	var keep [][]byte
 	var size int64
+	tooLarge := false
 	for {
 		piece, last, err := next()
 		size += int64(len(piece))
-		body := size
+		body, scanned := size, piece
 		if last && len(piece) > 0 && piece[len(piece)-1] == '\n' {
-			body-- // the newline is not the message's
+			// The newline is not the message's: a line that ends inside
+			// a string ends there, it does not hold a raw newline.
+			body, scanned = body-1, piece[:len(piece)-1]
 		}
 		if body > lim.MaxBytes {
+			tooLarge = tooLarge || c.refusal == nil // refused for its size first
 			c.refuse(-32600, "the message is larger than %s, the most this server reads in one (six times sandbox.max_file_bytes, "+
 				"the worst case of JSON escaping, and 1 MiB for the rest): nothing was done. Every write_file of a file up to "+
 				"max_file_bytes fits whatever its escaping; send less at once (edit a large file with several edit_file calls, "+
 				"give a run's input as a file in the workspace), or raise max_file_bytes in the worker file", lim)
 		}
-		c.feed(piece)
+		c.feed(scanned)
 		if c.refusal != nil {
 			keep = nil
 		} else if len(piece) > 0 {
@@ -111,6 +115,7 @@ func readMessage(lim Limits, next func() (piece []byte, last bool, err error)) (
 		}
 		if last {
 			v := c.finish()
+			v.TooLarge = tooLarge && v.Refused
 			if err != nil && !errors.Is(err, io.EOF) && !v.Blank {
 				// A read that failed mid-line: what came is not a message.
 				return nil, Verdict{Blank: true}, err

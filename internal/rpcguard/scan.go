@@ -384,6 +384,11 @@ func (c *checker) push(object bool, pos int64) {
 	if c.depth > c.lim.MaxDepth {
 		c.refuse(-32600, "the message nests objects and arrays deeper than %d levels (at byte %d): nothing was done; send flatter arguments",
 			c.lim.MaxDepth, pos)
+		// The scan stops here: following the nesting further would cost
+		// a bit a level however long the line, and an id is rarely
+		// after the arguments.
+		c.dead = true
+		return
 	}
 	w, bit := (c.depth-1)/64, uint((c.depth-1)%64)
 	for len(c.stack) <= w {

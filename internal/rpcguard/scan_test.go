@@ -39,7 +39,7 @@ func TestVerdicts(t *testing.T) {
 		{name: "string id", msg: `{"jsonrpc":"2.0","id":"a\"b","method":"ping"}`, method: "ping"},
 		{name: "depth at the limit", msg: deep(8), method: "m"},
 		{name: "depth over", msg: deep(9), code: -32600, id: "5", why: "deeper than 8 levels"},
-		{name: "depth over, id after", msg: `{"params":{"x":[[[[[[[[]]]]]]]]},"jsonrpc":"2.0","method":"m","id":"late"}`, code: -32600, id: `"late"`, why: "deeper than 8"},
+		{name: "depth over, id after", msg: `{"params":{"x":[[[[[[[[]]]]]]]]},"jsonrpc":"2.0","method":"m","id":"late"}`, code: -32600, id: "null", why: "deeper than 8"}, // the scan stops at the depth: an id after it is not known
 		{name: "values over", msg: `{"jsonrpc":"2.0","id":6,"method":"m","params":{"x":[` + strings.Repeat("0,", 20) + `0]}}`, code: -32600, id: "6", why: "more than 20 values"},
 		{name: "notification over", msg: `{"jsonrpc":"2.0","method":"m","params":{"x":[` + strings.Repeat("0,", 20) + `0]}}`, code: -32600},
 		{name: "batch", msg: `[{"jsonrpc":"2.0","id":1,"method":"a"},{"jsonrpc":"2.0","method":"n"},{"jsonrpc":"2.0","id":"two","method":"b"}]`,
@@ -71,6 +71,8 @@ func TestVerdicts(t *testing.T) {
 		{name: "params not an object", msg: `{"jsonrpc":"2.0","id":5,"method":"a","params":[]}`, code: -32602, id: "5"},
 		{name: "error of the wrong shape", msg: `{"jsonrpc":"2.0","id":7,"error":{"code":1.5,"message":"x"}}`, code: -32600},
 		{name: "error not an object", msg: `{"jsonrpc":"2.0","id":7,"error":5}`, code: -32600},
+		{name: "empty object", msg: `{}`, code: -32600, id: "null", why: `"jsonrpc" must be "2.0"`},
+		{name: "neither, no id", msg: `{"jsonrpc":"2.0"}`, code: -32600, id: "null", why: "needs a method"},
 		{name: "neither", msg: `{"jsonrpc":"2.0","id":8}`, code: -32600, id: "8", why: "needs a method"},
 		{name: "big number", msg: `{"jsonrpc":"2.0","id":9,"method":"a","params":{"n":` + strings.Repeat("9", 3000) + `}}`, method: "a"},
 		{name: "number then close", msg: `{"jsonrpc":"2.0","method":"a","id":10}`, method: "a"},

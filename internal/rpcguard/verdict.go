@@ -15,8 +15,11 @@ type Verdict struct {
 	// without a newline); a notification or a response is not answered.
 	Refused bool
 	Answer  []byte
-	// Why is the refusal's message.
-	Why string
+	// Why is the refusal's message, Code its JSON-RPC error code.
+	Why  string
+	Code int
+	// TooLarge: refused for its size (HTTP answers 413).
+	TooLarge bool
 	// Method is the method of a message that passes ("" for a response).
 	Method string
 }
@@ -47,7 +50,17 @@ func (c *checker) finish() Verdict {
 		json.Unmarshal(c.m.raw[mMethod], &method)
 		return Verdict{Method: method}
 	}
-	return Verdict{Refused: true, Answer: c.answer(), Why: c.refusal.msg}
+	return Verdict{Refused: true, Answer: c.answer(), Why: c.refusal.msg, Code: c.refusal.code}
+}
+
+// Reply is what to answer a refused message with where every message
+// gets an answer (an HTTP request): its Answer, or an error without an id
+// for a notification or a response.
+func (v Verdict) Reply() []byte {
+	if v.Answer != nil {
+		return v.Answer
+	}
+	return errorLine(nil, v.Code, v.Why)
 }
 
 // inside says what a truncated message was in the middle of.
@@ -203,7 +216,7 @@ func (c *checker) answer() []byte {
 	case m.seen[mID] && m.done[mID] && !m.over[mID]:
 		id = usableID(m.raw[mID])
 	case m.seen[mID]:
-	case !c.dead && !m.seen[mID]:
+	case !c.dead && (m.seen[mMethod] || m.seen[mResult] || m.seen[mError]):
 		return nil // a notification, or a response without an id: nothing to answer
 	}
 	if c.top == '{' && !c.dead && !m.seen[mMethod] && (m.seen[mResult] || m.seen[mError]) {
