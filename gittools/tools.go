@@ -121,6 +121,8 @@ func Call(ctx context.Context, s *session.Session, name string, args json.RawMes
 				var te *ToolError
 				if !errors.As(err, &te) {
 					err = &ToolError{Msg: workerMessage(err)}
+				} else if msg := escapeText(te.Msg); msg != te.Msg {
+					err = &ToolError{Msg: msg}
 				}
 			}
 			return out, err
@@ -134,9 +136,9 @@ func Call(ctx context.Context, s *session.Session, name string, args json.RawMes
 func workerMessage(err error) string {
 	msg := err.Error()
 	if len(msg) > 4000 {
-		msg = msg[:4000] + "..."
+		msg = strings.ToValidUTF8(msg[:4000], "") + "..."
 	}
-	return msg
+	return escapeText(msg)
 }
 
 var toolList []Tool
