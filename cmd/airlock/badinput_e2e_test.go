@@ -259,10 +259,12 @@ func TestBadInputNeverEndsTheServer(t *testing.T) {
 		want string
 		says string // in the answer
 	}{
-		{"a 55 MB write_file (over max_file_bytes, under the line limit)", writeLine("1", "big", `"`+strings.Repeat("a", 55_000_000)+`"`), "tool error", "over the per-file limit of 10 MiB"},
-		{"a 70 MB line (over the line limit)", writeLine("2", "big", `"`+strings.Repeat("a", 70_000_000)+`"`), "error", "larger than 61 MiB"},
+		{"a 55 MB write_file (over max_file_bytes, under the line limit)", writeLine("1", "big", `"`+strings.Repeat("a", 55_000_000)+`"`), "error", "a string longer than 10 MiB"},
+		{"a 70 MB line (over the line limit)", writeLine("2", "big", chunks(70_000_000)), "error", "larger than 61 MiB"},
+		{"write_file of max_file_bytes + 1", writeLine("38", "big", `"`+strings.Repeat("a", maxFile+1)+`"`), "error", "a string longer than 10 MiB"},
 		{"a 5,000,000-element array", writeLine("3", "arr", array5M), "error", "more than 100000 values"},
-		{"a run with 20 MB of stdin", call("4", "run", map[string]any{"argv": []string{"wc", "-c"}, "stdin": strings.Repeat("s", 20_000_000)}), "answered", ""},
+		{"a run with 20 MB of stdin", call("4", "run", map[string]any{"argv": []string{"wc", "-c"}, "stdin": strings.Repeat("s", 20_000_000)}), "error", "give a run a large input as a file"},
+		{"a run with 9 MiB of stdin", call("39", "run", map[string]any{"argv": []string{"wc", "-c"}, "stdin": strings.Repeat("s", 9<<20)}), "answered", ""},
 		{"write_file of 9 MiB of newlines (18 MiB escaped)", writeLine("5", "newlines.txt", string(newlinesJSON)), "ok", "newlines.txt"},
 		{"write_file of 9 MiB of CJK text, every character \\u-escaped", writeLine("6", "cjk.txt", escaped(cjk)), "ok", "cjk.txt"},
 		{"write_file of max_file_bytes, every byte \\u-escaped (60 MiB)", writeLine("7", "worst.txt", escaped(strings.Repeat("\x01", maxFile))), "ok", "worst.txt"},
@@ -299,7 +301,7 @@ func TestBadInputNeverEndsTheServer(t *testing.T) {
 		{"neither request nor response", []byte(`{"jsonrpc":"2.0","id":28}` + "\n"), "error", "needs a method"},
 		{"a response with an error of the wrong shape", []byte(`{"jsonrpc":"2.0","id":29,"error":{"code":"x","message":1}}` + "\n"), "", ""},
 		{"a response to nothing", []byte(`{"jsonrpc":"2.0","id":30,"result":{}}` + "\n"), "", ""},
-		{"an oversized notification", []byte(`{"jsonrpc":"2.0","method":"notifications/x","params":{"x":"` + strings.Repeat("n", 70_000_000) + `"}}` + "\n"), "", ""},
+		{"an oversized notification", []byte(`{"jsonrpc":"2.0","method":"notifications/x","params":{"x":` + chunks(70_000_000) + `}}` + "\n"), "", ""},
 		{"a deep notification", []byte(`{"jsonrpc":"2.0","method":"notifications/x","params":{"x":` + strings.Repeat("[", 20000) + strings.Repeat("]", 20000) + "}}\n"), "error null", "deeper than 1000"},
 		{"an unknown method", []byte(`{"jsonrpc":"2.0","id":31,"method":"no/such"}` + "\n"), "error", ""},
 		{"an unknown tool", call("32", "no_such_tool", nil), "answered", ""},
@@ -385,6 +387,25 @@ func TestBadInputNeverEndsTheServer(t *testing.T) {
 	}
 }
 
+// chunks is a JSON array of strings of 9 MiB each, n bytes in all: a
+// message over the line limit with no string over max_file_bytes.
+func chunks(n int) string {
+	var b strings.Builder
+	b.WriteByte('[')
+	for n > 0 {
+		c := min(n, 9<<20)
+		if b.Len() > 1 {
+			b.WriteByte(',')
+		}
+		b.WriteByte('"')
+		b.WriteString(strings.Repeat("c", c))
+		b.WriteByte('"')
+		n -= c
+	}
+	b.WriteByte(']')
+	return b.String()
+}
+
 func members(n int) string {
 	var b strings.Builder
 	for i := range n {
@@ -445,6 +466,9 @@ func TestRefusalPeakMemory(t *testing.T) {
 		msg  func() []byte
 	}{
 		{"long", func() []byte {
+			return writeLine("1", "big", chunks(2*limit))
+		}},
+		{"string", func() []byte {
 			return writeLine("1", "big", `"`+strings.Repeat("a", 2*limit)+`"`)
 		}},
 		{"deep", func() []byte {

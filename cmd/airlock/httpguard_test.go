@@ -91,7 +91,7 @@ func TestHTTPWrongTokenEveryPath(t *testing.T) {
 func TestHTTPBodiesBounded(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	endpoint, sbs := sandboxesAt(t, "", 8, time.Hour)
+	endpoint, _ := sandboxesAt(t, "", 8, time.Hour)
 	cs, _, err := connectHTTP(ctx, t, endpoint, "server-token")
 	if err != nil {
 		t.Fatal(err)
@@ -117,7 +117,8 @@ func TestHTTPBodiesBounded(t *testing.T) {
 		{"too many values", `{"jsonrpc":"2.0","id":9,"method":"ping","params":{"x":[` + strings.Repeat("0,", 100_000) + `0]}}`, 400, "9", "more than 100000 values"},
 		{"not JSON", `hello`, 400, "null", "parse error"},
 		{"a notification too deep", `{"jsonrpc":"2.0","method":"n","params":{"x":` + strings.Repeat("[", 2000) + strings.Repeat("]", 2000) + `}}`, 400, "null", "deeper than 1000"},
-		{"too large", `{"jsonrpc":"2.0","id":10,"method":"ping","params":{"x":"` + strings.Repeat("a", int(sbs.lim.MaxBytes)) + `"}}`, 413, "10", "larger than 61 MiB"},
+		{"too large", `{"jsonrpc":"2.0","id":10,"method":"ping","params":{"x":["` + strings.Repeat("a", 9<<20) + `"` + strings.Repeat(`,"`+strings.Repeat("a", 9<<20)+`"`, 6) + `]}}`, 413, "10", "larger than 61 MiB"},
+		{"a string over max_file_bytes", `{"jsonrpc":"2.0","id":11,"method":"ping","params":{"x":"` + strings.Repeat("a", 10<<20+1) + `"}}`, 400, "11", "a string longer than 10 MiB"},
 	} {
 		code, body := rawPost(t, endpoint, "server-token", cs.ID(), tc.body)
 		var ans struct {
@@ -143,8 +144,8 @@ func TestHTTPBodiesBounded(t *testing.T) {
 	}
 	// The SDK's client hears a refusal as the call's error, and its
 	// session goes on.
-	_, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "write_file", Arguments: map[string]any{"path": "big", "content": strings.Repeat("b", int(sbs.lim.MaxBytes))}})
-	if err == nil || !strings.Contains(err.Error(), "larger than 61 MiB") {
+	_, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "write_file", Arguments: map[string]any{"path": "big", "content": strings.Repeat("b", 11<<20)}})
+	if err == nil || !strings.Contains(err.Error(), "a string longer than 10 MiB") {
 		t.Errorf("an oversized call through the SDK's client: %v", err)
 	}
 	if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "list_files", Arguments: map[string]any{"path": "."}}); err != nil || res.IsError {

@@ -14,6 +14,9 @@
 //   - its nesting depth, counted as the SDK counts it;
 //   - how many values it holds (array elements and object members), since
 //     a decoder spends tens of bytes on each;
+//   - how long each string is once decoded (Limits.MaxString, the largest
+//     file: no argument can be larger), which refuses a message too large
+//     for any tool early, before the SDK's decoding holds several copies;
 //   - batches (refused: the newest protocol has none, and the SDK ends the
 //     session on one);
 //   - that it is UTF-8 JSON, one value on the line, with the members the SDK

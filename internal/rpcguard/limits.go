@@ -15,6 +15,11 @@ type Limits struct {
 	// MaxBatch is how many messages of a batch are answered one by one
 	// (batches are refused; a longer one gets a single answer).
 	MaxBatch int
+	// MaxString is the most one string may decode to (0: no bound): the
+	// largest file, since no argument may be larger than a file. It is
+	// what lets a message too large for any tool be refused early, before
+	// the SDK's decoding (several copies of it) holds it.
+	MaxString int64
 }
 
 const (
@@ -39,7 +44,8 @@ const (
 // ForMaxFile is the bound under which every legal write_file of a file up
 // to maxFile bytes fits, whatever its escaping.
 func ForMaxFile(maxFile int64) Limits {
-	return Limits{MaxBytes: worstEscape*maxFile + envelope, MaxDepth: DefaultDepth, MaxValues: DefaultValues, MaxBatch: DefaultBatch}
+	return Limits{MaxBytes: worstEscape*maxFile + envelope, MaxDepth: DefaultDepth, MaxValues: DefaultValues, MaxBatch: DefaultBatch,
+		MaxString: maxFile}
 }
 
 // String is the size bound for people.

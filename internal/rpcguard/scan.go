@@ -3,6 +3,8 @@ package rpcguard
 import (
 	"encoding/json"
 	"fmt"
+
+	"github.com/airlock-dev/airlock/internal/bytesize"
 )
 
 // checker reads one message as it streams in, byte by byte, as a JSON
@@ -21,6 +23,8 @@ type checker struct {
 	inKey  bool   // the string being read is an object's key
 	lit    string // the rest of true, false or null to come
 	hex    int    // hex digits of a \u escape to come
+	hexVal rune   // the code unit of the \u escape so far
+	strLen int64  // the bytes the string being read decodes to so far
 	utf    int    // continuation bytes of a UTF-8 sequence to come
 	utfLo  byte   // the range the next continuation byte must be in
 	utfHi  byte
@@ -152,6 +156,7 @@ func (c *checker) feed(p []byte) {
 			}
 			if j > i {
 				c.keep(p[i:j])
+				c.strGrow(int64(j-i), base+int64(j))
 				i = j
 				if i == len(p) {
 					break
@@ -210,7 +215,7 @@ func (c *checker) step(b byte, pos int64) {
 		case b == '}' && c.st == stKeyOrClose:
 			c.close()
 		case b == '"':
-			c.st, c.inKey = stString, true
+			c.st, c.inKey, c.strLen = stString, true, 0
 			c.keyOn = c.tracked()
 			c.key, c.keyOver = c.key[:0], false
 		default:
@@ -251,13 +256,17 @@ func (c *checker) step(b byte, pos int64) {
 			c.syntax(pos, "control character %s inside a string (write it escaped, as \\u%04x)", show(b), b)
 		case b >= 0x80:
 			c.utfStart(b, pos)
+			c.strGrow(1, pos)
+		default:
+			c.strGrow(1, pos)
 		}
 	case stEscape:
 		switch b {
 		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
 			c.st = stString
+			c.strGrow(1, pos)
 		case 'u':
-			c.st, c.hex = stHex, 4
+			c.st, c.hex, c.hexVal = stHex, 4, 0
 		default:
 			c.syntax(pos, "invalid escape \\%s in a string", showRaw(b))
 		}
@@ -266,8 +275,10 @@ func (c *checker) step(b byte, pos int64) {
 			c.syntax(pos, "%s in a \\u escape, where a hex digit must be", show(b))
 			return
 		}
+		c.hexVal = c.hexVal<<4 | rune(hexDigit(b))
 		if c.hex--; c.hex == 0 {
 			c.st = stString
+			c.strGrow(escapedLen(c.hexVal), pos)
 		}
 	case stUTF8:
 		if b < c.utfLo || b > c.utfHi {
@@ -275,6 +286,7 @@ func (c *checker) step(b byte, pos int64) {
 			return
 		}
 		c.utfLo, c.utfHi = 0x80, 0xBF
+		c.strGrow(1, pos)
 		if c.utf--; c.utf == 0 {
 			c.st = stString
 		}
@@ -361,7 +373,7 @@ func (c *checker) begin(b byte, pos int64) {
 	case b == '{' || b == '[':
 		c.push(b == '{', pos)
 	case b == '"':
-		c.st, c.inKey = stString, false
+		c.st, c.inKey, c.strLen = stString, false, 0
 	case b == '-':
 		c.st = stNumMinus
 	case b == '0':
@@ -538,6 +550,41 @@ func (c *checker) utfStart(b byte, pos int64) {
 		return
 	}
 	c.st = stUTF8
+}
+
+// strGrow counts n more bytes of the string being read, as it decodes.
+func (c *checker) strGrow(n, pos int64) {
+	c.strLen += n
+	if c.lim.MaxString > 0 && c.strLen > c.lim.MaxString && c.refusal == nil {
+		c.refuse(-32600, "the message holds a string longer than %s (at byte %d), sandbox.max_file_bytes: no file may be larger, so no "+
+			"argument can be; nothing was done. Write a large file in parts of at most that size, and give a run a large "+
+			"input as a file in the workspace (write_file, then command \"cmd < file\")", bytesize.Format(c.lim.MaxString), pos)
+	}
+}
+
+// escapedLen is what a \u escape of code unit u decodes to in UTF-8; a
+// surrogate counts as half of its pair (a lone one decodes to U+FFFD,
+// three bytes: counted low, never refusing what fits).
+func escapedLen(u rune) int64 {
+	switch {
+	case u < 0x80:
+		return 1
+	case u < 0x800:
+		return 2
+	case u >= 0xD800 && u <= 0xDFFF:
+		return 2
+	}
+	return 3
+}
+
+func hexDigit(b byte) byte {
+	switch {
+	case b >= 'a':
+		return b - 'a' + 10
+	case b >= 'A':
+		return b - 'A' + 10
+	}
+	return b - '0'
 }
 
 func isHex(b byte) bool { return b >= '0' && b <= '9' || b >= 'a' && b <= 'f' || b >= 'A' && b <= 'F' }

@@ -164,3 +164,39 @@ func FuzzScanAgreesWithEncodingJSON(f *testing.F) {
 		}
 	})
 }
+
+// A string is bounded by what it decodes to, however it is escaped: one
+// that fits a file passes, one byte more is refused.
+func TestStringBound(t *testing.T) {
+	lim := Limits{MaxBytes: 1 << 20, MaxDepth: 10, MaxValues: 100, MaxBatch: 3, MaxString: 8}
+	msg := func(s string) string {
+		return `{"jsonrpc":"2.0","id":1,"method":"w","params":{"c":` + s + `}}`
+	}
+	for _, tc := range []struct {
+		s    string
+		pass bool
+	}{
+		{`"12345678"`, true},
+		{`"123456789"`, false},
+		{`"\u00e9\u00e9\u00e9\u00e9"`, true},
+		{`"\u00e9\u00e9\u00e9\u00e9a"`, false},
+		{`"éééé"`, true},
+		{`"éééé1"`, false},
+		{`"\ud83d\ude00\ud83d\ude00"`, true},
+		{`"\ud83d\ude00\ud83d\ude00\u0041"`, false},
+		{`"\n\n\n\n\n\n\n\n"`, true},
+		{`"\n\n\n\n\n\n\n\n\t"`, false},
+		{`"漢字a\u0041"`, true},
+		{`"漢字\u6f22"`, false},
+	} {
+		for _, n := range []int{1, 2, 1 << 20} {
+			v := scan(lim, msg(tc.s), n)
+			if v.Refused == tc.pass {
+				t.Errorf("%s (pieces of %d): refused %v (%s), want %v", tc.s, n, v.Refused, v.Why, !tc.pass)
+			}
+			if v.Refused && !strings.Contains(v.Why, "a string longer than 8 B") {
+				t.Errorf("%s: says %q", tc.s, v.Why)
+			}
+		}
+	}
+}
