@@ -637,6 +637,18 @@ func (g *Gate) RecordPush(gr Grant, result string, err error) error {
 	return lerr
 }
 
+// LedgerHead returns the ledger's last and first records and the
+// ledger's path ("" when the gate has no ledger).
+func (g *Gate) LedgerHead() (head, first ledger.Record, path string, err error) {
+	if g.ledger == nil {
+		return ledger.Record{}, ledger.Record{}, "", nil
+	}
+	if head, err = g.ledger.Head(); err == nil {
+		first, err = g.ledger.First()
+	}
+	return head, first, g.ledger.Path(), err
+}
+
 // RecordOutcome records how a push ended that no grant of this process
 // covers: one a restart interrupted, found landed (result "pushed") or not
 // ("failed") when its session resumed, or a request the resumed session

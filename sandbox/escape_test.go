@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -200,5 +201,111 @@ for p in (%d, %d):
 	}
 	if !strings.Contains(out.String(), fmt.Sprintf("%d refused", shutPort)) {
 		t.Errorf("the shut port was reachable:\n%s", out.String())
+	}
+}
+
+// nestedNS is Python that makes a user and a network namespace inside the
+// run with clone(2) or clone3(2) (by number: x86_64), and in it brings the
+// loopback interface up, which takes CAP_NET_ADMIN over that network
+// namespace: it prints ESCAPED if it could, or how the call was refused.
+const nestedNS = `import ctypes, fcntl, os, socket, struct
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+FLAGS = 0x10000000 | 0x40000000  # CLONE_NEWUSER | CLONE_NEWNET
+def child():
+    try:
+        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        flags = struct.unpack("16sH14x", fcntl.ioctl(s, 0x8913, struct.pack("16sH14x", b"lo", 0)))[1]
+        fcntl.ioctl(s, 0x8914, struct.pack("16sH14x", b"lo", flags | 1))
+        os.write(1, b"ESCAPED: lo up in a nested network namespace\n")
+    except OSError as e:
+        os.write(1, ("nested namespace made, lo not up: %s\n" % e).encode())
+    os._exit(0)
+def try_clone(name, pid):
+    if pid == 0:
+        child()
+    if pid < 0:
+        print(name, "refused:", os.strerror(ctypes.get_errno()))
+    else:
+        os.waitpid(pid, 0)
+    return pid
+try_clone("clone", libc.syscall(56, FLAGS | 17, 0, 0, 0, 0))
+args = ctypes.create_string_buffer(struct.pack("8Q", FLAGS, 0, 0, 0, 17, 0, 0, 0))
+try_clone("clone3", libc.syscall(435, args, 64))
+`
+
+// nestedNSC is the same attack through libc's clone(3), with threads and
+// processes (pthread_create and fork, which glibc makes with clone3 and
+// clone without CLONE_NEW* flags) shown still working.
+const nestedNSC = `#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+static char stack[1 << 16];
+static int child(void *arg) { (void)arg; printf("ESCAPED: in a nested user and network namespace\n"); fflush(stdout); return 0; }
+static void *thread(void *arg) { (void)arg; return "thread ok"; }
+int main(void) {
+	int pid = clone(child, stack + sizeof stack, CLONE_NEWUSER | CLONE_NEWNET | SIGCHLD, NULL);
+	if (pid < 0) printf("libc clone refused: %s\n", strerror(errno));
+	else waitpid(pid, NULL, 0);
+	pthread_t t; void *res;
+	if (pthread_create(&t, NULL, thread, NULL) == 0 && pthread_join(t, &res) == 0) printf("%s\n", (char *)res);
+	pid = fork();
+	if (pid == 0) _exit(0);
+	if (pid > 0 && waitpid(pid, NULL, 0) == pid) printf("fork ok\n");
+	return 0;
+}
+`
+
+// A run cannot make a nested user namespace, where it would hold every
+// capability (CAP_NET_ADMIN over a network namespace of its own: the
+// kernel's netfilter and netlink surface): clone with any CLONE_NEW* flag
+// is refused, clone3 answers ENOSYS (so that libc falls back to clone,
+// whose flags the filter reads), unshare is refused; threads, fork and
+// processes still work.
+func TestNoNestedNamespaces(t *testing.T) {
+	if _, err := os.Stat("/usr/bin/python3"); err != nil {
+		t.Skip("the attack is written in Python; /usr/bin/python3 is not installed")
+	}
+	files := map[string]string{"nested.py": nestedNS, "nested.c": nestedNSC}
+	j := newJail(t, files)
+	tests := []struct {
+		name, script string
+		want         []string
+	}{
+		{"raw clone and clone3", "python3 nested.py", []string{"clone refused: Operation not permitted", "clone3 refused: Function not implemented"}},
+		{"unshare(1)", "unshare -Urn true 2>&1 && echo ESCAPED; unshare -U true 2>&1 && echo ESCAPED; true", []string{"unshare failed: Operation not permitted"}},
+		{"threads and processes", "python3 -c 'import threading, subprocess; t = threading.Thread(target=print, args=(\"thread ok\",)); t.start(); t.join(); subprocess.run([\"echo\", \"subprocess ok\"])'",
+			[]string{"thread ok", "subprocess ok"}},
+	}
+	if _, err := exec.LookPath("cc"); err == nil {
+		tests = append(tests, struct {
+			name, script string
+			want         []string
+		}{"libc clone from C", "cc -o /tmp/nested nested.c -lpthread && /tmp/nested", []string{"libc clone refused: Operation not permitted", "thread ok", "fork ok"}})
+	} else {
+		t.Log("no C compiler (cc): the attack from C is not tried")
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, out, err := j.runWith(tt.script, sandbox.Limits{}, 60*time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%s", out)
+			if strings.Contains(out, "ESCAPED") || strings.Contains(out, "nested namespace made") {
+				t.Errorf("a nested namespace was made:\n%s", out)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("missing %q in:\n%s", w, out)
+				}
+			}
+		})
 	}
 }

@@ -3,9 +3,13 @@
 package sandbox
 
 import (
-	"os"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
-// futimens sets the times of the file at p (open as fd) to t.
-func futimens(_ int, p string, t time.Time) error { return os.Chtimes(p, t, t) }
+// futimens sets the times of the open file fd to t (to the microsecond).
+func futimens(fd int, t time.Time) error {
+	tv := unix.NsecToTimeval(t.UnixNano())
+	return unix.Futimes(fd, []unix.Timeval{tv, tv})
+}

@@ -387,15 +387,33 @@ var deniedSyscalls = []string{
 	"settimeofday", "clock_settime", "adjtimex", "clock_adjtime", "name_to_handle_at", "open_by_handle_at",
 }
 
-func seccompFilter() error {
-	return seccomp.LoadFilter(seccomp.Filter{
-		NoNewPrivs: true,
-		Flag:       seccomp.FilterFlagTSync,
-		Policy: seccomp.Policy{
-			DefaultAction: seccomp.ActionAllow,
-			Syscalls:      []seccomp.SyscallGroup{{Action: seccomp.ActionErrno, Names: deniedSyscalls}},
+// cloneNewFlags are clone(2)'s flags that make a namespace. A run holds no
+// capability, but a new user namespace would give it every capability
+// there, and over the network namespace it makes with it: the kernel's
+// netfilter and netlink surface. (CLONE_NEWTIME only clone3 and unshare
+// take: clone's low byte is the exit signal.)
+const cloneNewFlags = unix.CLONE_NEWNS | unix.CLONE_NEWCGROUP | unix.CLONE_NEWUTS | unix.CLONE_NEWIPC |
+	unix.CLONE_NEWUSER | unix.CLONE_NEWPID | unix.CLONE_NEWNET
+
+// policy is the run's seccomp filter: deniedSyscalls refused with EPERM;
+// clone with any CLONE_NEW* flag likewise (threads and processes, which
+// Go's runtime and libc make with clone, have none); clone3, whose flags
+// are in memory a filter cannot read, answered ENOSYS, so that libc (glibc
+// 2.34 and later, for threads and posix_spawn) falls back to clone.
+func policy() seccomp.Policy {
+	return seccomp.Policy{
+		DefaultAction: seccomp.ActionAllow,
+		Syscalls: []seccomp.SyscallGroup{
+			{Action: seccomp.ActionErrno, Names: deniedSyscalls},
+			{Action: seccomp.ActionErrno, NamesWithCondtions: []seccomp.NameWithConditions{{Name: "clone", Conditions: seccomp.ArgumentConditions{
+				{Argument: 0, Operation: seccomp.BitsSet, Value: cloneNewFlags}}}}},
+			{Action: seccomp.ActionErrno | seccomp.Action(unix.ENOSYS), Names: []string{"clone3"}},
 		},
-	})
+	}
+}
+
+func seccompFilter() error {
+	return seccomp.LoadFilter(seccomp.Filter{NoNewPrivs: true, Flag: seccomp.FilterFlagTSync, Policy: policy()})
 }
 
 // lookPath finds name in the PATH of env, as a shell would.

@@ -16,7 +16,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -31,6 +30,7 @@ import (
 // what the run changed.
 type Mirror struct {
 	dir      string
+	fd       int // dir, opened when it was made: every path of the mirror is reached through it (see beneath.go)
 	uid, gid int
 	chown    bool
 	synced   *memfs.Snapshot // what lower holds; nil: nothing yet
@@ -64,6 +64,9 @@ func NewMirror(parent string) (*Mirror, error) {
 	if err := os.MkdirAll(parent, perm); err != nil {
 		return nil, err
 	}
+	if err := ownDir(parent); err != nil {
+		return nil, err
+	}
 	if err := os.Chmod(parent, perm); err != nil {
 		return nil, err
 	}
@@ -71,62 +74,150 @@ func NewMirror(parent string) (*Mirror, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &Mirror{dir: dir}
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		os.Remove(dir)
+		return nil, err
+	}
+	m := &Mirror{dir: dir, fd: fd}
 	m.uid, m.gid = HostUser()
 	m.chown = m.uid != os.Getuid()
-	for _, d := range []string{"lower", "upper", "work", "root", "cache"} {
-		if err := m.mkdir(filepath.Join(dir, d)); err != nil {
-			os.RemoveAll(dir)
+	for _, d := range []string{lowerDir, upperDir, workDir, rootDir, cacheDir} {
+		if err := m.mkdir(d); err != nil {
+			m.Close()
 			return nil, err
 		}
 	}
 	if m.chown {
 		// The jail's user must reach its directories; nobody else may.
-		os.Chown(dir, m.uid, m.gid)
+		if err := unix.Fchown(fd, m.uid, m.gid); err != nil {
+			m.Close()
+			return nil, err
+		}
 	}
 	return m, nil
 }
 
-func (m *Mirror) mkdir(p string) error {
-	if err := os.Mkdir(p, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+// ownDir refuses a mirrors' parent that is not a directory of this
+// server's own: a root server's mirrors are reached through it, and
+// another user who owned it could swap a mirror for a link.
+func ownDir(p string) error {
+	var st unix.Stat_t
+	if err := unix.Lstat(p, &st); err != nil {
 		return err
 	}
-	if m.chown {
-		return os.Lchown(p, m.uid, m.gid)
+	if st.Mode&unix.S_IFMT != unix.S_IFDIR || int(st.Uid) != os.Getuid() {
+		return fmt.Errorf("%s, where the runs' mirrors go, is not a directory of this user's (uid %d; it is %s of uid %d): "+
+			"remove it, and airlock makes it again", p, os.Getuid(), fileType(uint32(st.Mode)), st.Uid)
 	}
 	return nil
 }
 
+func fileType(mode uint32) string {
+	switch mode & unix.S_IFMT {
+	case unix.S_IFDIR:
+		return "a directory"
+	case unix.S_IFLNK:
+		return "a symlink"
+	case unix.S_IFREG:
+		return "a file"
+	case unix.S_IFIFO:
+		return "a named pipe"
+	case unix.S_IFSOCK:
+		return "a socket"
+	case unix.S_IFCHR:
+		return "a character device"
+	case unix.S_IFBLK:
+		return "a block device"
+	}
+	return "a special file"
+}
+
+// mkdir makes the directory rel of the mirror (owned by the jail's user);
+// one already there is left as it is.
+func (m *Mirror) mkdir(rel string) error {
+	dir, name, done, err := parentAt(m.fd, rel)
+	if err != nil {
+		return &os.PathError{Op: "mkdir", Path: rel, Err: err}
+	}
+	defer done()
+	return m.mkdirAt(dir, name, rel)
+}
+
+// mkdirAt makes name in the directory dir (rel, for errors).
+func (m *Mirror) mkdirAt(dir int, name, rel string) error {
+	if err := unix.Mkdirat(dir, name, 0o755); err != nil {
+		if err == unix.EEXIST {
+			return nil
+		}
+		return &os.PathError{Op: "mkdir", Path: rel, Err: err}
+	}
+	if m.chown {
+		if err := unix.Fchownat(dir, name, m.uid, m.gid, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+			return &os.PathError{Op: "chown", Path: rel, Err: err}
+		}
+	}
+	return nil
+}
+
+// The mirror's directories, relative to it.
+const (
+	lowerDir = "lower"
+	upperDir = "upper"
+	workDir  = "work"
+	rootDir  = "root"
+	cacheDir = "cache"
+)
+
 // Dirs returns the directories a Spec takes: lower, upper, work and root.
 func (m *Mirror) Dirs() (lower, upper, work, root string) {
-	return filepath.Join(m.dir, "lower"), filepath.Join(m.dir, "upper"), filepath.Join(m.dir, "work"), filepath.Join(m.dir, "root")
+	return filepath.Join(m.dir, lowerDir), filepath.Join(m.dir, upperDir), filepath.Join(m.dir, workDir), filepath.Join(m.dir, rootDir)
 }
 
 // Cache is the session's build cache directory, which outlives its runs.
-func (m *Mirror) Cache() string { return filepath.Join(m.dir, "cache") }
+func (m *Mirror) Cache() string { return filepath.Join(m.dir, cacheDir) }
 
-// Close removes the mirror.
+// Close removes the mirror. (Its path is below a parent only this server
+// may write to, so removing it by path follows nothing of the jail's
+// user's: os.RemoveAll acts on each name from its directory's descriptor.)
 func (m *Mirror) Close() error {
 	m.removes.Wait()
+	unix.Close(m.fd)
 	return os.RemoveAll(m.dir)
 }
 
-// discard removes the tree at p, which is inside the mirror, out of the
-// way of what comes next: it is renamed aside at once and removed in the
-// background, so that a run that deleted ten thousand files does not
-// wait for the second ten thousand unlinks.
-func (m *Mirror) discard(p string) error {
-	aside := filepath.Join(m.dir, fmt.Sprintf("trash-%d", m.trash.Add(1)))
-	if err := os.Rename(p, aside); err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
+// discard removes the tree at rel out of the way of what comes next: it is
+// renamed aside at once and removed in the background, so that a run that
+// deleted ten thousand files does not wait for the second ten thousand
+// unlinks.
+func (m *Mirror) discard(rel string) error {
+	dir, name, done, err := parentAt(m.fd, rel)
+	if err != nil {
+		if err == unix.ENOENT || err == unix.ENOTDIR {
+			return nil // nothing there: a parent is gone, or is a file
+		}
+		return &os.PathError{Op: "discard", Path: rel, Err: err}
+	}
+	defer done()
+	return m.discardAt(dir, name, rel)
+}
+
+// discardAt is discard of name in the directory dir (rel, for errors).
+func (m *Mirror) discardAt(dir int, name, rel string) error {
+	aside := fmt.Sprintf("trash-%d", m.trash.Add(1))
+	if err := unix.Renameat(dir, name, m.fd, aside); err != nil {
+		if err == unix.ENOENT {
 			return nil
 		}
-		return os.RemoveAll(p)
+		if err := removeAllAt(dir, name); err != nil {
+			return &os.PathError{Op: "remove", Path: rel, Err: err}
+		}
+		return nil
 	}
 	m.removes.Add(1)
 	go func() {
 		defer m.removes.Done()
-		os.RemoveAll(aside)
+		removeAllAt(m.fd, aside)
 	}()
 	return nil
 }
@@ -137,7 +228,6 @@ func (m *Mirror) discard(p string) error {
 // does not stop the rest: it is left out of lower, returned with why, and
 // tried again at the next Sync.
 func (m *Mirror) Sync(ctx context.Context, s *memfs.Snapshot) (int, []memfs.Refused, error) {
-	lower, _, _, _ := m.Dirs()
 	var es []memfs.Entry
 	n := 0
 	if m.synced == nil {
@@ -146,7 +236,7 @@ func (m *Mirror) Sync(ctx context.Context, s *memfs.Snapshot) (int, []memfs.Refu
 		// nothing is in the way of another).
 		made := map[string]bool{"": true}
 		err := s.Walk(func(e memfs.Entry) error {
-			if err := m.mkdirs(lower, path.Dir(e.Path), made); err != nil {
+			if err := m.mkdirs(path.Dir(e.Path), made); err != nil {
 				return fmt.Errorf("mirroring %s: %w", e.Path, err)
 			}
 			es = append(es, e)
@@ -155,13 +245,14 @@ func (m *Mirror) Sync(ctx context.Context, s *memfs.Snapshot) (int, []memfs.Refu
 		if err != nil {
 			return 0, nil, err
 		}
-		unread, err := m.writeAll(ctx, lower, es, false)
+		unread, err := m.writeAll(ctx, es, false)
 		if err != nil {
 			// Half a lower is no base for the next Sync: it starts
 			// from empty again.
-			os.RemoveAll(lower)
-			m.mkdir(lower)
-			return 0, nil, err
+			if derr := m.discard(lowerDir); derr != nil {
+				return 0, nil, errors.Join(err, derr)
+			}
+			return 0, nil, errors.Join(err, m.mkdir(lowerDir))
 		}
 		m.synced = s
 		return len(es), unread, nil
@@ -181,7 +272,7 @@ func (m *Mirror) Sync(ctx context.Context, s *memfs.Snapshot) (int, []memfs.Refu
 		e, ok := s.Lookup(c.Path)
 		if !ok {
 			// A parent that is a file now means the path is gone too.
-			if err := os.RemoveAll(filepath.Join(lower, filepath.FromSlash(c.Path))); err != nil && !errors.Is(err, syscall.ENOTDIR) {
+			if err := m.removeAll(lowerDir + "/" + c.Path); err != nil {
 				return 0, nil, err
 			}
 			n++
@@ -189,7 +280,7 @@ func (m *Mirror) Sync(ctx context.Context, s *memfs.Snapshot) (int, []memfs.Refu
 		}
 		es = append(es, e)
 	}
-	unread, err := m.writeAll(ctx, lower, es, true)
+	unread, err := m.writeAll(ctx, es, true)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -197,26 +288,43 @@ func (m *Mirror) Sync(ctx context.Context, s *memfs.Snapshot) (int, []memfs.Refu
 	return n + len(es), unread, nil
 }
 
-// mkdirs makes dir (relative to base) and its parents, as the jail's user,
-// remembering what it made.
-func (m *Mirror) mkdirs(base, dir string, made map[string]bool) error {
+// removeAll removes rel and what is below it; nothing there (a parent
+// gone, or a file) is not an error.
+func (m *Mirror) removeAll(rel string) error {
+	dir, name, done, err := parentAt(m.fd, rel)
+	if err == unix.ENOENT || err == unix.ENOTDIR {
+		return nil
+	}
+	if err == nil {
+		err = removeAllAt(dir, name)
+		done()
+	}
+	if err != nil {
+		return &os.PathError{Op: "remove", Path: rel, Err: err}
+	}
+	return nil
+}
+
+// mkdirs makes dir (relative to lower) and its parents, as the jail's
+// user, remembering what it made.
+func (m *Mirror) mkdirs(dir string, made map[string]bool) error {
 	if dir == "." || made[dir] {
 		return nil
 	}
-	if err := m.mkdirs(base, path.Dir(dir), made); err != nil {
+	if err := m.mkdirs(path.Dir(dir), made); err != nil {
 		return err
 	}
 	made[dir] = true
-	return m.mkdir(filepath.Join(base, filepath.FromSlash(dir)))
+	return m.mkdir(lowerDir + "/" + dir)
 }
 
-// writeAll writes es under base, their content read together (a lazy
+// writeAll writes es into lower, their content read together (a lazy
 // base's is streamed from its repository). With replace, whatever is in
 // the way of an entry is removed first, one entry at a time; without,
-// base is known to hold none of them and their directories exist. It
+// lower is known to hold none of them and their directories exist. It
 // returns the entries whose content could not be read, and remembers
 // them for the next Sync.
-func (m *Mirror) writeAll(ctx context.Context, base string, es []memfs.Entry, replace bool) ([]memfs.Refused, error) {
+func (m *Mirror) writeAll(ctx context.Context, es []memfs.Entry, replace bool) ([]memfs.Refused, error) {
 	var mu sync.Mutex
 	var unread []memfs.Refused
 	err := memfs.LoadEach(ctx, es, false, func(e memfs.Entry, data []byte, err error) error {
@@ -229,9 +337,9 @@ func (m *Mirror) writeAll(ctx context.Context, base string, es []memfs.Entry, re
 		if replace {
 			mu.Lock()
 			defer mu.Unlock()
-			err = m.replace(base, e, data)
+			err = m.replace(e, data)
 		} else {
-			err = m.writeTimed(filepath.Join(base, filepath.FromSlash(e.Path)), e, data)
+			err = m.writeTimed(lowerDir+"/"+e.Path, e, data)
 		}
 		if err != nil {
 			return fmt.Errorf("mirroring %s: %w", e.Path, err)
@@ -249,66 +357,100 @@ func (m *Mirror) writeAll(ctx context.Context, base string, es []memfs.Entry, re
 	return unread, nil
 }
 
-// replace puts e at its path under base, replacing whatever is in the way.
-func (m *Mirror) replace(base string, e memfs.Entry, data []byte) error {
+// replace puts e at its path in lower, replacing whatever is in the way.
+// It walks from lower one directory at a time, each opened from the one
+// before without following a link; a file or a link where a directory is
+// now is removed, a missing directory made.
+func (m *Mirror) replace(e memfs.Entry, data []byte) error {
 	comps := strings.Split(e.Path, "/")
-	dir := base
+	dir, err := openDirAt(m.fd, lowerDir)
+	if err != nil {
+		return &os.PathError{Op: "open", Path: lowerDir, Err: err}
+	}
+	defer func() { unix.Close(dir) }()
+	rel := lowerDir
 	for _, c := range comps[:len(comps)-1] {
-		dir = filepath.Join(dir, c)
-		fi, err := os.Lstat(dir)
-		if err == nil && !fi.IsDir() {
-			os.Remove(dir) // a file where a directory is now
+		rel += "/" + c
+		next, err := unix.Openat(dir, c, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err == unix.ENOTDIR || err == unix.ELOOP || err == unix.ENOENT {
+			// A file or a link where a directory is now, or nothing.
+			if err := removeAt(dir, c); err != nil {
+				return &os.PathError{Op: "remove", Path: rel, Err: err}
+			}
+			if err := m.mkdirAt(dir, c, rel); err != nil {
+				return err
+			}
+			next, err = unix.Openat(dir, c, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 		}
-		if err := m.mkdir(dir); err != nil {
-			return err
+		if err != nil {
+			return &os.PathError{Op: "open", Path: rel, Err: err}
 		}
+		unix.Close(dir)
+		dir = next
 	}
-	p := filepath.Join(base, filepath.FromSlash(e.Path))
-	if fi, err := os.Lstat(p); err == nil && fi.IsDir() {
-		if err := os.RemoveAll(p); err != nil {
-			return err
-		}
-	} else if err == nil {
-		os.Remove(p)
+	name := comps[len(comps)-1]
+	rel = lowerDir + "/" + e.Path
+	if err := removeAllAt(dir, name); err != nil {
+		return &os.PathError{Op: "remove", Path: rel, Err: err}
 	}
-	return m.write(p, e, data)
+	return m.writeAt(dir, name, rel, e, data, nil)
 }
 
-// writeTimed is write, giving a regular file the time m.Time says.
-func (m *Mirror) writeTimed(p string, e memfs.Entry, data []byte) error {
-	if m.Time == nil || !e.Mode.IsRegular() {
-		return m.write(p, e, data)
-	}
-	return m.writeFile(p, e, data, func(fd int) error { return futimens(fd, p, m.Time(e, data)) })
-}
-
-// write creates p, which does not exist, holding e.
-func (m *Mirror) write(p string, e memfs.Entry, data []byte) error {
-	return m.writeFile(p, e, data, nil)
-}
-
-// writeFile is write, calling also on the regular file's descriptor once
-// it is written.
-func (m *Mirror) writeFile(p string, e memfs.Entry, data []byte, also func(fd int) error) error {
+// writeTimed writes e at rel, which does not exist and whose directory
+// does, giving a regular file the time m.Time says.
+func (m *Mirror) writeTimed(rel string, e memfs.Entry, data []byte) error {
 	if e.Mode&fs.ModeSymlink != 0 {
-		if err := os.Symlink(string(data), p); err != nil {
-			return err
+		dir, name, done, err := parentAt(m.fd, rel)
+		if err != nil {
+			return &os.PathError{Op: "open", Path: rel, Err: err}
+		}
+		defer done()
+		return m.writeAt(dir, name, rel, e, data, nil)
+	}
+	var also func(fd int) error
+	if m.Time != nil && e.Mode.IsRegular() {
+		also = func(fd int) error { return futimens(fd, m.Time(e, data)) }
+	}
+	// One openat2 from the mirror's root: no directory descriptor needed.
+	fd, err := openBeneath(m.fd, rel, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL, uint32(e.Mode.Perm()))
+	if err != nil {
+		return &os.PathError{Op: "create", Path: rel, Err: err}
+	}
+	defer unix.Close(fd)
+	return m.fill(fd, rel, e, data, also)
+}
+
+// writeAt creates name, which does not exist, in the directory dir (rel,
+// for errors), holding e; also, if set, is called on a regular file's
+// descriptor once it is written.
+func (m *Mirror) writeAt(dir int, name, rel string, e memfs.Entry, data []byte, also func(fd int) error) error {
+	if e.Mode&fs.ModeSymlink != 0 {
+		if err := unix.Symlinkat(string(data), dir, name); err != nil {
+			return &os.PathError{Op: "symlink", Path: rel, Err: err}
 		}
 		if m.chown {
-			return os.Lchown(p, m.uid, m.gid)
+			if err := unix.Fchownat(dir, name, m.uid, m.gid, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+				return &os.PathError{Op: "chown", Path: rel, Err: err}
+			}
 		}
 		return nil
 	}
-	perm := uint32(e.Mode.Perm())
-	fd, err := unix.Open(p, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, perm)
+	fd, err := unix.Openat(dir, name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, uint32(e.Mode.Perm()))
 	if err != nil {
-		return &os.PathError{Op: "create", Path: p, Err: err}
+		return &os.PathError{Op: "create", Path: rel, Err: err}
 	}
 	defer unix.Close(fd)
+	return m.fill(fd, rel, e, data, also)
+}
+
+// fill writes data into the new regular file fd, gives it e's mode and
+// the jail's user, and calls also on it.
+func (m *Mirror) fill(fd int, rel string, e memfs.Entry, data []byte, also func(fd int) error) error {
+	perm := uint32(e.Mode.Perm())
 	for len(data) > 0 {
 		n, err := unix.Write(fd, data)
 		if err != nil {
-			return &os.PathError{Op: "write", Path: p, Err: err}
+			return &os.PathError{Op: "write", Path: rel, Err: err}
 		}
 		data = data[n:]
 	}
@@ -316,17 +458,17 @@ func (m *Mirror) writeFile(p string, e memfs.Entry, data []byte, also func(fd in
 	// own what it may change.
 	if perm&^umask != perm {
 		if err := unix.Fchmod(fd, perm); err != nil {
-			return &os.PathError{Op: "chmod", Path: p, Err: err}
+			return &os.PathError{Op: "chmod", Path: rel, Err: err}
 		}
 	}
 	if m.chown {
 		if err := unix.Fchown(fd, m.uid, m.gid); err != nil {
-			return &os.PathError{Op: "chown", Path: p, Err: err}
+			return &os.PathError{Op: "chown", Path: rel, Err: err}
 		}
 	}
 	if also != nil {
 		if err := also(fd); err != nil {
-			return &os.PathError{Op: "utimes", Path: p, Err: err}
+			return &os.PathError{Op: "utimes", Path: rel, Err: err}
 		}
 	}
 	return nil
@@ -351,19 +493,24 @@ func (m *Mirror) Promote(start, after *memfs.Snapshot, changes []Change) {
 	if m.synced == nil || !m.synced.Same(start) {
 		return // lower is not what the run saw: the next Sync diffs as usual
 	}
-	lower, upper, _, _ := m.Dirs()
 	promoted := map[string]bool{}
 	var gone []string                 // directories removed whole, with what was in them
 	dirs := map[string]bool{"": true} // directories of lower known to be directories
+	// The changes come in path order: the files of one directory one
+	// after the other, each renamed between the same two directories.
+	up, low := m.dirCache(), m.dirCache()
+	defer up.close()
+	defer low.close()
 	for i := 0; i < len(changes); i++ {
 		c := changes[i]
-		lp := filepath.Join(lower, filepath.FromSlash(c.Path))
+		rel := lowerDir + "/" + c.Path
 		switch c.Kind {
 		case Removed:
 			if _, ok := after.Lookup(c.Path); ok || after.IsDir(c.Path) {
 				continue
 			}
-			if m.discard(lp) == nil {
+			low.close()
+			if m.discard(rel) == nil {
 				promoted[c.Path] = true
 				gone = append(gone, c.Path+"/")
 			}
@@ -371,32 +518,41 @@ func (m *Mirror) Promote(start, after *memfs.Snapshot, changes []Change) {
 			if !after.IsDir(c.Path) {
 				continue
 			}
-			fi, err := os.Lstat(lp)
-			if err == nil && (c.Kind == Replaced || !fi.IsDir()) {
-				m.discard(lp)
+			low.close()
+			if st, err := m.lstat(rel); err == nil && (c.Kind == Replaced || st.Mode&unix.S_IFMT != unix.S_IFDIR) {
+				m.discard(rel)
 			}
-			if n := m.promoteDir(lower, upper, after, changes[i:], dirs, promoted); n > 0 {
+			if n := m.promoteDir(after, changes[i:], dirs, promoted); n > 0 {
 				// A directory the run made, which the workspace took
 				// whole: moved in one rename.
+				up.close()
 				i += n - 1
 				continue
 			}
-			if m.mkdir(lp) == nil {
+			if m.mkdir(rel) == nil {
 				dirs[c.Path] = true
 			}
 		case Wrote, Linked:
-			if c.Other != "" || !holds(after, c) || m.lowerDir(lower, path.Dir(c.Path), dirs) != nil {
+			if c.Other != "" || !holds(after, c) || m.lowerDir(path.Dir(c.Path), dirs, low) != nil {
 				continue
 			}
-			up := filepath.Join(upper, filepath.FromSlash(c.Path))
-			if os.Rename(up, lp) != nil {
+			parent, name := path.Split(c.Path)
+			ufd, err := up.get(upperDir + "/" + parent)
+			if err != nil {
+				continue
+			}
+			lfd, err := low.get(lowerDir + "/" + parent)
+			if err != nil {
+				continue
+			}
+			if unix.Renameat(ufd, name, lfd, name) != nil {
 				// A directory in the way (a rename replaces anything else).
-				if os.RemoveAll(lp) != nil || os.Rename(up, lp) != nil {
+				if removeAllAt(lfd, name) != nil || unix.Renameat(ufd, name, lfd, name) != nil {
 					continue
 				}
 			}
 			// The workspace keeps 0644 or 0755: lower is what it holds.
-			if e, _ := after.Lookup(c.Path); c.Kind == Wrote && c.Mode.Perm() != e.Mode.Perm() && os.Chmod(lp, e.Mode.Perm()) != nil {
+			if e, _ := after.Lookup(c.Path); c.Kind == Wrote && c.Mode.Perm() != e.Mode.Perm() && chmodAt(lfd, name, uint32(e.Mode.Perm())) != nil {
 				continue
 			}
 			promoted[c.Path] = true
@@ -422,7 +578,7 @@ func (m *Mirror) Promote(start, after *memfs.Snapshot, changes []Change) {
 // (it was discarded, or never was) and after holds exactly every file and
 // link in it. It returns how many of cs it promoted (0: none, the caller
 // goes entry by entry).
-func (m *Mirror) promoteDir(lower, upper string, after *memfs.Snapshot, cs []Change, dirs, promoted map[string]bool) int {
+func (m *Mirror) promoteDir(after *memfs.Snapshot, cs []Change, dirs, promoted map[string]bool) int {
 	d := cs[0]
 	prefix := d.Path + "/"
 	n := 1
@@ -445,11 +601,10 @@ func (m *Mirror) promoteDir(lower, upper string, after *memfs.Snapshot, cs []Cha
 		}
 		n++
 	}
-	lp := filepath.Join(lower, filepath.FromSlash(d.Path))
-	if _, err := os.Lstat(lp); err == nil || m.lowerDir(lower, path.Dir(d.Path), dirs) != nil {
+	if _, err := m.lstat(lowerDir + "/" + d.Path); err != unix.ENOENT || m.lowerDir(path.Dir(d.Path), dirs, nil) != nil {
 		return 0
 	}
-	if os.Rename(filepath.Join(upper, filepath.FromSlash(d.Path)), lp) != nil {
+	if m.rename(upperDir+"/"+d.Path, lowerDir+"/"+d.Path) != nil {
 		return 0
 	}
 	dirs[d.Path] = true
@@ -473,32 +628,107 @@ func holds(s *memfs.Snapshot, c Change) bool {
 }
 
 // lowerDir makes sure dir (relative to lower) is a directory of lower,
-// replacing a file in the way; dirs remembers what is known to be one.
-func (m *Mirror) lowerDir(lower, dir string, dirs map[string]bool) error {
+// replacing a file or link in the way; dirs remembers what is known to be
+// one. Removing something drops what low holds (nil: nothing).
+func (m *Mirror) lowerDir(dir string, dirs map[string]bool, low *dirCache) error {
 	if dir == "." {
 		dir = ""
 	}
 	if dirs[dir] {
 		return nil
 	}
-	if err := m.lowerDir(lower, path.Dir(dir), dirs); err != nil {
+	if err := m.lowerDir(path.Dir(dir), dirs, low); err != nil {
 		return err
 	}
-	p := filepath.Join(lower, filepath.FromSlash(dir))
-	if fi, err := os.Lstat(p); err == nil && !fi.IsDir() {
-		os.Remove(p)
+	rel := lowerDir + "/" + dir
+	parent, name, done, err := parentAt(m.fd, rel)
+	if err != nil {
+		return &os.PathError{Op: "open", Path: rel, Err: err}
 	}
-	if err := m.mkdir(p); err != nil {
+	defer done()
+	if st, err := lstatAt(parent, name); err == nil && st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		low.close()
+		removeAt(parent, name)
+	}
+	if err := m.mkdirAt(parent, name, rel); err != nil {
 		return err
 	}
 	dirs[dir] = true
 	return nil
 }
 
+// lstat is lstat of rel, through the mirror's directories.
+func (m *Mirror) lstat(rel string) (unix.Stat_t, error) {
+	dir, name, done, err := parentAt(m.fd, rel)
+	if err != nil {
+		return unix.Stat_t{}, err
+	}
+	defer done()
+	return lstatAt(dir, name)
+}
+
+// rename moves from to to, both of the mirror.
+func (m *Mirror) rename(from, to string) error {
+	fdir, fname, fdone, err := parentAt(m.fd, from)
+	if err != nil {
+		return err
+	}
+	defer fdone()
+	tdir, tname, tdone, err := parentAt(m.fd, to)
+	if err != nil {
+		return err
+	}
+	defer tdone()
+	return unix.Renameat(fdir, fname, tdir, tname)
+}
+
+// chmodAt sets the mode of the file name in the directory dir on its open
+// descriptor: chmod(2) by name would follow a link put there meanwhile.
+func chmodAt(dir int, name string, perm uint32) error {
+	fd, err := unix.Openat(dir, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	return unix.Fchmod(fd, perm)
+}
+
+// dirCache holds the descriptor of the last directory of the mirror asked
+// for, while one directory's files are moved one after another.
+type dirCache struct {
+	root int
+	rel  string
+	fd   int // -1: none
+}
+
+func (m *Mirror) dirCache() *dirCache { return &dirCache{root: m.fd, fd: -1} }
+
+// get opens rel (slash-terminated or not), or returns it open already.
+func (c *dirCache) get(rel string) (int, error) {
+	rel = strings.TrimSuffix(rel, "/")
+	if c.fd >= 0 && c.rel == rel {
+		return c.fd, nil
+	}
+	c.close()
+	fd, err := openDirAt(c.root, rel)
+	if err != nil {
+		return -1, err
+	}
+	c.rel, c.fd = rel, fd
+	return fd, nil
+}
+
+// close forgets the directory (nil: nothing to forget).
+func (c *dirCache) close() {
+	if c != nil && c.fd >= 0 {
+		unix.Close(c.fd)
+		c.fd = -1
+	}
+}
+
 // Reset empties the upper and work directories for the next run.
 func (m *Mirror) Reset() error {
-	_, upper, work, _ := m.Dirs()
-	for _, d := range []string{upper, work} {
+	for _, d := range []string{upperDir, workDir} {
 		if err := m.discard(d); err != nil {
 			return err
 		}
@@ -537,54 +767,46 @@ type Change struct {
 // reads directories only (their entries say which are regular files);
 // the files are then read by a goroutine per core.
 func (m *Mirror) Changes(maxFile int64) ([]Change, error) {
-	_, upper, _, _ := m.Dirs()
 	var out []Change
 	var files []int // indexes in out of regular files, to read
-	var walk func(dir, rel string) error
-	walk = func(dir, rel string) error {
-		ents, err := os.ReadDir(dir)
+	// walk lists the directory rel of upper, whose Change is out[self]
+	// (-1: upper itself); each directory is read through its own
+	// descriptor, closed before the walk goes down into the next.
+	var walk func(rel string, self int) error
+	walk = func(rel string, self int) error {
+		ents, isOpaque, err := m.readUpperDir(rel)
 		if err != nil {
 			return err
 		}
-		for _, d := range ents {
-			p, r := filepath.Join(dir, d.Name()), d.Name()
+		if isOpaque && self >= 0 {
+			out[self].Kind = Replaced
+		}
+		for _, e := range ents {
+			r := e.name
 			if rel != "" {
 				r = rel + "/" + r
 			}
-			if d.Type().IsRegular() {
+			switch mode := e.st.Mode; {
+			case e.regular:
 				out = append(out, Change{Path: r, Kind: Wrote})
 				files = append(files, len(out)-1)
-				continue
-			}
-			fi, err := d.Info()
-			if err != nil {
-				return err
-			}
-			switch mode := fi.Mode(); {
-			case mode&fs.ModeCharDevice != 0 && isWhiteout(fi):
+			case mode&unix.S_IFMT == unix.S_IFCHR && e.st.Rdev == 0:
+				// An overlay whiteout: a character device 0:0.
 				out = append(out, Change{Path: r, Kind: Removed})
-			case mode.IsDir():
-				kind := MadeDir
-				if opaque(p) {
-					kind = Replaced
-				}
-				out = append(out, Change{Path: r, Kind: kind, Mode: mode.Perm()})
-				if err := walk(p, r); err != nil {
+			case mode&unix.S_IFMT == unix.S_IFDIR:
+				out = append(out, Change{Path: r, Kind: MadeDir, Mode: fs.FileMode(mode & 0o777)})
+				if err := walk(r, len(out)-1); err != nil {
 					return err
 				}
-			case mode&fs.ModeSymlink != 0:
-				target, err := os.Readlink(p)
-				if err != nil {
-					return err
-				}
-				out = append(out, Change{Path: r, Kind: Linked, Mode: fs.ModeSymlink | 0o777, Data: []byte(target)})
+			case mode&unix.S_IFMT == unix.S_IFLNK:
+				out = append(out, Change{Path: r, Kind: Linked, Mode: fs.ModeSymlink | 0o777, Data: []byte(e.target)})
 			default:
-				out = append(out, Change{Path: r, Kind: Wrote, Other: fmt.Sprintf("a %v", mode.Type())})
+				out = append(out, Change{Path: r, Kind: Wrote, Other: fileType(uint32(mode))})
 			}
 		}
 		return nil
 	}
-	if err := walk(upper, ""); err != nil {
+	if err := walk("", -1); err != nil {
 		return nil, err
 	}
 	var wg sync.WaitGroup
@@ -596,7 +818,7 @@ func (m *Mirror) Changes(maxFile int64) ([]Change, error) {
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				if err := readChange(&out[i], filepath.Join(upper, filepath.FromSlash(out[i].Path)), maxFile); err != nil {
+				if err := m.readChange(&out[i], maxFile); err != nil {
 					mu.Lock()
 					first = cmp.Or(first, err)
 					mu.Unlock()
@@ -612,10 +834,58 @@ func (m *Mirror) Changes(maxFile int64) ([]Change, error) {
 	return out, first
 }
 
+// upperEntry is a name in a directory of upper: a regular file, or what
+// lstat says of it (and a link's target).
+type upperEntry struct {
+	name    string
+	regular bool
+	st      unix.Stat_t
+	target  string
+}
+
+// readUpperDir lists the directory rel of upper, and whether overlayfs
+// marked it opaque (it replaced what lower had there).
+func (m *Mirror) readUpperDir(rel string) ([]upperEntry, bool, error) {
+	dir := upperDir
+	if rel != "" {
+		dir += "/" + rel
+	}
+	fd, err := openDirAt(m.fd, dir)
+	if err != nil {
+		return nil, false, &os.PathError{Op: "open", Path: dir, Err: err}
+	}
+	f := os.NewFile(uintptr(fd), dir)
+	defer f.Close()
+	buf := make([]byte, 8)
+	n, err := unix.Fgetxattr(fd, "user.overlay.opaque", buf)
+	isOpaque := err == nil && n > 0 && buf[0] == 'y'
+	ents, err := listDir(f)
+	if err != nil {
+		return nil, false, &os.PathError{Op: "read", Path: dir, Err: err}
+	}
+	out := make([]upperEntry, len(ents))
+	for i, d := range ents {
+		out[i] = upperEntry{name: d.Name(), regular: d.Type().IsRegular()}
+		if out[i].regular {
+			continue
+		}
+		if out[i].st, err = lstatAt(fd, d.Name()); err != nil {
+			return nil, false, &os.PathError{Op: "lstat", Path: dir + "/" + d.Name(), Err: err}
+		}
+		if out[i].st.Mode&unix.S_IFMT == unix.S_IFLNK {
+			if out[i].target, err = readlinkAt(fd, d.Name()); err != nil {
+				return nil, false, &os.PathError{Op: "readlink", Path: dir + "/" + d.Name(), Err: err}
+			}
+		}
+	}
+	return out, isOpaque, nil
+}
+
 // readChange reads a regular file of the upper layer into c (its mode
 // and content, or why it is not taken), without following a link.
-func readChange(c *Change, p string, maxFile int64) error {
-	fd, err := unix.Open(p, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+func (m *Mirror) readChange(c *Change, maxFile int64) error {
+	p := upperDir + "/" + c.Path
+	fd, err := openBeneath(m.fd, p, unix.O_RDONLY|unix.O_NONBLOCK, 0)
 	if err != nil {
 		return &os.PathError{Op: "open", Path: p, Err: err}
 	}
@@ -647,14 +917,39 @@ func readChange(c *Change, p string, maxFile int64) error {
 	return nil
 }
 
-// isWhiteout reports an overlay whiteout: a character device 0:0.
-func isWhiteout(fi fs.FileInfo) bool {
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	return ok && st.Rdev == 0
+// ReadLowerDir lists the directory dir (slash-separated; "" is the root)
+// of what runs see of the workspace, sorted by name.
+func (m *Mirror) ReadLowerDir(dir string) ([]fs.DirEntry, error) {
+	rel := path.Join(lowerDir, dir)
+	fd, err := openDirAt(m.fd, rel)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: rel, Err: err}
+	}
+	f := os.NewFile(uintptr(fd), rel)
+	defer f.Close()
+	return listDir(f)
 }
 
-func opaque(p string) bool {
-	buf := make([]byte, 8)
-	n, err := unix.Lgetxattr(p, "user.overlay.opaque", buf)
-	return err == nil && n > 0 && buf[0] == 'y'
+// LowerTime gives p (a file, a link or a directory of what runs see;
+// "" is the root) the access and modification time t, unless t is zero,
+// and returns its modification time.
+func (m *Mirror) LowerTime(p string, t time.Time) (time.Time, error) {
+	rel := path.Join(lowerDir, p)
+	dir, name, done, err := parentAt(m.fd, rel)
+	if err != nil {
+		return time.Time{}, &os.PathError{Op: "open", Path: rel, Err: err}
+	}
+	defer done()
+	if !t.IsZero() {
+		ts := unix.NsecToTimespec(t.UnixNano())
+		if err := unix.UtimesNanoAt(dir, name, []unix.Timespec{ts, ts}, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+			return time.Time{}, &os.PathError{Op: "utimes", Path: rel, Err: err}
+		}
+		return t, nil
+	}
+	st, err := lstatAt(dir, name)
+	if err != nil {
+		return time.Time{}, &os.PathError{Op: "lstat", Path: rel, Err: err}
+	}
+	return time.Unix(st.Mtim.Unix()), nil
 }

@@ -59,7 +59,7 @@ func (s *Session) Durable() (*StateDir, bool) {
 // already in memory (l nil: a new session, written whole now).
 func (s *Session) startSaving(dir *StateDir, j *journal.Journal) error {
 	p := &persister{dir: dir, j: j, known: map[plumbing.Hash]uint8{}, commits: map[plumbing.Hash]*staging.Commit{},
-		stop: make(chan struct{}), stopped: make(chan struct{}), summarize: s.summarize}
+		stop: make(chan struct{}), stopped: make(chan struct{}), summarize: s.summarize, keep: s.keepState}
 	if j == nil {
 		var err error
 		p.j, err = journal.Open(dir.journalPath(), isState, func(byte, []byte) error { return nil })
@@ -89,6 +89,7 @@ func (p *persister) syncLoop() {
 		case <-p.stop:
 			return
 		case <-t.C:
+			p.keep()
 			p.j.Sync()
 			p.sumMu.Lock()
 			changed := p.changed
@@ -301,7 +302,7 @@ func Resume(ctx context.Context, w *Worker, opts Options) (*Session, *Recovered,
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	p := &persister{dir: opts.State, j: j, known: map[plumbing.Hash]uint8{}, commits: map[plumbing.Hash]*staging.Commit{},
-		stop: make(chan struct{}), stopped: make(chan struct{}), seq: l.seq, compacted: j.Size() / 2, summarize: s.summarize}
+		stop: make(chan struct{}), stopped: make(chan struct{}), seq: l.seq, compacted: j.Size() / 2, summarize: s.summarize, keep: s.keepState}
 	for h, o := range l.objs {
 		p.known[h] = 1
 		if o.deep {

@@ -502,7 +502,7 @@ func TestStateDirs(t *testing.T) {
 	if len(list) != 1 || list[0].Changed != 1 || !list[0].Closed || list[0].Running {
 		t.Fatalf("listed %+v", list)
 	}
-	dir, err := session.LatestUnfinished(d.root, "test")
+	dir, _, err := session.LatestUnfinished(d.root, "test", session.Binding{})
 	must(t, err)
 	if dir == nil || dir.ID != d.id {
 		t.Fatalf("latest unfinished: %+v", dir)
@@ -585,7 +585,7 @@ func TestKilledSessionFoundAgain(t *testing.T) {
 		session.Crash(d.s)
 		d.l.Close()
 		d.s = nil
-		dir, err := session.LatestUnfinished(d.root, "test")
+		dir, _, err := session.LatestUnfinished(d.root, "test", session.Binding{})
 		must(t, err)
 		if got := dir != nil && dir.ID == d.id; got != want {
 			t.Fatalf("%s: found %v, want %v", what, got, want)

@@ -2,4 +2,7 @@
 
 package session
 
-const noFollow = 0
+const (
+	noFollow = 0
+	openDir  = 0
+)

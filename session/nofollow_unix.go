@@ -4,4 +4,7 @@ package session
 
 import "syscall"
 
-const noFollow = syscall.O_NOFOLLOW
+const (
+	noFollow = syscall.O_NOFOLLOW
+	openDir  = syscall.O_DIRECTORY
+)

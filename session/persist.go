@@ -86,6 +86,7 @@ type persister struct {
 	// walks the changes, so it is done by the sync loop, not per call).
 	changed   bool
 	summarize func() (Summary, bool)
+	keep      func() // makes the state again if it was removed (vanish.go)
 	stop      chan struct{}
 	stopped   chan struct{}
 }
@@ -309,6 +310,10 @@ func (s *Session) saveLocked() error {
 	p.setCommits(areas)
 	p.slots, p.live, p.cps, p.areas, p.sess, p.seq = e.cur, live, cps, areas, sj, rec.Seq
 	p.touch()
+	// Written, but to the file the session's path names? (vanish.go)
+	if rewrote, err := s.keepStateLocked(); rewrote || err != nil {
+		return err
+	}
 	// The journal counts against the session's quota as its memory
 	// does: rewritten whole once it holds twice what its state needs,
 	// or more than the quota, so its size stays within a small multiple

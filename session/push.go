@@ -436,6 +436,13 @@ func (s *Session) drive(p *push) {
 			if dec.Verdict == approval.Pick {
 				res.Picked, res.Files = dec.Paths, len(dec.Paths)
 			}
+			// The ledger's head goes into the target before the push
+			// answers, outside the lock (on GitHub it is a few requests).
+			s.mu.Unlock()
+			if err := s.recordLedgerHead(ctx, p.t); err != nil {
+				res.Notes = append(res.Notes, fmt.Sprintf("the push landed, but the ledger's head could not be kept in the target for `airlock ledger verify` to check against: %v", err))
+			}
+			s.mu.Lock()
 			s.endLocked(p, res, nil)
 			s.saveLocked()
 			s.mu.Unlock()

@@ -4,9 +4,7 @@ import (
 	"crypto/sha1"
 	"encoding/hex"
 	"fmt"
-	"os"
 	"path"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -121,9 +119,8 @@ func (r *runner) stamp(s *memfs.Snapshot) {
 		return nil
 	})
 	st.synced = s
-	lower, _, _, _ := r.mirror.Dirs()
 	for d := range dirs {
-		st.stampDir(lower, d, true)
+		st.stampDir(r.mirror, d, true)
 	}
 	r.saveStamps()
 }
@@ -150,7 +147,7 @@ func (st *stamper) fileTime(e memfs.Entry, data []byte) time.Time {
 
 // stampFile applies (first) or records the time of the file e in the
 // mirror's lower directory.
-func (st *stamper) stampFile(lower string, e memfs.Entry, first bool) {
+func (st *stamper) stampFile(m *sandbox.Mirror, e memfs.Entry, first bool) {
 	id := e.ID
 	if id == ([20]byte{}) {
 		data, err := e.Content()
@@ -159,15 +156,14 @@ func (st *stamper) stampFile(lower string, e memfs.Entry, first bool) {
 		}
 		id = plumbing.ComputeHash(plumbing.BlobObject, data)
 	}
-	st.apply(e.Path, filepath.Join(lower, filepath.FromSlash(e.Path)), hex.EncodeToString(id[:]), e.Size, first)
+	st.apply(m, e.Path, e.Path, hex.EncodeToString(id[:]), e.Size, first)
 }
 
 // stampDir is stampFile for the directory d: a directory's time counts
 // too (go test hashes a directory it read by its entries' and its own
 // stat), keyed by its listing, under a key no file path has.
-func (st *stamper) stampDir(lower, d string, first bool) {
-	p := filepath.Join(lower, filepath.FromSlash(d))
-	ents, err := os.ReadDir(p)
+func (st *stamper) stampDir(m *sandbox.Mirror, d string, first bool) {
+	ents, err := m.ReadLowerDir(d)
 	if err != nil {
 		st.forget("/" + d)
 		return
@@ -176,24 +172,23 @@ func (st *stamper) stampDir(lower, d string, first bool) {
 	for _, e := range ents {
 		fmt.Fprintf(h, "%s\x00%v\x00", e.Name(), e.Type())
 	}
-	st.apply("/"+d, p, hex.EncodeToString(h.Sum(nil)), int64(len(ents)), first)
+	st.apply(m, "/"+d, d, hex.EncodeToString(h.Sum(nil)), int64(len(ents)), first)
 }
 
 // apply gives the mirror's p, which holds content id of size at key, the
 // time recorded for that content at a first sync; otherwise it records
 // the time p has.
-func (st *stamper) apply(key, p, id string, size int64, first bool) {
+func (st *stamper) apply(m *sandbox.Mirror, key, p, id string, size int64, first bool) {
 	if old, ok := st.stamps[key]; first && ok && old.ID == id && old.Size == size {
-		t := time.Unix(0, old.Time)
-		if os.Chtimes(p, t, t) == nil {
+		if _, err := m.LowerTime(p, time.Unix(0, old.Time)); err == nil {
 			return
 		}
 	}
-	fi, err := os.Lstat(p)
+	t, err := m.LowerTime(p, time.Time{})
 	if err != nil {
 		return
 	}
-	st.stamps[key] = runcache.Stamp{ID: id, Size: size, Time: fi.ModTime().UnixNano()}
+	st.stamps[key] = runcache.Stamp{ID: id, Size: size, Time: t.UnixNano()}
 	st.dirty = true
 }
 
@@ -226,10 +221,9 @@ func (r *runner) settleStamps() {
 	if r.opts.Cache == nil || len(st.pending) == 0 || st.synced == nil {
 		return
 	}
-	lower, _, _, _ := r.mirror.Dirs()
 	for p := range st.pending {
 		if d, ok := strings.CutPrefix(p, "/"); ok {
-			st.stampDir(lower, d, false)
+			st.stampDir(r.mirror, d, false)
 			continue
 		}
 		e, ok := st.synced.Lookup(p)
@@ -237,7 +231,7 @@ func (r *runner) settleStamps() {
 			st.forget(p)
 			continue
 		}
-		st.stampFile(lower, e, false)
+		st.stampFile(r.mirror, e, false)
 	}
 	st.pending = nil
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -38,6 +39,11 @@ type Meta struct {
 	// "" for one over stdio, which the worker's next server resumes.
 	Transport string `json:"transport,omitempty"`
 	TokenHash string `json:"token_hash,omitempty"`
+	// Binding is the worker file's content, its targets and the
+	// operator's policy the session was made under: it resumes only
+	// under the same (binding.go). Nil in a session saved before
+	// sessions recorded it.
+	Binding *Binding `json:"binding,omitempty"`
 }
 
 // Summary is a session's state in counts, for people.
@@ -61,6 +67,10 @@ type StateDir struct {
 	Path string
 	Meta Meta
 	lock *os.File
+	// dir is the directory itself, held open: what is at Path is
+	// compared with it (Here), and its inode cannot be reused by another
+	// directory while it is held.
+	dir *os.File
 }
 
 // ErrSessionBusy: another running server has the session open.
@@ -68,6 +78,15 @@ var ErrSessionBusy = errors.New("the session is open in another airlock serve")
 
 // ErrNoSession: no session has that id.
 var ErrNoSession = errors.New("no such session")
+
+// ErrNotOwnDir: what is at a session's path is not a directory of its
+// own (a symbolic link, say); airlock neither resumes nor writes a
+// session through it.
+var ErrNotOwnDir = errors.New("not a directory of its own")
+
+// ErrStateMoved: the session's directory was removed or replaced under
+// the server that has it open.
+var ErrStateMoved = errors.New("the session's directory was removed or replaced")
 
 // randomHex is n random bytes in hex.
 func randomHex(n int) string {
@@ -88,7 +107,12 @@ func CreateStateDir(root string, meta Meta) (*StateDir, error) {
 		return nil, err
 	}
 	d := &StateDir{ID: meta.ID, Path: dir, Meta: meta}
+	var err error
+	if d.dir, err = openOwnDir(dir); err != nil {
+		return nil, err
+	}
 	if err := d.takeLock(); err != nil {
+		d.dir.Close()
 		return nil, err
 	}
 	if err := writeJSONAtomic(filepath.Join(dir, "meta.json"), meta); err != nil {
@@ -104,15 +128,112 @@ func OpenStateDir(root, id string) (*StateDir, error) {
 		return nil, err
 	}
 	dir := filepath.Join(root, id)
+	df, err := openOwnDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("%w: %s (see airlock sessions list)", ErrNoSession, id)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("session %s: %w", id, err)
+	}
 	meta, err := readMeta(dir)
 	if err != nil {
+		df.Close()
 		return nil, err
 	}
-	d := &StateDir{ID: id, Path: dir, Meta: meta}
+	d := &StateDir{ID: id, Path: dir, Meta: meta, dir: df}
 	if err := d.takeLock(); err != nil {
+		df.Close()
 		return nil, err
 	}
 	return d, nil
+}
+
+// openOwnDir opens the directory at path, which must be one: not a
+// symbolic link (a session's directory replaced by a link out of the
+// state directory would have the session written there), nor swapped
+// for one between the look and the open.
+func openOwnDir(path string) (*os.File, error) {
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return nil, err
+	}
+	if fi.Mode()&os.ModeSymlink != 0 {
+		to, _ := os.Readlink(path)
+		return nil, fmt.Errorf("%w: %s is a symbolic link (to %q); airlock keeps a session only in a directory of its own beneath %s, and follows no link out of it: move the directory the link names to %s in its place, or remove the link",
+			ErrNotOwnDir, path, to, filepath.Dir(path), path)
+	}
+	if !fi.IsDir() {
+		return nil, fmt.Errorf("%w: %s is not a directory (%v): remove it", ErrNotOwnDir, path, fi.Mode().Type())
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|openDir|noFollow, 0)
+	if err != nil {
+		return nil, err
+	}
+	if st, err := f.Stat(); err != nil || !os.SameFile(st, fi) {
+		f.Close()
+		return nil, fmt.Errorf("%w: %s changed while it was opened: open the session again", ErrNotOwnDir, path)
+	}
+	return f, nil
+}
+
+// Here reports whether the directory at the session's path is still the
+// one this server opened: nil, or an error (ErrStateMoved) that says what
+// is there now. It costs an lstat(2) and an fstat(2).
+func (d *StateDir) Here() error {
+	at, err := os.Lstat(d.Path)
+	if errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("%w: %s is gone", ErrStateMoved, d.Path)
+	}
+	if err != nil {
+		return err
+	}
+	mine, err := d.dir.Stat()
+	if err != nil {
+		return err
+	}
+	if !os.SameFile(at, mine) {
+		return fmt.Errorf("%w: another file is at %s", ErrStateMoved, d.Path)
+	}
+	return nil
+}
+
+// remake makes the session's directory again at its path after it was
+// removed or replaced under its server: made anew where nothing is, its
+// meta.json written again and its lock taken again where the lock file is
+// not the one held. A symbolic link or another file there is refused
+// (ErrNotOwnDir). The caller writes the journal again.
+func (d *StateDir) remake() error {
+	if _, err := os.Lstat(d.Path); errors.Is(err, os.ErrNotExist) {
+		if err := os.MkdirAll(filepath.Dir(d.Path), 0o700); err != nil {
+			return err
+		}
+		if err := os.Mkdir(d.Path, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
+			return err
+		}
+	}
+	df, err := openOwnDir(d.Path)
+	if err != nil {
+		return err
+	}
+	old, oldDir := d.lock, d.dir
+	if held, err := old.Stat(); err == nil {
+		if at, err := os.Lstat(filepath.Join(d.Path, "lock")); err == nil && os.SameFile(at, held) {
+			old = nil // the lock this server holds is still there
+		}
+	}
+	d.dir = df
+	if old != nil {
+		// Another server finds the session by its lock file: the
+		// new one is locked before the old goes.
+		if err := d.takeLock(); err != nil {
+			d.dir, d.lock = oldDir, old
+			df.Close()
+			return err
+		}
+		old.Close()
+	}
+	oldDir.Close()
+	return writeJSONAtomic(filepath.Join(d.Path, "meta.json"), d.Meta)
 }
 
 func checkID(id string) error {
@@ -124,7 +245,7 @@ func checkID(id string) error {
 
 func readMeta(dir string) (Meta, error) {
 	var m Meta
-	data, err := os.ReadFile(filepath.Join(dir, "meta.json"))
+	data, err := readNoFollow(filepath.Join(dir, "meta.json"))
 	if errors.Is(err, os.ErrNotExist) {
 		return m, fmt.Errorf("%w: %s (see airlock sessions list)", ErrNoSession, filepath.Base(dir))
 	}
@@ -145,7 +266,7 @@ func readMeta(dir string) (Meta, error) {
 const busyGrace = time.Second
 
 func (d *StateDir) takeLock() error {
-	f, err := os.OpenFile(filepath.Join(d.Path, "lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	f, err := os.OpenFile(filepath.Join(d.Path, "lock"), os.O_CREATE|os.O_RDWR|noFollow, 0o600)
 	if err != nil {
 		return err
 	}
@@ -165,6 +286,20 @@ func (d *StateDir) Unlock() {
 		d.lock.Close() // closing drops the flock
 		d.lock = nil
 	}
+	if d.dir != nil {
+		d.dir.Close()
+		d.dir = nil
+	}
+}
+
+// readNoFollow reads the file at path, which must not be a symbolic link.
+func readNoFollow(path string) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|noFollow, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(f)
 }
 
 func (d *StateDir) journalPath() string { return filepath.Join(d.Path, "journal") }
@@ -244,16 +379,24 @@ func (l *Listed) readJournal() {
 	}
 }
 
-// LatestUnfinished finds the newest session of workerKey that is not
-// running and holds work that has not left, locks it and returns it; nil
-// when there is none.
-func LatestUnfinished(root, workerKey string) (*StateDir, error) {
+// LatestUnfinished finds the newest session of workerKey, made under
+// binding b, that is not running and holds work that has not left, locks
+// it and returns it; nil when there is none. Unfinished sessions of the
+// worker made under another binding are passed over: others says why
+// for each (a *BindingError, which names the server that resumes it).
+func LatestUnfinished(root, workerKey string, b Binding) (d *StateDir, others []error, err error) {
 	list, err := ListSessions(root)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	for _, l := range list {
 		if l.WorkerKey != workerKey || l.Transport != "" || !l.Running && (l.NoState || !l.Unfinished()) {
+			continue
+		}
+		if err := CheckOwner(l.Meta, workerKey, b); err != nil {
+			if !l.Running {
+				others = append(others, err)
+			}
 			continue
 		}
 		// One listed as running may be a killed server's, its lock held a
@@ -264,7 +407,7 @@ func LatestUnfinished(root, workerKey string) (*StateDir, error) {
 			continue // another server has it open
 		}
 		if err != nil {
-			return nil, err
+			return nil, others, err
 		}
 		if l.Running {
 			l.readJournal()
@@ -273,9 +416,13 @@ func LatestUnfinished(root, workerKey string) (*StateDir, error) {
 				continue
 			}
 		}
-		return d, nil
+		if err := d.Claim(workerKey, b); err != nil {
+			d.Unlock()
+			return nil, others, err
+		}
+		return d, others, nil
 	}
-	return nil, nil
+	return nil, others, nil
 }
 
 // RemoveSession deletes a session's directory; a running one is refused.
@@ -379,5 +526,11 @@ func ReadMeta(root, id string) (Meta, error) {
 	if err := checkID(id); err != nil {
 		return Meta{}, err
 	}
-	return readMeta(filepath.Join(root, id))
+	dir := filepath.Join(root, id)
+	df, err := openOwnDir(dir) // a session directory swapped for a link is none
+	if err != nil {
+		return Meta{}, err
+	}
+	df.Close()
+	return readMeta(dir)
 }

@@ -36,7 +36,7 @@ func TestKilledServersLockHeldAMoment(t *testing.T) {
 		time.Sleep(200 * time.Millisecond) // it execs
 		syscall.Flock(fd, syscall.LOCK_UN)
 	}()
-	dir, err := session.LatestUnfinished(d.root, "test")
+	dir, _, err := session.LatestUnfinished(d.root, "test", session.Binding{})
 	<-execd
 	must(t, err)
 	if dir == nil || dir.ID != d.id {
@@ -47,7 +47,7 @@ func TestKilledServersLockHeldAMoment(t *testing.T) {
 	defer other.Close()
 	dir.Unlock()
 	must(t, syscall.Flock(int(other.Fd()), syscall.LOCK_EX))
-	if dir, err := session.LatestUnfinished(d.root, "test"); err != nil || dir != nil {
+	if dir, _, err := session.LatestUnfinished(d.root, "test", session.Binding{}); err != nil || dir != nil {
 		t.Fatalf("found a session another server has open: %+v %v", dir, err)
 	}
 }

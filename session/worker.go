@@ -2,6 +2,8 @@ package session
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -42,6 +44,9 @@ type Worker struct {
 	Limits memfs.Limits // zero fields: defaults
 
 	File string // where it was read from; "" for the built-in default
+	// Digest is the SHA-256 (hex) of the file's content; "" for the
+	// default worker. A saved session records it (Binding).
+	Digest string
 
 	// Refs are the repositories the worker names (each target, each
 	// auto_pull source), in the file's order, with where the file names
@@ -196,7 +201,8 @@ func ParseWorker(file string, data []byte) (*Worker, error) {
 	if len(doc.Content) == 0 {
 		return nil, &ConfigError{File: file, Line: 1, Column: 1, Msg: "the frontmatter is empty; it needs at least name and git.default_target"}
 	}
-	w := &Worker{File: file, Instructions: strings.TrimSpace(string(body))}
+	sum := sha256.Sum256(data)
+	w := &Worker{File: file, Instructions: strings.TrimSpace(string(body)), Digest: hex.EncodeToString(sum[:])}
 	if err := p.worker(doc.Content[0], w); err != nil {
 		return nil, err
 	}

@@ -79,6 +79,10 @@ func TestParseWorkerExample(t *testing.T) {
 		t.Errorf("refs:\n%s\nwant\n%s", strings.Join(refs, "\n"), strings.Join(wantRefs, "\n"))
 	}
 	w.Refs = nil
+	if len(w.Digest) != 64 {
+		t.Errorf("digest %q: want the file's SHA-256", w.Digest)
+	}
+	w.Digest = ""
 	if !reflect.DeepEqual(w, want) {
 		t.Errorf("parsed\n%#v\nwant\n%#v", w, want)
 	}

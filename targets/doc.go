@@ -23,4 +23,9 @@
 // GitHub it makes one shallow partial fetch (filter blob:none), one REST
 // listing of the tree for the blobs' sizes, and one fetch of those few
 // blobs.
+//
+// After a push lands, Local and GitHub also keep the ledger's head under
+// refs/airlock/ledger/KEY (RecordLedgerHead, see LedgerHead): the one
+// write outside a grant, of airlock's own small commits to airlock's own
+// ref, never a branch.
 package targets

@@ -142,6 +142,7 @@ func Listen(gate *approval.Gate, dir string, info ServerInfo) (*Broker, error) {
 	if err := privateDir(dir); err != nil {
 		return nil, fmt.Errorf("broker: %w", err)
 	}
+	sweep(dir)
 	var rnd [4]byte
 	rand.Read(rnd[:])
 	path := filepath.Join(dir, fmt.Sprintf("server-%d-%s.sock", os.Getpid(), hex.EncodeToString(rnd[:])))
@@ -158,6 +159,38 @@ func Listen(gate *approval.Gate, dir string, info ServerInfo) (*Broker, error) {
 	b.wg.Add(1)
 	go b.accept()
 	return b, nil
+}
+
+// sweep removes the sockets in dir of servers that are gone: a server
+// killed (SIGKILL, a crash, a power cut of a persistent runtime
+// directory) leaves its socket behind, and every reviewer would try it
+// again. A socket goes only when the process its name gives (server-PID-…)
+// is not running and nothing answers on it: a server of another PID
+// namespace, or one between bind and listen, is left alone.
+func sweep(dir string) {
+	paths, _ := filepath.Glob(filepath.Join(dir, "server-*.sock"))
+	for _, p := range paths {
+		var pid int
+		var rest string
+		if n, _ := fmt.Sscanf(filepath.Base(p), "server-%d-%s", &pid, &rest); n != 2 || pid <= 0 || Alive(pid) {
+			continue
+		}
+		c, err := net.DialUnix("unix", nil, &net.UnixAddr{Name: p, Net: "unix"})
+		if err == nil {
+			c.Close()
+			continue
+		}
+		if errors.Is(err, syscall.ECONNREFUSED) {
+			os.Remove(p)
+		}
+	}
+}
+
+// Alive reports whether a process pid runs (as far as this process can
+// tell: one of another user's counts as running).
+func Alive(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
 }
 
 // Path is the socket's path.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -415,4 +416,65 @@ func TestBrokerNextAfterADecision(t *testing.T) {
 		}
 		decided[in.Request.ID] = true
 	}
+}
+
+// TestDeadServersSocketsGo: a server killed with SIGKILL leaves its socket;
+// the next server to listen removes it, and keeps a running server's
+// socket, a socket of its own PID that is not yet listening, and one a
+// process of a PID that is gone still listens on (another PID namespace).
+func TestDeadServersSocketsGo(t *testing.T) {
+	if os.Getenv("AIRLOCK_SERVER_CHILD") != "" {
+		t.Skip("child")
+	}
+	dir := socketDir(t)
+	killed := exec.Command(os.Args[0], "-test.run=^TestBrokerServerChild$")
+	killed.Env = append(os.Environ(), "AIRLOCK_SERVER_CHILD=killed", "AIRLOCK_DIR="+dir, "AIRLOCK_LEDGER="+filepath.Join(t.TempDir(), "l"))
+	if err := killed.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var stale string
+	eventually(t, "the child listens", func() bool {
+		m, _ := filepath.Glob(filepath.Join(dir, fmt.Sprintf("server-%d-*.sock", killed.Process.Pid)))
+		if len(m) == 1 {
+			stale = m[0]
+		}
+		return stale != ""
+	})
+	killed.Process.Kill()
+	killed.Wait()
+	if _, err := os.Stat(stale); err != nil {
+		t.Fatalf("SIGKILL left no socket behind: %v", err)
+	}
+	running := newServer(t, dir, filepath.Join(t.TempDir(), "l"), "running")
+	// Not listening yet, of a running process (this one).
+	starting := filepath.Join(dir, fmt.Sprintf("server-%d-starting.sock", os.Getpid()))
+	unbound(t, starting)
+	// Listening, named by the dead child's PID.
+	other := filepath.Join(dir, fmt.Sprintf("server-%d-othernamespace.sock", killed.Process.Pid))
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: other, Net: "unix"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+
+	newServer(t, dir, filepath.Join(t.TempDir(), "l"), "next")
+	if _, err := os.Stat(stale); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the killed server's socket is still there: %v", err)
+	}
+	for _, p := range []string{running.broker.Path(), starting, other} {
+		if _, err := os.Stat(p); err != nil {
+			t.Errorf("%s was removed: %v", filepath.Base(p), err)
+		}
+	}
+}
+
+// unbound leaves a socket file at path that nothing listens on.
+func unbound(t *testing.T, path string) {
+	t.Helper()
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln.SetUnlinkOnClose(false)
+	ln.Close()
 }

@@ -44,6 +44,11 @@ const (
 	KindDecision   = "decision"
 	KindPush       = "push"
 	KindWithdrawal = "withdrawal"
+	// KindCut records that the ledger did not end where its anchor said
+	// when a record was added: records lost from the tail (a power cut
+	// of an unsynced tail, or someone cutting it), or a ledger changed
+	// outside airlock. Verify reports every such record, every time.
+	KindCut = "cut"
 )
 
 // Ledger is an append-only, hash-chained log of requests and decisions in
@@ -100,6 +105,10 @@ func (l *Ledger) Append(kind string, data any) (Record, error) {
 	if err != nil {
 		return Record{}, fmt.Errorf("ledger: encoding %s: %w", kind, err)
 	}
+	return l.append(kind, raw)
+}
+
+func (l *Ledger) append(kind string, raw json.RawMessage) (Record, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if err := lockFile(l.f); err != nil {
@@ -111,19 +120,106 @@ func (l *Ledger) Append(kind string, data any) (Record, error) {
 	if err != nil {
 		return Record{}, err
 	}
-	// A crash between the last record and its anchor left the anchor one
-	// behind. It is brought up to the head before anything is added, so
-	// that a second such crash still leaves just one unanchored record,
-	// which is all Verify forgives.
-	if a, ok, err := ReadAnchor(l.path); err == nil && ok && head.Hash != "" && a.Seq+1 == head.Seq {
-		if err := writeAnchor(l.path, Anchor{Seq: head.Seq, Hash: head.Hash}); err != nil {
-			return Record{}, fmt.Errorf("ledger: anchor: %w", err)
+	a, anchored, err := ReadAnchor(l.path)
+	if err != nil {
+		return Record{}, fmt.Errorf("ledger: %w", err)
+	}
+	if anchored {
+		// The head must be what the anchor names, or one record past it
+		// (a crash between a record and its anchor). Anything else is a
+		// ledger cut short or changed since: that is written down in
+		// the chain (a cut record) before anything is added, so that
+		// every later Verify reports it, instead of the next anchor
+		// covering it up.
+		switch lag := lagging(a, head); {
+		case lag != nil:
+			// Brought up to the head before anything is added, so that
+			// a second such crash still leaves just one unanchored
+			// record, which is all Verify forgives.
+			if err := writeAnchor(l.path, *lag); err != nil {
+				return Record{}, fmt.Errorf("ledger: anchor: %w", err)
+			}
+			a = *lag
+		case a.Seq != head.Seq || a.Hash != head.Hash:
+			cut := newCut(a, head)
+			rec, err := l.write(head, torn, cut.Seq(head), KindCut, cut)
+			if err != nil {
+				return Record{}, err
+			}
+			if testHookBeforeAnchor != nil {
+				testHookBeforeAnchor()
+			}
+			a = Anchor{Seq: rec.Seq, Hash: rec.Hash, Cuts: append(a.Cuts, cut.mark(rec))}
+			if err := writeAnchor(l.path, a); err != nil {
+				return Record{}, fmt.Errorf("ledger: anchor: %w", err)
+			}
+			head, torn = rec, false
 		}
 	}
-	rec := Record{Seq: head.Seq + 1, Time: l.now().UTC(), Kind: kind, Data: raw, Prev: head.Hash}
+	next := head.Seq + 1
 	if head.Hash == "" {
-		rec.Seq = 1
+		next = 1
 	}
+	rec, err := l.write(head, torn, next, kind, raw)
+	if err != nil {
+		return Record{}, err
+	}
+	// The anchor is written after the record: a crash between the two
+	// leaves it one record behind, which Verify accepts and the next
+	// append repairs.
+	if testHookBeforeAnchor != nil {
+		testHookBeforeAnchor()
+	}
+	if err := writeAnchor(l.path, Anchor{Seq: rec.Seq, Hash: rec.Hash, Cuts: a.Cuts}); err != nil {
+		return Record{}, fmt.Errorf("ledger: anchor: %w", err)
+	}
+	return rec, nil
+}
+
+// Head returns the ledger's last whole record (the zero Record when it
+// has none), as the file holds it now.
+func (l *Ledger) Head() (Record, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := lockFile(l.f); err != nil {
+		return Record{}, fmt.Errorf("ledger: lock: %w", err)
+	}
+	defer unlockFile(l.f)
+	head, _, err := readHead(l.f)
+	return head, err
+}
+
+// First returns the ledger's first record (the zero Record when it has
+// none): with the head, it names which chain the head belongs to.
+func (l *Ledger) First() (Record, error) {
+	f, err := os.Open(l.path)
+	if err != nil {
+		return Record{}, err
+	}
+	defer f.Close()
+	line, err := bufio.NewReaderSize(f, 1<<16).ReadBytes('\n')
+	if err != nil && err != io.EOF {
+		return Record{}, err
+	}
+	var r Record
+	if json.Unmarshal(bytes.TrimSuffix(line, []byte("\n")), &r) != nil || r.Hash == "" {
+		return Record{}, nil
+	}
+	return r, nil
+}
+
+// write appends record seq of kind after head and fsyncs it. data is
+// JSON already, or a value to marshal.
+func (l *Ledger) write(head Record, torn bool, seq uint64, kind string, data any) (Record, error) {
+	raw, ok := data.(json.RawMessage)
+	if !ok {
+		var err error
+		if raw, err = json.Marshal(data); err != nil {
+			return Record{}, fmt.Errorf("ledger: encoding %s: %w", kind, err)
+		}
+	}
+	rec := Record{Seq: seq, Time: l.now().UTC(), Kind: kind, Data: raw, Prev: head.Hash}
+	var err error
 	if rec.Hash, err = rec.computeHash(); err != nil {
 		return Record{}, err
 	}
@@ -143,15 +239,6 @@ func (l *Ledger) Append(kind string, data any) (Record, error) {
 	if err := l.f.Sync(); err != nil {
 		return Record{}, fmt.Errorf("ledger: fsync: %w", err)
 	}
-	// The anchor is written after the record: a crash between the two
-	// leaves it one record behind, which Verify accepts and the next
-	// append repairs.
-	if testHookBeforeAnchor != nil {
-		testHookBeforeAnchor()
-	}
-	if err := writeAnchor(l.path, Anchor{Seq: rec.Seq, Hash: rec.Hash}); err != nil {
-		return Record{}, fmt.Errorf("ledger: anchor: %w", err)
-	}
 	return rec, nil
 }
 
@@ -162,6 +249,10 @@ func (l *Ledger) Append(kind string, data any) (Record, error) {
 type Anchor struct {
 	Seq  uint64 `json:"seq"`
 	Hash string `json:"hash"`
+	// Cuts are the losses an append found and wrote down (see KindCut),
+	// oldest first: the anchor keeps them whatever comes after, so that
+	// `airlock serve` can say so at start without reading the ledger.
+	Cuts []CutMark `json:"cuts,omitempty"`
 }
 
 // AnchorPath is where the anchor of the ledger at path lives.
@@ -220,24 +311,44 @@ var testHookBeforeAnchor func()
 var ErrLedgerGone = errors.New("ledger cut short or deleted")
 
 // checkAnchor compares a verified chain with the anchor: the chain must
-// reach the anchored record, with the anchored hash. One record past the
-// anchor is a crash between a record and its anchor, not tampering.
+// end at the anchored record, with the anchored hash, and hold every cut
+// record the anchor remembers. One record past the anchor is a crash
+// between a record and its anchor, not tampering.
 func checkAnchor(path string, rep *Report, recs map[uint64]string) error {
 	a, ok, err := ReadAnchor(path)
 	if err != nil || !ok {
 		return err
 	}
+	last := rep.last
+	lag := lagging(a, last)
 	switch {
-	case uint64(rep.Records) < a.Seq:
-		rep.Broken = &Problem{Seq: uint64(rep.Records) + 1, Kind: "cut", Detail: fmt.Sprintf(
-			"the ledger ends after record %d, but its anchor (%s) says it had %d: records %d to %d were removed",
-			rep.Records, AnchorPath(path), a.Seq, rep.Records+1, a.Seq)}
+	case last.Seq == a.Seq && last.Hash == a.Hash:
+	case lag != nil:
+		a = *lag
+	case last.Seq < a.Seq:
+		rep.Broken = &Problem{Seq: last.Seq + 1, Kind: "cut", Detail: fmt.Sprintf(
+			"the ledger ends after record %d, but its anchor (%s) says it had %d: %s removed (the next append records the loss in the ledger for good)",
+			last.Seq, AnchorPath(path), a.Seq, lostRange(last.Seq+1, a.Seq, "was", "were"))}
+		return nil
 	case recs[a.Seq] != a.Hash:
 		rep.Broken = &Problem{Seq: a.Seq, Kind: "edited", Detail: fmt.Sprintf(
 			"record %d is not the one the anchor (%s) recorded: the ledger was rewritten from there on", a.Seq, AnchorPath(path))}
-	case uint64(rep.Records) > a.Seq+1:
+		return nil
+	default:
 		rep.Broken = &Problem{Seq: a.Seq + 2, Kind: "unanchored", Detail: fmt.Sprintf(
 			"records after %d were not written by airlock (the anchor %s stops at %d)", a.Seq+1, AnchorPath(path), a.Seq)}
+		return nil
+	}
+	cuts := map[uint64]bool{}
+	for _, c := range rep.Cuts {
+		cuts[c.Seq] = true
+	}
+	for _, m := range a.Cuts {
+		if !cuts[m.At] {
+			rep.Broken = &Problem{Seq: m.At, Kind: "edited", Detail: fmt.Sprintf(
+				"the anchor (%s) remembers that %s, but the ledger's record %d does not say so: the ledger was rewritten", AnchorPath(path), m.describe(), m.At)}
+			return nil
+		}
 	}
 	return nil
 }
@@ -304,15 +415,23 @@ func (p Problem) Error() string {
 // Report is the result of Verify.
 type Report struct {
 	Records int       // complete, valid records
+	Seq     uint64    // the last valid record's number
 	Head    string    // hash of the last valid record
 	Torn    *Problem  // a torn line (a crash mid-write), if any
 	Broken  *Problem  // the first break in the chain, if any
 	Last    time.Time // time of the last valid record
+	// Cuts are the cut records of the chain (KindCut): records lost, or
+	// a ledger changed outside airlock, that an append found and wrote
+	// down. The chain goes on past them, but the ledger is not whole.
+	Cuts []Problem
+
+	last Record
 }
 
-// OK reports whether the chain is intact. A torn line alone does not break
-// the chain, but it is reported.
-func (r Report) OK() bool { return r.Broken == nil }
+// OK reports whether the ledger is whole: its chain intact and nothing
+// ever lost from it. A torn line alone does not break the chain, but it
+// is reported.
+func (r Report) OK() bool { return r.Broken == nil && len(r.Cuts) == 0 }
 
 // ErrBroken wraps the first problem Verify finds.
 var ErrBroken = errors.New("ledger chain broken")
@@ -399,6 +518,7 @@ func verify(r io.Reader, hashes map[uint64]string) (Report, error) {
 			expect = prev.Seq + 1
 		}
 		var broken *Problem
+		cut, isCut := readCut(*rec)
 		switch {
 		case herr != nil || want != rec.Hash:
 			broken = p("edited", "the record's content does not match its hash")
@@ -406,8 +526,12 @@ func verify(r io.Reader, hashes map[uint64]string) (Report, error) {
 			broken = p("reordered", "record %d comes before record %d", rec.Seq, expect)
 		case rec.Seq < expect:
 			broken = p("reordered", "record %d comes after record %d", rec.Seq, expect-1)
-		case rec.Seq > expect:
+		case rec.Seq > expect && !(isCut && cut.From == expect && cut.To == rec.Seq-1):
+			// Numbers are skipped only by a cut record naming the
+			// records it found lost.
 			broken = p("removed", "records %d to %d are missing", expect, rec.Seq-1)
+		case rec.Kind == KindCut && !isCut:
+			broken = p("malformed", "a cut record that does not say what was lost")
 		case prev == nil && rec.Prev != "":
 			broken = p("edited", "the first record links to a record before it")
 		case prev != nil && rec.Prev != prev.Hash:
@@ -417,12 +541,15 @@ func verify(r io.Reader, hashes map[uint64]string) (Report, error) {
 			rep.Broken = broken
 			break
 		}
+		if isCut {
+			rep.Cuts = append(rep.Cuts, *p("cut", "%s", cut.describe(rec.Seq, rec.Time)))
+		}
 		prev = rec
 		if hashes != nil {
 			hashes[rec.Seq] = rec.Hash
 		}
 		rep.Records++
-		rep.Head, rep.Last = rec.Hash, rec.Time
+		rep.Seq, rep.Head, rep.Last, rep.last = rec.Seq, rec.Hash, rec.Time, *rec
 	}
 	return rep, nil
 }

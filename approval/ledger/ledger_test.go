@@ -314,3 +314,119 @@ func TestLedgerCrashesBeforeAnchorTwice(t *testing.T) {
 		t.Fatalf("at the end: %d records, %+v", rep.Records, rep.Broken)
 	}
 }
+
+// cutTail cuts the ledger's last record in half, as a power cut of an
+// unsynced tail leaves it (the anchor still names that record).
+func cutTail(t *testing.T, path string) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(strings.TrimSuffix(string(data), "\n"), "\n")
+	last := lines[len(lines)-1]
+	if err := os.WriteFile(path, []byte(strings.Join(lines[:len(lines)-1], "")+last[:len(last)/2]), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A record lost at the tail stays reported: the next append writes the
+// loss into the chain (a cut record), and every later Verify, however much
+// is appended after it, reports it; the anchor keeps it for the start.
+func TestLedgerCutStaysCut(t *testing.T) {
+	l := approvaltest.NewLedger(t)
+	appendN(t, l, 5)
+	path := l.Path()
+	cutTail(t, path)
+	if rep, _ := ledger.Verify(path); rep.Broken == nil || rep.Broken.Kind != "cut" || !strings.Contains(rep.Broken.Detail, "record 5 was removed") {
+		t.Fatalf("before any append: %+v", rep.Broken)
+	}
+	notes, err := ledger.Notices(path)
+	if err != nil || len(notes) != 1 || !strings.Contains(notes[0], "record 5 is gone") {
+		t.Fatalf("notices before the append: %q %v", notes, err)
+	}
+	for round := range 3 {
+		appendN(t, l, 2)
+		rep := verify(t, path)
+		if rep.Broken != nil || rep.OK() {
+			t.Fatalf("round %d: broken %+v, OK %v: the loss must be reported, not break the chain", round, rep.Broken, rep.OK())
+		}
+		if len(rep.Cuts) != 1 || !strings.Contains(rep.Cuts[0].Detail, "record 5 was lost") || rep.Cuts[0].Seq != 6 {
+			t.Fatalf("round %d: cuts %+v", round, rep.Cuts)
+		}
+		if rep.Torn == nil {
+			t.Errorf("round %d: the half record is no longer noted", round)
+		}
+		if want := 4 + 1 + 2*(round+1); rep.Records != want || rep.Seq != uint64(want+1) {
+			t.Errorf("round %d: %d records up to %d, want %d up to %d", round, rep.Records, rep.Seq, want, want+1)
+		}
+		notes, err := ledger.Notices(path)
+		if err != nil || len(notes) != 1 || !strings.Contains(notes[0], "record 5 was lost") {
+			t.Fatalf("round %d: notices %q %v", round, notes, err)
+		}
+	}
+	recs, _ := ledger.Records(path)
+	if what, ok := ledger.DescribeCut(recs[4]); !ok || !strings.Contains(what, "record 5 was lost") {
+		t.Errorf("the cut record reads %q", what)
+	}
+
+	// A second loss is written down as well, after the first.
+	cutTail(t, path)
+	appendN(t, l, 1)
+	rep := verify(t, path)
+	if rep.Broken != nil || len(rep.Cuts) != 2 || !strings.Contains(rep.Cuts[1].Detail, "record 12 was lost") {
+		t.Fatalf("a second cut: %+v %+v", rep.Broken, rep.Cuts)
+	}
+	if a, _, _ := ledger.ReadAnchor(path); len(a.Cuts) != 2 || a.Cuts[0].From != 5 || a.Cuts[1].From != 12 {
+		t.Errorf("the anchor keeps %+v", a.Cuts)
+	}
+
+	// Taking the cut record out again (the rest relinked) while the
+	// anchor remembers it is a rewrite.
+	data, _ := os.ReadFile(path)
+	var kept []string
+	for _, line := range strings.SplitAfter(string(data), "\n") {
+		if !strings.Contains(line, `"kind":"cut"`) {
+			kept = append(kept, line)
+		}
+	}
+	os.WriteFile(path, []byte(strings.Join(kept, "")), 0o600)
+	if rep, _ := ledger.Verify(path); rep.Broken == nil {
+		t.Error("a ledger with its cut records taken out verifies")
+	}
+}
+
+// A crash between a cut record and its anchor: the anchor one behind
+// names the record the cut record says it found, so Verify forgives it,
+// reports the loss, and the next append brings the anchor up.
+func TestLedgerCrashAfterCutRecord(t *testing.T) {
+	l := approvaltest.NewLedger(t)
+	appendN(t, l, 3)
+	before, _, _ := ledger.ReadAnchor(l.Path())
+	cutTail(t, l.Path())
+	func() {
+		reset := ledger.SetHookBeforeAnchor(func() { panic("crash") })
+		defer reset()
+		defer func() {
+			if recover() == nil {
+				t.Fatal("the append did not reach the cut record's anchor")
+			}
+		}()
+		l.Append(ledger.KindRequest, map[string]int{"after": 3})
+	}()
+	if a, _, _ := ledger.ReadAnchor(l.Path()); a.Seq != before.Seq || a.Hash != before.Hash {
+		t.Fatalf("the crash came after the anchor moved: %+v", a)
+	}
+	rep := verify(t, l.Path())
+	if rep.Broken != nil || len(rep.Cuts) != 1 || rep.Seq != 4 {
+		t.Fatalf("after the crash: %+v %+v seq %d", rep.Broken, rep.Cuts, rep.Seq)
+	}
+	appendN(t, l, 1)
+	rep = verify(t, l.Path())
+	if rep.Broken != nil || len(rep.Cuts) != 1 || rep.Seq != 5 {
+		t.Fatalf("after the next append: %+v %+v seq %d", rep.Broken, rep.Cuts, rep.Seq)
+	}
+	if a, _, _ := ledger.ReadAnchor(l.Path()); a.Seq != 5 || len(a.Cuts) != 1 || a.Cuts[0].At != 4 {
+		t.Errorf("anchor %+v", a)
+	}
+}

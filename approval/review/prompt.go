@@ -5,9 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
+	"unicode"
+
+	"golang.org/x/text/width"
 
 	"github.com/airlock-dev/airlock/approval"
 	"github.com/airlock-dev/airlock/internal/termsafe"
@@ -97,15 +101,30 @@ func marker(s approval.Severity) string {
 // sequences written are airlock's own colours.
 func Render(w io.Writer, r *approval.Request, color bool) error { return RenderRows(w, r, color, 0) }
 
-// RenderRows is Render for a terminal of rows lines (0: no limit): the
-// file list is shortened so that the risks and the keys are on the screen
-// together, whatever the push holds.
+// RenderRows is Render for a terminal of rows lines of 80 columns (rows
+// 0: no limit): the file list is shortened so that the risks and the keys
+// are on the screen together, whatever the push holds.
 func RenderRows(w io.Writer, r *approval.Request, color bool, rows int) error {
-	return renderRows(w, r, color, rows, false)
+	return renderRows(w, r, color, screenSize{rows, 80}, false)
+}
+
+// screenSize is the terminal's, in character cells; rows 0 is no limit.
+type screenSize struct{ rows, cols int }
+
+// sizeOf is t's size, as far as it can say.
+func sizeOf(t Terminal) screenSize {
+	sz := screenSize{cols: 80}
+	if rt, ok := t.(interface{ Rows() int }); ok {
+		sz.rows = rt.Rows()
+	}
+	if ct, ok := t.(interface{ Cols() int }); ok && ct.Cols() > 0 {
+		sz.cols = ct.Cols()
+	}
+	return sz
 }
 
 // renderRows is RenderRows, with the key back to the list when back.
-func renderRows(w io.Writer, r *approval.Request, color bool, rows int, back bool) error {
+func renderRows(w io.Writer, r *approval.Request, color bool, size screenSize, back bool) error {
 	if r.Kind == approval.KindNetwork {
 		return renderNetwork(w, r, color, back)
 	}
@@ -160,20 +179,8 @@ func renderRows(w io.Writer, r *approval.Request, color bool, rows int, back boo
 		}
 		b.WriteString("  Files:\n")
 	}
-	files := r.Files
-	more := 0
-	if rows > 0 {
-		// What is left of the screen after the lines above, the keys
-		// and the line the reviewer types on.
-		room := rows - strings.Count(b.String(), "\n") - 3
-		if room < 1 {
-			room = 1
-		}
-		if len(files) > room {
-			files, more = files[:room-1], len(files)-(room-1)
-		}
-	}
-	for _, f := range files {
+	var lines []string
+	for _, f := range r.Files {
 		sign := f.Op.Sign()
 		switch f.Op {
 		case approval.OpCreate:
@@ -181,7 +188,31 @@ func renderRows(w io.Writer, r *approval.Request, color bool, rows int, back boo
 		case approval.OpDelete:
 			sign = p.paint(ansiRed, sign)
 		}
-		fmt.Fprintf(&b, "    %s %s (%s)%s\n", sign, line(f.Path), approval.SizeText(f.Size), inline(f.Path))
+		lines = append(lines, fmt.Sprintf("    %s %s (%s)%s\n", sign, line(f.Path), approval.SizeText(f.Size), inline(f.Path)))
+	}
+	more := 0
+	if size.rows > 0 {
+		// What is left of the screen after the lines above, the keys
+		// and the line the reviewer types on. A line wider than the
+		// terminal takes more than one row: counting lines alone would
+		// scroll the risks off the top.
+		room := size.rows - screenRows(b.String(), size.cols) - screenRows(keysLine(r, p, back), size.cols) - 2
+		used, fit := 0, 0
+		for i, l := range lines {
+			need := screenRows(l, size.cols)
+			if i < len(lines)-1 {
+				need++ // the line that says how many more there are
+			}
+			if used+need > room {
+				break
+			}
+			used += screenRows(l, size.cols)
+			fit++
+		}
+		lines, more = lines[:fit], len(lines)-fit
+	}
+	for _, l := range lines {
+		b.WriteString(l)
 	}
 	if more > 0 {
 		fmt.Fprintf(&b, "    ... and %d more files: [d]iff shows them all\n", more)
@@ -192,8 +223,8 @@ func renderRows(w io.Writer, r *approval.Request, color bool, rows int, back boo
 }
 
 // groupFlags keeps the risks list short: past three flags of one kind,
-// the rest of that kind is one line, so a push of many files cannot push
-// the other risks off the screen.
+// the rest of that kind is one line naming their files, so a push of many
+// files cannot push the other risks off the screen.
 func groupFlags(flags []approval.Flag) []approval.Flag {
 	count := map[string]int{}
 	for _, f := range flags {
@@ -201,15 +232,38 @@ func groupFlags(flags []approval.Flag) []approval.Flag {
 	}
 	var out []approval.Flag
 	shown := map[string]int{}
+	var rest map[string][]string
 	for _, f := range flags {
 		switch n := shown[f.Code]; {
 		case n < 3 || count[f.Code] == 4:
 			out = append(out, f)
 		case n == 3:
-			out = append(out, approval.Flag{Code: f.Code, Severity: f.Severity,
-				Message: fmt.Sprintf("and %d more: %s", count[f.Code]-3, flagLabel(f))})
+			out = append(out, approval.Flag{Code: f.Code, Severity: f.Severity})
+			fallthrough
+		default:
+			if rest == nil {
+				rest = map[string][]string{}
+			}
+			if f.Path != "" {
+				rest[f.Code] = append(rest[f.Code], f.Path)
+			}
 		}
 		shown[f.Code]++
+	}
+	for i, f := range out {
+		if f.Message != "" {
+			continue
+		}
+		msg := fmt.Sprintf("and %d more: %s", count[f.Code]-3, flagLabel(f))
+		if paths := rest[f.Code]; len(paths) > 0 {
+			const named = 4
+			list := strings.Join(paths[:min(named, len(paths))], ", ")
+			if len(paths) > named {
+				list += fmt.Sprintf(" and %d others", len(paths)-named)
+			}
+			msg += " (" + list + ")"
+		}
+		out[i].Message = msg
 	}
 	return out
 }
@@ -271,11 +325,7 @@ func prompt(t Terminal, r *approval.Request, back bool) (approval.Decision, erro
 		return promptNetwork(t, r, back)
 	}
 	p := painter(t.Color())
-	rows := 0
-	if rt, ok := t.(interface{ Rows() int }); ok {
-		rows = rt.Rows()
-	}
-	if err := renderRows(t, r, t.Color(), rows, back); err != nil {
+	if err := renderRows(t, r, t.Color(), sizeOf(t), back); err != nil {
 		return approval.Decision{}, err
 	}
 	keys := func() string { return keysLine(r, p, back) }
@@ -469,4 +519,36 @@ func clip(s string, n int) string {
 		return s
 	}
 	return s[:n] + "..."
+}
+
+// screenRows is how many rows of a terminal cols wide text takes: each
+// line at least one, more when it is wider than the terminal. Escape
+// sequences (airlock's own colours: nothing else reaches the terminal)
+// take none; wide characters two cells, combining marks none.
+func screenRows(text string, cols int) int {
+	if cols <= 0 {
+		cols = 80
+	}
+	n := 0
+	for _, l := range strings.Split(strings.TrimSuffix(text, "\n"), "\n") {
+		w := cellWidth(sgr.ReplaceAllString(l, ""))
+		n += max(1, (w+cols-1)/cols)
+	}
+	return n
+}
+
+var sgr = regexp.MustCompile(`\x1b\[[0-9;]*m`)
+
+func cellWidth(s string) int {
+	w := 0
+	for _, r := range s {
+		switch {
+		case unicode.Is(unicode.Mn, r), unicode.Is(unicode.Me, r), r == '\u200b':
+		case width.LookupRune(r).Kind() == width.EastAsianWide || width.LookupRune(r).Kind() == width.EastAsianFullwidth:
+			w += 2
+		default:
+			w++
+		}
+	}
+	return w
 }

@@ -112,7 +112,7 @@ func TestScreenKeepsFlagsWithKeys(t *testing.T) {
 		t.Fatal(err)
 	}
 	scr := screen(t, s.Out.String())
-	for _, want := range []string{"GitHub Actions workflow", "[a]pprove", "new branch feature", "more files"} {
+	for _, want := range []string{"GitHub Actions runs it", "[a]pprove", "new branch feature", "more files"} {
 		if !strings.Contains(scr, want) {
 			t.Errorf("the screen lacks %q:\n%s", want, scr)
 		}
@@ -159,7 +159,7 @@ func TestAutorunAndDeceptiveFlags(t *testing.T) {
 		{"rules.mk", "", approval.FlagAutorun},
 		{".husky/pre-commit", "", approval.FlagCI},
 		{".pre-commit-config.yaml", "", approval.FlagCI},
-		{"Makefile", "", approval.FlagCI},
+		{"Makefile", "", approval.FlagAutorun},
 		{"src/a.go", "// \u202E } \u2066", approval.FlagTerminal},
 		{"notes.md", "see \x1b]52;c;ZXZpbA==\x07", approval.FlagTerminal},
 		{"run.sh", "#!/bin/sh\necho a\x00b\n", approval.FlagTerminal},

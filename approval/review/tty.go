@@ -69,6 +69,15 @@ func (t *TTY) Rows() int {
 	return 24
 }
 
+// Cols is the terminal's width (80 when it cannot be read): a line longer
+// than that takes more than one of the Rows.
+func (t *TTY) Cols() int {
+	if w, _, err := term.GetSize(t.fd); err == nil && w > 0 {
+		return w
+	}
+	return 80
+}
+
 // Cancel makes a pending or later read return ErrCanceled: the request
 // being shown went away.
 func (t *TTY) Cancel() {

@@ -62,6 +62,21 @@ func startDurable(t *testing.T, ctx context.Context, bin string, env []string, r
 	return d
 }
 
+// bareWorker makes a test's root, its isolated environment, and a worker
+// file (worker "keeper") whose default target is a new bare repository.
+func bareWorker(t *testing.T) (root string, env []string, workerFile string) {
+	t.Helper()
+	root = t.TempDir()
+	env = isolatedEnv(t, root)
+	bare := filepath.Join(root, "target.git")
+	mustGit(t, env, root, "init", "-q", "--bare", "-b", "main", bare)
+	workerFile = filepath.Join(root, "w.md")
+	if err := os.WriteFile(workerFile, []byte(fmt.Sprintf("---\nname: keeper\ngit:\n  default_target: {type: local-bare, path: %q, branch: main}\n---\n", bare)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return root, env, workerFile
+}
+
 // wait waits for the process to exit by itself.
 func (d *durableServer) wait(t *testing.T) {
 	t.Helper()
@@ -113,12 +128,7 @@ func TestSessionSurvivesEveryEnding(t *testing.T) {
 		t.Run(ending, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
-			root := t.TempDir()
-			env := isolatedEnv(t, root)
-			bare := filepath.Join(root, "target.git")
-			mustGit(t, env, root, "init", "-q", "--bare", "-b", "main", bare)
-			workerFile := filepath.Join(root, "w.md")
-			os.WriteFile(workerFile, []byte(fmt.Sprintf("---\nname: keeper\ngit:\n  default_target: {type: local-bare, path: %q, branch: main}\n---\n", bare)), 0o644)
+			root, env, workerFile := bareWorker(t)
 
 			d := startDurable(t, ctx, bin, env, root, "--worker", workerFile)
 			w := d.w

@@ -4,15 +4,18 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	ledgerpkg "github.com/airlock-dev/airlock/approval/ledger"
 	"github.com/airlock-dev/airlock/targets/githubemu"
 )
 
@@ -98,7 +101,26 @@ Write the Q3 report.
 			t.Errorf("the token is in %s", what)
 		}
 	}
-	if out, _, code := runAirlock(t, env, root, "ledger", "verify"); code != 0 {
+	out, _, code := runAirlock(t, env, root, "ledger", "verify")
+	if code != 0 || !strings.Contains(out, "checked against github:octo-org/reports: it keeps record ") {
 		t.Errorf("ledger verify exited %d: %s", code, out)
+	}
+
+	// The ledger cut back to before the push that landed, its anchor
+	// rewritten to match: GitHub still keeps the push's record. The
+	// ledger no longer names the target, so verify is told of it.
+	path := filepath.Join(root, "state", "airlock", "ledger.jsonl")
+	recs, _ := ledgerpkg.Records(path)
+	cut := slices.IndexFunc(recs, func(r ledgerpkg.Record) bool { return r.Kind == ledgerpkg.KindPush })
+	lines := strings.SplitAfter(string(ledger), "\n")
+	os.WriteFile(path, []byte(strings.Join(lines[:cut], "")), 0o600)
+	anchor, _ := json.Marshal(ledgerpkg.Anchor{Seq: recs[cut-1].Seq, Hash: recs[cut-1].Hash})
+	os.WriteFile(ledgerpkg.AnchorPath(path), anchor, 0o600)
+	if out, _, code = runAirlock(t, env, root, "ledger", "verify"); code != 0 {
+		t.Errorf("verify without --target exited %d: %s", code, out)
+	}
+	out, _, code = runAirlock(t, env, root, "ledger", "verify", "--target", "github:octo-org/reports")
+	if code != exitBroken || !strings.Contains(out, "cut: the ledger was cut or rewritten: target github:octo-org/reports records record ") {
+		t.Errorf("verify of a ledger cut behind a push to GitHub exited %d: %s", code, out)
 	}
 }

@@ -48,8 +48,9 @@ type sandboxes struct {
 	server     [32]byte // the hash of the server's token
 	maxLive    int
 	maxBytes   int64
-	idle       time.Duration // how long a sandbox goes unused before it may be unloaded
-	base       string        // the endpoint, http://ADDR/mcp
+	idle       time.Duration   // how long a sandbox goes unused before it may be unloaded
+	base       string          // the endpoint, http://ADDR/mcp
+	bind       session.Binding // the worker's file, targets and the operator's policy: saved sessions resume only under the same
 	stderr     io.Writer
 	sdk        http.Handler
 	front      *sandboxSess // answers requests outside any MCP session
@@ -391,8 +392,9 @@ func (h *sandboxes) open() (*sandboxSess, string, error) {
 		sess, err = session.New(context.Background(), h.w, opts)
 	} else {
 		key, file := workerKey(h.w, h.workerFile)
+		bind := h.bind
 		dir, derr := session.CreateStateDir(h.root, session.Meta{Worker: h.w.Name, WorkerKey: key, WorkerFile: file,
-			Transport: "http", TokenHash: hex.EncodeToString(hash[:])})
+			Transport: "http", TokenHash: hex.EncodeToString(hash[:]), Binding: &bind})
 		if derr != nil {
 			return nil, "", derr
 		}
@@ -474,6 +476,18 @@ func (h *sandboxes) resumeSaved(id string, hash [32]byte) (*sandboxSess, error) 
 	if dir.Meta.Transport != "http" || subtle.ConstantTimeCompare(want, hash[:]) != 1 {
 		dir.Unlock()
 		return nil, fail(http.StatusForbidden, "this token does not open session %s", id)
+	}
+	// The token opens the session, never a wider policy than its own: a
+	// session of another worker, or of other flags, stays theirs.
+	key, _ := workerKey(h.w, h.workerFile)
+	if err := dir.Claim(key, h.bind); err != nil {
+		dir.Unlock()
+		var be *session.BindingError
+		if errors.As(err, &be) {
+			fmt.Fprintf(h.stderr, "airlock serve: refused to resume session %s for a client: %s\n", id, termsafe.Line(err.Error()))
+			return nil, fail(http.StatusForbidden, "%s", err.Error())
+		}
+		return nil, err
 	}
 	opts := h.opts
 	opts.State = dir

@@ -26,8 +26,8 @@ func ledgerPath(file string) (string, error) {
 
 func runLedger(args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
-		fmt.Fprint(stderr, "Usage: airlock ledger verify [--file F]\n       airlock ledger show [-n N] [--file F]\n\n"+
-			"verify checks the ledger's hash chain (exit 3 if it is broken); show prints recent events.\n")
+		fmt.Fprint(stderr, "Usage: airlock ledger verify [--file F] [--target T]...\n       airlock ledger show [-n N] [--file F]\n\n"+
+			"verify checks the ledger's hash chain and its anchors (exit 3 if it is broken, or ever lost records); show prints recent events.\n")
 		if len(args) == 0 {
 			return &exitError{exitUsage, fmt.Errorf("ledger needs verify or show")}
 		}
@@ -35,11 +35,18 @@ func runLedger(args []string, stdout, stderr io.Writer) error {
 	}
 	switch args[0] {
 	case "verify":
-		fs := newFlags("airlock ledger verify", "airlock ledger verify [--file F]",
-			"Checks every record of the ledger: its hash, its link to the one before, the sequence.", stderr)
+		fs := newFlags("airlock ledger verify", "airlock ledger verify [--file F] [--target T]...",
+			"Checks every record of the ledger: its hash, its link to the one before, the sequence; its anchor; every loss written down; and the head each target keeps of it.", stderr)
 		file := fs.String("file", "", "the ledger file; default: the state directory's ledger.jsonl")
+		var against multiFlag
+		fs.Var(&against, "target", "also check against the ledger's head this target keeps (local:PATH, local-bare:PATH, github:OWNER/REPO); repeatable")
 		if err := parse(fs, args[1:]); err != nil {
 			return err
+		}
+		for _, id := range against {
+			if !isTargetID(id) {
+				return usageError("ledger verify: --target %q: write local:PATH, local-bare:PATH or github:OWNER/REPO", id)
+			}
 		}
 		path, err := ledgerPath(*file)
 		if err != nil {
@@ -55,8 +62,41 @@ func runLedger(args []string, stdout, stderr io.Writer) error {
 		if rep.Torn != nil {
 			fmt.Fprintf(stdout, "note: %v\n", rep.Torn)
 		}
-		if !rep.OK() {
+		if rep.Broken != nil {
 			return &exitError{exitBroken, fmt.Errorf("%s: the chain is broken after %d good records: %v", path, rep.Records, rep.Broken)}
+		}
+		// A loss an append wrote down stays in the chain: every verify
+		// reports it, however much was written since.
+		for _, c := range rep.Cuts {
+			fmt.Fprintf(stdout, "lost: %s\n", termsafe.Line(c.Error()))
+		}
+		recs, err := ledger.Records(path)
+		if err != nil {
+			return err
+		}
+		problems := checkTargets(path, recs, against, stdout)
+		for _, p := range problems {
+			fmt.Fprintf(stdout, "cut: %s\n", p)
+		}
+		var why []string
+		switch len(rep.Cuts) {
+		case 0:
+		case 1:
+			why = append(why, "1 loss")
+		default:
+			why = append(why, fmt.Sprintf("%d losses", len(rep.Cuts)))
+		}
+		if len(problems) > 0 {
+			why = append(why, "a target keeps a record it no longer has (it was cut or rewritten after that push, whatever its anchor says)")
+		}
+		if len(why) > 0 {
+			fresh := "move it and its anchor aside"
+			if len(problems) > 0 {
+				fresh += ", and delete the ref named above from each target that keeps one"
+			}
+			return &exitError{exitBroken, fmt.Errorf("%s: %d records chained, head %s, but the ledger is not whole: %s, listed above; "+
+				"a loss stays reported for as long as this ledger is kept (to start a new ledger, %s)",
+				path, rep.Records, short(rep.Head), strings.Join(why, "; "), fresh)}
 		}
 		fmt.Fprintf(stdout, "%s: %d records, chain intact; head %s\n", path, rep.Records, short(rep.Head))
 		return nil
@@ -102,6 +142,18 @@ func runLedger(args []string, stdout, stderr io.Writer) error {
 	return usageError("ledger %s: use verify or show", args[0])
 }
 
+// warnLedger tells the operator at start what the ledger lost, as far as
+// its anchor and its tail say (`airlock ledger verify` reads it all).
+func warnLedger(stderr io.Writer, path string) {
+	notes, err := ledger.Notices(path)
+	if err != nil {
+		fmt.Fprintf(stderr, "airlock serve: warning: the ledger %s could not be checked: %v\n", path, err)
+	}
+	for _, n := range notes {
+		fmt.Fprintf(stderr, "airlock serve: warning: the ledger %s is not whole: %s; `airlock ledger verify` reports it\n", path, n)
+	}
+}
+
 func short(s string) string {
 	if len(s) > 12 {
 		return s[:12]
@@ -143,6 +195,10 @@ func describeRecord(r ledger.Record) string {
 		return msg
 	case ledger.KindWithdrawal:
 		return fmt.Sprintf("%s %s  withdrawn: %s", head, get("request"), get("why"))
+	case ledger.KindCut:
+		if what, ok := ledger.DescribeCut(r); ok {
+			return fmt.Sprintf("%s !! %s", head, what)
+		}
 	}
 	return head + " " + string(r.Data)
 }

@@ -59,3 +59,46 @@ func TestLedgerShowMarksBreak(t *testing.T) {
 		t.Errorf("verify of a cut ledger exited %d: %s", code, errOut.String())
 	}
 }
+
+// A record lost at the tail is reported by every later verify (exit 3,
+// with a "lost:" line), however many records were written since; ledger
+// show marks the cut record; the warning serve prints at start says so.
+func TestLedgerVerifyReportsCutForever(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "ledger.jsonl")
+	l, err := ledger.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	add := func(n int) {
+		for range n {
+			if _, err := l.Append(ledger.KindWithdrawal, map[string]string{"request": "r", "why": "test"}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	add(3)
+	data, _ := os.ReadFile(path)
+	os.WriteFile(path, data[:len(data)-40], 0o600) // record 3 cut in half
+	for round := range 3 {
+		add(1)
+		var out, errOut bytes.Buffer
+		if code := run([]string{"ledger", "verify", "--file", path}, nil, &out, &errOut); code != exitBroken {
+			t.Fatalf("round %d: verify exited %d: %s%s", round, code, out.String(), errOut.String())
+		}
+		if !strings.Contains(out.String(), "lost: ledger line 4: cut: record 3 was lost") || !strings.Contains(out.String(), "note: ledger line 3: torn") ||
+			!strings.Contains(errOut.String(), "not whole: 1 loss") {
+			t.Errorf("round %d: verify said:\n%s%s", round, out.String(), errOut.String())
+		}
+	}
+	var out, errOut bytes.Buffer
+	run([]string{"ledger", "show", "--file", path}, nil, &out, &errOut)
+	if !strings.Contains(out.String(), "!! record 3 was lost") {
+		t.Errorf("ledger show:\n%s", out.String())
+	}
+	var warn bytes.Buffer
+	warnLedger(&warn, path)
+	if !strings.Contains(warn.String(), "is not whole: record 3 was lost") {
+		t.Errorf("serve's warning: %q", warn.String())
+	}
+}

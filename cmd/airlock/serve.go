@@ -171,6 +171,8 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		}
 		policy.AutoApprove = append(policy.AutoApprove, id)
 	}
+	// A saved session resumes only under this worker and these flags.
+	bind := session.BindingOf(w, session.PolicyOf(*never, policy.AutoApprove, runOpts))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
@@ -179,6 +181,7 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer ledger.Close()
+	warnLedger(stderr, ledger.Path())
 	gate := approval.NewGate(ledger, policy)
 	broker, err := broker.Listen(gate, sockets, broker.ServerInfo{PID: os.Getpid(), Worker: w.Name, Started: time.Now()})
 	if err != nil {
@@ -236,6 +239,7 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		defer os.Remove(tokenFile)
 		sbs := newSandboxes(w, *workerFile, opts, root, version(), token, *maxSessions, maxBytes, *idle, stderr)
 		sbs.base = fmt.Sprintf("http://%s%s", ln.Addr(), mcpPath)
+		sbs.bind = bind
 		hs := &http.Server{Handler: httpHandler(sbs)}
 		go hs.Serve(ln)
 		fmt.Fprintf(stderr, "airlock serve: worker %q, pushing to %s by default. Review pushes with `airlock review` in another terminal.\n",
@@ -249,7 +253,7 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		sbs.Close()
 		return nil
 	}
-	sess, err := openSession(ctx, w, *workerFile, opts, state, *fresh, *ephemeral, *resumeID, *retention, stderr)
+	sess, err := openSession(ctx, w, *workerFile, bind, opts, state, *fresh, *ephemeral, *resumeID, *retention, stderr)
 	if err != nil {
 		return err
 	}
@@ -341,9 +345,9 @@ func sayKept(sess *session.Session, why string, stderr io.Writer) {
 }
 
 // openSession starts the worker's session: the latest unfinished one
-// resumed (unless fresh), the one named, or a new one; in memory only
-// when ephemeral.
-func openSession(ctx context.Context, w *session.Worker, workerFile string, opts session.Options, state string,
+// made under bind resumed (unless fresh), the one named (if made under
+// bind), or a new one; in memory only when ephemeral.
+func openSession(ctx context.Context, w *session.Worker, workerFile string, bind session.Binding, opts session.Options, state string,
 	fresh, ephemeral bool, resumeID string, retention time.Duration, stderr io.Writer) (*session.Session, error) {
 	if ephemeral {
 		fmt.Fprintf(stderr, "airlock serve: the session is in memory only (--ephemeral): nothing survives its end\n")
@@ -361,8 +365,19 @@ func openSession(ctx context.Context, w *session.Worker, workerFile string, opts
 		if dir, err = session.OpenStateDir(root, resumeID); err != nil {
 			return nil, err
 		}
+		if err := dir.Claim(key, bind); err != nil {
+			dir.Unlock()
+			return nil, err
+		}
 	case !fresh:
-		if dir, err = session.LatestUnfinished(root, key); err != nil {
+		var others []error
+		dir, others, err = session.LatestUnfinished(root, key, bind)
+		for _, o := range others {
+			// Kept for the server they belong to; the operator learns
+			// where their work is.
+			fmt.Fprintf(stderr, "airlock serve: not resuming: %s\n", termsafe.Line(o.Error()))
+		}
+		if err != nil {
 			return nil, err
 		}
 	}
@@ -384,7 +399,7 @@ func openSession(ctx context.Context, w *session.Worker, workerFile string, opts
 		}
 		fmt.Fprintf(stderr, "airlock serve: could not resume session %s (%s); it stays for airlock sessions, and a new one starts\n", dir.ID, termsafe.Line(err.Error()))
 	}
-	if dir, err = session.CreateStateDir(root, session.Meta{Worker: w.Name, WorkerKey: key, WorkerFile: file}); err != nil {
+	if dir, err = session.CreateStateDir(root, session.Meta{Worker: w.Name, WorkerKey: key, WorkerFile: file, Binding: &bind}); err != nil {
 		return nil, err
 	}
 	opts.State = dir
@@ -445,6 +460,15 @@ func newHTTPToken(dir string) (token, file string, err error) {
 	token = hex.EncodeToString(b[:])
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", "", err
+	}
+	// A killed server's token file stays behind: the next one removes
+	// those of servers that are gone.
+	stale, _ := filepath.Glob(filepath.Join(dir, "http-*.token"))
+	for _, f := range stale {
+		var pid int
+		if _, err := fmt.Sscanf(filepath.Base(f), "http-%d.token", &pid); err == nil && pid > 0 && !broker.Alive(pid) {
+			os.Remove(f)
+		}
 	}
 	file = filepath.Join(dir, fmt.Sprintf("http-%d.token", os.Getpid()))
 	if err := os.WriteFile(file, []byte(token+"\n"), 0o600); err != nil {

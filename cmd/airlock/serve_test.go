@@ -1,9 +1,12 @@
 package main
 
 import (
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -79,4 +82,34 @@ func testSandboxes(t testing.TB, token string, max int) (*httptest.Server, *sand
 	sbs.base = ts.URL + mcpPath
 	t.Cleanup(func() { ts.Close(); sbs.Close() })
 	return ts, sbs
+}
+
+// TestDeadServersTokenFilesGo: the token file of an HTTP server that is
+// gone (killed: it never removed it) is removed by the next one; a
+// running server's stays.
+func TestDeadServersTokenFilesGo(t *testing.T) {
+	dir := t.TempDir()
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	gone := filepath.Join(dir, fmt.Sprintf("http-%d.token", dead.Process.Pid))
+	running := filepath.Join(dir, "http-1.token") // init runs
+	for _, f := range []string{gone, running} {
+		if err := os.WriteFile(f, []byte("t\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, mine, err := newHTTPToken(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(gone); !os.IsNotExist(err) {
+		t.Errorf("the dead server's token file is still there: %v", err)
+	}
+	for _, f := range []string{running, mine} {
+		if _, err := os.Stat(f); err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
 }

@@ -221,7 +221,7 @@ func showSession(root, id string, stdout io.Writer) error {
 			p("  %s  %s to %s %s (%s)\n", x.Request, x.Commit[:12], termsafe.Text(x.Target), x.Ref, x.State)
 		}
 	}
-	p("\nRescue it with `airlock sessions export %s DIR [--bundle FILE]`, or resume it with airlock serve and the same worker.\n", in.ID)
+	p("\nRescue it with `airlock sessions export %s DIR [--bundle FILE]`, or resume it with %s (the same worker and flags).\n", in.ID, termsafe.Text(in.Meta.ServeCommand()))
 	return nil
 }
 

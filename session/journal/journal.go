@@ -27,6 +27,10 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // ErrCorrupt: the file is not a journal, or damaged before its tail.
 var ErrCorrupt = errors.New("journal: corrupt")
 
+// ErrReplaced: the file at the journal's path is not the one it writes
+// (someone replaced it, or a directory on the way).
+var ErrReplaced = errors.New("journal: the file at its path was replaced")
+
 // Journal is an open journal file. It is safe for concurrent use.
 type Journal struct {
 	path string
@@ -130,7 +134,7 @@ func (b *Batch) Reset() { *b = Batch{} }
 // accepts (a commit record); the rest is a torn batch and is cut off
 // before Open returns. fn's payload is only valid during the call.
 func Open(path string, commit func(typ byte) bool, fn func(typ byte, payload []byte) error) (*Journal, error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|noFollow, 0o600)
 	if err != nil {
 		return nil, err
 	}
@@ -252,6 +256,33 @@ func (j *Journal) Size() int64 {
 	return j.size
 }
 
+// Here reports whether the file at the journal's path is still the one
+// it writes: nil, or an error that says what became of it (errors.Is
+// os.ErrNotExist when it, or a directory on the way, was removed;
+// ErrReplaced when another file is there). What was written to a file
+// no path names is lost when the process ends: the owner writes the
+// journal again (Rewrite) before it answers. It costs an lstat(2) of the
+// path and an fstat(2).
+func (j *Journal) Here() error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.f == nil {
+		return errors.New("journal: closed")
+	}
+	at, err := os.Lstat(j.path)
+	if err != nil {
+		return err
+	}
+	mine, err := j.f.Stat()
+	if err != nil {
+		return err
+	}
+	if !os.SameFile(at, mine) {
+		return fmt.Errorf("%w: %s", ErrReplaced, j.path)
+	}
+	return nil
+}
+
 // Sync flushes what was written to the disk, if anything was.
 func (j *Journal) Sync() error {
 	j.mu.Lock()
@@ -311,9 +342,14 @@ func (j *Journal) RewriteWith(fill func(Records) error) error {
 		return errors.New("journal: closed")
 	}
 	tmp := j.path + ".new"
-	f, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
+	// Whatever is there (a crash's leftover, or a link someone put
+	// there) goes: the new file is one this process made.
+	if err := os.Remove(tmp); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("journal: rewriting %s: %w", j.path, err)
+	}
+	f, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL|noFollow, 0o600)
 	if err != nil {
-		return err
+		return fmt.Errorf("journal: rewriting %s: %w", j.path, err)
 	}
 	fail := func(err error) error {
 		f.Close()

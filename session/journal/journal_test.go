@@ -2,6 +2,7 @@ package journal
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -152,5 +153,69 @@ func TestRewriteAndRefusals(t *testing.T) {
 	os.WriteFile(other, []byte("not a journal at all\n"), 0o600)
 	if _, err := Open(other, isCommit, func(byte, []byte) error { return nil }); err == nil {
 		t.Fatal("a file that is not a journal opened")
+	}
+}
+
+// TestHereSeesTheFileGoOrChange: Here is nil while the journal's path
+// names the file it writes, says when the file was removed or another put
+// in its place, and is nil again after a rewrite; a link at the path is
+// not opened.
+func TestHereSeesTheFileGoOrChange(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "j")
+	_, j := readAll(t, path)
+	defer j.Close()
+	rewrite := func() {
+		t.Helper()
+		if err := j.RewriteWith(func(r Records) error { r.Add(commit, []byte("whole")); return nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := j.Here(); err != nil {
+		t.Fatalf("fresh journal: %v", err)
+	}
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Here(); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("removed: %v", err)
+	}
+	rewrite()
+	if err := j.Here(); err != nil {
+		t.Fatalf("after a rewrite: %v", err)
+	}
+	if err := os.WriteFile(path+".x", []byte("other"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(path+".x", path); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Here(); !errors.Is(err, ErrReplaced) {
+		t.Fatalf("replaced: %v", err)
+	}
+	rewrite()
+	if got, j2 := readAll(t, path); len(got) != 1 || got[0].payload != "whole" {
+		t.Fatalf("after the rewrite the path holds %v", got)
+	} else {
+		j2.Close()
+	}
+	// A link where the journal or its rewrite's new file would be.
+	outside := filepath.Join(t.TempDir(), "outside")
+	if err := os.WriteFile(outside, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, path+".new"); err != nil {
+		t.Fatal(err)
+	}
+	rewrite()
+	if data, _ := os.ReadFile(outside); len(data) != 0 {
+		t.Fatalf("the rewrite wrote through a link: %q", data)
+	}
+	link := filepath.Join(dir, "link")
+	if err := os.Symlink(outside, link); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(link, isCommit, func(byte, []byte) error { return nil }); err == nil {
+		t.Fatal("opened a journal through a link")
 	}
 }

@@ -1,0 +1,588 @@
+package approval
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/airlock-dev/airlock/internal/glob"
+)
+
+// runsRule is one row of the table of files that tools run (or take
+// orders from) without anyone asking for that file: on entering a
+// directory or opening a folder, on every build, install or test, in CI,
+// as a git hook, or as the toolchain a pin names.
+//
+// What is in the table, and what is not: a file is in it when a routine
+// command (cd, opening the editor, make, cargo build, pip install, npm
+// install, pytest, ./gradlew, docker build, git commit) runs what it says,
+// so that a change to it acts before anyone reads the code it affects.
+// Manifests whose every edit would be flagged are flagged only for the
+// lines that run something (package.json's scripts, go.mod's go and
+// toolchain lines, pyproject.toml's build and tool tables, Cargo.toml's
+// build script, pom.xml's build): a version bump is not news. Left out,
+// and why: Bazel BUILD files (every change in a Bazel repository touches
+// them; the roots that fetch and run rules, WORKSPACE, MODULE.bazel,
+// .bzl and .bazelrc, are in), dependency lists (a change of dependency is
+// a change of code the diff names; flagging every one would teach the
+// reviewer to skip flags), .editorconfig (formatting only), .env files
+// (data, not code).
+//
+// A Makefile is in, though make runs it only when asked: make is the
+// command every build and most CI run, its recipes are shell run as they
+// stand, and a one-line change in one is as easy to miss as a build.rs.
+type runsRule struct {
+	// pattern is a glob (internal/glob) over the lower-cased path: names
+	// are matched whatever their case, as a case-insensitive filesystem
+	// (macOS, Windows) would find them.
+	pattern string
+	// code is the flag raised: FlagAutorun, FlagCI or FlagSecret.
+	code string
+	// why says what runs it and when, as a clause: "direnv runs it on
+	// entering the directory".
+	why string
+	// changed, for a file flagged only for some of its content, says
+	// what of it changed ("" when nothing that runs did): it gets both
+	// sides, nil for a side that does not exist.
+	changed func(old, new []byte) string
+
+	glob *glob.Pattern
+}
+
+// runsTable is the table; see runsRule.
+var runsTable = compileRuns([]runsRule{
+	// Entering a directory, and toolchain pins.
+	{pattern: "**/.envrc", why: "direnv runs it on entering the directory"},
+	{pattern: "**/flake.nix", why: "nix evaluates it for nix develop and direnv's use flake, and its shellHook runs on entering"},
+	{pattern: "**/shell.nix", why: "nix-shell and direnv's use nix evaluate it, and its shellHook runs on entering"},
+	{pattern: "**/default.nix", why: "nix-build and nix-shell evaluate it"},
+	{pattern: "**/flake.lock", why: "it pins the flake's inputs, which nix fetches and evaluates"},
+	{pattern: "**/devbox.json", why: "devbox runs its init_hook and scripts in devbox shell"},
+	{pattern: "**/.tool-versions", why: "asdf and mise install and run the tool versions it pins"},
+	{pattern: "**/.mise.toml", why: miseWhy},
+	{pattern: "**/mise.toml", why: miseWhy},
+	{pattern: "**/.mise.local.toml", why: miseWhy},
+	{pattern: "**/mise.local.toml", why: miseWhy},
+	{pattern: "**/.mise/config.toml", why: miseWhy},
+	{pattern: "**/.config/mise/config.toml", why: miseWhy},
+	{pattern: "**/.python-version", why: "pyenv and uv pick (and uv downloads) the Python it pins"},
+	{pattern: "**/.nvmrc", why: "nvm, fnm and volta switch to (and may install) the Node it pins"},
+	{pattern: "**/.node-version", why: "nvm, fnm and volta switch to (and may install) the Node it pins"},
+	{pattern: "**/.ruby-version", why: "rbenv, chruby and rvm switch to the Ruby it pins"},
+	{pattern: "**/.sdkmanrc", why: "sdkman switches to (and installs) the JDK and tools it pins"},
+
+	// Python.
+	{pattern: "**/setup.py", why: "pip runs it on install"},
+	{pattern: "**/setup.cfg", why: "setuptools reads it on install and pytest on every test run (addopts can load plugins)"},
+	{pattern: "**/pyproject.toml", changed: pyprojectChanged,
+		why: "pip runs its build backend on install, and the tools it configures run what it names (pytest plugins, build hooks, pylint's init-hook)"},
+	{pattern: "**/sitecustomize.py", why: "Python imports it at every start-up when its directory is on the path"},
+	{pattern: "**/usercustomize.py", why: "Python imports it at every start-up when its directory is on the path"},
+	{pattern: "**/*.pth", why: "Python runs its import lines at every start-up when it is in a site directory"},
+	{pattern: "**/conftest.py", why: "pytest runs it on every test run"},
+	{pattern: "**/pytest.ini", why: "pytest reads it on every test run (addopts can load plugins)"},
+	{pattern: "**/tox.ini", why: "tox runs the commands it lists, and pytest reads it on every test run"},
+	{pattern: "**/noxfile.py", why: "nox runs it"},
+	{pattern: "**/pipfile", why: "pipenv installs the packages from the sources it names, and runs its scripts"},
+	{pattern: "**/poetry.toml", why: "poetry reads it on every command (where it installs from, how it makes environments)"},
+	{pattern: "**/.pdbrc", why: "pdb runs its commands on every start in the directory"},
+	{pattern: "**/conf.py", why: "Sphinx runs it on every docs build (Read the Docs builds on every push)"},
+
+	// JavaScript.
+	{pattern: "**/package.json", code: FlagCI, changed: jsonKeyChanged("scripts"), why: "npm runs them on install, and CI runs them"},
+	{pattern: "**/package.json", changed: jsonKeyChanged("packageManager"), why: "corepack downloads and runs the package manager it names"},
+	{pattern: "**/.npmrc", why: "npm reads it on every command (the registry, script-shell, and node-options that load code into every script)"},
+	{pattern: "**/.yarnrc", why: "yarn reads it on every command, and its yarn-path makes yarn run another file as itself"},
+	{pattern: "**/.yarnrc.yml", why: "yarn reads it on every command (its yarnPath runs a file as yarn itself; its plugins load)"},
+	{pattern: "**/.yarn/releases/**", why: "yarn runs it as itself on every command (yarnPath)"},
+	{pattern: "**/.yarn/plugins/**", why: "yarn loads it on every command"},
+	{pattern: "**/.pnpmfile.cjs", why: "pnpm runs its hooks on every install"},
+	{pattern: "**/.pnpmfile.mjs", why: "pnpm runs its hooks on every install"},
+	{pattern: "**/bunfig.toml", why: "bun reads it on every run and test, and runs its preload scripts first"},
+	{pattern: "**/.lintstagedrc*", code: FlagCI, why: "lint-staged runs its commands on commit, as a git hook"},
+
+	// Rust.
+	{pattern: "**/build.rs", why: "Cargo runs it on every build"},
+	{pattern: "**/.cargo/config.toml", why: "Cargo reads it on every build and runs the runners, linkers, wrappers and aliases it names"},
+	{pattern: "**/.cargo/config", why: "Cargo reads it on every build and runs the runners, linkers, wrappers and aliases it names"},
+	{pattern: "**/rust-toolchain.toml", why: "rustup installs and runs the toolchain it names (a path runs any program)"},
+	{pattern: "**/rust-toolchain", why: "rustup installs and runs the toolchain it names (a path runs any program)"},
+	{pattern: "**/cargo.toml", changed: linesChanged(regexp.MustCompile(`^\s*(build|proc-macro)\s*=`), "build or proc-macro line"),
+		why: "Cargo runs the build script or proc-macro it names on every build"},
+
+	// Go.
+	{pattern: "**/go.mod", changed: linesChanged(regexp.MustCompile(`^\s*(go|toolchain)\s`), "go or toolchain line"),
+		why: "go downloads and runs the toolchain it names (GOTOOLCHAIN=auto, the default)"},
+	{pattern: "**/go.work", why: "go uses it for every command below it (which modules build; its go and toolchain lines pick the toolchain)"},
+	{pattern: "**/*.go", changed: linesChanged(regexp.MustCompile(`^//go:generate[ \t]`), "//go:generate line"),
+		why: "go generate runs the command it names"},
+	{pattern: "**/vendor/modules.txt", why: "go builds the vendored copies it lists, which go.sum does not check"},
+	{pattern: "**/vendor/**/*.go", why: "go builds vendored code as it stands, without checking it against go.sum"},
+
+	// The JVM.
+	{pattern: "**/gradlew", why: "./gradlew runs it (the Gradle wrapper)"},
+	{pattern: "**/gradlew.bat", why: "gradlew.bat runs it (the Gradle wrapper)"},
+	{pattern: "**/gradle/wrapper/gradle-wrapper.jar", why: "./gradlew runs it, a binary the diff cannot show"},
+	{pattern: "**/gradle/wrapper/gradle-wrapper.properties", why: "./gradlew downloads and runs the Gradle its distributionUrl names"},
+	{pattern: "**/*.gradle", why: "Gradle runs it as code on every build"},
+	{pattern: "**/*.gradle.kts", why: "Gradle runs it as code on every build"},
+	{pattern: "**/gradle.properties", why: "Gradle reads it on every build (JVM arguments, where an agent runs any code; properties the build uses)"},
+	{pattern: "**/buildsrc/**", why: "Gradle compiles and runs it on every build"},
+	{pattern: "**/mvnw", why: "./mvnw runs it (the Maven wrapper)"},
+	{pattern: "**/mvnw.cmd", why: "mvnw.cmd runs it (the Maven wrapper)"},
+	{pattern: "**/.mvn/wrapper/**", why: "./mvnw runs it, or downloads and runs the Maven it names"},
+	{pattern: "**/.mvn/extensions.xml", why: "Maven loads the extensions it names on every build"},
+	{pattern: "**/.mvn/maven.config", why: "Maven adds the options it holds to every command"},
+	{pattern: "**/.mvn/jvm.config", why: "Maven starts every build with its JVM arguments (where an agent runs any code)"},
+	{pattern: "**/pom.xml", changed: xmlSectionsChanged("build", "profiles", "repositories", "pluginRepositories"),
+		why: "Maven runs the plugins it names on every build and fetches from the repositories it names"},
+	{pattern: "**/*.sbt", why: "sbt runs it as code on every build"},
+	{pattern: "**/project/build.properties", why: "sbt's launcher downloads and runs the sbt it pins"},
+
+	// Builds elsewhere.
+	{pattern: "**/makefile", why: "make runs its recipes on every build, and so does CI's make"},
+	{pattern: "**/gnumakefile", why: "make runs its recipes on every build, and so does CI's make"},
+	{pattern: "**/*.mk", why: "make includes it in builds"},
+	{pattern: "**/makefile.am", why: "automake turns it into the Makefile every build runs"},
+	{pattern: "**/makefile.in", why: "configure turns it into the Makefile every build runs"},
+	{pattern: "**/configure", why: "./configure runs it, before every build from source"},
+	{pattern: "**/configure.ac", why: "autoreconf turns it into ./configure"},
+	{pattern: "**/cmakelists.txt", why: "CMake runs it on every configure (execute_process runs any command)"},
+	{pattern: "**/*.cmake", why: "CMake runs it when a CMakeLists.txt includes it"},
+	{pattern: "**/cmakepresets.json", why: "CMake and IDEs configure with it (toolchain files, environment)"},
+	{pattern: "**/cmakeuserpresets.json", why: "CMake and IDEs configure with it (toolchain files, environment)"},
+	{pattern: "**/meson.build", why: "Meson runs it on every configure (run_command runs any command)"},
+	{pattern: "**/.bazelrc", why: "Bazel reads it on every command (flags, --run_under, try-import)"},
+	{pattern: "**/.bazelversion", why: "bazelisk downloads and runs the Bazel it pins"},
+	{pattern: "**/workspace", why: "Bazel fetches and runs the repository rules it names"},
+	{pattern: "**/workspace.bazel", why: "Bazel fetches and runs the repository rules it names"},
+	{pattern: "**/module.bazel", why: "Bazel fetches and runs the modules and extensions it names"},
+	{pattern: "**/*.bzl", why: "Bazel runs its rules and macros on every build"},
+	{pattern: "**/justfile", why: "just runs its recipes"},
+	{pattern: "**/.justfile", why: "just runs its recipes"},
+	{pattern: "**/taskfile*.yml", why: "task runs its commands"},
+	{pattern: "**/taskfile*.yaml", why: "task runs its commands"},
+	{pattern: "**/rakefile", why: "rake runs it as Ruby"},
+	{pattern: "**/*.rake", why: "rake runs it as Ruby"},
+	{pattern: "**/gemfile", why: "Bundler runs it as Ruby on every bundle command"},
+	{pattern: "**/*.gemspec", why: "Bundler and gem run it as Ruby on every install"},
+	{pattern: "**/tiltfile", why: "tilt up runs it, and the commands it names"},
+
+	// Containers and workspaces in the cloud.
+	{pattern: "**/dockerfile", why: dockerWhy},
+	{pattern: "**/dockerfile.*", why: dockerWhy},
+	{pattern: "**/*.dockerfile", why: dockerWhy},
+	{pattern: "**/containerfile", why: dockerWhy},
+	{pattern: "**/docker-compose*.yml", why: composeWhy},
+	{pattern: "**/docker-compose*.yaml", why: composeWhy},
+	{pattern: "**/compose.yml", why: composeWhy},
+	{pattern: "**/compose.yaml", why: composeWhy},
+	{pattern: "**/compose.*.yml", why: composeWhy},
+	{pattern: "**/compose.*.yaml", why: composeWhy},
+	{pattern: "**/.devcontainer/**", why: "builds and runs a container when the folder is opened"},
+	{pattern: "**/.devcontainer.json", why: "builds and runs a container when the folder is opened"},
+	{pattern: "**/.gitpod.yml", why: "Gitpod runs its tasks on opening the workspace"},
+
+	// Editors, and the coding agents of the next session.
+	{pattern: "**/.vscode/tasks.json", why: vscodeWhy},
+	{pattern: "**/.vscode/settings.json", why: vscodeWhy},
+	{pattern: "**/.vscode/launch.json", why: vscodeWhy},
+	{pattern: "**/.vscode/extensions.json", why: vscodeWhy},
+	{pattern: "**/.vscode/mcp.json", why: "VS Code starts the MCP servers it names"},
+	{pattern: "**/*.code-workspace", why: vscodeWhy},
+	{pattern: "**/.idea/runconfigurations/**", why: ideaWhy},
+	{pattern: "**/.idea/workspace.xml", why: ideaWhy},
+	{pattern: "**/.run/*.run.xml", why: ideaWhy},
+	{pattern: "**/.idea/externaldependencies.xml", why: "IntelliJ IDEs ask to install the plugins it names on opening the project"},
+	{pattern: "**/.exrc", why: "vim and neovim source it on start in the directory when exrc is set"},
+	{pattern: "**/.nvimrc", why: "neovim sources it on start in the directory when exrc is set"},
+	{pattern: "**/.nvim.lua", why: "neovim runs it on start in the directory when exrc is set"},
+	{pattern: "**/.dir-locals.el", why: "Emacs applies it on opening a file below it (its eval forms run once marked safe)"},
+	{pattern: "**/.dir-locals-2.el", why: "Emacs applies it on opening a file below it (its eval forms run once marked safe)"},
+	{pattern: "**/.zed/settings.json", why: "Zed reads it on opening the folder and starts the language servers it names"},
+	{pattern: "**/.zed/tasks.json", why: "Zed offers and runs its tasks"},
+	{pattern: "**/.helix/languages.toml", why: "Helix starts the language servers it names on opening a file"},
+	{pattern: "**/.claude/settings.json", why: "Claude Code runs the hooks it names on every tool use, and takes its permissions"},
+	{pattern: "**/.claude/settings.local.json", why: "Claude Code runs the hooks it names on every tool use, and takes its permissions"},
+	{pattern: "**/.mcp.json", why: "Claude Code and other MCP clients start the servers it names"},
+	{pattern: "**/.cursor/mcp.json", why: "Cursor starts the MCP servers it names"},
+	{pattern: "**/.gemini/settings.json", why: "Gemini CLI starts the MCP servers it names"},
+	{pattern: "**/agents.md", why: agentWhy},
+	{pattern: "**/claude.md", why: agentWhy},
+	{pattern: "**/gemini.md", why: agentWhy},
+	{pattern: "**/.cursorrules", why: agentWhy},
+	{pattern: "**/.cursor/rules/**", why: agentWhy},
+	{pattern: ".github/copilot-instructions.md", why: agentWhy},
+
+	// git itself.
+	{pattern: "**/.gitattributes", why: "it can name filter and diff drivers that git runs"},
+	{pattern: "**/.gitmodules", why: "it makes git fetch and check out other repositories"},
+	{pattern: "**/.lfsconfig", why: "git-lfs reads it on every clone, fetch and push, and can send and take content from another server"},
+
+	// Git hooks: by their directories, their managers, and by name in any
+	// directory, which core.hooksPath may name.
+	{pattern: "**/.husky/**", code: FlagCI, why: "husky has git run it as a hook"},
+	{pattern: "**/.githooks/**", code: FlagCI, why: "git runs it as a hook when core.hooksPath names its directory"},
+	{pattern: "**/.pre-commit-config.yaml", code: FlagCI, why: "pre-commit runs the hooks it names on commit"},
+	{pattern: "**/.pre-commit-hooks.yaml", code: FlagCI, why: "defines pre-commit hooks that other repositories run"},
+	{pattern: "**/lefthook.yml", code: FlagCI, why: lefthookWhy},
+	{pattern: "**/lefthook.yaml", code: FlagCI, why: lefthookWhy},
+	{pattern: "**/.lefthook.yml", code: FlagCI, why: lefthookWhy},
+	{pattern: "**/.lefthook.yaml", code: FlagCI, why: lefthookWhy},
+	{pattern: "**/lefthook-local.yml", code: FlagCI, why: lefthookWhy},
+	{pattern: "**/.overcommit.yml", code: FlagCI, why: "overcommit runs the hooks it names as git hooks"},
+
+	// CI, and the bots that act on the repository.
+	{pattern: ".github/workflows/**", code: FlagCI, why: "GitHub Actions runs it as a workflow"},
+	{pattern: "**/.github/actions/**", code: FlagCI, why: "GitHub Actions workflows run it as an action"},
+	{pattern: "**/action.yml", code: FlagCI, why: "it defines a GitHub Action, which the workflows that use it run"},
+	{pattern: "**/action.yaml", code: FlagCI, why: "it defines a GitHub Action, which the workflows that use it run"},
+	{pattern: ".github/codeowners", code: FlagCI, why: codeownersWhy},
+	{pattern: "codeowners", code: FlagCI, why: codeownersWhy},
+	{pattern: "docs/codeowners", code: FlagCI, why: codeownersWhy},
+	{pattern: ".github/dependabot.yml", code: FlagCI, why: dependabotWhy},
+	{pattern: ".github/dependabot.yaml", code: FlagCI, why: dependabotWhy},
+	{pattern: "**/renovate.json", code: FlagCI, why: renovateWhy},
+	{pattern: "**/renovate.json5", code: FlagCI, why: renovateWhy},
+	{pattern: "**/.renovaterc", code: FlagCI, why: renovateWhy},
+	{pattern: "**/.renovaterc.json", code: FlagCI, why: renovateWhy},
+	{pattern: "**/.gitlab-ci.yml", code: FlagCI, why: "GitLab CI runs it"},
+	{pattern: ".gitlab/**", code: FlagCI, why: "GitLab reads it (CI includes, templates)"},
+	{pattern: ".circleci/**", code: FlagCI, why: "CircleCI runs it as a pipeline"},
+	{pattern: "**/.travis.yml", code: FlagCI, why: "Travis runs it as a pipeline"},
+	{pattern: "**/jenkinsfile", code: FlagCI, why: "Jenkins runs it as a pipeline"},
+	{pattern: "**/azure-pipelines.yml", code: FlagCI, why: "Azure Pipelines runs it as a pipeline"},
+	{pattern: "**/azure-pipelines.yaml", code: FlagCI, why: "Azure Pipelines runs it as a pipeline"},
+	{pattern: ".buildkite/**", code: FlagCI, why: "Buildkite runs it as a pipeline"},
+	{pattern: "**/bitbucket-pipelines.yml", code: FlagCI, why: "Bitbucket runs it as a pipeline"},
+	{pattern: ".drone.yml", code: FlagCI, why: "Drone runs it as a pipeline"},
+	{pattern: ".woodpecker.yml", code: FlagCI, why: "Woodpecker runs it as a pipeline"},
+	{pattern: ".woodpecker/**", code: FlagCI, why: "Woodpecker runs it as a pipeline"},
+	{pattern: "appveyor.yml", code: FlagCI, why: "AppVeyor runs it as a pipeline"},
+	{pattern: ".appveyor.yml", code: FlagCI, why: "AppVeyor runs it as a pipeline"},
+	{pattern: ".cirrus.yml", code: FlagCI, why: "Cirrus CI runs it as a pipeline"},
+	{pattern: "**/cloudbuild.yaml", code: FlagCI, why: "Cloud Build runs it as a pipeline"},
+	{pattern: "**/cloudbuild.yml", code: FlagCI, why: "Cloud Build runs it as a pipeline"},
+	{pattern: ".semaphore/**", code: FlagCI, why: "Semaphore runs it as a pipeline"},
+	{pattern: ".tekton/**", code: FlagCI, why: "Tekton runs it as a pipeline"},
+	{pattern: ".forgejo/workflows/**", code: FlagCI, why: "Forgejo Actions runs it as a pipeline"},
+	{pattern: ".gitea/workflows/**", code: FlagCI, why: "Gitea Actions runs it as a pipeline"},
+	{pattern: "**/.readthedocs.yaml", code: FlagCI, why: "Read the Docs builds with it on every push"},
+	{pattern: "**/.readthedocs.yml", code: FlagCI, why: "Read the Docs builds with it on every push"},
+
+	// Files that exist to hold credentials.
+	{pattern: "**/.pypirc", code: FlagSecret, why: "it is where twine and pip keep index passwords; check it holds none"},
+	{pattern: "**/.netrc", code: FlagSecret, why: "it is where curl, git and pip take logins from; check it holds none"},
+	{pattern: "**/_netrc", code: FlagSecret, why: "it is where curl, git and pip take logins from; check it holds none"},
+	{pattern: "**/.git-credentials", code: FlagSecret, why: "it is where git's credential store keeps passwords and tokens; check it holds none"},
+	{pattern: "**/.docker/config.json", code: FlagSecret, why: "it is where docker keeps registry credentials; check it holds none"},
+}, gitHookNames)
+
+const (
+	miseWhy        = "mise reads it on entering the directory (hooks, environment scripts, tool versions, tasks)"
+	dockerWhy      = "docker build runs its RUN lines, on the reviewer's machine or in CI"
+	composeWhy     = "docker compose builds and starts what it names, with the mounts and privileges it gives"
+	vscodeWhy      = "VS Code reads it on opening the folder (tasks, settings, launch commands)"
+	ideaWhy        = "IntelliJ IDEs offer and run its run configurations and their before-launch tasks"
+	agentWhy       = "coding agents take it as instructions at every start, so it steers the next agent in this repository"
+	lefthookWhy    = "lefthook runs the commands it names as git hooks"
+	codeownersWhy  = "it names who must approve pull requests, so a change can take a required reviewer away"
+	dependabotWhy  = "Dependabot opens pull requests by it, and its insecure-external-code-execution lets package managers run code"
+	renovateWhy    = "Renovate opens pull requests by it, and its postUpgradeTasks run commands"
+	gitHookWhy     = "git runs a file of this name as a hook when core.hooksPath names its directory"
+	contentChanged = "%s %s: %s; %s"
+)
+
+// gitHookNames are the hooks githooks(5) lists: a file of one of these
+// names is a hook in any directory core.hooksPath may name (hooks/,
+// .hooks/, tools/git-hooks/...). "update" is left out: it runs only in a
+// server's receive-pack, and it is the name of many an ordinary script
+// (Rails' bin/update).
+var gitHookNames = []string{
+	"applypatch-msg", "pre-applypatch", "post-applypatch", "pre-commit", "pre-merge-commit",
+	"prepare-commit-msg", "commit-msg", "post-commit", "pre-rebase", "post-checkout", "post-merge",
+	"pre-push", "pre-receive", "proc-receive", "post-receive", "post-update",
+	"reference-transaction", "push-to-checkout", "pre-auto-gc", "post-rewrite", "sendemail-validate",
+	"fsmonitor-watchman", "p4-changelist", "p4-prepare-changelist", "p4-post-changelist", "p4-pre-submit",
+	"post-index-change",
+}
+
+func compileRuns(rules []runsRule, hooks []string) []runsRule {
+	for _, h := range hooks {
+		rules = append(rules, runsRule{pattern: "**/" + h, code: FlagCI, why: gitHookWhy})
+	}
+	for i := range rules {
+		r := &rules[i]
+		if r.code == "" {
+			r.code = FlagAutorun
+		}
+		if r.pattern != strings.ToLower(r.pattern) {
+			panic("approval: runs pattern not lower-case: " + r.pattern)
+		}
+		g, err := glob.Compile(r.pattern)
+		if err != nil {
+			panic(err)
+		}
+		r.glob = g
+	}
+	return rules
+}
+
+// runsFlags is what the table says of one changed file: a flag for each
+// kind of row that matches it (and, for a row about content, whose
+// content changed).
+func runsFlags(f FileChange, content Content) []Flag {
+	var out []Flag
+	for _, h := range runsHits(f, content) {
+		out = append(out, h.flag)
+	}
+	return out
+}
+
+type runsHit struct {
+	rule *runsRule
+	flag Flag
+}
+
+func runsHits(f FileChange, content Content) []runsHit {
+	comps := strings.Split(strings.ToLower(f.Path), "/")
+	var out []runsHit
+	var old, nu []byte
+	read := false
+	done := map[string]bool{}
+	for i := range runsTable {
+		r := &runsTable[i]
+		// One flag of a kind per file: the first row that says why (a
+		// hook of .husky/ is not flagged again for its name).
+		if done[r.code] || !r.glob.Match(comps) {
+			continue
+		}
+		var msg string
+		if r.changed != nil {
+			if !read {
+				old, nu = side(content, f.Path, false), side(content, f.Path, true)
+				read = true
+			}
+			what := r.changed(old, nu)
+			if what == "" {
+				continue
+			}
+			msg = fmt.Sprintf(contentChanged, verb(f.Op), f.Path, what, r.why)
+		} else {
+			msg = fmt.Sprintf("%s %s: %s", verb(f.Op), f.Path, r.why)
+		}
+		done[r.code] = true
+		out = append(out, runsHit{r, Flag{Code: r.code, Severity: Medium, Path: f.Path, Message: msg}})
+	}
+	return out
+}
+
+// side is one side's content, nil when that side has none.
+func side(content Content, p string, newSide bool) []byte {
+	data, ok := content(p, newSide)
+	if !ok {
+		return nil
+	}
+	if data == nil {
+		data = []byte{}
+	}
+	return data
+}
+
+func verb(op Op) string {
+	switch op {
+	case OpCreate:
+		return "adds"
+	case OpDelete:
+		return "deletes"
+	}
+	return "changes"
+}
+
+// jsonKeyChanged reports a change of one top-level key of a JSON object
+// (package.json's "scripts"). Content that is not JSON changed whatever
+// it holds: the worst is assumed.
+func jsonKeyChanged(key string) func(old, new []byte) string {
+	return func(old, nu []byte) string {
+		read := func(data []byte) (json.RawMessage, bool) {
+			if data == nil {
+				return nil, true
+			}
+			var obj map[string]json.RawMessage
+			if err := json.Unmarshal(data, &obj); err != nil {
+				return nil, false
+			}
+			return obj[key], true
+		}
+		o, ok1 := read(old)
+		n, ok2 := read(nu)
+		if ok1 && ok2 && jsonEqual(o, n) {
+			return ""
+		}
+		return fmt.Sprintf("its %q changed", key)
+	}
+}
+
+// linesChanged reports a line matching re that the new side has and the
+// old does not (added, or changed): removing one runs nothing.
+func linesChanged(re *regexp.Regexp, what string) func(old, new []byte) string {
+	return func(old, nu []byte) string {
+		had := map[string]bool{}
+		for _, l := range bytes.Split(old, []byte("\n")) {
+			if re.Match(l) {
+				had[string(bytes.TrimRight(l, " \t\r"))] = true
+			}
+		}
+		for i, l := range bytes.Split(nu, []byte("\n")) {
+			if re.Match(l) && !had[string(bytes.TrimRight(l, " \t\r"))] {
+				return fmt.Sprintf("line %d is a new %s", i+1, what)
+			}
+		}
+		return ""
+	}
+}
+
+// inertPyTools are pyproject.toml tables of tools that only format or
+// check and load no code their configuration names: a change to them is
+// not flagged. Every other [tool.*] table is (pytest's addopts,
+// pylint's init-hook, mypy's and coverage's plugins, hatch's build
+// hooks, pdm's scripts run code they name).
+var inertPyTools = []string{"black", "ruff", "isort", "pyright", "codespell", "towncrier", "bumpversion",
+	"commitizen", "pydocstyle", "docformatter", "autopep8", "yapf", "typos"}
+
+// pyprojectChanged names the tables of pyproject.toml whose change runs
+// something: [build-system] and the [tool.*] tables of tools that run
+// what they name. [project] (metadata and dependencies) is not among
+// them. The file is read as TOML tables by their headers, which is how
+// every one of those tools writes them; a key set with dotted names at
+// the top ("tool.x.y = 1") counts for its table.
+func pyprojectChanged(old, nu []byte) string {
+	a, b := tomlTables(old), tomlTables(nu)
+	var changed []string
+	seen := map[string]bool{}
+	for _, m := range []map[string]string{a, b} {
+		for name := range m {
+			if seen[name] || !pyRuns(name) {
+				continue
+			}
+			seen[name] = true
+			if a[name] != b[name] {
+				changed = append(changed, "["+name+"]")
+			}
+		}
+	}
+	if len(changed) == 0 {
+		return ""
+	}
+	sort.Strings(changed)
+	return "its " + strings.Join(changed, ", ") + " changed"
+}
+
+func pyRuns(table string) bool {
+	if table == "build-system" || strings.HasPrefix(table, "build-system.") {
+		return true
+	}
+	rest, ok := strings.CutPrefix(table, "tool.")
+	if !ok {
+		return false
+	}
+	tool, _, _ := strings.Cut(rest, ".")
+	for _, t := range inertPyTools {
+		if tool == t {
+			return false
+		}
+	}
+	return true
+}
+
+// tomlTables maps each table of a TOML text to its lines, joined: enough
+// to tell which tables changed. A dotted key at the top counts for the
+// table its first two names make.
+func tomlTables(data []byte) map[string]string {
+	out := map[string]string{}
+	cur := ""
+	for _, raw := range strings.Split(string(data), "\n") {
+		l := strings.TrimSpace(raw)
+		if l == "" || strings.HasPrefix(l, "#") {
+			continue
+		}
+		if strings.HasPrefix(l, "[") {
+			name := strings.Trim(l, "[] \t")
+			if i := strings.Index(name, "]"); i >= 0 {
+				name = name[:i]
+			}
+			cur = normTOMLKey(name)
+			out[cur] += "\x00" // a table that exists, even empty
+			continue
+		}
+		table := cur
+		if table == "" {
+			key, _, _ := strings.Cut(l, "=")
+			parts := strings.SplitN(normTOMLKey(key), ".", 3)
+			if len(parts) > 1 {
+				table = parts[0] + "." + parts[1]
+				if parts[0] != "tool" {
+					table = parts[0]
+				}
+			}
+		}
+		out[table] += l + "\n"
+	}
+	return out
+}
+
+// normTOMLKey writes a dotted key without spaces or quotes: [ tool."pytest" ]
+// is tool.pytest.
+func normTOMLKey(k string) string {
+	k = strings.TrimSpace(k)
+	var b strings.Builder
+	for _, part := range strings.Split(k, ".") {
+		if b.Len() > 0 {
+			b.WriteByte('.')
+		}
+		b.WriteString(strings.ToLower(strings.Trim(strings.TrimSpace(part), `"'`)))
+	}
+	return b.String()
+}
+
+// xmlSectionsChanged names the elements of an XML file (pom.xml's
+// <build>, <profiles>...) whose text changed.
+func xmlSectionsChanged(tags ...string) func(old, new []byte) string {
+	return func(old, nu []byte) string {
+		var changed []string
+		for _, t := range tags {
+			if xmlSection(old, t) != xmlSection(nu, t) {
+				changed = append(changed, "<"+t+">")
+			}
+		}
+		if len(changed) == 0 {
+			return ""
+		}
+		return "its " + strings.Join(changed, ", ") + " changed"
+	}
+}
+
+// xmlSection is the text of every <tag>...</tag> element of data, in
+// order. Nested elements of the same name are inside the outer one's
+// text, so are counted with it.
+func xmlSection(data []byte, tag string) string {
+	s := string(data)
+	open, close := "<"+tag+">", "</"+tag+">"
+	var b strings.Builder
+	for {
+		i := strings.Index(s, open)
+		if i < 0 {
+			return b.String()
+		}
+		j := strings.Index(s[i:], close)
+		if j < 0 {
+			// Unclosed: the rest counts, so a change there shows.
+			return b.String() + s[i:]
+		}
+		b.WriteString(s[i : i+j+len(close)])
+		s = s[i+j+len(close):]
+	}
+}

@@ -1,0 +1,20 @@
+package approval
+
+// RunsPatterns lists the patterns of the table of files that run on
+// their own, one per row.
+func RunsPatterns() []string {
+	out := make([]string, len(runsTable))
+	for i, r := range runsTable {
+		out[i] = r.pattern + " " + r.code
+	}
+	return out
+}
+
+// RunsRowsFor returns the patterns of the rows that flag f.
+func RunsRowsFor(f FileChange, content Content) []string {
+	var out []string
+	for _, h := range runsHits(f, content) {
+		out = append(out, h.rule.pattern+" "+h.rule.code)
+	}
+	return out
+}

@@ -1,0 +1,44 @@
+package session
+
+import (
+	"context"
+	"time"
+
+	"github.com/airlock-dev/airlock/targets"
+)
+
+// ledgerHeadWait bounds how long a landed push waits to keep the ledger's
+// head in its target.
+const ledgerHeadWait = 30 * time.Second
+
+// ledgerHeadRecorder is a target that keeps the ledger's head
+// (targets.Local, targets.GitHub).
+type ledgerHeadRecorder interface {
+	RecordLedgerHead(ctx context.Context, h targets.LedgerHead) error
+}
+
+// recordLedgerHead writes the ledger's head (its last record, the push's
+// "pushed" one or later) into t after a push landed there, so that a
+// ledger cut or rewritten behind it is caught against t by `airlock
+// ledger verify`, even when its anchor file was rewritten too.
+func (s *Session) recordLedgerHead(ctx context.Context, t targets.Target) error {
+	r, ok := t.(ledgerHeadRecorder)
+	if !ok {
+		return nil
+	}
+	rec, first, path, err := s.gate.LedgerHead()
+	if err != nil || path == "" || rec.Hash == "" {
+		return err
+	}
+	host, abs := targets.LedgerAt(path)
+	// The push has landed and its answer waits on this: a GitHub that
+	// rate-limits does not hold it for minutes (the next push catches up).
+	ctx, cancel := context.WithTimeout(ctx, ledgerHeadWait)
+	defer cancel()
+	return r.RecordLedgerHead(ctx, targets.LedgerHead{Seq: rec.Seq, Hash: rec.Hash, First: first.Hash, Host: host, Path: abs, Time: rec.Time})
+}
+
+// GitHubOptions says where GitHub is, as the session's targets open it
+// (from the environment): `airlock ledger verify` reads the ledger's head
+// from the same place.
+func GitHubOptions() targets.GitHubOptions { return githubOptions() }
