@@ -377,6 +377,7 @@ func listOrNone(s []string) string {
 	if len(s) == 0 {
 		return "nothing"
 	}
+	s = shownAll(s)
 	if len(s) > 20 {
 		return strings.Join(s[:20], ", ") + fmt.Sprintf(" and %d more", len(s)-20)
 	}
@@ -426,7 +427,7 @@ func gitPull(ctx context.Context, s *session.Session, a pullArgs, _ Progress) (s
 			msgs = append(msgs, fmt.Sprintf("brought in %d more files", len(res.More)))
 		}
 		for _, r := range res.Refused {
-			msgs = append(msgs, fmt.Sprintf("left out %s: %v", r.Path, r.Err))
+			msgs = append(msgs, fmt.Sprintf("left out %s: %v", shown(r.Path), r.Err))
 		}
 		return strings.Join(msgs, "\n"), nil
 	}
@@ -443,7 +444,7 @@ func pullSummary(head string, refused []memfs.Refused) string {
 				fmt.Fprintf(&b, "\n  [%d more]", len(refused)-i)
 				break
 			}
-			fmt.Fprintf(&b, "\n  %s: %v", r.Path, shortRefusal(r.Err))
+			fmt.Fprintf(&b, "\n  %s: %v", shown(r.Path), shortRefusal(r.Err))
 		}
 	}
 	return b.String()

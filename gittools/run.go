@@ -110,6 +110,6 @@ func listRefused(b *strings.Builder, heading string, rs []memfs.Refused) {
 			fmt.Fprintf(b, "  [%d more]\n", len(rs)-i)
 			break
 		}
-		fmt.Fprintf(b, "  %s: %v\n", r.Path, r.Err)
+		fmt.Fprintf(b, "  %s: %v\n", shown(r.Path), r.Err)
 	}
 }

@@ -145,6 +145,8 @@ func toolError(err error) error {
 	var te *ToolError
 	if !errors.As(err, &te) {
 		err = &ToolError{Msg: workerMessage(err)}
+	} else if msg := escapeText(te.Msg); msg != te.Msg {
+		err = &ToolError{Msg: msg}
 	}
 	return err
 }
@@ -154,9 +156,9 @@ func toolError(err error) error {
 func workerMessage(err error) string {
 	msg := err.Error()
 	if len(msg) > 4000 {
-		msg = msg[:4000] + "..."
+		msg = strings.ToValidUTF8(msg[:4000], "") + "..."
 	}
-	return msg
+	return escapeText(msg)
 }
 
 var toolList []Tool

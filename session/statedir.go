@@ -519,3 +519,18 @@ func writeJSONAtomic(path string, v any) error {
 	}
 	return os.Rename(tmp, path)
 }
+
+// ReadMeta reads what session id under root records, without opening it
+// (an HTTP server checks a token against it before reading a request).
+func ReadMeta(root, id string) (Meta, error) {
+	if err := checkID(id); err != nil {
+		return Meta{}, err
+	}
+	dir := filepath.Join(root, id)
+	df, err := openOwnDir(dir) // a session directory swapped for a link is none
+	if err != nil {
+		return Meta{}, err
+	}
+	df.Close()
+	return readMeta(dir)
+}

@@ -1,13 +1,11 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -24,6 +22,7 @@ import (
 
 	"github.com/airlock-dev/airlock/gittools"
 	"github.com/airlock-dev/airlock/internal/bytesize"
+	"github.com/airlock-dev/airlock/internal/rpcguard"
 	"github.com/airlock-dev/airlock/internal/termsafe"
 	"github.com/airlock-dev/airlock/session"
 )
@@ -56,6 +55,7 @@ type sandboxes struct {
 	sdk        http.Handler
 	front      *sandboxSess // answers requests outside any MCP session
 	cop        *http.CrossOriginProtection
+	lim        rpcguard.Limits // of one request's body
 
 	mu       sync.Mutex
 	live     map[string]*sandboxSess
@@ -96,13 +96,16 @@ func hashToken(t string) [32]byte { return sha256.Sum256([]byte(t)) }
 func newSandboxes(w *session.Worker, workerFile string, opts session.Options, root, version, token string,
 	maxLive int, maxBytes int64, idle time.Duration, stderr io.Writer) *sandboxes {
 	h := &sandboxes{w: w, workerFile: workerFile, opts: opts, root: root, version: version, server: hashToken(token),
-		maxLive: maxLive, maxBytes: maxBytes, idle: idle, stderr: stderr, live: map[string]*sandboxSess{}}
+		maxLive: maxLive, maxBytes: maxBytes, idle: idle, stderr: stderr, live: map[string]*sandboxSess{}, lim: messageLimits(w)}
 	sdk := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
 		if sb, ok := r.Context().Value(sandboxKey{}).(*sandboxSess); ok {
 			return sb.srv
 		}
 		return nil
-	}, &mcp.StreamableHTTPOptions{CrossOriginProtection: http.NewCrossOriginProtection()})
+	}, &mcp.StreamableHTTPOptions{CrossOriginProtection: http.NewCrossOriginProtection(),
+		// The guard has bounded the body already: the SDK's own 4 MiB
+		// would refuse legal writes.
+		MaxRequestBodyBytes: int64(sdkLineLength(h.lim))})
 	h.cop = http.NewCrossOriginProtection()
 	// The SDK records the user of an MCP session when it opens and refuses
 	// requests for it from anyone else: the user is the sandbox.
@@ -150,7 +153,35 @@ func (h *sandboxes) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	pathID := strings.Trim(strings.TrimPrefix(r.URL.Path, mcpPath), "/")
-	sb, created, err := h.pick(r, token, pathID)
+	if !h.knownToken(r, hashToken(token), pathID) {
+		// Before the body is read: a stranger costs nothing.
+		w.Header().Set("WWW-Authenticate", `Bearer realm="airlock"`)
+		http.Error(w, "airlock: wrong bearer token: send the token airlock serve printed at start (also in its token file), or a session's own token", http.StatusUnauthorized)
+		return
+	}
+	method := ""
+	if r.Method == http.MethodPost {
+		// Bounded before anything decodes it, as over stdio.
+		body, err := rpcguard.ReadBody(io.LimitReader(r.Body, h.lim.MaxBytes+1), h.lim)
+		if err != nil {
+			http.Error(w, "airlock: "+err.Error(), http.StatusBadRequest)
+			return
+		}
+		if body.Refused {
+			code := http.StatusBadRequest
+			if body.TooLarge {
+				code = http.StatusRequestEntityTooLarge
+			}
+			fmt.Fprintf(h.stderr, "airlock serve: refused a request: %s\n", body.Why)
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(code)
+			w.Write(append(body.Reply(), '\n'))
+			return
+		}
+		r.Body = io.NopCloser(body.Reader())
+		method = body.Method
+	}
+	sb, created, err := h.pick(r, token, pathID, method == "initialize")
 	if err != nil {
 		var he *httpError
 		if !errors.As(err, &he) {
@@ -175,7 +206,7 @@ func (h *sandboxes) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // session id, or for a new MCP session the one its path names (resumed with
 // its own token) or a new one (with the server's token). created is the new
 // sandbox's token.
-func (h *sandboxes) pick(r *http.Request, token, pathID string) (sb *sandboxSess, created string, err error) {
+func (h *sandboxes) pick(r *http.Request, token, pathID string, initialize bool) (sb *sandboxSess, created string, err error) {
 	hash := hashToken(token)
 	isServer := subtle.ConstantTimeCompare(hash[:], h.server[:]) == 1
 	if mcpID := r.Header.Get("Mcp-Session-Id"); mcpID != "" {
@@ -199,11 +230,12 @@ func (h *sandboxes) pick(r *http.Request, token, pathID string) (sb *sandboxSess
 	if r.Method != http.MethodPost {
 		return nil, "", fail(http.StatusBadRequest, "%s needs an Mcp-Session-Id header; a new MCP session starts with a POST of initialize", r.Method)
 	}
-	if !isInitialize(r) {
+	if !initialize {
 		// Outside a session (server/discover, ping): the front server
-		// answers, and no sandbox is made.
-		if !isServer && pathID == "" {
-			return nil, "", fail(http.StatusUnauthorized, "wrong bearer token: send the token airlock serve printed at start (also in its token file)")
+		// answers, and no sandbox is made; a session's token is good for
+		// its own path only.
+		if !isServer && (pathID == "" || !h.tokenOpens(pathID, hash)) {
+			return nil, "", fail(http.StatusForbidden, "this token does not open %s: send the server's token, or a session's own at that session's path", r.URL.Path)
 		}
 		h.mu.Lock()
 		defer h.mu.Unlock()
@@ -230,22 +262,49 @@ func (h *sandboxes) release(sb *sandboxSess) {
 	h.mu.Unlock()
 }
 
-// maxInitialize bounds the body of a request read before the SDK sees it.
-const maxInitialize = 1 << 20
+// knownToken reports whether hash is a token this server gave out and
+// that could open what the request names: the server's, a live session's,
+// or that of the saved session its path or MCP session id names. Any
+// other token gets 401 on every path.
+func (h *sandboxes) knownToken(r *http.Request, hash [32]byte, pathID string) bool {
+	if subtle.ConstantTimeCompare(hash[:], h.server[:]) == 1 {
+		return true
+	}
+	h.mu.Lock()
+	for _, sb := range h.live {
+		if subtle.ConstantTimeCompare(hash[:], sb.hash[:]) == 1 {
+			h.mu.Unlock()
+			return true
+		}
+	}
+	h.mu.Unlock()
+	mcpID, _, _ := strings.Cut(r.Header.Get("Mcp-Session-Id"), ".")
+	for _, id := range []string{pathID, mcpID} {
+		if id != "" && h.tokenOpens(id, hash) {
+			return true
+		}
+	}
+	return false
+}
 
-// isInitialize reports whether a session-less POST is an initialize; the
-// body is read (bounded) and put back for the SDK.
-func isInitialize(r *http.Request) bool {
-	data, err := io.ReadAll(io.LimitReader(r.Body, maxInitialize+1))
-	r.Body.Close()
-	r.Body = io.NopCloser(bytes.NewReader(data))
-	if err != nil || len(data) > maxInitialize {
-		return false // the SDK answers what is wrong with it
+// tokenOpens reports whether hash is the token of session id, live or
+// saved.
+func (h *sandboxes) tokenOpens(id string, hash [32]byte) bool {
+	h.mu.Lock()
+	sb := h.live[id]
+	h.mu.Unlock()
+	if sb != nil {
+		return subtle.ConstantTimeCompare(hash[:], sb.hash[:]) == 1
 	}
-	var msg struct {
-		Method string `json:"method"`
+	if h.root == "" {
+		return false
 	}
-	return json.Unmarshal(data, &msg) == nil && msg.Method == "initialize"
+	meta, err := session.ReadMeta(h.root, id)
+	if err != nil || meta.Transport != "http" {
+		return false
+	}
+	want, _ := hex.DecodeString(meta.TokenHash)
+	return subtle.ConstantTimeCompare(want, hash[:]) == 1
 }
 
 // errFull: no room for another sandbox.

@@ -17,15 +17,12 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/airlock-dev/airlock/approval"
 	"github.com/airlock-dev/airlock/approval/broker"
 	"github.com/airlock-dev/airlock/approval/ledger"
 	"github.com/airlock-dev/airlock/gittools"
 	"github.com/airlock-dev/airlock/internal/bytesize"
 	"github.com/airlock-dev/airlock/internal/termsafe"
-	"github.com/airlock-dev/airlock/memfs"
 	"github.com/airlock-dev/airlock/sandbox"
 	"github.com/airlock-dev/airlock/session"
 	"github.com/airlock-dev/airlock/session/runcache"
@@ -265,13 +262,7 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	srv := gittools.NewMCPServer(sess, version())
 	fmt.Fprintf(stderr, "airlock serve: worker %q, pushing to %s by default. Review pushes with `airlock review` in another terminal.\n",
 		w.Name, w.Describe())
-	maxFile := w.Limits.MaxFileBytes
-	if maxFile <= 0 {
-		maxFile = memfs.DefaultLimits().MaxFileBytes
-	}
-	out := &lockedWriter{w: stdout}
-	in := newBoundedLines(stdin, out, int(6*maxFile+1<<20))
-	err = srv.Run(ctx, &mcp.IOTransport{Reader: in, Writer: out})
+	err = srv.Run(ctx, guardedStdio(stdin, stdout, messageLimits(w), stderr))
 	if err != nil && ctx.Err() == nil && !errors.Is(err, io.EOF) {
 		return err
 	}
