@@ -76,7 +76,7 @@ func NewMirror(parent string) (*Mirror, error) {
 	}
 	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
-		os.Remove(dir)
+		_ = os.Remove(dir) // empty; the error that stopped us is the one to tell
 		return nil, err
 	}
 	m := &Mirror{dir: dir, fd: fd}
@@ -84,14 +84,14 @@ func NewMirror(parent string) (*Mirror, error) {
 	m.chown = m.uid != os.Getuid()
 	for _, d := range []string{lowerDir, upperDir, workDir, rootDir, cacheDir} {
 		if err := m.mkdir(d); err != nil {
-			m.Close()
+			_ = m.Close() // the error that stopped us is the one to tell
 			return nil, err
 		}
 	}
 	if m.chown {
 		// The jail's user must reach its directories; nobody else may.
 		if err := unix.Fchown(fd, m.uid, m.gid); err != nil {
-			m.Close()
+			_ = m.Close() // the error that stopped us is the one to tell
 			return nil, err
 		}
 	}
@@ -217,7 +217,8 @@ func (m *Mirror) discardAt(dir int, name, rel string) error {
 	m.removes.Add(1)
 	go func() {
 		defer m.removes.Done()
-		removeAllAt(m.fd, aside)
+		// What stays aside is removed with the mirror (Close).
+		_ = removeAllAt(m.fd, aside)
 	}()
 	return nil
 }
@@ -520,7 +521,9 @@ func (m *Mirror) Promote(start, after *memfs.Snapshot, changes []Change) {
 			}
 			low.close()
 			if st, err := m.lstat(rel); err == nil && (c.Kind == Replaced || st.Mode&unix.S_IFMT != unix.S_IFDIR) {
-				m.discard(rel)
+				// If it stays, making the directory in its place
+				// fails and says so.
+				_ = m.discard(rel)
 			}
 			if n := m.promoteDir(after, changes[i:], dirs, promoted); n > 0 {
 				// A directory the run made, which the workspace took
@@ -648,7 +651,7 @@ func (m *Mirror) lowerDir(dir string, dirs map[string]bool, low *dirCache) error
 	defer done()
 	if st, err := lstatAt(parent, name); err == nil && st.Mode&unix.S_IFMT != unix.S_IFDIR {
 		low.close()
-		removeAt(parent, name)
+		_ = removeAt(parent, name) // if it stays, mkdirAt fails and says so
 	}
 	if err := m.mkdirAt(parent, name, rel); err != nil {
 		return err

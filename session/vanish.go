@@ -50,6 +50,8 @@ func (s *Session) keepState() {
 	}
 	defer s.mu.Unlock()
 	if s.pst != nil {
-		s.keepStateLocked()
+		// Where it cannot be written again, the next save checks again
+		// and the call that made it is told.
+		_, _ = s.keepStateLocked()
 	}
 }

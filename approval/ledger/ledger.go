@@ -186,7 +186,8 @@ func (l *Ledger) Head() (Record, error) {
 	if err := lockFile(l.f); err != nil {
 		return Record{}, fmt.Errorf("ledger: lock: %w", err)
 	}
-	defer unlockFile(l.f)
+	// An unlock fails only on a bad descriptor; closing releases it.
+	defer func() { _ = unlockFile(l.f) }()
 	head, _, err := readHead(l.f)
 	return head, err
 }

@@ -467,7 +467,7 @@ func newHTTPToken(dir string) (token, file string, err error) {
 	for _, f := range stale {
 		var pid int
 		if _, err := fmt.Sscanf(filepath.Base(f), "http-%d.token", &pid); err == nil && pid > 0 && !broker.Alive(pid) {
-			os.Remove(f)
+			_ = os.Remove(f) // another server may have swept it first
 		}
 	}
 	file = filepath.Join(dir, fmt.Sprintf("http-%d.token", os.Getpid()))

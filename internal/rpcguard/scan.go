@@ -472,7 +472,7 @@ func (c *checker) endString() {
 			if json.Valid([]byte(`"` + name + `"`)) {
 				// An escaped key names the same member as its plain form,
 				// as the SDK decodes it.
-				json.Unmarshal([]byte(`"`+name+`"`), &name)
+				_ = json.Unmarshal([]byte(`"`+name+`"`), &name) // valid: checked above
 			}
 			c.member = memberNames[name]
 		}

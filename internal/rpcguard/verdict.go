@@ -47,7 +47,8 @@ func (c *checker) finish() Verdict {
 	}
 	if c.refusal == nil {
 		var method string
-		json.Unmarshal(c.m.raw[mMethod], &method)
+		// A method that is not a string stays "": the SDK answers it.
+		_ = json.Unmarshal(c.m.raw[mMethod], &method)
 		return Verdict{Method: method}
 	}
 	return Verdict{Refused: true, Answer: c.answer(), Why: c.refusal.msg, Code: c.refusal.code}
