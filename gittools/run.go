@@ -81,6 +81,9 @@ func runCommand(ctx context.Context, s *session.Session, a runArgs, p Progress) 
 	if res.Discarded > 0 {
 		fmt.Fprintf(&b, "discarded %d changes: commands run read-only here\n", res.Discarded)
 	}
+	if res.CacheDropped != "" {
+		fmt.Fprintf(&b, "cache: %s\n", res.CacheDropped)
+	}
 	listRefused(&b, "refused (%d; the workspace keeps what it had):\n", res.Refused)
 	listRefused(&b, "not in the run (%d; their content could not be read, the command ran without them):\n", res.Unread)
 	if res.Stdout != "" {

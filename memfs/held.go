@@ -1,6 +1,10 @@
 package memfs
 
-import "github.com/benbjohnson/immutable"
+import (
+	"slices"
+
+	"github.com/benbjohnson/immutable"
+)
 
 // Counting what the workspace holds, in time proportional to what differs
 // between its roots.
@@ -138,8 +142,41 @@ func (s heldSplit) total(live Usage) Usage {
 	return live
 }
 
-// heldParts counts what the workspace holds beyond the live tree.
+// heldParts counts what the workspace holds beyond the live tree. The
+// count is kept with the roots it was made of: refusals one after another
+// (a run bringing in more files than the quota allows) find the same
+// roots, and cost a comparison of them, not a walk.
 func (w *Workspace) heldParts() heldSplit {
+	roots := w.heldRoots()
+	if m := w.heldMemo; m != nil && slices.Equal(m.roots, roots) {
+		return m.split
+	}
+	s := w.countHeld()
+	w.heldMemo = &heldMemo{roots: roots, split: s}
+	return s
+}
+
+// heldMemo is the last count of heldParts, and the roots it counted.
+type heldMemo struct {
+	roots []*node
+	split heldSplit
+}
+
+// heldRoots are the roots heldParts counts, in its order, with nil
+// between the kinds (so that a root moving from one kind to the other
+// is a change).
+func (w *Workspace) heldRoots() []*node {
+	rs := make([]*node, 0, 3+len(w.retained)+len(w.cps))
+	rs = append(rs, w.cur.root, w.base.root, nil)
+	rs = append(rs, w.retained...)
+	rs = append(rs, nil)
+	for _, cp := range w.cps {
+		rs = append(rs, cp.st.root)
+	}
+	return rs
+}
+
+func (w *Workspace) countHeld() heldSplit {
 	h := newHeldCounter(w.cur.root)
 	h.add(w.base.root)
 	for _, r := range w.retained {

@@ -163,6 +163,7 @@ func (t *txn) commit(op, name string) error {
 		return err
 	}
 	w.cur.root, w.cur.usage = t.root, t.u
+	w.heldMemo = nil // it keeps the roots it counted: not past a change
 	for _, p := range t.dirty {
 		if _, ok := w.cur.dirty.Get(p); !ok {
 			w.cur.dirty = w.cur.dirty.Set(p, struct{}{})

@@ -101,6 +101,8 @@ type Workspace struct {
 	// subs are the workspace's parts in use (see Sub), by directory,
 	// with what each keeps; retained then holds those, grafted.
 	subs map[string]*subKeep
+	// heldMemo is the last count of what the roots hold (heldParts).
+	heldMemo *heldMemo
 }
 
 // state is one version of the whole workspace.

@@ -137,21 +137,10 @@ func jail(spec Spec, detached []int) (string, error) {
 			return "", err
 		}
 	}
-	for _, d := range []struct {
-		path, opts string
-		flags      uintptr
-	}{
-		{"dev/shm", "mode=1777,size=256m", unix.MS_NOSUID | unix.MS_NODEV},
-		{"tmp", "mode=1777", unix.MS_NOSUID | unix.MS_NODEV},
-		{strings.TrimPrefix(Home, "/"), "mode=0700", unix.MS_NOSUID | unix.MS_NODEV},
-	} {
-		p := filepath.Join(root, d.path)
-		if err := os.MkdirAll(p, 0o755); err != nil {
-			return "", err
-		}
-		if err := must("mounting /"+d.path, unix.Mount("tmpfs", p, "tmpfs", d.flags, d.opts)); err != nil {
-			return "", err
-		}
+	stores := storesHeld{-1, -1}
+	var err error
+	if stores.scratch, err = mountScratch(root, spec.Scratch); err != nil {
+		return "", err
 	}
 	proc := filepath.Join(root, "proc")
 	if err := os.Mkdir(proc, 0o555); err != nil {
@@ -168,22 +157,27 @@ func jail(spec Spec, detached []int) (string, error) {
 	if err := must("mounting the workspace", unix.Mount("overlay", ws, "overlay", unix.MS_NOSUID|unix.MS_NODEV, opts)); err != nil {
 		return "", err
 	}
-	// The cache, read-write, then the read-only paths: by the detached
-	// mounts a root server sent, else by path.
+	// The cache, through its layer, then the read-only paths: by the
+	// detached mounts a root server sent, else by path.
 	for i, p := range detachedPaths(spec) {
-		dst, ro := filepath.Join(root, p), true
-		if i == 0 && spec.Cache != "" {
-			dst, ro = filepath.Join(root, strings.TrimPrefix(Home, "/"), ".cache"), false
+		fd := -1
+		if len(detached) > 0 {
+			fd = detached[i]
 		}
 		var err error
-		if len(detached) > 0 {
-			err = attach(detached[i], dst, ro)
+		if i == 0 && spec.Cache != "" {
+			stores.cache, err = mountCache(root, p, fd, spec.CacheRoom)
+		} else if fd >= 0 {
+			err = attach(fd, filepath.Join(root, p), true)
 		} else {
-			err = bindPath(p, dst, ro)
+			err = bindPath(p, filepath.Join(root, p), true)
 		}
 		if err != nil {
 			return "", must("the run's own paths", err)
 		}
+	}
+	if err := must("handing the server the run's stores", sendStores(stores)); err != nil {
+		return "", err
 	}
 
 	// Into the new root; the host's is detached and gone.

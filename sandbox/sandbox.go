@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"errors"
+	"sync"
 	"time"
 )
 
@@ -31,12 +32,59 @@ type Spec struct {
 	// connect to (airlock's own HTTP port).
 	DenyTCP []uint16
 	Limits  Limits
+
+	// Scratch bounds /tmp, the home and /dev/shm together: one tmpfs of
+	// this size, counted against the session's quota (see Report.Scratch).
+	Scratch Bound
+	// CacheRoom bounds what the run may add to Cache: the run sees the
+	// cache through an overlay whose upper layer is a tmpfs of about this
+	// size, merged into Cache after the run only when it fits (see
+	// Report). Zero: the default.
+	CacheRoom Bound
+
+	// Report, when set, is filled in as the run goes (never sent to the
+	// helper).
+	Report *Report `json:"-"`
+}
+
+// Bound is a size in bytes and in files (inodes: directories count).
+type Bound struct {
+	Bytes int64
+	Files int64
+}
+
+func (b Bound) or(d Bound) Bound {
+	if b.Bytes <= 0 {
+		b.Bytes = d.Bytes
+	}
+	if b.Files <= 0 {
+		b.Files = d.Files
+	}
+	return b
+}
+
+// DefaultScratch is a run's scratch bound unless the spec says otherwise.
+var DefaultScratch = Bound{Bytes: 512 << 20, Files: 100_000}
+
+// DefaultCacheRoom is what a run may add to its cache unless the spec
+// says otherwise.
+var DefaultCacheRoom = Bound{Bytes: 1 << 30, Files: 100_000}
+
+// Report is what a run held outside the workspace.
+type Report struct {
+	mu      sync.RWMutex
+	scratch int // the scratch's descriptor while the run goes, or -1 (0: not yet)
+	// CacheAdded is what the run added to the cache, kept; CacheDropped
+	// says why what it wrote there was not kept (it outgrew CacheRoom),
+	// and is empty otherwise.
+	CacheAdded   Bound
+	CacheDropped string
 }
 
 // Limits bound a run's resources. Zero fields get the defaults.
 type Limits struct {
 	Memory   int64         // address space of each process, bytes; default 8 GiB
-	Procs    int           // processes of the run's user; default 512
+	Procs    int           // processes of the run (its own user namespace's count); default 512
 	CPU      time.Duration // CPU time of each process; default 10 minutes
 	FileSize int64         // largest file a process may write; default 1 GiB
 	Files    int           // open files per process; default 1024

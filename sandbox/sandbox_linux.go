@@ -212,6 +212,12 @@ func Run(ctx context.Context, spec Spec, stdin io.Reader, stdout, stderr io.Writ
 		return -1, errors.New("sandbox: nothing to run")
 	}
 	spec.Limits = spec.Limits.withDefaults()
+	spec.Scratch = spec.Scratch.or(DefaultScratch)
+	spec.CacheRoom = spec.CacheRoom.or(DefaultCacheRoom)
+	report := spec.Report
+	if report == nil {
+		report = &Report{}
+	}
 	detached, err := detach(spec)
 	if err != nil {
 		return -1, err
@@ -240,6 +246,16 @@ func Run(ctx context.Context, spec Spec, stdin io.Reader, stdout, stderr io.Writ
 		lw := &lockedWriter{w: stdout}
 		stdout, stderr = lw, lw
 	}
+	// The helper sends its stores once the jail is up (or closes the
+	// socket, failing).
+	storesC := make(chan storesHeld, 1)
+	go func() {
+		st, _ := receiveStores(h.mountsW)
+		if st.scratch >= 0 {
+			report.setScratch(st.scratch)
+		}
+		storesC <- st
+	}()
 	var setup bytes.Buffer
 	var wg sync.WaitGroup
 	copyOut := func(w io.Writer, r io.Reader) {
@@ -275,8 +291,16 @@ func Run(ctx context.Context, spec Spec, stdin io.Reader, stdout, stderr io.Writ
 	werr := h.cmd.Wait()
 	close(done)
 	wg.Wait()
+	stores := <-storesC // the helper is gone: sent, or its end is closed
+	report.setScratch(-1)
+	defer stores.close()
 	if msg := strings.TrimSpace(setup.String()); msg != "" {
 		return -1, fmt.Errorf("%w: %s", ErrSetup, msg)
+	}
+	if stores.cache >= 0 {
+		if err := keepCache(stores.cache, spec.Cache, spec.CacheRoom, report); err != nil {
+			return -1, fmt.Errorf("keeping what the run wrote to its cache: %w", err)
+		}
 	}
 	if ctx.Err() != nil {
 		return -1, ctx.Err()

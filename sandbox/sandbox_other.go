@@ -46,3 +46,6 @@ func DefaultMirrorDir() string {
 
 // CheckReachable has nothing to check where commands do not run.
 func CheckReachable(string) error { return nil }
+
+// Scratch is never known here: nothing runs.
+func (r *Report) Scratch() (bytes, files int64, ok bool) { return 0, 0, false }

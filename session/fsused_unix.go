@@ -4,12 +4,12 @@ package session
 
 import "golang.org/x/sys/unix"
 
-// fsUsed is how many bytes the filesystem holding path uses, and whether
-// it could be told.
-func fsUsed(path string) (int64, bool) {
+// fsUsed is how many bytes and inodes the filesystem holding path uses,
+// and whether it could be told: one statfs.
+func fsUsed(path string) (held, bool) {
 	var st unix.Statfs_t
 	if unix.Statfs(path, &st) != nil {
-		return 0, false
+		return held{}, false
 	}
-	return int64(st.Blocks-st.Bfree) * int64(st.Bsize), true
+	return held{bytes: int64(st.Blocks-st.Bfree) * int64(st.Bsize), files: int64(st.Files - st.Ffree)}, true
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"path"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -90,7 +91,10 @@ type RunResult struct {
 	TimedOut bool
 	// Killed says why airlock ended the run early, when it did (the
 	// workspace quota).
-	Killed         string
+	Killed string
+	// CacheDropped says why nothing the run wrote to ~/.cache was kept
+	// (it wrote more than the cache has room for), when so.
+	CacheDropped   string
 	Stdout, Stderr string // as shown: cut to runShown, saying how much was cut
 	Checkpoint     string // taken before the run: rollback to it undoes the run
 	Created        []string
@@ -137,6 +141,9 @@ type runner struct {
 	netPending  map[string]*approval.Ticket
 
 	stamper stamper // the mirror's file times (runcache.go)
+	// ownCache is what runs added to the session's own cache (no
+	// worker's cache), counted against the workspace's quota.
+	ownCache int64
 }
 
 // ReadOnly reports whether the operator made the workspace read-only
@@ -259,9 +266,13 @@ func (s *Session) Run(ctx context.Context, a RunArgs, progress Progress) (RunRes
 	if err != nil {
 		return res, err
 	}
+	wl := s.ws.Limits()
+	report := &sandbox.Report{}
 	spec := sandbox.Spec{Argv: argv, Dir: dir, Env: runEnv(network, r.opts.Env),
 		Lower: lower, Upper: upper, Work: work, Root: root, Cache: cache,
-		ReadOnly: r.opts.ReadOnly, Network: network, DenyTCP: r.opts.DenyTCP, Limits: lim}
+		ReadOnly: r.opts.ReadOnly, Network: network, DenyTCP: r.opts.DenyTCP, Limits: lim,
+		Scratch:   sandbox.Bound{Bytes: wl.MaxTotalBytes, Files: int64(wl.MaxFiles)},
+		CacheRoom: r.cacheRoom(wl), Report: report}
 	var stdin io.Reader
 	if a.Stdin != "" {
 		stdin = strings.NewReader(a.Stdin)
@@ -270,10 +281,12 @@ func (s *Session) Run(ctx context.Context, a RunArgs, progress Progress) (RunRes
 	rctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	killed := make(chan string, 1)
-	go s.watch(rctx, upper, cancel, killed, progress, timeout)
+	go s.watch(rctx, upper, report, cancel, killed, progress, timeout)
 	began := time.Now()
 	code, err := sandbox.Run(rctx, spec, stdin, stdout, stderr)
 	res.Duration = time.Since(began)
+	r.cacheKept(report)
+	res.CacheDropped = report.CacheDropped
 	endCache()
 	cancel()
 	select {
@@ -296,6 +309,15 @@ func (s *Session) Run(ctx context.Context, a RunArgs, progress Progress) (RunRes
 	r.keep(out, s.runsDir())
 
 	t1 := time.Now()
+	if res.Killed != "" {
+		// Over the quota: nothing of it comes in, and it costs nothing
+		// to drop (the upper layer is renamed aside), however many
+		// files it made.
+		res.Refused = []memfs.Refused{{Path: ".", Err: errRunOverQuota}}
+		res.Apply = time.Since(t1)
+		r.mirror.Reset()
+		return res, nil
+	}
 	changes, err := r.mirror.Changes(s.ws.Limits().MaxFileBytes)
 	if err != nil {
 		return res, fmt.Errorf("reading what the run changed: %w", err)
@@ -320,6 +342,10 @@ func (s *Session) Run(ctx context.Context, a RunArgs, progress Progress) (RunRes
 	}
 	return res, nil
 }
+
+// errRunOverQuota is what a run stopped for its quota left: nothing.
+var errRunOverQuota = fmt.Errorf("%w: the run was stopped for holding more than the workspace's quota, and nothing it wrote was kept; "+
+	"make it write less (or delete files from the workspace) and run it again", memfs.ErrQuotaExceeded)
 
 // ErrNetworkPending: the reviewer has not answered a run's request for the
 // network yet; calling run again with the same command waits on it.
@@ -471,23 +497,32 @@ func mirrorParent(dir string) string {
 	return sandbox.DefaultMirrorDir()
 }
 
-// watch reports progress and ends the run when what it wrote outgrows the
-// workspace's quota: the overlay's upper layer is in memory too.
+// watch reports progress and ends the run when what it holds outgrows
+// the workspace's quota, in bytes or in files: the overlay's upper layer
+// and the jail's scratch (/tmp, home, /dev/shm) are in memory too, and
+// count together.
 //
-// Counting the upper layer walks everything the run wrote, which costs a
-// run writing many files more than its writes (and takes a core from
-// it), so the walk is the second check: the first is how much the
-// filesystem the layer is on (a tmpfs) grew since the run started, one
-// statfs. What the run wrote is at most that growth; only when the growth
-// passes the quota is the layer walked, and then not more often than ten
-// times the last walk took.
-func (s *Session) watch(ctx context.Context, upper string, cancel func(), killed chan<- string, progress Progress, timeout time.Duration) {
-	quota := s.ws.Limits().MaxTotalBytes
+// The scratch is a tmpfs of the run's own, so what it holds is one statfs
+// (report.Scratch). The upper layer is a directory of a tmpfs shared with
+// others (the mirror's), and counting it walks everything the run wrote,
+// which costs a run writing many files more than its writes (and takes a
+// core from it), so the walk is the second check: the first is how much
+// that filesystem grew since the run started, bytes and inodes, one
+// statfs. What the run wrote there is at most that growth (since the
+// start, or since the last walk plus what that walk counted); only when
+// that passes the quota is the layer walked, and then not more often than
+// twice the last walk took.
+func (s *Session) watch(ctx context.Context, upper string, report *sandbox.Report, cancel func(), killed chan<- string, progress Progress, timeout time.Duration) {
+	lim := s.ws.Limits()
+	quota := held{bytes: lim.MaxTotalBytes, files: int64(lim.MaxFiles)}
 	start := time.Now()
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
 	last := time.Now()
+	// base is the filesystem's use when the layer was last known to
+	// hold counted (at the start, empty; then at each walk).
 	base, statfs := fsUsed(upper)
+	var counted held
 	var nextWalk time.Time
 	for {
 		select {
@@ -495,18 +530,32 @@ func (s *Session) watch(ctx context.Context, upper string, cancel func(), killed
 			return
 		case <-tick.C:
 		}
-		grew := int64(-1)
-		if used, ok := fsUsed(upper); ok && statfs {
-			grew = used - base
+		var scratch held
+		if b, f, ok := report.Scratch(); ok {
+			// The scratch's root and the directories the jail made are
+			// not the run's.
+			scratch = held{bytes: b, files: max(f-4, 0)}
 		}
-		if (grew < 0 || grew > quota) && time.Now().After(nextWalk) {
-			t0 := time.Now()
-			n := dirBytes(upper)
-			nextWalk = time.Now().Add(10 * time.Since(t0))
-			if n > quota {
-				killed <- fmt.Sprintf("it wrote more than the workspace's %d-byte quota", quota)
-				cancel()
+		now, known := fsUsed(upper)
+		known = known && statfs
+		// At most what was counted plus what the filesystem grew since.
+		bound := counted.plus(held{bytes: now.bytes - base.bytes, files: now.files - base.files})
+		if quota.over(scratch.plus(bound)) != "" || !known {
+			if over := quota.over(scratch); over != "" {
+				s.kill(killed, cancel, over, quota)
 				return
+			}
+			if time.Now().After(nextWalk) {
+				t0 := time.Now()
+				counted = dirHeld(upper)
+				base = now
+				// A walk takes a core from the run: at most a third
+				// of the time.
+				nextWalk = time.Now().Add(2 * time.Since(t0))
+				if over := quota.over(scratch.plus(counted)); over != "" {
+					s.kill(killed, cancel, over, quota)
+					return
+				}
 			}
 		}
 		if time.Since(last) >= 2*time.Second {
@@ -517,12 +566,43 @@ func (s *Session) watch(ctx context.Context, upper string, cancel func(), killed
 	}
 }
 
-func dirBytes(dir string) int64 {
-	var n int64
-	filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
-		if err == nil && d.Type().IsRegular() {
+func (s *Session) kill(killed chan<- string, cancel func(), over string, quota held) {
+	if over == "files" {
+		killed <- fmt.Sprintf("it made more than the workspace's %d-file quota (in the workspace, /tmp and its home together)", quota.files)
+	} else {
+		killed <- fmt.Sprintf("it wrote more than the workspace's %d-byte quota (in the workspace, /tmp and its home together)", quota.bytes)
+	}
+	cancel()
+}
+
+// held is what a run holds somewhere: bytes and files (inodes).
+type held struct{ bytes, files int64 }
+
+func (h held) plus(o held) held { return held{h.bytes + o.bytes, h.files + o.files} }
+
+// over names what of h passes the quota q ("bytes", "files"), or is "".
+func (q held) over(h held) string {
+	switch {
+	case h.bytes > q.bytes:
+		return "bytes"
+	case h.files > q.files:
+		return "files"
+	}
+	return ""
+}
+
+// dirHeld counts what dir holds: the bytes of its regular files, and its
+// entries of every kind.
+func dirHeld(dir string) held {
+	var n held
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || p == dir {
+			return nil
+		}
+		n.files++
+		if d.Type().IsRegular() {
 			if fi, err := d.Info(); err == nil {
-				n += fi.Size()
+				n.bytes += fi.Size()
 			}
 		}
 		return nil
@@ -615,13 +695,15 @@ func (s *Session) applyRun(start *memfs.Snapshot, changes []sandbox.Change) []me
 // runEffect names what the run created, modified and deleted, as
 // git_status would: files and symlinks, compared with the start.
 func runEffect(start, now *memfs.Snapshot, changes []sandbox.Change) (created, modified, deleted []string) {
-	var touched []string
+	// A set, and each path's ancestors looked up in it: a run touching
+	// a hundred thousand paths costs that, not its square.
+	touched := make(map[string]bool, len(changes))
 	for _, c := range changes {
-		touched = append(touched, c.Path)
+		touched[c.Path] = true
 	}
 	under := func(p string) bool {
-		for _, t := range touched {
-			if p == t || strings.HasPrefix(p, t+"/") {
+		for ; p != "." && p != "/" && p != ""; p = path.Dir(p) {
+			if touched[p] {
 				return true
 			}
 		}

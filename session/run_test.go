@@ -27,7 +27,7 @@ func needSandbox(t testing.TB) {
 }
 
 // runEnv is a session with commands enabled, its mirrors in a directory
-// the jail's user can pass through.
+// the jail's user can pass through (unless opts names one).
 func runEnv(t *testing.T, r string, opts session.RunOptions, c config) *env {
 	t.Helper()
 	needSandbox(t)
@@ -35,7 +35,9 @@ func runEnv(t *testing.T, r string, opts session.RunOptions, c config) *env {
 	for d := dir; d != "/" && d != os.TempDir(); d = filepath.Dir(d) {
 		os.Chmod(d, 0o711)
 	}
-	opts.MirrorDir = filepath.Join(dir, "mirrors")
+	if opts.MirrorDir == "" {
+		opts.MirrorDir = filepath.Join(dir, "mirrors")
+	}
 	c.run = &opts
 	return newEnv(t, r, c)
 }

@@ -4,7 +4,9 @@ import (
 	"crypto/sha1"
 	"encoding/hex"
 	"fmt"
+	"os"
 	"path"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -234,4 +236,41 @@ func (r *runner) settleStamps() {
 		st.stampFile(r.mirror, e, false)
 	}
 	st.pending = nil
+}
+
+// cacheRoom is what a run may add to its cache: the operator's bound of
+// the worker's cache, or what the workspace's quota leaves the session's
+// own. Files are bounded at one a 4 KiB of room (a tmpfs
+// inode costs the kernel about 1 KiB), within 10,000 and 1,000,000.
+func (r *runner) cacheRoom(wl memfs.Limits) sandbox.Bound {
+	var room int64
+	if c := r.opts.Cache; c != nil {
+		room = c.Room()
+	} else {
+		if r.ownCache > wl.MaxTotalBytes*3/4 {
+			// Nearly full: a cache may always be emptied.
+			r.clearOwnCache()
+		}
+		room = wl.MaxTotalBytes - r.ownCache
+	}
+	return sandbox.Bound{Bytes: room, Files: min(max(room/4096, 10_000), 1_000_000)}
+}
+
+// cacheKept records what a run added to its cache.
+func (r *runner) cacheKept(rep *sandbox.Report) {
+	if c := r.opts.Cache; c != nil {
+		c.Added(rep.CacheAdded.Bytes)
+		return
+	}
+	r.ownCache += rep.CacheAdded.Bytes
+}
+
+// clearOwnCache empties the session's own cache.
+func (r *runner) clearOwnCache() {
+	dir := r.mirror.Cache()
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		os.RemoveAll(filepath.Join(dir, e.Name()))
+	}
+	r.ownCache = 0
 }

@@ -56,6 +56,7 @@ type Cache struct {
 	max  int64
 
 	mu       sync.Mutex
+	held     int64 // what the cache held when last measured, plus what runs added since
 	trimming bool
 	closed   bool
 	last     time.Time
@@ -106,6 +107,22 @@ func (c *Cache) Meta() Meta { return c.meta }
 
 // Max is the cache's bound in bytes.
 func (c *Cache) Max() int64 { return c.max }
+
+// Room is what one run may add to the cache: its bound. (The cache is
+// trimmed back under it after the run, least recently used first.)
+func (c *Cache) Room() int64 { return c.max }
+
+// Added records that a run added n bytes to the cache: once what it held
+// when last measured and what runs added since pass the bound, the next
+// trim is not put off (see TrimEvery).
+func (c *Cache) Added(n int64) {
+	c.mu.Lock()
+	c.held += n
+	if c.held > c.max {
+		c.last = time.Time{}
+	}
+	c.mu.Unlock()
+}
 
 // Begin readies the cache for a run whose processes act as uid and gid on
 // the host, and holds it against eviction until the returned end is
@@ -221,8 +238,13 @@ type Usage struct {
 // whole entries, least recently used first, until it does not. It returns
 // the usage after eviction and what was evicted; ErrBusy when the cache is
 // over its bound but a run holds it.
-func (c *Cache) Trim() (Usage, []Entry, error) {
-	u := measure(c.Dir())
+func (c *Cache) Trim() (u Usage, evicted []Entry, err error) {
+	defer func() {
+		c.mu.Lock()
+		c.held = u.Bytes
+		c.mu.Unlock()
+	}()
+	u = measure(c.Dir())
 	if u.Bytes <= c.max {
 		return u, nil, nil
 	}
@@ -232,7 +254,6 @@ func (c *Cache) Trim() (Usage, []Entry, error) {
 	}
 	lru := append([]Entry(nil), u.Entries...)
 	sort.SliceStable(lru, func(i, j int) bool { return lru[i].Used.Before(lru[j].Used) })
-	var evicted []Entry
 	var trash []string
 	for _, e := range lru {
 		if u.Bytes <= c.max {

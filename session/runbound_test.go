@@ -1,0 +1,178 @@
+package session_test
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/airlock-dev/airlock/memfs"
+	"github.com/airlock-dev/airlock/session"
+)
+
+// A run holds no more than the session's quota anywhere it may write:
+// /tmp, its home, /dev/shm and the session's own ~/.cache are bounded as
+// the workspace is, a worker's ~/.cache by the operator's cache size, and
+// nothing a refused run wrote there is left for the next run.
+func TestRunStorageIsBoundedEverywhere(t *testing.T) {
+	const quota = 8 << 20
+	for _, c := range []struct {
+		name, dir   string
+		workerCache bool
+	}{
+		{"tmp", "/tmp", false},
+		{"home", "$HOME", false},
+		{"own cache", "$HOME/.cache", false},
+		{"worker cache", "$HOME/.cache", true},
+		{"shm", "/dev/shm", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := repo(t, true, map[string]string{"README.md": "# p\n"})
+			opts := session.RunOptions{}
+			limits := memfs.Limits{MaxTotalBytes: quota, MaxFileBytes: 4 << 20}
+			if c.workerCache {
+				opts.Cache = workerCache(t, filepath.Join(t.TempDir(), "cache"), "file:/w.md", quota)
+				limits = memfs.Limits{} // the cache's bound is the operator's, not the workspace's
+			}
+			e := runEnv(t, r, opts, config{limits: limits})
+			// 64 MiB in 1 MiB files, each under the per-file limit.
+			res, err := e.s.Run(context.Background(), session.RunArgs{Command: fmt.Sprintf(
+				`mkdir -p %[1]s/fill && i=0; while [ $i -lt 64 ]; do head -c 1048576 /dev/zero > %[1]s/fill/$i || break; i=$((i+1)); done; echo wrote=$i`, c.dir)}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Killed == "" && strings.Contains(res.Stdout, "wrote=64") {
+				t.Errorf("64 MiB went into %s under an 8 MiB bound: %+v", c.dir, res)
+			}
+			next, err := e.s.Run(context.Background(), session.RunArgs{Command: fmt.Sprintf(`du -sk %s/fill 2>/dev/null || echo none`, c.dir)}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(next.Stdout, "none") {
+				t.Errorf("the next run still sees what was refused in %s: %q", c.dir, next.Stdout)
+			}
+			if c.workerCache {
+				if res.CacheDropped == "" {
+					t.Error("the run's answer does not say its cache writes were dropped")
+				}
+				if n := dirSize(opts.Cache.Dir()); n > quota {
+					t.Errorf("the worker's cache holds %d bytes, over its bound of %d", n, quota)
+				}
+			}
+		})
+	}
+}
+
+func dirSize(dir string) int64 {
+	var n int64
+	filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			if fi, err := d.Info(); err == nil {
+				n += fi.Size()
+			}
+		}
+		return nil
+	})
+	return n
+}
+
+// Empty files cost no bytes, and are counted as the quota counts files: a
+// run making 200,000 of them (twice the limit) is stopped within seconds
+// of passing the limit, none of them comes in, and the session answers the
+// next call. (The run prints when it passed the limit, or was refused: how
+// long making 100,000 files takes is the machine's, not airlock's.)
+func TestRunManyEmptyFilesIsStopped(t *testing.T) {
+	for _, dir := range []string{".", "/tmp"} {
+		t.Run(strings.Trim(dir, "/"), func(t *testing.T) {
+			r := repo(t, true, map[string]string{"README.md": "# p\n"})
+			// The mirror where airlock keeps it: on a tmpfs.
+			e := runEnv(t, r, session.RunOptions{MirrorDir: shmDir(t)}, config{limits: memfs.Limits{MaxFiles: 100_000}})
+			t0 := time.Now()
+			res, err := e.s.Run(context.Background(), session.RunArgs{Command: fmt.Sprintf(
+				`cd %s && mkdir -p many && cd many && python3 -c '
+import sys, time
+try:
+    for i in range(200000):
+        open("f%%d" %% i, "w").close()
+        if i == 100000:
+            print("passed=%%f" %% time.time(), flush=True)
+except OSError as e:
+    print("passed=%%f refused: %%s" %% (time.time(), e), flush=True)
+    sys.exit(1)
+print("made all")'`, dir)}, nil)
+			answered := time.Now()
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("answered in %s (ran %s; killed: %q, refused %v, created %d): %s", answered.Sub(t0), res.Duration, res.Killed, res.Refused, len(res.Created), res.Stdout)
+			if strings.Contains(res.Stdout, "made all") {
+				t.Fatalf("200,000 files were made under a 100,000-file quota")
+			}
+			var passed float64
+			if _, err := fmt.Sscanf(res.Stdout, "passed=%f", &passed); err != nil {
+				t.Fatalf("the run did not say when it passed the limit: %q", res.Stdout)
+			}
+			if d := answered.Sub(time.Unix(0, int64(passed*1e9))); d > 5*time.Second {
+				t.Errorf("the run answered %s after passing the limit", d)
+			}
+			if len(res.Created) > 0 {
+				t.Errorf("%d files came into the workspace", len(res.Created))
+			}
+			t1 := time.Now()
+			if _, err := e.s.Workspace().ReadFile("README.md"); err != nil {
+				t.Fatal(err)
+			}
+			next, err := e.s.Run(context.Background(), session.RunArgs{Command: "ls many /tmp/many 2>/dev/null | wc -l"}, nil)
+			if err != nil || next.Stdout != "0\n" {
+				t.Fatalf("the next run: %q %v", next.Stdout, err)
+			}
+			if d := time.Since(t1); d > 5*time.Second {
+				t.Errorf("the next calls took %s", d)
+			}
+		})
+	}
+}
+
+// What a run does in ~/.cache reaches the cache after it: files written
+// over, directories removed (and made again, opaque), symlinks; times
+// kept.
+func TestRunCacheMergesChanges(t *testing.T) {
+	for _, worker := range []bool{false, true} {
+		t.Run(fmt.Sprint("worker=", worker), func(t *testing.T) {
+			r := repo(t, true, map[string]string{"README.md": "# p\n"})
+			opts := session.RunOptions{}
+			if worker {
+				opts.Cache = workerCache(t, filepath.Join(t.TempDir(), "cache"), "file:/w.md", 1<<30)
+			}
+			e := runEnv(t, r, opts, config{})
+			mustRun(t, e, "mkdir -p ~/.cache/a/deep ~/.cache/d && echo x > ~/.cache/a/deep/x && echo y > ~/.cache/y && echo old > ~/.cache/d/old && touch -d '2001-02-03 04:05:06' ~/.cache/y")
+			res := mustRun(t, e, "rm -r ~/.cache/a && echo z > ~/.cache/y2 && ln -s y ~/.cache/link && rm -r ~/.cache/d && mkdir ~/.cache/d && echo new > ~/.cache/d/new && mkdir -p ~/.cache/a && echo again > ~/.cache/a/again")
+			if res.Exit != 0 || res.CacheDropped != "" {
+				t.Fatalf("the second run: %+v", res)
+			}
+			third := mustRun(t, e, "cd ~/.cache && find . | sort && cat link d/new a/again && stat -c %y y")
+			got := third.Stdout
+			want := ".\n./a\n./a/again\n./d\n./d/new\n./link\n./y\n./y2\ny\nnew\nagain\n2001-02-03 04:05:06.000000000"
+			if !strings.HasPrefix(got, want) {
+				t.Errorf("the cache after two runs:\n%s\nwant\n%s\n(stderr %q)", got, want, third.Stderr)
+			}
+		})
+	}
+}
+
+// shmDir is a new directory on /dev/shm, where airlock's mirrors are by
+// default, or in the test's temporary directory without one.
+func shmDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("/dev/shm", "airlock-test-")
+	if err != nil {
+		dir = t.TempDir()
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	os.Chmod(dir, 0o711)
+	return filepath.Join(dir, "mirrors")
+}
