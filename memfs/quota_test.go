@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/airlock-dev/airlock/memfs"
 )
@@ -286,5 +287,44 @@ func TestRollbackKeepsKeptSnapshotsInTheTally(t *testing.T) {
 	}
 	if !refused {
 		t.Fatal("ten 2 MiB writes kept in snapshots never met the 4 MiB quota")
+	}
+}
+
+// A refusal does not count the workspace again: a run bringing in twice
+// the file quota after a checkpoint (its files all new since) has the
+// second half refused one by one, and each costs about what a write does.
+func TestQuotaRefusalsDoNotRecount(t *testing.T) {
+	const n = 20_000
+	w := newWorkspace(t, memfs.WithLimits(memfs.Limits{MaxFiles: n}))
+	if _, err := w.Checkpoint("before"); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < n; i++ {
+		if err := w.WriteFile(fmt.Sprintf("d/f%d", i), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	start := time.Now()
+	for i := n; i < 2*n; i++ {
+		if err := w.WriteFile(fmt.Sprintf("d/f%d", i), nil, 0o644); !errors.Is(err, memfs.ErrQuotaExceeded) {
+			t.Fatalf("write %d over the file quota: %v", i, err)
+		}
+		// Counted each time, this is n walks of n files: minutes.
+		if d := time.Since(start); d > 5*time.Second {
+			t.Fatalf("%d refusals took %s", i-n+1, d)
+		}
+	}
+	// What frees room is seen: a removal, then a write fits again.
+	if err := w.Remove("d/f0"); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.WriteFile("d/again", nil, 0o644); err != nil {
+		t.Errorf("a write after a removal: %v", err)
+	}
+	if err := w.DeleteCheckpoint("before"); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.WriteFile("d/more", nil, 0o644); !errors.Is(err, memfs.ErrQuotaExceeded) {
+		t.Errorf("at the limit again: %v", err)
 	}
 }
