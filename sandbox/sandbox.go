@@ -79,11 +79,14 @@ type Report struct {
 	// and is empty otherwise.
 	CacheAdded   Bound
 	CacheDropped string
+	// Killed says why the run was ended for its budget (its processes'
+	// memory together), when it was.
+	Killed string
 }
 
 // Limits bound a run's resources. Zero fields get the defaults.
 type Limits struct {
-	Memory   int64         // address space of each process, bytes; default 8 GiB
+	Memory   int64         // address space of each process, and the run's processes' memory together, bytes; default 8 GiB
 	Procs    int           // processes of the run (its own user namespace's count); default 512
 	CPU      time.Duration // CPU time of each process; default 10 minutes
 	FileSize int64         // largest file a process may write; default 1 GiB

@@ -39,7 +39,8 @@ type helper struct {
 	cmd            *exec.Cmd
 	network        bool
 	specW, errR    *os.File
-	mountsW        *os.File // the socket the detached mounts go on
+	mountsW        *os.File   // the socket the detached mounts go on
+	cg             *runCgroup // the run's cgroup, or nil (budget_linux.go)
 	stdinW         *os.File
 	stdoutR, errOR *os.File
 }
@@ -107,19 +108,34 @@ func startHelper(network bool) (*helper, error) {
 		// this a root server's helper would stay host root, unmapped.
 		Credential: &syscall.Credential{Uid: 0, Gid: 0, NoSetGroups: true},
 	}
+	cg := newRunCgroup()
+	if cg != nil {
+		cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, int(cg.fd.Fd())
+	}
 	err = cmd.Start()
+	if err != nil && cg != nil {
+		// The cgroup would not take it: without, the watch holds the
+		// budget.
+		cg.remove()
+		cg = nil
+		cmd.SysProcAttr.UseCgroupFD = false
+		err = cmd.Start()
+	}
 	closeAll(child)
 	if err != nil {
 		closeAll(parent)
 		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}
-	return &helper{cmd: cmd, network: network, specW: specW, errR: errR, mountsW: mountsW, stdinW: stdinW, stdoutR: stdoutR, errOR: errOR}, nil
+	return &helper{cmd: cmd, network: network, specW: specW, errR: errR, mountsW: mountsW, stdinW: stdinW, stdoutR: stdoutR, errOR: errOR, cg: cg}, nil
 }
 
 func (h *helper) kill() {
 	h.cmd.Process.Kill()
 	h.cmd.Wait()
 	h.close()
+	if h.cg != nil {
+		h.cg.remove()
+	}
 }
 
 func (h *helper) close() {
@@ -128,8 +144,14 @@ func (h *helper) close() {
 	}
 }
 
-// send gives the helper its spec and the detached mounts.
+// send gives the helper its spec and the detached mounts, its cgroup the
+// run's budget first.
 func (h *helper) send(spec Spec, detached []int) error {
+	if h.cg != nil {
+		if err := h.cg.limit(spec.Limits); err != nil {
+			return err
+		}
+	}
 	if err := json.NewEncoder(h.specW).Encode(spec); err != nil {
 		return err
 	}
@@ -279,6 +301,18 @@ func Run(ctx context.Context, spec Spec, stdin io.Reader, stdout, stderr io.Writ
 		h.stdinW.Close()
 	}()
 	done := make(chan struct{})
+	memKilled := make(chan bool, 1)
+	stopWatch := func() {}
+	if h.cg == nil {
+		var wctx context.Context
+		wctx, stopWatch = context.WithCancel(ctx)
+		defer stopWatch()
+		go func() {
+			memKilled <- watchMemory(wctx, h.cmd.Process.Pid, spec.Limits.Memory, func() { h.cmd.Process.Kill() })
+		}()
+	} else {
+		defer h.cg.remove()
+	}
 	go func() {
 		select {
 		case <-ctx.Done():
@@ -289,8 +323,12 @@ func Run(ctx context.Context, spec Spec, stdin io.Reader, stdout, stderr io.Writ
 		}
 	}()
 	werr := h.cmd.Wait()
+	stopWatch()
 	close(done)
 	wg.Wait()
+	if h.cg != nil && h.cg.oomKilled() || h.cg == nil && waitKilled(memKilled) {
+		report.Killed = fmt.Sprintf("its processes together used more than the run's %d MiB of memory", spec.Limits.Memory>>20)
+	}
 	stores := <-storesC // the helper is gone: sent, or its end is closed
 	report.setScratch(-1)
 	defer stores.close()

@@ -90,7 +90,7 @@ type RunResult struct {
 	Duration time.Duration
 	TimedOut bool
 	// Killed says why airlock ended the run early, when it did (the
-	// workspace quota).
+	// workspace quota, its memory budget).
 	Killed string
 	// CacheDropped says why nothing the run wrote to ~/.cache was kept
 	// (it wrote more than the cache has room for), when so.
@@ -289,9 +289,12 @@ func (s *Session) Run(ctx context.Context, a RunArgs, progress Progress) (RunRes
 	res.CacheDropped = report.CacheDropped
 	endCache()
 	cancel()
+	overQuota := false
 	select {
 	case res.Killed = <-killed:
+		overQuota = true
 	default:
+		res.Killed = report.Killed // its memory budget
 	}
 	switch {
 	case res.Killed != "":
@@ -309,7 +312,7 @@ func (s *Session) Run(ctx context.Context, a RunArgs, progress Progress) (RunRes
 	r.keep(out, s.runsDir())
 
 	t1 := time.Now()
-	if res.Killed != "" {
+	if overQuota {
 		// Over the quota: nothing of it comes in, and it costs nothing
 		// to drop (the upper layer is renamed aside), however many
 		// files it made.
@@ -540,14 +543,18 @@ func (s *Session) watch(ctx context.Context, upper string, report *sandbox.Repor
 		known = known && statfs
 		// At most what was counted plus what the filesystem grew since.
 		bound := counted.plus(held{bytes: now.bytes - base.bytes, files: now.files - base.files})
-		if quota.over(scratch.plus(bound)) != "" || !known {
+		if maybe := quota.over(scratch.plus(bound)); maybe != "" || !known {
 			if over := quota.over(scratch); over != "" {
 				s.kill(killed, cancel, over, quota)
 				return
 			}
 			if time.Now().After(nextWalk) {
 				t0 := time.Now()
-				counted = dirHeld(upper)
+				bytes := maybe != "files" || !known
+				counted = dirHeld(upper, bytes)
+				if !bytes {
+					counted.bytes = bound.bytes // not counted: still at most that
+				}
 				base = now
 				// A walk takes a core from the run: at most a third
 				// of the time.
@@ -591,16 +598,17 @@ func (q held) over(h held) string {
 	return ""
 }
 
-// dirHeld counts what dir holds: the bytes of its regular files, and its
-// entries of every kind.
-func dirHeld(dir string) held {
+// dirHeld counts what dir holds: its entries of every kind, and, with
+// bytes, the bytes of its regular files (one lstat each: counting files
+// alone reads the directories only).
+func dirHeld(dir string, bytes bool) held {
 	var n held
 	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || p == dir {
 			return nil
 		}
 		n.files++
-		if d.Type().IsRegular() {
+		if bytes && d.Type().IsRegular() {
 			if fi, err := d.Info(); err == nil {
 				n.bytes += fi.Size()
 			}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/airlock-dev/airlock/memfs"
+	"github.com/airlock-dev/airlock/sandbox"
 	"github.com/airlock-dev/airlock/session"
 )
 
@@ -116,9 +117,11 @@ print("made all")'`, dir)}, nil)
 			if _, err := fmt.Sscanf(res.Stdout, "passed=%f", &passed); err != nil {
 				t.Fatalf("the run did not say when it passed the limit: %q", res.Stdout)
 			}
-			if d := answered.Sub(time.Unix(0, int64(passed*1e9))); d > 5*time.Second {
+			d := answered.Sub(time.Unix(0, int64(passed*1e9)))
+			if d > 5*time.Second {
 				t.Errorf("the run answered %s after passing the limit", d)
 			}
+			t.Logf("answered %s after passing the limit", d)
 			if len(res.Created) > 0 {
 				t.Errorf("%d files came into the workspace", len(res.Created))
 			}
@@ -175,4 +178,71 @@ func shmDir(t *testing.T) string {
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	os.Chmod(dir, 0o711)
 	return filepath.Join(dir, "mirrors")
+}
+
+// A run's processes share one budget: a fork bomb gets no more than the
+// run's process count, all of them together, and the session goes on.
+func TestRunProcessesAreBoundedTogether(t *testing.T) {
+	r := repo(t, true, map[string]string{"README.md": "# p\n"})
+	e := runEnv(t, r, session.RunOptions{Limits: sandbox.Limits{Procs: 100}}, config{})
+	res, err := e.s.Run(context.Background(), session.RunArgs{Command: `python3 -c '
+import os, time
+n = 0
+try:
+    for i in range(500):
+        if os.fork() == 0:
+            time.sleep(30)
+            os._exit(0)
+        n += 1
+except OSError as e:
+    print("refused: %s" % e)
+print("started=%d" % n, flush=True)
+os.killpg(0, 9)'`}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var started int
+	if i := strings.Index(res.Stdout, "started="); i < 0 {
+		t.Fatalf("the run did not say how many it started: %q %q", res.Stdout, res.Stderr)
+	} else {
+		fmt.Sscanf(res.Stdout[i:], "started=%d", &started)
+	}
+	if started >= 100 {
+		t.Errorf("a run of a 100-process budget started %d processes", started)
+	}
+	if next := mustRun(t, e, "echo alive"); next.Stdout != "alive\n" {
+		t.Errorf("the next run: %+v", next)
+	}
+}
+
+// A run's processes share one memory budget: eight processes of 64 MiB
+// each, every one far under the budget alone, are ended together over it.
+func TestRunMemoryIsBoundedTogether(t *testing.T) {
+	r := repo(t, true, map[string]string{"README.md": "# p\n"})
+	e := runEnv(t, r, session.RunOptions{Limits: sandbox.Limits{Memory: 256 << 20}}, config{})
+	res, err := e.s.Run(context.Background(), session.RunArgs{Command: `python3 -c '
+import os, time
+for i in range(8):
+    if os.fork() == 0:
+        b = bytearray(64 << 20)
+        for j in range(0, len(b), 4096):
+            b[j] = 1
+        time.sleep(20)
+        os._exit(0)
+for i in range(8):
+    os.wait()
+print("all done")'`, Timeout: 60 * time.Second}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(res.Stdout, "all done") || res.Killed == "" {
+		t.Errorf("512 MiB in 8 processes under a 256 MiB budget: %+v", res)
+	}
+	if res.Duration > 15*time.Second {
+		t.Errorf("ended after %s", res.Duration)
+	}
+	if next := mustRun(t, e, "echo alive"); next.Stdout != "alive\n" {
+		t.Errorf("the next run: %+v", next)
+	}
+	t.Logf("killed after %s: %s", res.Duration, res.Killed)
 }

@@ -92,6 +92,18 @@ func TestRunOverMCP(t *testing.T) {
 		t.Fatalf("no run tool; serve said:\n%s", stderr.String())
 	}
 	mustContain(t, "serve's stderr", stderr.Await("commands run in a sandbox (workspace-write)"), "commands run in a sandbox (workspace-write)")
+	// One line says how a run's processes are bounded together: a cgroup
+	// v2, or the count and a watch on their memory.
+	var budget string
+	for _, l := range strings.Split(stderr.Await("a run's processes"), "\n") {
+		if strings.Contains(l, "a run's processes") {
+			budget = l
+		}
+	}
+	if !strings.Contains(budget, "cgroup v2 under") && !strings.Contains(budget, "watch on their summed memory") {
+		t.Errorf("serve does not say how runs are bounded:\n%s", stderr.String())
+	}
+	t.Logf("serve said: %s", budget)
 	out := w.call("run", map[string]any{"command": "cat /etc/hostname; ls /root 2>&1; echo built > result.txt"})
 	mustContain(t, "run", out, "exit 0", "created: result.txt", "airlock", "--- stdout ---")
 	if strings.Contains(out, "No such file") == false && strings.Contains(out, "Permission denied") == false {

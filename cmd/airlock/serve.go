@@ -294,6 +294,7 @@ func sayProbed(runOpts *session.RunOptions, stderr io.Writer) {
 		fmt.Fprintf(stderr, "airlock serve: the run tool is off: %v\n", err)
 	default:
 		fmt.Fprintf(stderr, "airlock serve: commands run in a sandbox (%s)\n", runOpts.Mode)
+		fmt.Fprintf(stderr, "airlock serve: %s\n", sandbox.Budget(runOpts.Limits))
 		if c := runOpts.Cache; c != nil {
 			fmt.Fprintf(stderr, "airlock serve: their caches (~/.cache) are kept for this worker in %s, up to %s (airlock cache show %s)\n",
 				c.Dir(), bytesize.Format(c.Max()), c.Meta().ID)
