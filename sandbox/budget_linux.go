@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -96,7 +97,7 @@ func cgroupParent() (string, error) {
 	ctl, _ := os.ReadFile(filepath.Join(parent, "cgroup.subtree_control"))
 	have := strings.Fields(string(ctl))
 	for _, c := range []string{"memory", "pids"} {
-		if !contains(have, c) {
+		if !slices.Contains(have, c) {
 			return "", fmt.Errorf("%s does not delegate the %s controller (cgroup.subtree_control: %q)", parent, c, strings.TrimSpace(string(ctl)))
 		}
 	}
@@ -111,15 +112,6 @@ func cgroupParent() (string, error) {
 		}
 	}
 	return parent, nil
-}
-
-func contains(ss []string, s string) bool {
-	for _, x := range ss {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // runCgroup is one helper's cgroup, open for CLONE_INTO_CGROUP.
