@@ -7,7 +7,9 @@
 // (Main, called first thing in main and in TestMain); that helper builds
 // the file system view, drops every capability, restricts itself and execs
 // the command, which becomes the PID namespace's init: when it exits, the
-// kernel kills everything it left behind.
+// kernel kills everything it left behind. The run's processes share one
+// memory and process budget: a cgroup v2 where one is delegated, or their
+// count and a watch on their memory (budget_linux.go, Budget).
 //
 // What the process sees:
 //
@@ -21,8 +23,10 @@
 //	                    the network the host's resolver configuration
 //	                    (resolv.conf, nsswitch.conf, hosts, gai.conf), without
 //	                    it a hosts and nsswitch.conf of its own (files only)
-//	/home/sandbox /tmp  empty, private, in memory
-//	/home/sandbox/.cache  Spec.Cache, read-write: the worker's caches
+//	/home/sandbox /tmp /dev/shm  empty, private, in memory: one tmpfs of
+//	                    Spec.Scratch's bytes and files (bounds_linux.go)
+//	/home/sandbox/.cache  Spec.Cache under a writable layer of Spec.CacheRoom,
+//	                    merged into it after the run when it fits
 //	/proc /dev          its own PID namespace's; null, zero, random, urandom
 //	extra paths         what the operator named, read-only, at the same path
 //
