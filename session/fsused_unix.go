@@ -11,5 +11,5 @@ func fsUsed(path string) (held, bool) {
 	if unix.Statfs(path, &st) != nil {
 		return held{}, false
 	}
-	return held{bytes: int64(st.Blocks-st.Bfree) * int64(st.Bsize), files: int64(st.Files - st.Ffree)}, true
+	return held{bytes: int64(st.Blocks-st.Bfree) * int64(st.Bsize), files: int64(st.Files) - int64(st.Ffree)}, true
 }
