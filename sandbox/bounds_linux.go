@@ -77,7 +77,10 @@ func detachHidden(at string) (int, error) {
 		unix.Close(fd)
 		return -1, fmt.Errorf("hiding %s: %w", at, err)
 	}
-	os.Remove(at)
+	if err := os.Remove(at); err != nil {
+		unix.Close(fd)
+		return -1, err
+	}
 	return fd, nil
 }
 
@@ -121,7 +124,9 @@ func mountCache(root, cache string, detached int, room Bound) (int, error) {
 	if err := unix.Unmount(lower, unix.MNT_DETACH); err != nil {
 		return -1, err
 	}
-	os.Remove(lower)
+	if err := os.Remove(lower); err != nil {
+		return -1, err
+	}
 	return detachHidden(layer)
 }
 
@@ -212,11 +217,19 @@ func keepCache(layerFD int, dir string, room Bound, r *Report) error {
 	errc := make(chan error, 1)
 	go func() {
 		runtime.LockOSThread()
-		unix.Setfsgid(gid)
-		unix.Setfsuid(uid)
-		err := mergeLayer(upper, dst)
-		unix.Setfsuid(os.Getuid())
-		unix.Setfsgid(os.Getgid())
+		var err error
+		if err = unix.Setfsgid(gid); err == nil {
+			err = unix.Setfsuid(uid)
+		}
+		if fsuid, _ := unix.SetfsuidRetUid(-1); err == nil && fsuid != uid {
+			err = fmt.Errorf("acting as uid %d: still %d", uid, fsuid)
+		}
+		if err == nil {
+			err = mergeLayer(upper, dst)
+		}
+		// Whether these worked is checked below.
+		_ = unix.Setfsuid(os.Getuid())
+		_ = unix.Setfsgid(os.Getgid())
 		// The thread goes back to the pool only as it was: a thread that
 		// ends kills the helpers started from it (their Pdeathsig), so
 		// ending it is for when it cannot be restored.
@@ -314,7 +327,9 @@ func copyFile(src, dst string, fi fs.FileInfo) error {
 		err = os.Rename(tmp, dst)
 	}
 	if err != nil {
-		os.Remove(tmp)
+		// The error that matters is err; a temporary name left
+		// behind is the cache's, trimmed with it.
+		_ = os.Remove(tmp)
 	}
 	return err
 }

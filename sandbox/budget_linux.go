@@ -105,7 +105,8 @@ func cgroupParent() (string, error) {
 	if err := os.Mkdir(probe, 0o755); err != nil {
 		return "", fmt.Errorf("cannot make a cgroup in %s: %v", parent, err)
 	}
-	defer os.Remove(probe)
+	// An empty cgroup left behind holds nothing; the next start tries again.
+	defer func() { _ = os.Remove(probe) }()
 	for _, f := range []string{"memory.max", "pids.max"} {
 		if err := os.WriteFile(filepath.Join(probe, f), []byte("max"), 0o644); err != nil {
 			return "", fmt.Errorf("cannot set %s in %s: %v", f, parent, err)
@@ -133,7 +134,7 @@ func newRunCgroup() *runCgroup {
 	}
 	fd, err := os.Open(dir)
 	if err != nil {
-		os.Remove(dir)
+		_ = os.Remove(dir) // empty: it holds nothing if left
 		return nil
 	}
 	return &runCgroup{dir: dir, fd: fd}
@@ -146,7 +147,8 @@ func (c *runCgroup) limit(l Limits) error {
 			return fmt.Errorf("%w: setting the run's %s: %v", ErrSetup, f, err)
 		}
 	}
-	os.WriteFile(filepath.Join(c.dir, "memory.swap.max"), []byte("0"), 0o644)
+	// Without swap accounting there is no such file, and nothing to bound.
+	_ = os.WriteFile(filepath.Join(c.dir, "memory.swap.max"), []byte("0"), 0o644)
 	return nil
 }
 

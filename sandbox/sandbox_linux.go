@@ -307,9 +307,9 @@ func Run(ctx context.Context, spec Spec, stdin io.Reader, stdout, stderr io.Writ
 		var wctx context.Context
 		wctx, stopWatch = context.WithCancel(ctx)
 		defer stopWatch()
-		go func() {
-			memKilled <- watchMemory(wctx, h.cmd.Process.Pid, spec.Limits.Memory, func() { h.cmd.Process.Kill() })
-		}()
+		// A kill that fails finds the run already over.
+		kill := func() { _ = h.cmd.Process.Kill() }
+		go func() { memKilled <- watchMemory(wctx, h.cmd.Process.Pid, spec.Limits.Memory, kill) }()
 	} else {
 		defer h.cg.remove()
 	}

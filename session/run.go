@@ -318,7 +318,9 @@ func (s *Session) Run(ctx context.Context, a RunArgs, progress Progress) (RunRes
 		// files it made.
 		res.Refused = []memfs.Refused{{Path: ".", Err: errRunOverQuota}}
 		res.Apply = time.Since(t1)
-		r.mirror.Reset()
+		if err := r.mirror.Reset(); err != nil {
+			return res, fmt.Errorf("dropping what the run wrote: %w", err)
+		}
 		return res, nil
 	}
 	changes, err := r.mirror.Changes(s.ws.Limits().MaxFileBytes)
@@ -603,7 +605,9 @@ func (q held) over(h held) string {
 // alone reads the directories only).
 func dirHeld(dir string, bytes bool) held {
 	var n held
-	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+	// What cannot be read is not counted: the quota is checked again on
+	// what comes in.
+	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || p == dir {
 			return nil
 		}

@@ -270,7 +270,9 @@ func (r *runner) clearOwnCache() {
 	dir := r.mirror.Cache()
 	ents, _ := os.ReadDir(dir)
 	for _, e := range ents {
-		os.RemoveAll(filepath.Join(dir, e.Name()))
+		if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
+			return // counted as full still: tried again before the next run
+		}
 	}
 	r.ownCache = 0
 }
