@@ -309,7 +309,12 @@ func copyFile(src, dst string, fi fs.FileInfo) error {
 	}
 	defer in.Close()
 	tmp := dst + ".airlock-merge"
-	out, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|unix.O_NOFOLLOW, fi.Mode().Perm())
+	// Whatever an earlier run left at that name (a symlink) goes first:
+	// the file is made new, never opened through a link.
+	if err := os.Remove(tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	out, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|unix.O_NOFOLLOW, fi.Mode().Perm())
 	if err != nil {
 		return err
 	}

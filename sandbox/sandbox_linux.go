@@ -337,7 +337,8 @@ func Run(ctx context.Context, spec Spec, stdin io.Reader, stdout, stderr io.Writ
 	}
 	if stores.cache >= 0 {
 		if err := keepCache(stores.cache, spec.Cache, spec.CacheRoom, report); err != nil {
-			return -1, fmt.Errorf("keeping what the run wrote to its cache: %w", err)
+			// The run's own answer stands: a cache may lose a part.
+			report.CacheDropped = fmt.Sprintf("what the run wrote to ~/.cache could not all be kept (%v); a part of it may be", err)
 		}
 	}
 	if ctx.Err() != nil {

@@ -246,3 +246,23 @@ print("all done")'`, Timeout: 60 * time.Second}, nil)
 	}
 	t.Logf("killed after %s: %s", res.Duration, res.Killed)
 }
+
+// What a run leaves in the cache cannot turn a later merge against the
+// cache or the host: a symlink where a file or directory comes later, or
+// at the name the merge writes through, is replaced, never followed.
+func TestRunCacheMergeFollowsNoLink(t *testing.T) {
+	r := repo(t, true, map[string]string{"README.md": "# p\n"})
+	outside := t.TempDir()
+	e := runEnv(t, r, session.RunOptions{}, config{})
+	mustRun(t, e, fmt.Sprintf("cd ~/.cache && ln -s %[1]s d && ln -s %[1]s/f f && ln -s %[1]s/g g.airlock-merge", outside))
+	res := mustRun(t, e, "cd ~/.cache && rm d f && mkdir d && echo in > d/x && echo in > f && echo in > g")
+	if res.Exit != 0 || res.CacheDropped != "" {
+		t.Fatalf("the second run: %+v", res)
+	}
+	if ents, _ := os.ReadDir(outside); len(ents) != 0 {
+		t.Errorf("the merge wrote outside the cache: %v", ents)
+	}
+	if got := mustRun(t, e, "cd ~/.cache && cat d/x f g && ls -l | grep -c '^l'").Stdout; got != "in\nin\nin\n0\n" {
+		t.Errorf("the cache after the merge: %q", got)
+	}
+}
