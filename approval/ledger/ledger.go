@@ -68,6 +68,9 @@ type Ledger struct {
 
 	mu sync.Mutex
 	f  *os.File
+	// cuts are the anchor's cuts as this Ledger last wrote it: kept
+	// when the ledger is written again after it was removed (follow.go).
+	cuts []CutMark
 }
 
 // Open opens (creating it, and its directory, with owner-only
@@ -116,7 +119,12 @@ func (l *Ledger) append(kind string, raw json.RawMessage) (Record, error) {
 	if err := lockFile(l.f); err != nil {
 		return Record{}, fmt.Errorf("ledger: lock: %w", err)
 	}
-	defer unlockFile(l.f)
+	// l.f, as it is at the end: followPathLocked may change it. An
+	// unlock fails only on a bad descriptor; closing releases it.
+	defer func() { _ = unlockFile(l.f) }()
+	if err := l.followPathLocked(); err != nil {
+		return Record{}, err
+	}
 
 	head, torn, err := readHead(l.f)
 	if err != nil {
@@ -175,6 +183,7 @@ func (l *Ledger) append(kind string, raw json.RawMessage) (Record, error) {
 	if err := writeAnchor(l.path, Anchor{Seq: rec.Seq, Hash: rec.Hash, Cuts: a.Cuts}); err != nil {
 		return Record{}, fmt.Errorf("ledger: anchor: %w", err)
 	}
+	l.cuts = a.Cuts
 	return rec, nil
 }
 

@@ -19,3 +19,6 @@ func lockFile(f *os.File) error {
 }
 
 func unlockFile(f *os.File) error { return syscall.Flock(int(f.Fd()), syscall.LOCK_UN) }
+
+// noFollow keeps an open from following a link put where the ledger was.
+const noFollow = syscall.O_NOFOLLOW
