@@ -23,8 +23,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/protocol/packp/capability"
 	"github.com/go-git/go-git/v5/plumbing/transport"
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
-	"github.com/google/go-github/v60/github"
-	"golang.org/x/oauth2"
+	"github.com/google/go-github/v93/github"
 
 	"github.com/airlock-dev/airlock/approval"
 	"github.com/airlock-dev/airlock/staging"
@@ -114,17 +113,21 @@ func OpenGitHub(ctx context.Context, name string, opt GitHubOptions) (*GitHub, e
 	if base == nil {
 		base = http.DefaultTransport
 	}
-	hc := &http.Client{Transport: &oauth2.Transport{
-		Source: oauth2.StaticTokenSource(&oauth2.Token{AccessToken: token}),
-		Base:   &retryTransport{base: base, retries: opt.Retries, maxWait: opt.MaxWait, sleep: opt.Sleep, now: time.Now},
-	}}
-	client := github.NewClient(hc)
+	// The client sends the token only to the API's own origin (never to a
+	// host a redirect or a response names).
+	copts := []github.ClientOptionsFunc{
+		github.WithAuthToken(token),
+		github.WithTransport(&retryTransport{base: base, retries: opt.Retries, maxWait: opt.MaxWait, sleep: opt.Sleep, now: time.Now}),
+	}
 	if opt.APIURL != "" {
-		u, err := url.Parse(strings.TrimSuffix(opt.APIURL, "/") + "/")
-		if err != nil {
+		if _, err := url.Parse(opt.APIURL); err != nil {
 			return nil, fmt.Errorf("GitHub API URL %q: %w", opt.APIURL, err)
 		}
-		client.BaseURL = u
+		copts = append(copts, github.WithURLs(new(opt.APIURL), nil))
+	}
+	client, err := github.NewClient(copts...)
+	if err != nil {
+		return nil, fmt.Errorf("GitHub API URL %q: %w", opt.APIURL, err)
 	}
 	gitURL := opt.GitURL
 	if gitURL == "" {
@@ -474,16 +477,16 @@ func (g *GitHub) sendCommit(ctx context.Context, store *staging.Store, c *object
 		// Whole seconds in the commit's own zone: the zone is part of the
 		// object, and so of its SHA.
 		when := time.Unix(s.When.Unix(), 0).In(s.When.Location())
-		return &github.CommitAuthor{Name: github.String(s.Name), Email: github.String(s.Email), Date: &github.Timestamp{Time: when}}
+		return &github.CommitAuthor{Name: new(s.Name), Email: new(s.Email), Date: &github.Timestamp{Time: when}}
 	}
-	in := &github.Commit{
-		Message:   github.String(c.Message),
-		Tree:      &github.Tree{SHA: github.String(c.TreeHash.String())},
+	in := github.Commit{
+		Message:   new(c.Message),
+		Tree:      &github.Tree{SHA: new(c.TreeHash.String())},
 		Author:    sig(c.Author),
 		Committer: sig(c.Committer),
 	}
 	for _, p := range c.ParentHashes {
-		in.Parents = append(in.Parents, &github.Commit{SHA: github.String(p.String())})
+		in.Parents = append(in.Parents, &github.Commit{SHA: new(p.String())})
 	}
 	out, _, err := g.client.Git.CreateCommit(ctx, g.owner, g.repo, in, nil)
 	if err != nil {
@@ -558,34 +561,34 @@ func (g *GitHub) createTrees(ctx context.Context, store *staging.Store, parent p
 		return nil
 	}
 	for _, ch := range changes {
-		e := &github.TreeEntry{Path: github.String(ch.Path), Type: github.String("blob")}
+		e := &github.TreeEntry{Path: new(ch.Path), Type: new("blob")}
 		switch {
 		case ch.Op == staging.Delete:
-			e.Mode = github.String(modeString(ch.OldMode))
+			e.Mode = new(modeString(ch.OldMode))
 		case ch.NewMode == filemode.Submodule:
-			e.Mode, e.Type, e.SHA = github.String("160000"), github.String("commit"), github.String(ch.NewHash.String())
+			e.Mode, e.Type, e.SHA = new("160000"), new("commit"), new(ch.NewHash.String())
 		case known[ch.NewHash]:
-			e.Mode, e.SHA = github.String(modeString(ch.NewMode)), github.String(ch.NewHash.String())
+			e.Mode, e.SHA = new(modeString(ch.NewMode)), new(ch.NewHash.String())
 		default:
 			data, err := store.ReadBlob(ch.NewHash)
 			if err != nil {
 				return plumbing.ZeroHash, err
 			}
-			e.Mode = github.String(modeString(ch.NewMode))
+			e.Mode = new(modeString(ch.NewMode))
 			if !allBlobs && len(data) <= g.inline && inlineable(data) {
 				if size+len(data) > g.inline {
 					if err := flush(); err != nil {
 						return plumbing.ZeroHash, err
 					}
 				}
-				e.Content = github.String(string(data))
+				e.Content = new(string(data))
 				size += len(data)
 			} else {
 				if err := g.createBlob(ctx, ch.NewHash, data); err != nil {
 					return plumbing.ZeroHash, err
 				}
 				known[ch.NewHash] = true
-				e.SHA = github.String(ch.NewHash.String())
+				e.SHA = new(ch.NewHash.String())
 			}
 		}
 		batch = append(batch, e)
@@ -608,9 +611,9 @@ func inlineable(data []byte) bool {
 }
 
 func (g *GitHub) createBlob(ctx context.Context, want plumbing.Hash, data []byte) error {
-	b, _, err := g.client.Git.CreateBlob(ctx, g.owner, g.repo, &github.Blob{
-		Content:  github.String(base64.StdEncoding.EncodeToString(data)),
-		Encoding: github.String("base64"),
+	b, _, err := g.client.Git.CreateBlob(ctx, g.owner, g.repo, github.Blob{
+		Content:  base64.StdEncoding.EncodeToString(data),
+		Encoding: new("base64"),
 	})
 	if err != nil {
 		return g.explain(fmt.Sprintf("creating a blob of %d bytes", len(data)), err)
@@ -633,42 +636,41 @@ func modeString(m filemode.FileMode) string {
 	return "100644"
 }
 
-// moveRef creates ref at new, or moves it from old to new without force.
+// moveRef creates ref at next, or moves it from old to next without force.
 // Whatever GitHub answers, a failed attempt is settled by reading the ref:
-// at new means the push landed (a retried request that had in fact gone
+// at next means the push landed (a retried request that had in fact gone
 // through), elsewhere means the target moved.
-func (g *GitHub) moveRef(ctx context.Context, ref string, old, new plumbing.Hash) error {
-	r := &github.Reference{Ref: github.String(ref), Object: &github.GitObject{SHA: github.String(new.String())}}
+func (g *GitHub) moveRef(ctx context.Context, ref string, old, next plumbing.Hash) error {
 	var err error
 	if old.IsZero() {
-		_, _, err = g.client.Git.CreateRef(ctx, g.owner, g.repo, r)
+		_, _, err = g.client.Git.CreateRef(ctx, g.owner, g.repo, github.CreateRef{Ref: ref, SHA: next.String()})
 	} else {
-		_, _, err = g.client.Git.UpdateRef(ctx, g.owner, g.repo, r, false)
+		_, _, err = g.client.Git.UpdateRef(ctx, g.owner, g.repo, ref, github.UpdateRef{SHA: next.String(), Force: new(false)})
 	}
 	if err == nil {
 		return nil
 	}
 	now, herr := g.Head(ctx, ref)
-	if herr == nil && now == new {
+	if herr == nil && now == next {
 		return nil
 	}
 	if herr == nil && now != old {
 		return &MovedError{Ref: ref, Expected: old, Head: now}
 	}
 	if s := status(err); s == http.StatusUnprocessableEntity && herr == nil {
-		// 422 with the ref still at old: GitHub judged new not a
+		// 422 with the ref still at old: GitHub judged next not a
 		// fast-forward of it, which a staged chain always is.
 		return fmt.Errorf("%s: GitHub refused to move %s to %s (422), though it is still where the push expected: "+
 			"the branch is likely protected on GitHub (required reviews or checks); push to another branch and open a pull request: %w",
-			g.ID(), BranchName(ref), new.String()[:7], g.clean(err))
+			g.ID(), BranchName(ref), next.String()[:7], g.clean(err))
 	}
 	return g.explain("moving "+ref, err)
 }
 
 // OpenPullRequest opens a pull request from head into base.
 func (g *GitHub) OpenPullRequest(ctx context.Context, head, base, title, body string) (string, error) {
-	pr, _, err := g.client.PullRequests.Create(ctx, g.owner, g.repo, &github.NewPullRequest{
-		Title: github.String(title), Head: github.String(BranchName(head)), Base: github.String(BranchName(base)), Body: github.String(body),
+	pr, _, err := g.client.PullRequests.Create(ctx, g.owner, g.repo, github.CreatePullRequest{
+		Title: new(title), Head: BranchName(head), Base: BranchName(base), Body: new(body),
 	})
 	if err != nil {
 		return "", g.explain("opening a pull request", err)

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,8 +14,7 @@ import (
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/google/go-github/v60/github"
-	"golang.org/x/oauth2"
+	"github.com/google/go-github/v93/github"
 
 	"github.com/airlock-dev/airlock/approval"
 	"github.com/airlock-dev/airlock/approval/ledger"
@@ -146,13 +144,10 @@ func TestGitHubEmulatedThroughAPI(t *testing.T) {
 func runAPIHarness(t *testing.T, apiURL, gitURL, token, repo string) {
 	branch := fmt.Sprintf("airlock-suite-%d", time.Now().UnixNano())
 	owner, name, _ := strings.Cut(repo, "/")
-	hc := &http.Client{Transport: &oauth2.Transport{Source: oauth2.StaticTokenSource(&oauth2.Token{AccessToken: token})}}
-	c := github.NewClient(hc)
-	u, err := url.Parse(apiURL)
+	c, err := github.NewClient(github.WithAuthToken(token), github.WithURLs(new(apiURL), nil))
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.BaseURL = u
 	insp := &apiInspector{c: c, owner: owner, repo: name, token: token, gitURL: strings.TrimSuffix(gitURL, "/") + "/" + repo + ".git"}
 	targettest.Run(t, targettest.Harness{Branch: branch, Short: true, New: func(t *testing.T) (targets.Target, targettest.Inspector) {
 		clean := func() { insp.deleteBranch(branch); insp.deleteBranch(branch + "-fork") }
@@ -199,26 +194,25 @@ func (a *apiInspector) Commit(t testing.TB, branch string, files map[string]targ
 		case f.Executable:
 			mode = "100755"
 		}
-		entries = append(entries, &github.TreeEntry{Path: github.String(p), Mode: github.String(mode), Type: github.String("blob"), Content: github.String(f.Data)})
+		entries = append(entries, &github.TreeEntry{Path: new(p), Mode: new(mode), Type: new("blob"), Content: new(f.Data)})
 	}
 	tree, _, err := a.c.Git.CreateTree(ctx, a.owner, a.repo, "", entries)
 	if err != nil {
 		t.Fatalf("creating a tree: %v", err)
 	}
 	old := a.Head(t, branch)
-	in := &github.Commit{Message: github.String("commit by someone else"), Tree: tree}
+	in := github.Commit{Message: new("commit by someone else"), Tree: tree}
 	if !old.IsZero() {
-		in.Parents = []*github.Commit{{SHA: github.String(old.String())}}
+		in.Parents = []*github.Commit{{SHA: new(old.String())}}
 	}
 	c, _, err := a.c.Git.CreateCommit(ctx, a.owner, a.repo, in, nil)
 	if err != nil {
 		t.Fatalf("creating a commit: %v", err)
 	}
-	ref := &github.Reference{Ref: github.String("refs/heads/" + branch), Object: &github.GitObject{SHA: c.SHA}}
 	if old.IsZero() {
-		_, _, err = a.c.Git.CreateRef(ctx, a.owner, a.repo, ref)
+		_, _, err = a.c.Git.CreateRef(ctx, a.owner, a.repo, github.CreateRef{Ref: "refs/heads/" + branch, SHA: c.GetSHA()})
 	} else {
-		_, _, err = a.c.Git.UpdateRef(ctx, a.owner, a.repo, ref, true)
+		_, _, err = a.c.Git.UpdateRef(ctx, a.owner, a.repo, "refs/heads/"+branch, github.UpdateRef{SHA: c.GetSHA(), Force: new(true)})
 	}
 	if err != nil {
 		t.Fatalf("moving %s: %v", branch, err)

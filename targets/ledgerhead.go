@@ -16,7 +16,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
-	"github.com/google/go-github/v60/github"
+	"github.com/google/go-github/v93/github"
 )
 
 // LedgerHead is a ledger's head as a target keeps it: after each push, the
@@ -235,14 +235,14 @@ func (g *GitHub) RecordLedgerHead(ctx context.Context, h LedgerHead) error {
 			return nil
 		}
 		tree, _, err := g.client.Git.CreateTree(ctx, g.owner, g.repo, "", []*github.TreeEntry{{
-			Path: github.String(ledgerHeadFile), Mode: github.String("100644"), Type: github.String("blob"), Content: github.String(h.text()),
+			Path: new(ledgerHeadFile), Mode: new("100644"), Type: new("blob"), Content: new(h.text()),
 		}})
 		if err != nil {
 			return g.explain("writing the ledger's head", err)
 		}
-		c := &github.Commit{Message: github.String(h.message()), Tree: &github.Tree{SHA: tree.SHA}}
+		c := github.Commit{Message: new(h.message()), Tree: &github.Tree{SHA: tree.SHA}}
 		if !old.IsZero() {
-			c.Parents = []*github.Commit{{SHA: github.String(old.String())}}
+			c.Parents = []*github.Commit{{SHA: new(old.String())}}
 		}
 		made, _, err := g.client.Git.CreateCommit(ctx, g.owner, g.repo, c, nil)
 		if err != nil {
