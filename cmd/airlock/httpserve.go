@@ -102,10 +102,13 @@ func newSandboxes(w *session.Worker, workerFile string, opts session.Options, ro
 			return sb.srv
 		}
 		return nil
-	}, &mcp.StreamableHTTPOptions{CrossOriginProtection: http.NewCrossOriginProtection(),
+	}, &mcp.StreamableHTTPOptions{
 		// The guard has bounded the body already: the SDK's own 4 MiB
 		// would refuse legal writes.
 		MaxRequestBodyBytes: int64(sdkLineLength(h.lim))})
+	// Browsers' cross-origin requests are refused in front of the SDK's
+	// handler (ServeHTTP), as its docs advise in place of its deprecated
+	// option: every request, the SDK's included, passes that door first.
 	h.cop = http.NewCrossOriginProtection()
 	// The SDK records the user of an MCP session when it opens and refuses
 	// requests for it from anyone else: the user is the sandbox.
@@ -137,7 +140,8 @@ func fail(code int, format string, args ...any) error {
 }
 
 func (h *sandboxes) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	// The SDK checks these too, but a sandbox is made before it runs.
+	// Before anything else: a sandbox is made before the SDK runs. (The
+	// SDK checks the Host again; cross-origin requests only this door.)
 	if err := h.cop.Check(r); err != nil {
 		http.Error(w, "airlock: "+err.Error(), http.StatusForbidden)
 		return
