@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -19,6 +18,7 @@ import (
 	"github.com/airlock-dev/airlock/approval"
 	"github.com/airlock-dev/airlock/approval/internal/approvaltest"
 	"github.com/airlock-dev/airlock/approval/ledger"
+	"github.com/airlock-dev/airlock/internal/gittest"
 )
 
 func kinds(t *testing.T, l *ledger.Ledger) []string {
@@ -94,7 +94,7 @@ func TestGrantCannotBeForged(t *testing.T) {
 	if zero.Valid() || !errors.Is(zero.Check("", "", plumbing.ZeroHash, plumbing.ZeroHash), approval.ErrNoGrant) {
 		t.Error("the zero Grant grants something")
 	}
-	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
+	goBin := filepath.Join(gittest.GoRoot(t), "bin", "go")
 	for name, src := range map[string]string{
 		"field":   "package forge\n\nimport \"github.com/airlock-dev/airlock/approval\"\n\nvar G = approval.Grant{g: nil}\n",
 		"type":    "package forge\n\nimport \"github.com/airlock-dev/airlock/approval\"\n\nvar G = approval.grant{}\n",

@@ -2,7 +2,6 @@ package memfs
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"io/fs"
 	"strings"
@@ -105,8 +104,6 @@ func (t *txn) put(comps []string, n *node, mkdirs bool) (old *node, err error) {
 	t.root = root
 	return old, nil
 }
-
-var errInternal = errors.New("memfs: internal inconsistency")
 
 func (t *txn) putIn(dir *node, comps []string, n *node, mkdirs, isRoot bool) (*node, *node, error) {
 	name := comps[0]

@@ -299,7 +299,7 @@ func limits(l Limits) error {
 func landlockRestrict(extra []string) error {
 	abi, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, 0, 0, 1) // LANDLOCK_CREATE_RULESET_VERSION
 	if errno != 0 || abi < 1 {
-		return fmt.Errorf("Landlock is not available (%v): refusing to run without it", errno)
+		return fmt.Errorf("this kernel has no Landlock (%v): refusing to run without it", errno)
 	}
 	ro := []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/opt", "/etc", "/proc"}
 	rules := []landlock.Rule{
@@ -311,12 +311,12 @@ func landlockRestrict(extra []string) error {
 		landlock.RODirs("/dev"),
 	}
 	if err := landlock.V5.BestEffort().RestrictPaths(rules...); err != nil {
-		return fmt.Errorf("Landlock: %w", err)
+		return fmt.Errorf("restricting paths with Landlock: %w", err)
 	}
 	// Where the kernel has them (ABI 6): no signals to processes outside
 	// the run, no connecting to abstract Unix sockets made outside it.
 	if err := landlock.V6.BestEffort().RestrictScoped(); err != nil {
-		return fmt.Errorf("Landlock scopes: %w", err)
+		return fmt.Errorf("restricting signals and abstract sockets with Landlock scopes: %w", err)
 	}
 	return nil
 }
@@ -341,7 +341,7 @@ func denyPorts(deny []uint16) error {
 		}
 	}
 	if err := cfg.RestrictNet(rules...); err != nil {
-		return fmt.Errorf("Landlock (network rules, ABI 4 or later): %w", err)
+		return fmt.Errorf("shutting ports with Landlock (network rules, ABI 4 or later): %w", err)
 	}
 	return nil
 }

@@ -214,13 +214,10 @@ func (a *Area) PullPaths(paths []string) ([]string, []memfs.Refused, error) {
 		return nil, nil, err
 	}
 	var fresh []memfs.SeedFile
-	var have []string
 	for _, f := range files {
-		if a.inView(f.Path) {
-			have = append(have, f.Path)
-			continue
+		if !a.inView(f.Path) { // what is in view already stays as it is
+			fresh = append(fresh, f)
 		}
-		fresh = append(fresh, f)
 	}
 	if len(fresh) == 0 {
 		return nil, nil, nil

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/hinshun/vt10x"
@@ -38,9 +39,16 @@ var ownEscapes = regexp.MustCompile(`\x1b\[[0-9;]*m`)
 
 func assertOnlyOwnEscapes(t *testing.T, out string) {
 	t.Helper()
-	if rest := ownEscapes.ReplaceAllString(out, ""); strings.ContainsAny(rest, "\x1b\x07\x9b\u009b\u202e") {
-		i := strings.IndexAny(rest, "\x1b\x07\x9b\u009b\u202e")
-		t.Errorf("a foreign control character reached the terminal: %q", rest[max(0, i-20):min(len(rest), i+40)])
+	rest := ownEscapes.ReplaceAllString(out, "")
+	for i, r := range rest {
+		// ESC, BEL, CSI (U+009B), a right-to-left override; a byte that
+		// is not UTF-8 (a raw 0x9b is a CSI to an 8-bit terminal), and
+		// U+FFFD with it, ranges as utf8.RuneError.
+		switch r {
+		case '\x1b', '\x07', '\u009b', '\u202e', utf8.RuneError:
+			t.Errorf("a foreign control character reached the terminal: %q", rest[max(0, i-20):min(len(rest), i+40)])
+			return
+		}
 	}
 }
 

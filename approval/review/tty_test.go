@@ -37,7 +37,7 @@ func TestPromptInPseudoTerminal(t *testing.T) {
 	p.Press(t, "d") // the pager is cat: the diff scrolls by
 	at = scr.WaitFor(t, at, "+# Q3", within)
 	p.Press(t, "r")
-	at = scr.WaitFor(t, at, "Reason", within)
+	scr.WaitFor(t, at, "Reason", within)
 	p.Press(t, "wrong quarter\r")
 	if code := p.Wait(t, within); code != 0 {
 		t.Fatalf("the prompt process exited %d\n%s", code, scr.String())

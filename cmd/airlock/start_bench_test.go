@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,6 +13,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/airlock-dev/airlock/internal/gittest"
 )
 
 // goSrcRepo makes a repository of the Go toolchain's source tree (about
@@ -21,7 +22,7 @@ import (
 // repository issue 14 measures starts with.
 func goSrcRepo(b *testing.B, env []string, dir string) string {
 	b.Helper()
-	src := filepath.Join(runtime.GOROOT(), "src")
+	src := filepath.Join(gittest.GoRoot(b), "src")
 	if _, err := os.Stat(src); err != nil {
 		b.Skipf("no Go source tree at %s", src)
 	}

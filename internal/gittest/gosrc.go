@@ -8,11 +8,36 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 )
+
+var goRoot struct {
+	once sync.Once
+	dir  string
+	err  error
+}
+
+// GoRoot is the root of the Go toolchain that runs the tests, as `go env
+// GOROOT` tells it: go test puts its own go first on the tests' PATH.
+// (runtime.GOROOT is deprecated: it is the root the binary was built
+// with, which need not exist where it runs.)
+func GoRoot(t testing.TB) string {
+	t.Helper()
+	goRoot.once.Do(func() {
+		out, err := exec.Command("go", "env", "GOROOT").Output()
+		goRoot.dir, goRoot.err = strings.TrimSpace(string(out)), err
+		if err == nil && goRoot.dir == "" {
+			goRoot.err = fmt.Errorf("go env GOROOT printed nothing")
+		}
+	})
+	if goRoot.err != nil {
+		t.Fatalf("finding the Go toolchain (go env GOROOT): %v", goRoot.err)
+	}
+	return goRoot.dir
+}
 
 // GoSource makes a bare repository (in a new directory of the test's)
 // whose branch main has one commit holding the Go toolchain's own source,
@@ -21,7 +46,7 @@ import (
 // repository's path. A test that packs it (Repack) gets real deltas.
 func GoSource(t testing.TB, dirs ...string) string {
 	t.Helper()
-	src := filepath.Join(runtime.GOROOT(), "src")
+	src := filepath.Join(GoRoot(t), "src")
 	if _, err := os.Stat(filepath.Join(src, "go", "build")); err != nil {
 		t.Skipf("the Go toolchain's source is not at %s: %v", src, err)
 	}

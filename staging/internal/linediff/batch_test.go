@@ -91,8 +91,7 @@ func gitBatchContext(t testing.TB, pairs []pair, color bool, context int) []gitR
 			t.Fatalf("unexpected git output %q", out[:min(len(out), 200)])
 		}
 		rest := out[len(header):]
-		n := string(rest[:bytes.IndexByte(rest, ' ')])
-		i, ok := names[n]
+		i, ok := names[string(rest[:bytes.IndexByte(rest, ' ')])]
 		if !ok {
 			t.Fatalf("unexpected git output %q", out[:min(len(out), 200)])
 		}
