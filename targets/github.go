@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"os"
 	"os/exec"
 	"regexp"
@@ -120,13 +119,10 @@ func OpenGitHub(ctx context.Context, name string, opt GitHubOptions) (*GitHub, e
 		github.WithTransport(&retryTransport{base: base, retries: opt.Retries, maxWait: opt.MaxWait, sleep: opt.Sleep, now: time.Now}),
 	}
 	if opt.APIURL != "" {
-		if _, err := url.Parse(opt.APIURL); err != nil {
-			return nil, fmt.Errorf("GitHub API URL %q: %w", opt.APIURL, err)
-		}
 		copts = append(copts, github.WithURLs(new(opt.APIURL), nil))
 	}
 	client, err := github.NewClient(copts...)
-	if err != nil {
+	if err != nil { // the token is not empty: only the URL can be wrong
 		return nil, fmt.Errorf("GitHub API URL %q: %w", opt.APIURL, err)
 	}
 	gitURL := opt.GitURL

@@ -538,6 +538,16 @@ func TestGitHubTokenNeverInErrors(t *testing.T) {
 	}
 }
 
+// A malformed API address is refused when the target is opened, naming it.
+func TestGitHubBadAPIURL(t *testing.T) {
+	for _, bad := range []string{"http://[::1", "http://exa mple.com/", "%zz"} {
+		_, err := targets.OpenGitHub(context.Background(), "octo-org/reports", targets.GitHubOptions{APIURL: bad, Token: emuToken})
+		if err == nil || !strings.Contains(err.Error(), "GitHub API URL") || !strings.Contains(err.Error(), bad) {
+			t.Errorf("APIURL %q: got %v, want an error naming the URL", bad, err)
+		}
+	}
+}
+
 func TestGitHubTokenResolution(t *testing.T) {
 	t.Setenv("PATH", t.TempDir()) // no gh
 	t.Setenv("GITHUB_TOKEN", "")
