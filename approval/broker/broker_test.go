@@ -65,7 +65,9 @@ func watch(t *testing.T, dir string) *broker.Reviewer {
 // eventually waits for cond.
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	// Generous: it only bounds a failure, and under load two child test
+	// binaries built with the race detector take seconds to start.
+	deadline := time.Now().Add(30 * time.Second)
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting: %s", what)
