@@ -12,6 +12,7 @@ import (
 	"unsafe"
 
 	seccomp "github.com/elastic/go-seccomp-bpf"
+	"github.com/elastic/go-seccomp-bpf/arch"
 	"github.com/landlock-lsm/go-landlock/landlock"
 	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
@@ -407,7 +408,36 @@ func policy() seccomp.Policy {
 }
 
 func seccompFilter() error {
-	return seccomp.LoadFilter(seccomp.Filter{NoNewPrivs: true, Flag: seccomp.FilterFlagTSync, Policy: policy()})
+	if err := seccomp.LoadFilter(seccomp.Filter{NoNewPrivs: true, Flag: seccomp.FilterFlagTSync, Policy: policy()}); err != nil {
+		return err
+	}
+	return nativeOnlyFilter()
+}
+
+// nativeOnlyFilter refuses every system call made through another ABI
+// than the native one (on x86_64, int 0x80's i386 calls): go-seccomp-bpf
+// lets a call of a foreign architecture through to its default action,
+// allow, so without this unshare, mount, ptrace and every other call
+// refused above would be allowed under their i386 numbers. A second
+// filter, since filters stack and the strictest answer wins.
+func nativeOnlyFilter() error {
+	info, err := arch.GetInfo("")
+	if err != nil {
+		return fmt.Errorf("seccomp: %w", err)
+	}
+	const archOffset = 4 // struct seccomp_data: int nr; __u32 arch; ...
+	prog := []unix.SockFilter{
+		{Code: unix.BPF_LD | unix.BPF_W | unix.BPF_ABS, K: archOffset},
+		{Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, Jt: 1, K: uint32(info.ID)},
+		{Code: unix.BPF_RET | unix.BPF_K, K: unix.SECCOMP_RET_ERRNO | uint32(unix.ENOSYS)},
+		{Code: unix.BPF_RET | unix.BPF_K, K: unix.SECCOMP_RET_ALLOW},
+	}
+	fprog := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
+	if _, _, errno := unix.RawSyscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, unix.SECCOMP_FILTER_FLAG_TSYNC,
+		uintptr(unsafe.Pointer(&fprog))); errno != 0 {
+		return fmt.Errorf("seccomp: refusing foreign system call ABIs: %w", errno)
+	}
+	return nil
 }
 
 // lookPath finds name in the PATH of env, as a shell would.
