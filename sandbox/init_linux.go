@@ -202,6 +202,11 @@ func jail(spec Spec, detached []int) (string, error) {
 		return "", err
 	}
 	unix.Sethostname([]byte("airlock"))
+	// SysV shared memory outlives its processes' mappings, where the
+	// memory watch cannot see it: the run's IPC namespace holds at most
+	// the run's budget of it. Where the kernel does not let the namespace's
+	// owner set that (before Linux 5.19), the run has no SysV shared memory.
+	sysvShm := sysvBound(spec.Limits.Memory) == nil
 	if !spec.Network {
 		if err := loopbackUp(); err != nil {
 			return "", err
@@ -218,7 +223,7 @@ func jail(spec Spec, detached []int) (string, error) {
 	if err := dropCapabilities(); err != nil {
 		return "", err
 	}
-	if err := seccompFilter(); err != nil {
+	if err := seccompFilter(sysvShm); err != nil {
 		return "", err
 	}
 	dir := filepath.Join(Workspace, spec.Dir)
@@ -407,8 +412,24 @@ func policy() seccomp.Policy {
 	}
 }
 
-func seccompFilter() error {
-	if err := seccomp.LoadFilter(seccomp.Filter{NoNewPrivs: true, Flag: seccomp.FilterFlagTSync, Policy: policy()}); err != nil {
+// sysvBound bounds the SysV shared memory of the run's IPC namespace
+// (shmall, in pages, and shmmax) to max bytes.
+func sysvBound(max int64) error {
+	page := int64(unix.Getpagesize())
+	if err := os.WriteFile("/proc/sys/kernel/shmmax", []byte(strconv.FormatInt(max, 10)), 0); err != nil {
+		return err
+	}
+	return os.WriteFile("/proc/sys/kernel/shmall", []byte(strconv.FormatInt(max/page, 10)), 0)
+}
+
+// seccompFilter loads the run's filters; sysvShm false refuses SysV
+// shared memory (its namespace could not be bounded).
+func seccompFilter(sysvShm bool) error {
+	p := policy()
+	if !sysvShm {
+		p.Syscalls = append(p.Syscalls, seccomp.SyscallGroup{Action: seccomp.ActionErrno | seccomp.Action(unix.ENOSYS), Names: []string{"shmget"}})
+	}
+	if err := seccomp.LoadFilter(seccomp.Filter{NoNewPrivs: true, Flag: seccomp.FilterFlagTSync, Policy: p}); err != nil {
 		return err
 	}
 	return nativeOnlyFilter()
