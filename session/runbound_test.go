@@ -321,6 +321,25 @@ print("all done")'`, Timeout: 60 * time.Second}, nil)
 	}
 }
 
+// Sparse files cost the quota watch nothing (it counts blocks), but each
+// would be read at its full size: 300 sparse files of 9 MB under a 512
+// MiB quota held 2.6 GB in the server. They are refused as over the quota
+// without being read, and nothing of the run comes in.
+func TestRunSparseFilesAreNotReadPastTheQuota(t *testing.T) {
+	r := repo(t, true, map[string]string{"README.md": "# p\n"})
+	e := runEnv(t, r, session.RunOptions{}, config{limits: memfs.Limits{MaxTotalBytes: 64 << 20}})
+	res, err := e.s.Run(context.Background(), session.RunArgs{Command: `for i in $(seq 1 40); do truncate -s 9000000 f$i; done; echo made`, Timeout: 60 * time.Second}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Killed == "" || len(res.Created) != 0 {
+		t.Errorf("360 MB of sparse files under a 64 MiB quota: killed %q, %d files came in", res.Killed, len(res.Created))
+	}
+	if next := mustRun(t, e, "ls f1 2>&1; echo alive"); !strings.Contains(next.Stdout, "alive") || strings.Contains(next.Stdout, "f1\n") {
+		t.Errorf("the next run: %+v", next)
+	}
+}
+
 // What a run leaves in the cache cannot turn a later merge against the
 // cache or the host: a symlink where a file or directory comes later, or
 // at the name the merge writes through, is replaced, never followed.
