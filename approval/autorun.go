@@ -90,10 +90,40 @@ var runsTable = compileRuns([]runsRule{
 	{pattern: "**/poetry.toml", why: "poetry reads it on every command (where it installs from, how it makes environments)"},
 	{pattern: "**/.pdbrc", why: "pdb runs its commands on every start in the directory"},
 	{pattern: "**/conf.py", why: "Sphinx runs it on every docs build (Read the Docs builds on every push)"},
+	{pattern: "**/hatch_build.py", why: "Hatch runs it as a build hook on every build when pyproject.toml or hatch.toml names a custom hook (its default file)"},
+	{pattern: "**/hatch.toml", why: "Hatch reads it on every command (build hooks, environments and the scripts they run)"},
 
 	// JavaScript.
 	{pattern: "**/package.json", code: FlagCI, changed: jsonKeyChanged("scripts"), why: "npm runs them on install, and CI runs them"},
 	{pattern: "**/package.json", changed: jsonKeyChanged("packageManager"), why: "corepack downloads and runs the package manager it names"},
+	// Configuration that is code: loaded on every test run, build or
+	// lint, and by editors on opening or saving a file.
+	{pattern: "**/eslint.config.*", why: jsConfigWhy("ESLint, and editors on opening a file,")},
+	{pattern: "**/.eslintrc.js", why: jsConfigWhy("ESLint, and editors on opening a file,")},
+	{pattern: "**/.eslintrc.cjs", why: jsConfigWhy("ESLint, and editors on opening a file,")},
+	{pattern: "**/prettier.config.*", why: jsConfigWhy("Prettier, and editors on saving a file,")},
+	{pattern: "**/.prettierrc.js", why: jsConfigWhy("Prettier, and editors on saving a file,")},
+	{pattern: "**/.prettierrc.cjs", why: jsConfigWhy("Prettier, and editors on saving a file,")},
+	{pattern: "**/.prettierrc.mjs", why: jsConfigWhy("Prettier, and editors on saving a file,")},
+	{pattern: "**/jest.config.*", why: jsConfigWhy("Jest, on every test run,")},
+	{pattern: "**/vitest.config.*", why: jsConfigWhy("Vitest, on every test run,")},
+	{pattern: "**/.mocharc.js", why: jsConfigWhy("Mocha, on every test run,")},
+	{pattern: "**/.mocharc.cjs", why: jsConfigWhy("Mocha, on every test run,")},
+	{pattern: "**/karma.conf.js", why: jsConfigWhy("Karma, on every test run,")},
+	{pattern: "**/playwright.config.*", why: jsConfigWhy("Playwright, on every test run,")},
+	{pattern: "**/babel.config.*", why: jsConfigWhy("Babel, on every build and test run,")},
+	{pattern: "**/.babelrc.js", why: jsConfigWhy("Babel, on every build and test run,")},
+	{pattern: "**/.babelrc.cjs", why: jsConfigWhy("Babel, on every build and test run,")},
+	{pattern: "**/.babelrc.mjs", why: jsConfigWhy("Babel, on every build and test run,")},
+	{pattern: "**/vite.config.*", why: jsConfigWhy("Vite, on every build and dev server start,")},
+	{pattern: "**/webpack.config.*", why: jsConfigWhy("webpack, on every build,")},
+	{pattern: "**/rollup.config.*", why: jsConfigWhy("Rollup, on every build,")},
+	{pattern: "**/next.config.*", why: jsConfigWhy("Next.js, on every build and dev server start,")},
+	{pattern: "**/postcss.config.*", why: jsConfigWhy("PostCSS, on every build,")},
+	{pattern: "**/tailwind.config.*", why: jsConfigWhy("Tailwind, on every build,")},
+	{pattern: "**/gulpfile.*", why: "gulp runs it as code"},
+	{pattern: "**/gruntfile.*", why: "grunt runs it as code"},
+	{pattern: "**/composer.json", code: FlagCI, changed: jsonKeyChanged("scripts"), why: "composer runs them on install and update, and CI runs them"},
 	{pattern: "**/.npmrc", why: "npm reads it on every command (the registry, script-shell, and node-options that load code into every script)"},
 	{pattern: "**/.yarnrc", why: "yarn reads it on every command, and its yarn-path makes yarn run another file as itself"},
 	{pattern: "**/.yarnrc.yml", why: "yarn reads it on every command (its yarnPath runs a file as yarn itself; its plugins load)"},
@@ -140,6 +170,22 @@ var runsTable = compileRuns([]runsRule{
 	{pattern: "**/pom.xml", changed: xmlSectionsChanged("build", "profiles", "repositories", "pluginRepositories"),
 		why: "Maven runs the plugins it names on every build and fetches from the repositories it names"},
 	{pattern: "**/*.sbt", why: "sbt runs it as code on every build"},
+	{pattern: "**/project/*.scala", why: "sbt compiles and runs it as part of the build definition on every build"},
+	{pattern: "**/directory.build.props", why: msbuildWhy},
+	{pattern: "**/directory.build.targets", why: msbuildWhy},
+	{pattern: "**/*.csproj", why: "MSBuild runs the targets and tasks it holds (Exec runs any command) on every build"},
+	{pattern: "**/*.fsproj", why: "MSBuild runs the targets and tasks it holds (Exec runs any command) on every build"},
+	{pattern: "**/*.vbproj", why: "MSBuild runs the targets and tasks it holds (Exec runs any command) on every build"},
+	{pattern: "**/nuget.config", why: "dotnet restore and NuGet take packages from the sources it names (and their build targets run on every build)"},
+	{pattern: "**/global.json", why: "dotnet picks the SDK it pins, and downloads and runs the MSBuild SDKs it names"},
+	{pattern: "**/build.zig", why: "zig build runs it"},
+	{pattern: "**/package.swift", why: "swift build and Xcode run it as Swift on every build"},
+	{pattern: "**/mix.exs", why: "mix runs it as Elixir on every command"},
+	{pattern: "**/setup.hs", why: "cabal runs it on every build of a package with build-type Custom"},
+	{pattern: "**/makefile.pl", why: "perl Makefile.PL runs it, before every build from source"},
+	{pattern: "**/build.pl", why: "perl Build.PL runs it, before every build from source"},
+	{pattern: "**/cpanfile", why: "cpanm and carton run it as Perl on install"},
+	{pattern: "**/dune", why: "dune runs the actions of its rules on every build"},
 	{pattern: "**/project/build.properties", why: "sbt's launcher downloads and runs the sbt it pins"},
 
 	// Builds elsewhere.
@@ -168,6 +214,25 @@ var runsTable = compileRuns([]runsRule{
 	{pattern: "**/rakefile", why: "rake runs it as Ruby"},
 	{pattern: "**/*.rake", why: "rake runs it as Ruby"},
 	{pattern: "**/gemfile", why: "Bundler runs it as Ruby on every bundle command"},
+	{pattern: "**/.bundle/config", why: "Bundler reads it on every command (the Gemfile it uses, where gems come from, build flags)"},
+	{pattern: "**/podfile", why: "CocoaPods runs it as Ruby on every pod install"},
+	{pattern: "**/vagrantfile", why: "vagrant runs it as Ruby on every command"},
+	{pattern: "**/brewfile", why: "brew bundle runs it as Ruby"},
+	{pattern: "**/fastfile", why: "fastlane runs it as Ruby"},
+	{pattern: "**/dangerfile", code: FlagCI, why: "Danger runs it as Ruby in CI on every pull request"},
+	{pattern: "**/.rubocop.yml", why: "RuboCop loads the Ruby files its require names on every run (editors run it on saving a file)"},
+	{pattern: "**/.rspec", why: "RSpec adds its options (--require loads any file) to every test run"},
+	{pattern: "**/.pryrc", why: "pry runs it as Ruby on every start in the directory"},
+	{pattern: "**/.rvmrc", why: "RVM runs it as shell on entering the directory"},
+	{pattern: "**/.iex.exs", why: "IEx runs it as Elixir on every start in the directory"},
+	{pattern: "**/.ghci", why: "GHCi runs its commands on every start in the directory"},
+	{pattern: "**/.ocamlinit", why: "the OCaml toplevel (and utop) runs it on every start in the directory"},
+	{pattern: "**/.gdbinit", why: "gdb runs its commands on start in the directory when its auto-load safe-path allows it"},
+	{pattern: "**/.lldbinit", why: "lldb runs its commands on start in the directory when target.load-cwd-lldbinit allows it"},
+	{pattern: "**/ansible.cfg", why: "Ansible reads it from the directory on every command (plugin paths, a vault password file that is a program)"},
+	{pattern: "**/earthfile", why: "earthly runs the commands it holds"},
+	{pattern: "**/skaffold.yaml", why: "skaffold dev builds and runs what it names"},
+	{pattern: "**/procfile", code: FlagCI, why: "Heroku and foreman run the commands it lists"},
 	{pattern: "**/*.gemspec", why: "Bundler and gem run it as Ruby on every install"},
 	{pattern: "**/tiltfile", why: "tilt up runs it, and the commands it names"},
 
@@ -198,6 +263,7 @@ var runsTable = compileRuns([]runsRule{
 	{pattern: "**/.run/*.run.xml", why: ideaWhy},
 	{pattern: "**/.idea/externaldependencies.xml", why: "IntelliJ IDEs ask to install the plugins it names on opening the project"},
 	{pattern: "**/.exrc", why: "vim and neovim source it on start in the directory when exrc is set"},
+	{pattern: "**/.vimrc", why: "vim sources it on start in the directory when exrc is set"},
 	{pattern: "**/.nvimrc", why: "neovim sources it on start in the directory when exrc is set"},
 	{pattern: "**/.nvim.lua", why: "neovim runs it on start in the directory when exrc is set"},
 	{pattern: "**/.dir-locals.el", why: "Emacs applies it on opening a file below it (its eval forms run once marked safe)"},
@@ -233,6 +299,9 @@ var runsTable = compileRuns([]runsRule{
 	{pattern: "**/.lefthook.yml", code: FlagCI, why: lefthookWhy},
 	{pattern: "**/.lefthook.yaml", code: FlagCI, why: lefthookWhy},
 	{pattern: "**/lefthook-local.yml", code: FlagCI, why: lefthookWhy},
+	{pattern: "**/lefthook-local.yaml", code: FlagCI, why: lefthookWhy},
+	{pattern: "**/.lefthook-local.yml", code: FlagCI, why: lefthookWhy},
+	{pattern: "**/.lefthook-local.yaml", code: FlagCI, why: lefthookWhy},
 	{pattern: "**/.overcommit.yml", code: FlagCI, why: "overcommit runs the hooks it names as git hooks"},
 
 	// CI, and the bots that act on the repository.
@@ -294,7 +363,13 @@ const (
 	renovateWhy    = "Renovate opens pull requests by it, and its postUpgradeTasks run commands"
 	gitHookWhy     = "git runs a file of this name as a hook when core.hooksPath names its directory"
 	contentChanged = "%s %s: %s; %s"
+	msbuildWhy     = "MSBuild imports it into every project below it on every build (Exec tasks run any command)"
 )
+
+// jsConfigWhy: a configuration file that is a program, run by who.
+func jsConfigWhy(who string) string {
+	return who + " runs it as code (it is a program, not a list of settings)"
+}
 
 // gitHookNames are the hooks githooks(5) lists: a file of one of these
 // names is a hook in any directory core.hooksPath may name (hooks/,

@@ -30,7 +30,9 @@ import (
 //     is counted per user namespace, and each run has its own), each
 //     process's address space is bounded (RLIMIT_AS), and a watch sums
 //     the resident private memory of the run's processes (those in its PID
-//     namespace) every 100 ms and ends the run over the budget.
+//     namespace, shared memory and memfds included: nsMemory) every 100
+//     ms and ends the run over the budget; SysV shared memory is bounded
+//     by the run's IPC namespace (shmall, shmmax) at the budget.
 
 // budget is how runs are bounded here, found once.
 var budget struct {
@@ -177,7 +179,7 @@ func (c *runCgroup) remove() {
 }
 
 // watchMemory ends the run whose PID namespace's init is pid when its
-// processes' resident private memory, summed, passes limit; it returns
+// processes' memory (nsMemory), summed, passes limit; it returns
 // when ctx ends, and says whether it ended the run.
 func watchMemory(ctx context.Context, pid int, limit int64, kill func()) bool {
 	ns, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/pid", pid))
@@ -200,8 +202,17 @@ func watchMemory(ctx context.Context, pid int, limit int64, kill func()) bool {
 	}
 }
 
-// nsMemory sums the resident memory that is not shared with a file
-// (statm's resident less shared) of the processes in PID namespace ns.
+// nsMemory sums the memory the processes in PID namespace ns hold
+// that no file on a bounded file system holds for them: their anonymous
+// memory and their shared memory (a MAP_SHARED|MAP_ANONYMOUS mapping,
+// SysV segments attached, a mapped memfd), each process counted for its
+// proportional share (smaps_rollup's Pss_Anon and Pss_Shmem: pages several
+// processes share are counted once in all); and the memfds they hold
+// open, each once. Shared memory is not in statm's private resident
+// count, so a run held any amount of it under any budget: 512 MiB in
+// memfds, in SysV segments or in shared mappings of eight processes under
+// a 256 MiB budget. Without smaps_rollup (Linux before 4.14) statm's
+// resident count is taken whole.
 func nsMemory(ns string, page int64) int64 {
 	d, err := os.Open("/proc")
 	if err != nil {
@@ -210,6 +221,7 @@ func nsMemory(ns string, page int64) int64 {
 	defer d.Close()
 	names, _ := d.Readdirnames(-1)
 	var sum int64
+	memfds := map[[2]uint64]bool{}
 	for _, n := range names {
 		if n[0] < '0' || n[0] > '9' {
 			continue
@@ -217,17 +229,70 @@ func nsMemory(ns string, page int64) int64 {
 		if l, err := os.Readlink("/proc/" + n + "/ns/pid"); err != nil || l != ns {
 			continue
 		}
-		b, err := os.ReadFile("/proc/" + n + "/statm")
-		if err != nil {
+		sum += procMemory("/proc/"+n, page)
+		sum += procMemfds("/proc/"+n, memfds)
+	}
+	return sum
+}
+
+// procMemory is what process dir holds in anonymous and shared memory,
+// its proportional share.
+func procMemory(dir string, page int64) int64 {
+	if b, err := os.ReadFile(dir + "/smaps_rollup"); err == nil {
+		var kb int64
+		found := false
+		for _, l := range bytes.Split(b, []byte("\n")) {
+			for _, key := range []string{"Pss_Anon:", "Pss_Shmem:"} {
+				if v, ok := bytes.CutPrefix(l, []byte(key)); ok {
+					f := bytes.Fields(v)
+					if len(f) > 0 {
+						n, _ := strconv.ParseInt(string(f[0]), 10, 64)
+						kb += n
+						found = true
+					}
+				}
+			}
+		}
+		if found {
+			return kb << 10
+		}
+	}
+	b, err := os.ReadFile(dir + "/statm")
+	if err != nil {
+		return 0
+	}
+	f := bytes.Fields(b)
+	if len(f) < 2 {
+		return 0
+	}
+	res, _ := strconv.ParseInt(string(f[1]), 10, 64)
+	return res * page
+}
+
+// procMemfds is what the memfds process dir holds open take in memory,
+// those in seen (by device and inode) left out and added to it.
+func procMemfds(dir string, seen map[[2]uint64]bool) int64 {
+	fd, err := os.Open(dir + "/fd")
+	if err != nil {
+		return 0
+	}
+	defer fd.Close()
+	names, _ := fd.Readdirnames(-1)
+	var sum int64
+	for _, n := range names {
+		if l, err := os.Readlink(dir + "/fd/" + n); err != nil || !strings.HasPrefix(l, "/memfd:") {
 			continue
 		}
-		f := bytes.Fields(b)
-		if len(f) < 3 {
+		var st unix.Stat_t
+		if unix.Stat(dir+"/fd/"+n, &st) != nil {
 			continue
 		}
-		res, _ := strconv.ParseInt(string(f[1]), 10, 64)
-		shared, _ := strconv.ParseInt(string(f[2]), 10, 64)
-		sum += (res - shared) * page
+		key := [2]uint64{uint64(st.Dev), st.Ino}
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		sum += st.Blocks * 512
 	}
 	return sum
 }

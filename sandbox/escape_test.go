@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -262,6 +263,25 @@ int main(void) {
 }
 `
 
+// nestedNS386 is the attack through the i386 system call ABI, which an
+// x86_64 process reaches with int 0x80: a seccomp filter that checks the
+// native architecture's numbers only lets it through (unshare is 310
+// there).
+const nestedNS386 = `#include <stdio.h>
+static long sys32(long nr, long a) {
+	long ret;
+	__asm__ volatile ("int $0x80" : "=a"(ret) : "a"(nr), "b"(a) : "memory");
+	return ret;
+}
+int main(void) {
+	long r = sys32(310, 0x10000000 | 0x40000000); /* unshare(CLONE_NEWUSER | CLONE_NEWNET) */
+	if (r == 0) printf("ESCAPED: a nested namespace through int 0x80\n");
+	else printf("int 0x80 unshare refused: %ld\n", r);
+	printf("int 0x80 getpid: %ld\n", sys32(20, 0));
+	return 0;
+}
+`
+
 // A run cannot make a nested user namespace, where it would hold every
 // capability (CAP_NET_ADMIN over a network namespace of its own: the
 // kernel's netfilter and netlink surface): clone with any CLONE_NEW* flag
@@ -272,7 +292,7 @@ func TestNoNestedNamespaces(t *testing.T) {
 	if _, err := os.Stat("/usr/bin/python3"); err != nil {
 		t.Skip("the attack is written in Python; /usr/bin/python3 is not installed")
 	}
-	files := map[string]string{"nested.py": nestedNS, "nested.c": nestedNSC}
+	files := map[string]string{"nested.py": nestedNS, "nested.c": nestedNSC, "nested386.c": nestedNS386}
 	j := newJail(t, files)
 	tests := []struct {
 		name, script string
@@ -288,6 +308,14 @@ func TestNoNestedNamespaces(t *testing.T) {
 			name, script string
 			want         []string
 		}{"libc clone from C", "cc -o /tmp/nested nested.c -lpthread && /tmp/nested", []string{"libc clone refused: Operation not permitted", "thread ok", "fork ok"}})
+		if runtime.GOARCH == "amd64" {
+			// -38: ENOSYS, for every call of the foreign ABI.
+			tests = append(tests, struct {
+				name, script string
+				want         []string
+			}{"unshare through the i386 ABI (int 0x80)", "cc -o /tmp/nested386 nested386.c && /tmp/nested386",
+				[]string{"int 0x80 unshare refused: -38", "int 0x80 getpid: -38"}})
+		}
 	} else {
 		t.Log("no C compiler (cc): the attack from C is not tried")
 	}

@@ -12,6 +12,7 @@ import (
 	"unsafe"
 
 	seccomp "github.com/elastic/go-seccomp-bpf"
+	"github.com/elastic/go-seccomp-bpf/arch"
 	"github.com/landlock-lsm/go-landlock/landlock"
 	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
@@ -201,6 +202,11 @@ func jail(spec Spec, detached []int) (string, error) {
 		return "", err
 	}
 	unix.Sethostname([]byte("airlock"))
+	// SysV shared memory outlives its processes' mappings, where the
+	// memory watch cannot see it: the run's IPC namespace holds at most
+	// the run's budget of it. Where the kernel does not let the namespace's
+	// owner set that (before Linux 5.19), the run has no SysV shared memory.
+	sysvShm := sysvBound(spec.Limits.Memory) == nil
 	if !spec.Network {
 		if err := loopbackUp(); err != nil {
 			return "", err
@@ -217,7 +223,7 @@ func jail(spec Spec, detached []int) (string, error) {
 	if err := dropCapabilities(); err != nil {
 		return "", err
 	}
-	if err := seccompFilter(); err != nil {
+	if err := seccompFilter(sysvShm); err != nil {
 		return "", err
 	}
 	dir := filepath.Join(Workspace, spec.Dir)
@@ -406,8 +412,53 @@ func policy() seccomp.Policy {
 	}
 }
 
-func seccompFilter() error {
-	return seccomp.LoadFilter(seccomp.Filter{NoNewPrivs: true, Flag: seccomp.FilterFlagTSync, Policy: policy()})
+// sysvBound bounds the SysV shared memory of the run's IPC namespace
+// (shmall, in pages, and shmmax) to max bytes.
+func sysvBound(max int64) error {
+	page := int64(unix.Getpagesize())
+	if err := os.WriteFile("/proc/sys/kernel/shmmax", []byte(strconv.FormatInt(max, 10)), 0); err != nil {
+		return err
+	}
+	return os.WriteFile("/proc/sys/kernel/shmall", []byte(strconv.FormatInt(max/page, 10)), 0)
+}
+
+// seccompFilter loads the run's filters; sysvShm false refuses SysV
+// shared memory (its namespace could not be bounded).
+func seccompFilter(sysvShm bool) error {
+	p := policy()
+	if !sysvShm {
+		p.Syscalls = append(p.Syscalls, seccomp.SyscallGroup{Action: seccomp.ActionErrno | seccomp.Action(unix.ENOSYS), Names: []string{"shmget"}})
+	}
+	if err := seccomp.LoadFilter(seccomp.Filter{NoNewPrivs: true, Flag: seccomp.FilterFlagTSync, Policy: p}); err != nil {
+		return err
+	}
+	return nativeOnlyFilter()
+}
+
+// nativeOnlyFilter refuses every system call made through another ABI
+// than the native one (on x86_64, int 0x80's i386 calls): go-seccomp-bpf
+// lets a call of a foreign architecture through to its default action,
+// allow, so without this unshare, mount, ptrace and every other call
+// refused above would be allowed under their i386 numbers. A second
+// filter, since filters stack and the strictest answer wins.
+func nativeOnlyFilter() error {
+	info, err := arch.GetInfo("")
+	if err != nil {
+		return fmt.Errorf("seccomp: %w", err)
+	}
+	const archOffset = 4 // struct seccomp_data: int nr; __u32 arch; ...
+	prog := []unix.SockFilter{
+		{Code: unix.BPF_LD | unix.BPF_W | unix.BPF_ABS, K: archOffset},
+		{Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, Jt: 1, K: uint32(info.ID)},
+		{Code: unix.BPF_RET | unix.BPF_K, K: unix.SECCOMP_RET_ERRNO | uint32(unix.ENOSYS)},
+		{Code: unix.BPF_RET | unix.BPF_K, K: unix.SECCOMP_RET_ALLOW},
+	}
+	fprog := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
+	if _, _, errno := unix.RawSyscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, unix.SECCOMP_FILTER_FLAG_TSYNC,
+		uintptr(unsafe.Pointer(&fprog))); errno != 0 {
+		return fmt.Errorf("seccomp: refusing foreign system call ABIs: %w", errno)
+	}
+	return nil
 }
 
 // lookPath finds name in the PATH of env, as a shell would.

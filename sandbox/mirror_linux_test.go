@@ -27,7 +27,7 @@ func TestMirrorRacedByItsUser(t *testing.T) {
 		step  func(t *testing.T, x *mirror, i int)
 	}{
 		{"reading a run's changes", "upper", func(t *testing.T, x *mirror, i int) {
-			cs, _ := x.m.Changes(1 << 20)
+			cs, _ := x.m.Changes(1<<20, 0)
 			for _, c := range cs {
 				if strings.Contains(string(c.Data), "secret") {
 					t.Fatalf("Changes read %s outside the mirror: %q", c.Path, c.Data)

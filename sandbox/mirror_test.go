@@ -148,7 +148,7 @@ type mirror struct {
 // (in upper), as a run's end does: read, the workspace given them, and
 // moved into lower.
 func (x *mirror) promote(t *testing.T) error {
-	cs, err := x.m.Changes(1 << 20)
+	cs, err := x.m.Changes(1<<20, 0)
 	if err != nil {
 		return err
 	}
@@ -160,7 +160,7 @@ func (x *mirror) promote(t *testing.T) error {
 
 // readChanges reads a run's changes, none of which may hold what is outside.
 func readChanges(t *testing.T, x *mirror) error {
-	cs, err := x.m.Changes(1 << 20)
+	cs, err := x.m.Changes(1<<20, 0)
 	for _, c := range cs {
 		if strings.Contains(string(c.Data), "secret") {
 			t.Errorf("Changes read %s outside the mirror: %q", c.Path, c.Data)

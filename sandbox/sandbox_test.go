@@ -72,7 +72,7 @@ func TestRunSeesTheWorkspaceAndWritesIntoTheUpperLayer(t *testing.T) {
 	if code != 0 || out != "hello\n/workspace\n" {
 		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
-	changes, err := j.m.Changes(1 << 20)
+	changes, err := j.m.Changes(1<<20, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -312,6 +312,18 @@ func (s *Session) Run(ctx context.Context, a RunArgs, progress Progress) (RunRes
 	r.keep(out, s.runsDir())
 
 	t1 := time.Now()
+	var changes []sandbox.Change
+	if !overQuota {
+		lim := s.ws.Limits()
+		changes, err = r.mirror.Changes(lim.MaxFileBytes, lim.MaxTotalBytes)
+		switch {
+		case errors.Is(err, sandbox.ErrChangesOverQuota):
+			// Sparse files the watch did not count: as over the quota.
+			overQuota, res.Killed = true, "the files it wrote are larger in all than the workspace's quota (sparse files count at their size)"
+		case err != nil:
+			return res, fmt.Errorf("reading what the run changed: %w", err)
+		}
+	}
 	if overQuota {
 		// Over the quota: nothing of it comes in, and it costs nothing
 		// to drop (the upper layer is renamed aside), however many
@@ -322,10 +334,6 @@ func (s *Session) Run(ctx context.Context, a RunArgs, progress Progress) (RunRes
 			return res, fmt.Errorf("dropping what the run wrote: %w", err)
 		}
 		return res, nil
-	}
-	changes, err := r.mirror.Changes(s.ws.Limits().MaxFileBytes)
-	if err != nil {
-		return res, fmt.Errorf("reading what the run changed: %w", err)
 	}
 	if r.opts.Mode == RunReadOnly {
 		res.Discarded = len(changes)

@@ -247,6 +247,99 @@ print("all done")'`, Timeout: 60 * time.Second}, nil)
 	t.Logf("killed after %s: %s", res.Duration, res.Killed)
 }
 
+// Shared memory is in the run's budget too: memfds (written, never
+// mapped), SysV segments (attached, filled and detached, so no process
+// maps them) and MAP_SHARED anonymous mappings of several processes each
+// took 512 MiB under a 256 MiB budget, since the watch counted private
+// resident memory only. Each is ended, or (SysV, bounded by its IPC
+// namespace) refused past the budget.
+func TestRunSharedMemoryIsBounded(t *testing.T) {
+	if _, err := os.Stat("/usr/bin/python3"); err != nil {
+		t.Skip("the attacks are written in Python")
+	}
+	r := repo(t, true, map[string]string{"README.md": "# p\n"})
+	e := runEnv(t, r, session.RunOptions{Limits: sandbox.Limits{Memory: 256 << 20}}, config{})
+	for _, tc := range []struct{ name, script string }{
+		{"memfd", `
+import os
+held = 0
+fds = []
+for i in range(8):
+    fd = os.memfd_create("m%d" % i)
+    for j in range(64):
+        os.write(fd, b"x" * (1 << 20))
+    fds.append(fd)
+    held += 64
+print("held=%d" % held, flush=True)`},
+		{"SysV", `
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+libc.shmat.restype = ctypes.c_void_p
+held = 0
+for i in range(8):
+    id = libc.shmget(0, 64 << 20, 0o1600)
+    if id < 0:
+        print("shmget:", os.strerror(ctypes.get_errno()))
+        break
+    a = libc.shmat(id, None, 0)
+    ctypes.memset(ctypes.c_void_p(a), 1, 64 << 20)
+    libc.shmdt(ctypes.c_void_p(a))
+    held += 64
+print("held=%d" % held, flush=True)`},
+		{"shared mappings", `
+import mmap, os, time
+for i in range(8):
+    if os.fork() == 0:
+        m = mmap.mmap(-1, 64 << 20, flags=mmap.MAP_SHARED)
+        for j in range(0, 64 << 20, 4096):
+            m[j] = 1
+        time.sleep(20)
+        os._exit(0)
+time.sleep(3)
+print("held=512", flush=True)`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := e.s.Run(context.Background(), session.RunArgs{Command: "python3 -c '" + tc.script + `
+import time
+time.sleep(3)
+print("all done")'`, Timeout: 60 * time.Second}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			held := -1
+			if i := strings.Index(res.Stdout, "held="); i >= 0 {
+				fmt.Sscanf(res.Stdout[i:], "held=%d", &held)
+			}
+			if res.Killed == "" && (held < 0 || held > 256) {
+				t.Errorf("%d MiB of shared memory under a 256 MiB budget, not ended: %+v", held, res)
+			}
+			t.Logf("held %d MiB; killed: %q; %q", held, res.Killed, res.Stdout)
+			if next := mustRun(t, e, "echo alive"); next.Stdout != "alive\n" {
+				t.Errorf("the next run: %+v", next)
+			}
+		})
+	}
+}
+
+// Sparse files cost the quota watch nothing (it counts blocks), but each
+// would be read at its full size: 300 sparse files of 9 MB under a 512
+// MiB quota held 2.6 GB in the server. They are refused as over the quota
+// without being read, and nothing of the run comes in.
+func TestRunSparseFilesAreNotReadPastTheQuota(t *testing.T) {
+	r := repo(t, true, map[string]string{"README.md": "# p\n"})
+	e := runEnv(t, r, session.RunOptions{}, config{limits: memfs.Limits{MaxTotalBytes: 64 << 20}})
+	res, err := e.s.Run(context.Background(), session.RunArgs{Command: `for i in $(seq 1 40); do truncate -s 9000000 f$i; done; echo made`, Timeout: 60 * time.Second}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Killed == "" || len(res.Created) != 0 {
+		t.Errorf("360 MB of sparse files under a 64 MiB quota: killed %q, %d files came in", res.Killed, len(res.Created))
+	}
+	if next := mustRun(t, e, "ls f1 2>&1; echo alive"); !strings.Contains(next.Stdout, "alive") || strings.Contains(next.Stdout, "f1\n") {
+		t.Errorf("the next run: %+v", next)
+	}
+}
+
 // What a run leaves in the cache cannot turn a later merge against the
 // cache or the host: a symlink where a file or directory comes later, or
 // at the name the merge writes through, is replaced, never followed.

@@ -70,6 +70,10 @@ const ledgerHeadFile = "ledger-head"
 // ErrNotLedgerHead: the ref holds something airlock did not write.
 var ErrNotLedgerHead = errors.New("not a ledger head airlock wrote")
 
+// errSymbolicRef: the ref is a symbolic ref, which airlock never writes
+// through.
+var errSymbolicRef = fmt.Errorf("%w (a symbolic ref)", ErrNotLedgerHead)
+
 func (h LedgerHead) text() string {
 	return fmt.Sprintf("Airlock-Ledger-Seq: %d\nAirlock-Ledger-Hash: %s\nAirlock-Ledger-First: %s\nAirlock-Ledger-Time: %s\n",
 		h.Seq, h.Hash, h.First, h.Time.UTC().Format(time.RFC3339Nano))
@@ -130,11 +134,20 @@ func (l *Local) RecordLedgerHead(ctx context.Context, h LedgerHead) error {
 		if ok && cur.Seq >= h.Seq {
 			return nil
 		}
+		symbolic := errors.Is(err, errSymbolicRef)
 		id, err := l.writeLedgerCommit(h, old)
 		if err != nil {
 			return fmt.Errorf("%s: writing the ledger's head: %w", l.ID(), err)
 		}
-		_, err = l.git(ctx, nil, "update-ref", "-m", "airlock: ledger head", ref, id.String(), old.String())
+		// --no-deref: the ref itself moves, never what a symbolic ref
+		// there names (a branch would move to the head's commit, which
+		// no reviewer approved). A symbolic ref is replaced whatever it
+		// names: it has no value of its own to compare.
+		args := []string{"update-ref", "--no-deref", "-m", "airlock: ledger head", ref, id.String()}
+		if !symbolic {
+			args = append(args, old.String())
+		}
+		_, err = l.git(ctx, nil, args...)
 		if err == nil {
 			return nil
 		}
@@ -195,12 +208,15 @@ func (l *Local) readLedgerHead(ref string) (LedgerHead, plumbing.Hash, bool, err
 	if err != nil {
 		return LedgerHead{}, plumbing.ZeroHash, false, err
 	}
-	rf, err := r.Reference(plumbing.ReferenceName(ref), true)
+	rf, err := r.Reference(plumbing.ReferenceName(ref), false)
 	if errors.Is(err, plumbing.ErrReferenceNotFound) {
 		return LedgerHead{}, plumbing.ZeroHash, false, nil
 	}
 	if err != nil {
 		return LedgerHead{}, plumbing.ZeroHash, false, err
+	}
+	if rf.Type() == plumbing.SymbolicReference {
+		return LedgerHead{}, plumbing.ZeroHash, false, fmt.Errorf("%w: %s is a symbolic ref to %s", errSymbolicRef, ref, rf.Target())
 	}
 	c, err := r.CommitObject(rf.Hash())
 	if err != nil {

@@ -149,3 +149,49 @@ func TestLedgerHeadOverSomethingElse(t *testing.T) {
 	}
 	run(t, dir, nil, nil, "fsck", "--strict", "--no-dangling")
 }
+
+// The ledger's ref made a symbolic ref to a branch (by anyone who can
+// write the repository) is never written through: writing the head there
+// would move the branch to a commit no reviewer approved, holding only the
+// ledger's head. The symbolic ref is replaced by the head, the branch
+// stays where it was.
+func TestLedgerHeadThroughASymbolicRef(t *testing.T) {
+	ctx := context.Background()
+	for _, bare := range []bool{true, false} {
+		t.Run(fmt.Sprintf("bare=%v", bare), func(t *testing.T) {
+			dir := t.TempDir()
+			var l ledgerHeads
+			var err error
+			if bare {
+				run(t, dir, nil, nil, "init", "-q", "--bare", "-b", "main")
+				work := t.TempDir()
+				run(t, work, nil, nil, "init", "-q", "-b", "main")
+				run(t, work, nil, nil, "commit", "-q", "--allow-empty", "-m", "reviewed")
+				run(t, work, nil, nil, "push", "-q", dir, "main")
+				l, err = targets.OpenLocalBare(ctx, dir)
+			} else {
+				run(t, dir, nil, nil, "init", "-q", "-b", "main")
+				run(t, dir, nil, nil, "commit", "-q", "--allow-empty", "-m", "reviewed")
+				l, err = targets.OpenLocal(ctx, dir)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			main := run(t, dir, nil, nil, "rev-parse", "refs/heads/main")
+			host, path := "h", "/ledger.jsonl"
+			ref := targets.LedgerRef(host, path)
+			run(t, dir, nil, nil, "symbolic-ref", ref, "refs/heads/main")
+			h := targets.LedgerHead{Seq: 1, Hash: strings.Repeat("b", 64), First: strings.Repeat("b", 64), Host: host, Path: path, Time: time.Unix(0, 0).UTC()}
+			if err := l.RecordLedgerHead(ctx, h); err != nil {
+				t.Logf("recording through a symbolic ref: %v", err)
+			}
+			if now := run(t, dir, nil, nil, "rev-parse", "refs/heads/main"); now != main {
+				t.Errorf("the ledger's head moved main from %s to %s: %s", strings.TrimSpace(main), strings.TrimSpace(now),
+					run(t, dir, nil, nil, "log", "--format=%s", "-2", "refs/heads/main"))
+			}
+			if got, ok, err := l.ReadLedgerHead(ctx, host, path); !ok || err != nil || got != h {
+				t.Errorf("the head after: %+v %v %v", got, ok, err)
+			}
+		})
+	}
+}

@@ -176,6 +176,23 @@ func (l *Local) Head(ctx context.Context, ref string) (plumbing.Hash, error) {
 	return ref2.Hash(), nil
 }
 
+// notSymbolic refuses a push to ref when the repository holds it as a
+// symbolic ref: git (update-ref, receive-pack) would move the branch it
+// names, which the approval was not for.
+func (l *Local) notSymbolic(ref string) error {
+	r, err := l.open()
+	if err != nil {
+		return err
+	}
+	rf, err := r.Reference(plumbing.ReferenceName(ref), false)
+	if err != nil || rf.Type() != plumbing.SymbolicReference {
+		return nil // not there (a new branch), or unreadable: the push itself says so
+	}
+	return fmt.Errorf("%w: %s in %s points to %s, which a push there would move without its own approval: "+
+		"push to %s itself, or have the repository's owner remove the symbolic ref (git symbolic-ref --delete %s)",
+		ErrSymbolicBranch, ref, l.ID(), rf.Target(), rf.Target().Short(), ref)
+}
+
 // DefaultBranch is the branch HEAD names, read from the HEAD file where
 // the repository's layout is known.
 func (l *Local) DefaultBranch(ctx context.Context) (string, error) {
@@ -385,6 +402,9 @@ func (l *Local) Push(ctx context.Context, g approval.Grant, store *staging.Store
 		return g.Check(l.ID(), g.Ref(), g.Old(), g.New())
 	}
 	if _, err := BranchRef(g.Ref()); err != nil {
+		return err
+	}
+	if err := l.notSymbolic(g.Ref()); err != nil {
 		return err
 	}
 	if !l.bare {

@@ -68,6 +68,9 @@ var (
 	// ErrObjectTooLarge: an object of the target's is larger than the
 	// sandbox can hold; it was refused by its declared size, unread.
 	ErrObjectTooLarge = errors.New("object too large for the sandbox")
+	// ErrSymbolicBranch: the branch pushed to is a symbolic ref in the
+	// target, which git would write through to the branch it names.
+	ErrSymbolicBranch = errors.New("the branch is a symbolic ref in the target")
 )
 
 // MovedError says where the target's ref is now.

@@ -300,6 +300,8 @@ func TestBadInputNeverEndsTheServer(t *testing.T) {
 		{"method a number", []byte(`{"jsonrpc":"2.0","id":27,"method":7}` + "\n"), "error", "method must be a non-empty string"},
 		{"neither request nor response", []byte(`{"jsonrpc":"2.0","id":28}` + "\n"), "error", "needs a method"},
 		{"a response with an error of the wrong shape", []byte(`{"jsonrpc":"2.0","id":29,"error":{"code":"x","message":1}}` + "\n"), "", ""},
+		{"a response whose error has its code twice, the first a string", []byte(`{"jsonrpc":"2.0","id":40,"error":{"code":"x","code":1,"message":"m"}}` + "\n"), "", ""},
+		{"a response whose error has its message twice, the first a number", []byte(`{"jsonrpc":"2.0","id":41,"error":{"message":5,"message":"m","code":1}}` + "\n"), "", ""},
 		{"a response to nothing", []byte(`{"jsonrpc":"2.0","id":30,"result":{}}` + "\n"), "", ""},
 		{"an oversized notification", []byte(`{"jsonrpc":"2.0","method":"notifications/x","params":{"x":` + chunks(70_000_000) + `}}` + "\n"), "", ""},
 		{"a deep notification", []byte(`{"jsonrpc":"2.0","method":"notifications/x","params":{"x":` + strings.Repeat("[", 20000) + strings.Repeat("]", 20000) + "}}\n"), "error null", "deeper than 1000"},

@@ -240,7 +240,7 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		sbs := newSandboxes(w, *workerFile, opts, root, version(), token, *maxSessions, maxBytes, *idle, stderr)
 		sbs.base = fmt.Sprintf("http://%s%s", ln.Addr(), mcpPath)
 		sbs.bind = bind
-		hs := &http.Server{Handler: httpHandler(sbs)}
+		hs := newHTTPServer(httpHandler(sbs), headerTimeout, maxWaiting)
 		go hs.Serve(ln)
 		fmt.Fprintf(stderr, "airlock serve: worker %q, pushing to %s by default. Review pushes with `airlock review` in another terminal.\n",
 			w.Name, w.Describe())

@@ -70,6 +70,12 @@ func TestVerdicts(t *testing.T) {
 		{name: "method not a string", msg: `{"jsonrpc":"2.0","id":4,"method":7}`, code: -32600, id: "4"},
 		{name: "params not an object", msg: `{"jsonrpc":"2.0","id":5,"method":"a","params":[]}`, code: -32602, id: "5"},
 		{name: "error of the wrong shape", msg: `{"jsonrpc":"2.0","id":7,"error":{"code":1.5,"message":"x"}}`, code: -32600},
+		// The SDK's decoder fails on the first of a member that comes twice
+		// (encoding/json keeps the last), which ended the session.
+		{name: "error's code twice, the first wrong", msg: `{"jsonrpc":"2.0","id":7,"error":{"code":"x","code":1,"message":"m"}}`, code: -32600},
+		{name: "error's message twice, the first wrong", msg: `{"jsonrpc":"2.0","id":7,"error":{"message":5,"message":"m","code":1}}`, code: -32600},
+		{name: "error's code twice, one escaped", msg: `{"jsonrpc":"2.0","id":7,"error":{"\u0063ode":"x","code":1,"message":"m"}}`, code: -32600},
+		{name: "error's code twice, both right", msg: `{"jsonrpc":"2.0","id":7,"error":{"code":1,"code":2,"message":"m"}}`, code: -32600},
 		{name: "error not an object", msg: `{"jsonrpc":"2.0","id":7,"error":5}`, code: -32600},
 		{name: "empty object", msg: `{}`, code: -32600, id: "null", why: `"jsonrpc" must be "2.0"`},
 		{name: "neither, no id", msg: `{"jsonrpc":"2.0"}`, code: -32600, id: "null", why: "needs a method"},

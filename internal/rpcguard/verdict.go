@@ -171,23 +171,43 @@ func validID(raw []byte, over bool) bool {
 }
 
 // validError reports whether the SDK decodes a response's error member.
+// Every member is checked where it comes, not only the last of a name:
+// the SDK's decoder (segmentio's) stops at the first value of the wrong
+// type, where encoding/json would keep the last, and that failure ends
+// the session. A member that comes twice is refused whatever its values.
 func validError(raw []byte) bool {
 	if string(raw) == "null" {
 		return true
 	}
-	var e map[string]json.RawMessage
-	if len(raw) == 0 || raw[0] != '{' || json.Unmarshal(raw, &e) != nil {
+	if len(raw) == 0 || raw[0] != '{' || !json.Valid(raw) {
 		return false
 	}
-	if code, ok := e["code"]; ok {
-		if _, err := strconv.ParseInt(string(code), 10, 64); err != nil {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if _, err := dec.Token(); err != nil { // the '{'
+		return false
+	}
+	seen := map[string]bool{}
+	for dec.More() {
+		tok, err := dec.Token()
+		key, ok := tok.(string)
+		if err != nil || !ok || seen[key] {
 			return false
 		}
-	}
-	if msg, ok := e["message"]; ok {
-		var s string
-		if len(msg) == 0 || msg[0] != '"' || json.Unmarshal(msg, &s) != nil {
+		seen[key] = true
+		var val json.RawMessage
+		if err := dec.Decode(&val); err != nil {
 			return false
+		}
+		switch key {
+		case "code":
+			if _, err := strconv.ParseInt(string(val), 10, 64); err != nil {
+				return false
+			}
+		case "message":
+			var s string
+			if len(val) == 0 || val[0] != '"' || json.Unmarshal(val, &s) != nil {
+				return false
+			}
 		}
 	}
 	return true
