@@ -650,6 +650,24 @@ func (g *Gate) LedgerHead() (head, first ledger.Record, path string, err error) 
 	return head, first, g.ledger.Path(), err
 }
 
+// LedgerRecord returns the ledger's record number seq as the file holds
+// it now (ok false when it holds none by that number).
+func (g *Gate) LedgerRecord(seq uint64) (rec ledger.Record, ok bool, err error) {
+	if g.ledger == nil {
+		return ledger.Record{}, false, nil
+	}
+	recs, err := ledger.Records(g.ledger.Path())
+	if err != nil {
+		return ledger.Record{}, false, err
+	}
+	for _, r := range recs {
+		if r.Seq == seq {
+			return r, true, nil
+		}
+	}
+	return ledger.Record{}, false, nil
+}
+
 // RecordOutcome records how a push ended that no grant of this process
 // covers: one a restart interrupted, found landed (result "pushed") or not
 // ("failed") when its session resumed, or a request the resumed session

@@ -2,6 +2,8 @@ package session
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"time"
 
 	"github.com/airlock-dev/airlock/targets"
@@ -35,7 +37,29 @@ func (s *Session) recordLedgerHead(ctx context.Context, t targets.Target) error 
 	// rate-limits does not hold it for minutes (the next push catches up).
 	ctx, cancel := context.WithTimeout(ctx, ledgerHeadWait)
 	defer cancel()
-	return r.RecordLedgerHead(ctx, targets.LedgerHead{Seq: rec.Seq, Hash: rec.Hash, First: first.Hash, Host: host, Path: abs, Time: rec.Time})
+	err = r.RecordLedgerHead(ctx, targets.LedgerHead{Seq: rec.Seq, Hash: rec.Hash, First: first.Hash, Host: host, Path: abs, Time: rec.Time})
+	var a *targets.LedgerAheadError
+	if errors.As(err, &a) {
+		return s.keptAhead(first.Hash, a)
+	}
+	return err
+}
+
+// keptAhead decides a target keeping a head past this push's: one of this
+// ledger's own records (another server sharing the ledger pushed later)
+// is as it should be; any other is a ledger cut or rewritten since, or a
+// ref someone else wrote to stop the head from moving (a hostile target
+// can write it: the head then no longer catches a cut against it).
+func (s *Session) keptAhead(first string, a *targets.LedgerAheadError) error {
+	r, ok, err := s.gate.LedgerRecord(a.Kept.Seq)
+	if err != nil {
+		return err
+	}
+	if ok && r.Hash == a.Kept.Hash && a.Kept.First == first {
+		return nil
+	}
+	return fmt.Errorf("%s keeps record %d (hash %s) of a ledger this one does not hold at that number: this ledger was cut or rewritten since, or the target's ref %s was written by someone else; `airlock ledger verify --target %s` says which. The ref was left where it is",
+		a.Target, a.Kept.Seq, a.Kept.Hash, targets.LedgerRef(a.Kept.Host, a.Kept.Path), a.Target)
 }
 
 // GitHubOptions says where GitHub is, as the session's targets open it

@@ -454,7 +454,9 @@ func (s *Session) drive(p *push) {
 			// answers, outside the lock (on GitHub it is a few requests).
 			s.mu.Unlock()
 			if err := s.recordLedgerHead(ctx, p.t); err != nil {
-				res.Notes = append(res.Notes, fmt.Sprintf("the push landed, but the ledger's head could not be kept in the target for `airlock ledger verify` to check against: %v", err))
+				msg := fmt.Sprintf("the push landed, but the ledger's head could not be kept in the target for `airlock ledger verify` to check against: %v", err)
+				res.Notes = append(res.Notes, msg)
+				s.warn("%s", msg) // the operator's to look into, not the worker's
 			}
 			s.mu.Lock()
 			s.endLocked(p, res, nil)

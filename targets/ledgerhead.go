@@ -116,6 +116,30 @@ func parseLedgerHead(msg string) (LedgerHead, error) {
 	return h, nil
 }
 
+// LedgerAheadError is RecordLedgerHead's answer when the target keeps a
+// head at or past the one to write, other than that one: the ref only
+// moves forward, so it is left alone, and the caller decides whether the
+// head kept is one of its ledger's records (another server of the same
+// ledger pushed later) or not (the ledger was cut or rewritten, or the
+// ref forged to stop it from moving).
+type LedgerAheadError struct {
+	Target string     // the target's id
+	Kept   LedgerHead // what the target keeps
+}
+
+func (e *LedgerAheadError) Error() string {
+	return fmt.Sprintf("%s keeps the ledger's head at record %d (hash %s), at or past this one, so it was not moved", e.Target, e.Kept.Seq, e.Kept.Hash)
+}
+
+// ahead is nil when the target keeps h itself, else a *LedgerAheadError.
+func ahead(id string, cur, h LedgerHead) error {
+	if cur.Seq == h.Seq && cur.Hash == h.Hash && cur.First == h.First {
+		return nil
+	}
+	cur.Host, cur.Path = h.Host, h.Path
+	return &LedgerAheadError{Target: id, Kept: cur}
+}
+
 // ledgerHeadTries bounds the compare-and-swap loop against other servers
 // of the same ledger moving the ref at the same moment.
 const ledgerHeadTries = 10
@@ -123,7 +147,8 @@ const ledgerHeadTries = 10
 // RecordLedgerHead moves the ledger's ref in the repository forward to h:
 // a new commit (its parent the one the ref held) written into the object
 // database, and the ref moved from exactly the old commit by git
-// update-ref. A ref at a later record already is left alone.
+// update-ref. A ref at a later record already is left alone, and said
+// (*LedgerAheadError).
 func (l *Local) RecordLedgerHead(ctx context.Context, h LedgerHead) error {
 	ref := LedgerRef(h.Host, h.Path)
 	for try := 0; ; try++ {
@@ -132,7 +157,7 @@ func (l *Local) RecordLedgerHead(ctx context.Context, h LedgerHead) error {
 			return err
 		}
 		if ok && cur.Seq >= h.Seq {
-			return nil
+			return ahead(l.ID(), cur, h)
 		}
 		symbolic := errors.Is(err, errSymbolicRef)
 		id, err := l.writeLedgerCommit(h, old)
@@ -248,7 +273,7 @@ func (g *GitHub) RecordLedgerHead(ctx context.Context, h LedgerHead) error {
 			return err
 		}
 		if ok && cur.Seq >= h.Seq {
-			return nil
+			return ahead(g.ID(), cur, h)
 		}
 		tree, _, err := g.client.Git.CreateTree(ctx, g.owner, g.repo, "", []*github.TreeEntry{{
 			Path: new(ledgerHeadFile), Mode: new("100644"), Type: new("blob"), Content: new(h.text()),

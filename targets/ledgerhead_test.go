@@ -64,10 +64,26 @@ func TestLedgerHead(t *testing.T) {
 			if _, ok, err := tgt.ReadLedgerHead(ctx, host, path); ok || err != nil {
 				t.Fatalf("a new repository keeps a head: %v %v", ok, err)
 			}
-			for _, seq := range []uint64{3, 2, 3, 5} {
-				if err := tgt.RecordLedgerHead(ctx, head(seq)); err != nil {
-					t.Fatalf("recording %d: %v", seq, err)
+			// The ref moves forward only: the head it keeps again is
+			// nothing to say, one behind it (or another at its number)
+			// is left alone and said, with what the target keeps.
+			for _, c := range []struct {
+				seq  uint64
+				kept uint64 // 0: recorded
+			}{{3, 0}, {2, 3}, {3, 0}, {5, 0}} {
+				err := tgt.RecordLedgerHead(ctx, head(c.seq))
+				var a *targets.LedgerAheadError
+				switch {
+				case c.kept == 0 && err != nil:
+					t.Fatalf("recording %d: %v", c.seq, err)
+				case c.kept != 0 && (!errors.As(err, &a) || a.Kept != head(c.kept)):
+					t.Fatalf("recording %d behind %d: %v", c.seq, c.kept, err)
 				}
+			}
+			forged := head(5)
+			forged.Hash = strings.Repeat("e", 64)
+			if err := tgt.RecordLedgerHead(ctx, forged); !errors.As(err, new(*targets.LedgerAheadError)) {
+				t.Fatalf("another record 5 over the kept one: %v", err)
 			}
 			got, ok, err := tgt.ReadLedgerHead(ctx, host, path)
 			if err != nil || !ok || got != head(5) {
@@ -104,7 +120,8 @@ func TestLedgerHead(t *testing.T) {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					if err := tgt.RecordLedgerHead(ctx, head(uint64(10+i))); err != nil {
+					// One that lost the race to a later head is told so.
+					if err := tgt.RecordLedgerHead(ctx, head(uint64(10+i))); err != nil && !errors.As(err, new(*targets.LedgerAheadError)) {
 						t.Error(err)
 					}
 				}()
