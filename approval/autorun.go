@@ -29,7 +29,8 @@ import (
 // .bzl and .bazelrc, are in), dependency lists (a change of dependency is
 // a change of code the diff names; flagging every one would teach the
 // reviewer to skip flags), .editorconfig (formatting only), .env files
-// (data, not code).
+// (data, not code) but for the lines that set a variable making programs
+// run code (codeEnvLine).
 //
 // A Makefile is in, though make runs it only when asked: make is the
 // command every build and most CI run, its recipes are shell run as they
@@ -149,6 +150,14 @@ var runsTable = compileRuns([]runsRule{
 	{pattern: "**/go.work", why: "go uses it for every command below it (which modules build; its go and toolchain lines pick the toolchain)"},
 	{pattern: "**/*.go", changed: linesChanged(regexp.MustCompile(`^//go:generate[ \t]`), "//go:generate line"),
 		why: "go generate runs the command it names"},
+	// .env files are data, but tools load them into the environment of
+	// what they start (pipenv run and shell, direnv's dotenv, docker
+	// compose's env_file, python-dotenv in an app's start-up), and a few
+	// variables make the next program run code: those lines are flagged.
+	{pattern: "**/.env", changed: linesChanged(codeEnvLine, "variable that makes programs run code"),
+		why: "pipenv, direnv, docker compose and dotenv load it into the environment of what they start"},
+	{pattern: "**/.env.*", changed: linesChanged(codeEnvLine, "variable that makes programs run code"),
+		why: "pipenv, direnv, docker compose and dotenv load it into the environment of what they start"},
 	{pattern: "**/vendor/modules.txt", why: "go builds the vendored copies it lists, which go.sum does not check"},
 	{pattern: "**/vendor/**/*.go", why: "go builds vendored code as it stands, without checking it against go.sum"},
 
@@ -503,6 +512,12 @@ func jsonKeyChanged(key string) func(old, new []byte) string {
 
 // linesChanged reports a line matching re that the new side has and the
 // old does not (added, or changed): removing one runs nothing.
+// codeEnvLine is a .env line setting a variable that makes a program
+// load or run code it names: the dynamic linker's preloads, Node's and
+// the JVM's options, the shells' start-up files, Python's and Perl's and
+// Ruby's start-up options, git's commands.
+var codeEnvLine = regexp.MustCompile(`^\s*(export\s+)?(LD_PRELOAD|LD_LIBRARY_PATH|LD_AUDIT|DYLD_INSERT_LIBRARIES|DYLD_LIBRARY_PATH|NODE_OPTIONS|NODE_PATH|JAVA_TOOL_OPTIONS|_JAVA_OPTIONS|JDK_JAVA_OPTIONS|MAVEN_OPTS|GRADLE_OPTS|BASH_ENV|ENV|ZDOTDIR|PROMPT_COMMAND|PYTHONSTARTUP|PYTHONPATH|PYTHONHOME|PYTHONINSPECT|PERL5OPT|PERL5LIB|RUBYOPT|RUBYLIB|GIT_[A-Z_]+|PATH|SHELL|EDITOR|VISUAL|PAGER)\s*=`)
+
 func linesChanged(re *regexp.Regexp, what string) func(old, new []byte) string {
 	return func(old, nu []byte) string {
 		had := map[string]bool{}

@@ -336,6 +336,14 @@ func TestRunsOnItsOwnFileByFile(t *testing.T) {
 		{path: ".forgejo/workflows/ci.yml", new: s(""), code: C, reason: "Forgejo"},
 		{path: ".gitea/workflows/ci.yml", new: s(""), code: C, reason: "Gitea"},
 
+		// .env: data, but a variable that makes programs run code is a
+		// line to flag.
+		{path: ".env", old: s("A=1\n"), new: s("A=1\nNODE_OPTIONS=--require ./x.js\n"), code: A, reason: "line 2 is a new variable that makes programs run code"},
+		{path: "web/.env.local", new: s("export LD_PRELOAD=/tmp/x.so\n"), code: A, reason: "line 1 is a new variable"},
+		{path: ".env.development", new: s(" BASH_ENV = ./x.sh\n"), code: A, reason: "new variable"},
+		{path: ".env", new: s("GIT_SSH_COMMAND=sh -c evil\n"), code: A, reason: "new variable"},
+		{path: ".env", new: s("ENVIRONMENT=prod\nPATHNAME=/x\n")},
+
 		// Credentials.
 		{path: ".pypirc", new: s("[pypi]\n"), code: S, reason: "twine"},
 		{path: ".netrc", new: s(""), code: S, reason: "logins"},
@@ -347,7 +355,8 @@ func TestRunsOnItsOwnFileByFile(t *testing.T) {
 		{path: "src/main.go", new: s("package main\n")},
 		{path: "README.md", new: s("# x\n")},
 		{path: ".editorconfig", new: s("root = true\n")},
-		{path: ".env", new: s("A=1\n")},
+		{path: ".env", new: s("A=1\nDATABASE_URL=postgres://x\n")},
+		{path: ".env", old: s("NODE_OPTIONS=--max-old-space-size=4096\n"), new: s("NODE_OPTIONS=--max-old-space-size=4096\nA=2\n")},
 		{path: "BUILD.bazel", new: s("")},
 		{path: "requirements.txt", new: s("requests\n")},
 		{path: "docs/setup.py.md", new: s("")},
