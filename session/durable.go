@@ -574,6 +574,13 @@ func (s *Session) resumePushesLocked(ctx context.Context, recs []pushRec, rec *R
 			// A crash cut it while it landed: the branch says how it ended.
 			if herr == nil && head == commit {
 				lost := s.recordOutcome(pr.ID, t.ID(), pr.Ref, old, commit, "pushed", "interrupted by a restart after the branch moved")
+				if lost == "" {
+					// As a push that lands does before it answers: the
+					// head, now with this outcome, kept in the target.
+					if err := s.recordLedgerHead(ctx, t); err != nil {
+						lost = fmt.Sprintf(" The ledger's head could not be kept in the target for `airlock ledger verify` to check against: %v.", err)
+					}
+				}
 				s.advanceLocked(r, commit, pr.Spec, pr.Ref, t)
 				rec.Ended = append(rec.Ended, fmt.Sprintf("The push of %s to %s (%s), interrupted by the restart, had landed: it is pushed.%s", short(commit), t.Describe(), branch, lost))
 			} else {

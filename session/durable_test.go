@@ -495,6 +495,19 @@ func TestLandingPushAfterCrash(t *testing.T) {
 			if _, err := ledger.Verify(d.ledgerPath); err != nil {
 				t.Fatal(err)
 			}
+			// A push found landed keeps the ledger's head in its target,
+			// as one that answered would have.
+			tgt, err := targets.OpenForLedger(context.Background(), "local-bare:"+d.repo, targets.GitHubOptions{})
+			must(t, err)
+			host, path := targets.LedgerAt(d.ledgerPath)
+			kept, ok, err := tgt.ReadLedgerHead(context.Background(), host, path)
+			must(t, err)
+			if land && (!ok || kept.Seq != recs[len(recs)-1].Seq || kept.Hash != recs[len(recs)-1].Hash) {
+				t.Fatalf("after the landed push was found, the target keeps %+v (%v); the ledger ends at %d", kept, ok, recs[len(recs)-1].Seq)
+			}
+			if !land && ok {
+				t.Fatalf("a push that did not land moved the ledger's head in the target to %d", kept.Seq)
+			}
 		})
 	}
 }
