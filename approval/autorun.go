@@ -510,14 +510,14 @@ func jsonKeyChanged(key string) func(old, new []byte) string {
 	}
 }
 
-// linesChanged reports a line matching re that the new side has and the
-// old does not (added, or changed): removing one runs nothing.
 // codeEnvLine is a .env line setting a variable that makes a program
 // load or run code it names: the dynamic linker's preloads, Node's and
 // the JVM's options, the shells' start-up files, Python's and Perl's and
 // Ruby's start-up options, git's commands.
 var codeEnvLine = regexp.MustCompile(`^\s*(export\s+)?(LD_PRELOAD|LD_LIBRARY_PATH|LD_AUDIT|DYLD_INSERT_LIBRARIES|DYLD_LIBRARY_PATH|NODE_OPTIONS|NODE_PATH|JAVA_TOOL_OPTIONS|_JAVA_OPTIONS|JDK_JAVA_OPTIONS|MAVEN_OPTS|GRADLE_OPTS|BASH_ENV|ENV|ZDOTDIR|PROMPT_COMMAND|PYTHONSTARTUP|PYTHONPATH|PYTHONHOME|PYTHONINSPECT|PERL5OPT|PERL5LIB|RUBYOPT|RUBYLIB|GIT_[A-Z_]+|PATH|SHELL|EDITOR|VISUAL|PAGER)\s*=`)
 
+// linesChanged reports a line matching re that the new side has and the
+// old does not (added, or changed): removing one runs nothing.
 func linesChanged(re *regexp.Regexp, what string) func(old, new []byte) string {
 	return func(old, nu []byte) string {
 		had := map[string]bool{}

@@ -12,8 +12,9 @@ import (
 // shown is a name (a path, a target, a checkpoint) as an answer tells the
 // worker of it: as it is when it is plain, and as a Go string literal,
 // every unusual character escaped (\x1b, \u202e, \xff), when it holds
-// anything a terminal or a reader would take for something else. The
-// worker sees what the name is, as the reviewer does (termsafe).
+// anything a terminal or a reader would take for something else: the
+// worker sees what the name is. The notation is Go's, which a worker
+// reads back exactly; the reviewer's screen uses termsafe's.
 func shown(name string) string {
 	if termsafe.Clean(name) {
 		return name

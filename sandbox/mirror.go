@@ -177,6 +177,28 @@ func (m *Mirror) Dirs() (lower, upper, work, root string) {
 // Cache is the session's build cache directory, which outlives its runs.
 func (m *Mirror) Cache() string { return filepath.Join(m.dir, cacheDir) }
 
+// ClearCache empties the session's own cache directory: every entry
+// removed from the cache directory's descriptor, following no link the
+// jail's user may have put where the cache was or inside it.
+func (m *Mirror) ClearCache() error {
+	fd, err := openDirAt(m.fd, cacheDir)
+	if err != nil {
+		return &os.PathError{Op: "open", Path: cacheDir, Err: err}
+	}
+	f := os.NewFile(uintptr(fd), cacheDir)
+	defer f.Close()
+	ents, err := listDir(f)
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		if err := removeAllAt(fd, e.Name()); err != nil {
+			return &os.PathError{Op: "remove", Path: path.Join(cacheDir, e.Name()), Err: err}
+		}
+	}
+	return nil
+}
+
 // Close removes the mirror. (Its path is below a parent only this server
 // may write to, so removing it by path follows nothing of the jail's
 // user's: os.RemoveAll acts on each name from its directory's descriptor.)

@@ -253,3 +253,51 @@ func TestMirrorParentNotThisUsersRefused(t *testing.T) {
 		})
 	}
 }
+
+// Emptying the session's own cache follows no link its user planted: not
+// one inside the cache, not one in the cache's place.
+func TestMirrorClearCacheFollowsNoLink(t *testing.T) {
+	for _, inPlace := range []bool{false, true} {
+		base := t.TempDir()
+		outside := filepath.Join(base, "outside")
+		if err := os.MkdirAll(outside, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(outside, "keep"), []byte("keep\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		m, err := sandbox.NewMirror(filepath.Join(base, "mirrors"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cache := m.Cache()
+		if err := os.WriteFile(filepath.Join(cache, "built"), []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if inPlace {
+			if err := os.RemoveAll(cache); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(outside, cache); err != nil {
+				t.Fatal(err)
+			}
+			if err := m.ClearCache(); err == nil {
+				t.Error("a link in the cache's place was taken for the cache")
+			}
+		} else {
+			if err := os.Symlink(outside, filepath.Join(cache, "link")); err != nil {
+				t.Fatal(err)
+			}
+			if err := m.ClearCache(); err != nil {
+				t.Fatal(err)
+			}
+			if ents, _ := os.ReadDir(cache); len(ents) != 0 {
+				t.Errorf("the cache still holds %v", ents)
+			}
+		}
+		if b, err := os.ReadFile(filepath.Join(outside, "keep")); err != nil || string(b) != "keep\n" {
+			t.Errorf("in place %v: the link's target was touched: %q %v", inPlace, b, err)
+		}
+		_ = m.Close()
+	}
+}

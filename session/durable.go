@@ -577,6 +577,9 @@ func (s *Session) resumePushesLocked(ctx context.Context, recs []pushRec, rec *R
 				if lost == "" {
 					// As a push that lands does before it answers: the
 					// head, now with this outcome, kept in the target.
+					// Under the lock, as the resume's other calls to the
+					// target (Head, opening it) are: nothing answers
+					// before the resume ends.
 					if err := s.recordLedgerHead(ctx, t); err != nil {
 						lost = fmt.Sprintf(" The ledger's head could not be kept in the target for `airlock ledger verify` to check against: %v.", err)
 					}

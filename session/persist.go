@@ -496,18 +496,6 @@ func (p *persister) encodeDelta(b journal.Records, ds []memfs.Delta, added map[p
 		i := todo[k]
 		ids[i] = plumbing.ComputeHash(plumbing.BlobObject, ds[i].Data)
 	})
-	grow := 0
-	for i, d := range ds {
-		if d.Remove || d.Mode.IsDir() || d.Lazy {
-			continue
-		}
-		if h := ids[i]; p.known[h] == 0 && added[h] == 0 {
-			grow += len(d.Data) + 64
-		}
-	}
-	if g, ok := b.(interface{ Grow(int) }); ok {
-		g.Grow(grow)
-	}
 	for i, d := range ds {
 		if d.Remove || d.Mode.IsDir() || d.Lazy {
 			continue

@@ -4,9 +4,7 @@ import (
 	"crypto/sha1"
 	"encoding/hex"
 	"fmt"
-	"os"
 	"path"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -245,7 +243,7 @@ func (r *runner) settleStamps() {
 func (r *runner) cacheRoom(wl memfs.Limits) sandbox.Bound {
 	var room int64
 	if c := r.opts.Cache; c != nil {
-		room = c.Room()
+		room = c.Max() // one run may add up to the bound; the trim brings it back under
 	} else {
 		if r.ownCache > wl.MaxTotalBytes*3/4 {
 			// Nearly full: a cache may always be emptied.
@@ -267,12 +265,10 @@ func (r *runner) cacheKept(rep *sandbox.Report) {
 
 // clearOwnCache empties the session's own cache.
 func (r *runner) clearOwnCache() {
-	dir := r.mirror.Cache()
-	ents, _ := os.ReadDir(dir)
-	for _, e := range ents {
-		if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
-			return // counted as full still: tried again before the next run
-		}
+	// From the mirror's descriptor: the jail's user owns the directory
+	// and could have put a link in the cache's place.
+	if r.mirror.ClearCache() != nil {
+		return // counted as full still: tried again before the next run
 	}
 	r.ownCache = 0
 }

@@ -83,6 +83,20 @@ func (h LedgerHead) message() string {
 	return fmt.Sprintf("airlock ledger head: record %d\n\n%s", h.Seq, h.text())
 }
 
+// isSHA256Hex: 64 lower-case hex digits, as a ledger's hashes are (a
+// target is hostile: what it holds is printed by ledger verify).
+func isSHA256Hex(s string) bool {
+	if len(s) != 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
 // parseLedgerHead reads a ledger head commit's message.
 func parseLedgerHead(msg string) (LedgerHead, error) {
 	var h LedgerHead
@@ -110,7 +124,7 @@ func parseLedgerHead(msg string) (LedgerHead, error) {
 		}
 		seen++
 	}
-	if seen != 4 || h.Seq == 0 || len(h.Hash) != 64 || len(h.First) != 64 {
+	if seen != 4 || h.Seq == 0 || !isSHA256Hex(h.Hash) || !isSHA256Hex(h.First) {
 		return LedgerHead{}, fmt.Errorf("%w: its message lacks the Airlock-Ledger- lines", ErrNotLedgerHead)
 	}
 	return h, nil

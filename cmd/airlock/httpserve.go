@@ -176,7 +176,7 @@ func (h *sandboxes) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			if body.TooLarge {
 				code = http.StatusRequestEntityTooLarge
 			}
-			fmt.Fprintf(h.stderr, "airlock serve: refused a request: %s\n", body.Why)
+			fmt.Fprintf(h.stderr, "airlock serve: refused a request: %s\n", termsafe.Line(body.Why))
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(code)
 			w.Write(append(body.Reply(), '\n'))

@@ -76,7 +76,7 @@ func runLedger(args []string, stdout, stderr io.Writer) error {
 		}
 		problems := checkTargets(path, recs, against, stdout)
 		for _, p := range problems {
-			fmt.Fprintf(stdout, "cut: %s\n", p)
+			fmt.Fprintf(stdout, "cut: %s\n", termsafe.Line(p))
 		}
 		var why []string
 		switch len(rep.Cuts) {
@@ -147,10 +147,10 @@ func runLedger(args []string, stdout, stderr io.Writer) error {
 func warnLedger(stderr io.Writer, path string) {
 	notes, err := ledger.Notices(path)
 	if err != nil {
-		fmt.Fprintf(stderr, "airlock serve: warning: the ledger %s could not be checked: %v\n", path, err)
+		fmt.Fprintf(stderr, "airlock serve: warning: the ledger %s could not be checked: %s\n", path, termsafe.Line(err.Error()))
 	}
 	for _, n := range notes {
-		fmt.Fprintf(stderr, "airlock serve: warning: the ledger %s is not whole: %s; `airlock ledger verify` reports it\n", path, n)
+		fmt.Fprintf(stderr, "airlock serve: warning: the ledger %s is not whole: %s; `airlock ledger verify` reports it\n", path, termsafe.Line(n))
 	}
 }
 

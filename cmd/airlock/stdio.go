@@ -8,6 +8,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/airlock-dev/airlock/internal/rpcguard"
+	"github.com/airlock-dev/airlock/internal/termsafe"
 	"github.com/airlock-dev/airlock/memfs"
 	"github.com/airlock-dev/airlock/session"
 )
@@ -47,7 +48,7 @@ func messageLimits(w *session.Worker) rpcguard.Limits {
 func guardedStdio(stdin io.Reader, stdout io.Writer, lim rpcguard.Limits, stderr io.Writer) *mcp.IOTransport {
 	out := &lockedWriter{w: stdout}
 	in := rpcguard.NewReader(stdin, out, lim, func(why string) {
-		fmt.Fprintf(stderr, "airlock serve: refused a message from the client: %s\n", why)
+		fmt.Fprintf(stderr, "airlock serve: refused a message from the client: %s\n", termsafe.Line(why))
 	})
 	return &mcp.IOTransport{Reader: in, Writer: out, MaxLineLength: sdkLineLength(lim)}
 }

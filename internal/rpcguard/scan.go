@@ -118,9 +118,8 @@ func newChecker(lim Limits) *checker { return &checker{lim: lim} }
 // refusal is why a message is not passed on: a JSON-RPC error code and
 // what to tell the client.
 type refusal struct {
-	code  int
-	msg   string
-	parse bool // a syntax error: the id is only what came before it
+	code int
+	msg  string
 }
 
 func (c *checker) refuse(code int, format string, args ...any) {
@@ -134,8 +133,8 @@ func (c *checker) refuse(code int, format string, args ...any) {
 func (c *checker) syntax(pos int64, format string, args ...any) {
 	c.dead = true
 	if c.refusal == nil {
-		c.refusal = &refusal{code: -32700, parse: true,
-			msg: fmt.Sprintf("parse error at byte %d: %s; send one JSON-RPC 2.0 message per line, as UTF-8 JSON", pos, fmt.Sprintf(format, args...))}
+		c.refusal = &refusal{code: -32700,
+			msg: fmt.Sprintf("parse error at byte %d: %s; send one JSON-RPC 2.0 message, as UTF-8 JSON, per line (stdio) or per request (HTTP)", pos, fmt.Sprintf(format, args...))}
 	}
 }
 
@@ -366,7 +365,7 @@ func (c *checker) begin(b byte, pos int64) {
 	if c.top == '[' && c.depth == 1 {
 		c.element(b)
 	}
-	if c.depth == c.capDepth && c.depth > 0 && c.object() && c.tracked() {
+	if c.depth > 0 && c.tracked() && c.object() {
 		c.memberStart(b)
 	}
 	switch {
@@ -557,8 +556,9 @@ func (c *checker) strGrow(n, pos int64) {
 	c.strLen += n
 	if c.lim.MaxString > 0 && c.strLen > c.lim.MaxString && c.refusal == nil {
 		c.refuse(-32600, "the message holds a string longer than %s (at byte %d), sandbox.max_file_bytes: no file may be larger, so no "+
-			"argument can be; nothing was done. Write a large file in parts of at most that size, and give a run a large "+
-			"input as a file in the workspace (write_file, then command \"cmd < file\")", bytesize.Format(c.lim.MaxString), pos)
+			"argument can be; nothing was done. Split the content into several files of at most that size (or ask the operator "+
+			"to raise sandbox.max_file_bytes in the worker file), and give a run a large input as a file in the workspace "+
+			"(write_file, then command \"cmd < file\"), or as several (\"cat part1 part2 | cmd\")", bytesize.Format(c.lim.MaxString), pos)
 	}
 }
 

@@ -89,12 +89,12 @@ func (c *checker) envelope() {
 	case '[':
 		switch {
 		case c.batchN == 0:
-			c.refuse(-32600, "invalid request: an empty batch; send each JSON-RPC message on a line of its own")
+			c.refuse(-32600, "invalid request: an empty batch; send each JSON-RPC message on its own line (stdio) or in its own request (HTTP)")
 		case c.batchN > c.lim.MaxBatch:
 			c.refuse(-32600, "invalid request: a batch of more than %d messages, and batches are not supported: "+
-				"send each JSON-RPC message on a line of its own", c.lim.MaxBatch)
+				"send each JSON-RPC message on its own line (stdio) or in its own request (HTTP)", c.lim.MaxBatch)
 		default:
-			c.refuse(-32600, "invalid request: batches are not supported: send each JSON-RPC message on a line of its own")
+			c.refuse(-32600, "invalid request: batches are not supported: send each JSON-RPC message on its own line (stdio) or in its own request (HTTP)")
 		}
 		return
 	default:

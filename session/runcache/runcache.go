@@ -108,10 +108,6 @@ func (c *Cache) Meta() Meta { return c.meta }
 // Max is the cache's bound in bytes.
 func (c *Cache) Max() int64 { return c.max }
 
-// Room is what one run may add to the cache: its bound. (The cache is
-// trimmed back under it after the run, least recently used first.)
-func (c *Cache) Room() int64 { return c.max }
-
 // Added records that a run added n bytes to the cache: once what it held
 // when last measured and what runs added since pass the bound, the next
 // trim is not put off (see TrimEvery).
