@@ -246,7 +246,30 @@ func keepCache(layerFD int, dir string, room Bound, r *Report) error {
 // mergeLayer applies an overlay's upper layer to dst: directories made
 // (an opaque one emptied first), whiteouts removed, files and symlinks
 // written over what was there.
+//
+// Tools make what they extract read-only (Go's module cache: directories
+// 0555, files 0444), and the merge acts as the jail's user, whom a
+// directory's mode binds: each directory is writable by its owner while
+// the merge writes into it, and takes the run's mode once its children
+// are in, deepest first.
 func mergeLayer(upper, dst string) error {
+	type dirMode struct {
+		path string
+		perm fs.FileMode
+	}
+	var dirs []dirMode
+	err := mergeWalk(upper, dst, func(to string, perm fs.FileMode) { dirs = append(dirs, dirMode{to, perm}) })
+	for i := len(dirs) - 1; i >= 0; i-- {
+		if cerr := os.Chmod(dirs[i].path, dirs[i].perm); cerr != nil && err == nil {
+			err = cerr
+		}
+	}
+	return err
+}
+
+// mergeWalk is mergeLayer's walk; made is told of each directory it made
+// or took, and the mode the run left it with.
+func mergeWalk(upper, dst string, made func(to string, perm fs.FileMode)) error {
 	return filepath.WalkDir(upper, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -269,10 +292,13 @@ func mergeLayer(upper, dst string) error {
 					return err
 				}
 			}
-			if err := os.Mkdir(to, fi.Mode().Perm()); err != nil && !errors.Is(err, fs.ErrExist) {
+			if err := os.Mkdir(to, fi.Mode().Perm()|0o700); errors.Is(err, fs.ErrExist) {
+				err = os.Chmod(to, fi.Mode().Perm()|0o700)
+			} else if err != nil {
 				return err
 			}
-			return nil
+			made(to, fi.Mode().Perm())
+			return err
 		case fi.Mode()&fs.ModeCharDevice != 0:
 			// A whiteout: the run removed it.
 			if err := os.RemoveAll(to); err != nil {

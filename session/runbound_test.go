@@ -167,6 +167,35 @@ func TestRunCacheMergesChanges(t *testing.T) {
 	}
 }
 
+// Go's module cache (and pip's, and others) make what they extract
+// read-only: directories 0555, files 0444. A run's writes there are kept
+// whole, and a later run adds beside them, as on the host.
+func TestRunCacheKeepsReadOnlyTrees(t *testing.T) {
+	for _, worker := range []bool{false, true} {
+		t.Run(fmt.Sprint("worker=", worker), func(t *testing.T) {
+			r := repo(t, true, map[string]string{"README.md": "# p\n"})
+			opts := session.RunOptions{}
+			if worker {
+				opts.Cache = workerCache(t, filepath.Join(t.TempDir(), "cache"), "file:/w.md", 1<<30)
+			}
+			e := runEnv(t, r, opts, config{})
+			first := mustRun(t, e, "mkdir -p ~/.cache/mod/m@v1/sub && echo a > ~/.cache/mod/m@v1/a.go && echo b > ~/.cache/mod/m@v1/sub/b.go && chmod -R a-w ~/.cache/mod/m@v1")
+			if first.Exit != 0 || first.CacheDropped != "" {
+				t.Fatalf("the first run: %+v", first)
+			}
+			second := mustRun(t, e, "mkdir -p ~/.cache/mod/m@v2 && echo c > ~/.cache/mod/m@v2/c.go && chmod -R a-w ~/.cache/mod/m@v2 && cat ~/.cache/mod/m@v1/a.go ~/.cache/mod/m@v1/sub/b.go")
+			if second.Exit != 0 || second.CacheDropped != "" || second.Stdout != "a\nb\n" {
+				t.Fatalf("the second run: %+v", second)
+			}
+			third := mustRun(t, e, "cd ~/.cache/mod && find . -type f | sort && stat -c %a m@v1 m@v1/sub m@v1/a.go m@v2")
+			want := "./m@v1/a.go\n./m@v1/sub/b.go\n./m@v2/c.go\n555\n555\n444\n555\n"
+			if third.Stdout != want {
+				t.Errorf("the cache after the runs:\n%s\nwant\n%s\n(stderr %q)", third.Stdout, want, third.Stderr)
+			}
+		})
+	}
+}
+
 // shmDir is a new directory on /dev/shm, where airlock's mirrors are by
 // default, or in the test's temporary directory without one.
 func shmDir(t *testing.T) string {
