@@ -292,13 +292,15 @@ func mergeWalk(upper, dst string, made func(to string, perm fs.FileMode)) error 
 					return err
 				}
 			}
-			if err := os.Mkdir(to, fi.Mode().Perm()|0o700); errors.Is(err, fs.ErrExist) {
+			err := os.Mkdir(to, fi.Mode().Perm()|0o700)
+			if errors.Is(err, fs.ErrExist) {
 				err = os.Chmod(to, fi.Mode().Perm()|0o700)
-			} else if err != nil {
+			}
+			if err != nil {
 				return err
 			}
 			made(to, fi.Mode().Perm())
-			return err
+			return nil
 		case fi.Mode()&fs.ModeCharDevice != 0:
 			// A whiteout: the run removed it.
 			if err := os.RemoveAll(to); err != nil {
