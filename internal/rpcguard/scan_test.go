@@ -206,3 +206,25 @@ func TestStringBound(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkScan reads messages of the shapes a worker sends: a large
+// file's content (plain ASCII in one string, the fast path) and arguments
+// dense with structure, numbers, escapes and UTF-8 (every byte through
+// step).
+func BenchmarkScan(b *testing.B) {
+	lim := Limits{MaxBytes: 1 << 30, MaxDepth: 64, MaxValues: 1 << 30, MaxBatch: 8}
+	dense := `{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"edit","arguments":{"n":[` +
+		strings.Repeat(`-12.5e+3,0,true,null,"a\u00e9\n\"é漢",{"k":[1,2,false]},`, 2000) + `1]}}}`
+	plain := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"write_file","arguments":{"path":"a.go","content":"` +
+		strings.Repeat("package main // some code here\\n", 4000) + `"}}}`
+	for _, bc := range []struct{ name, msg string }{{"dense", dense}, {"plain", plain}} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.SetBytes(int64(len(bc.msg)))
+			for i := 0; i < b.N; i++ {
+				if v := scan(lim, bc.msg, 32<<10); v.Refused {
+					b.Fatal(v.Why)
+				}
+			}
+		})
+	}
+}
