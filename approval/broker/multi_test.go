@@ -9,6 +9,7 @@ import (
 
 	"github.com/airlock-dev/airlock/approval"
 	"github.com/airlock-dev/airlock/approval/broker"
+	"github.com/airlock-dev/airlock/approval/internal/approvaltest"
 	"github.com/airlock-dev/airlock/approval/ledger"
 )
 
@@ -91,6 +92,11 @@ func TestGrouped(t *testing.T) {
 	dir := socketDir(t)
 	a := newServer(t, dir, filepath.Join(t.TempDir(), "a.jsonl"), "writer-a")
 	b := newServer(t, dir, filepath.Join(t.TempDir(), "b.jsonl"), "writer-b")
+	// One clock for both gates, each reading later than the last: the
+	// requests' times order them as they were made.
+	var clock approvaltest.Clock
+	a.gate.SetClock(clock.Now)
+	b.gate.SetClock(clock.Now)
 	submit := func(s *server, session, repo, branch string) {
 		t.Helper()
 		req := requestFor(s.broker.Path())
@@ -98,7 +104,6 @@ func TestGrouped(t *testing.T) {
 		if _, err := s.gate.Submit(req, nil); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(2 * time.Millisecond) // distinct times
 	}
 	submit(b, "s1", "", "b1")
 	submit(a, "s2", "web", "a1")

@@ -1,6 +1,6 @@
 // Package approvaltest holds the small fakes the approval packages' tests
 // share: a scripted reviewer's terminal, a ledger in a test's directory, a
-// sample request.
+// sample request, a clock whose readings never repeat.
 package approvaltest
 
 import (
