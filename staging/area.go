@@ -16,6 +16,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/airlock-dev/airlock/memfs"
+	"github.com/airlock-dev/airlock/staging/treecheck"
 )
 
 // Errors callers branch on.
@@ -26,8 +27,9 @@ var (
 	ErrNoSuchCommit = errors.New("no such staged commit")
 	// ErrInvalidMessage: a commit message is empty, too long or not text.
 	ErrInvalidMessage = errors.New("invalid commit message")
-	// ErrRefusedContent: a file would make a tree that git fsck refuses.
-	ErrRefusedContent = errors.New("content refused")
+	// ErrRefusedContent: a file would make a tree that git fsck refuses
+	// (treecheck's, so that one errors.Is finds both).
+	ErrRefusedContent = treecheck.ErrRefusedContent
 )
 
 // Signature is who a commit is by.
@@ -417,7 +419,7 @@ func (a *Area) editFor(p string, e memfs.Entry, ok bool) (edit, error) {
 		return edit{}, fmt.Errorf("stage: %w", err)
 	}
 	mode := gitMode(e.Mode)
-	special := gitFileName(path.Base(p))
+	special := treecheck.GitFileName(path.Base(p))
 	if e.Lazy() && mode != filemode.Symlink && special == "" {
 		// A base file moved or chmodded and not read since: its blob is
 		// the base's, readable through the store, and stays unread.
@@ -439,7 +441,7 @@ func (a *Area) editFor(p string, e memfs.Entry, ok bool) (edit, error) {
 		if mode == filemode.Symlink {
 			return edit{}, fmt.Errorf("stage %s: %w: %s may not be a symlink; git fsck would reject the commit, so it cannot be staged", p, ErrRefusedContent, special)
 		}
-		if err := checkGitFile(p, special, data); err != nil {
+		if err := treecheck.CheckGitFile(p, special, data); err != nil {
 			return edit{}, fmt.Errorf("stage %w, so it cannot be staged", err)
 		}
 	}

@@ -1,4 +1,4 @@
-package staging
+package treecheck
 
 import (
 	"bytes"
@@ -18,6 +18,9 @@ import (
 
 // ErrRefusedTree: a tree holds an entry that may not leave the sandbox.
 var ErrRefusedTree = errors.New("tree refused")
+
+// ErrRefusedContent: a file would make a tree that git fsck refuses.
+var ErrRefusedContent = errors.New("content refused")
 
 // Tree rules beyond the path guard's (memfs.Rule).
 const (
@@ -71,7 +74,7 @@ const maxListed = 20
 // .gitattributes) with content git fsck refuses. Every tree that leaves the
 // sandbox passes it: a tree from a hostile repository is no safer than a
 // worker's.
-func CheckTree(s *Store, tree plumbing.Hash) error {
+func CheckTree(s Objects, tree plumbing.Hash) error {
 	c := newTreeChecker(s, false)
 	if _, err := c.tree(tree, "", 0); err != nil {
 		return err
@@ -84,7 +87,7 @@ func CheckTree(s *Store, tree plumbing.Hash) error {
 
 // CheckTrees is CheckTree for several trees (the commits of a push), with
 // subtrees they share judged once.
-func CheckTrees(s *Store, trees ...plumbing.Hash) error {
+func CheckTrees(s Objects, trees ...plumbing.Hash) error {
 	c := newTreeChecker(s, false)
 	for _, t := range trees {
 		if _, err := c.tree(t, "", 0); err != nil {
@@ -101,7 +104,7 @@ func CheckTrees(s *Store, trees ...plumbing.Hash) error {
 // directory left empty goes too, and a tree out of order is rewritten in
 // git's order), and the entries it left out. Subtrees without refusals are
 // kept by hash. A tree that is clean comes back unchanged.
-func CleanTree(s *Store, tree plumbing.Hash) (plumbing.Hash, []Refusal, error) {
+func CleanTree(s Objects, tree plumbing.Hash) (plumbing.Hash, []Refusal, error) {
 	c := newTreeChecker(s, true)
 	h, err := c.tree(tree, "", 0)
 	if err != nil {
@@ -116,7 +119,7 @@ func CleanTree(s *Store, tree plumbing.Hash) (plumbing.Hash, []Refusal, error) {
 }
 
 type treeChecker struct {
-	s       *Store
+	s       Objects
 	clean   bool
 	refused []Refusal
 	// done memoises subtrees already judged at the same depth and prefix
@@ -130,7 +133,7 @@ type treeKey struct {
 	depth, plen int
 }
 
-func newTreeChecker(s *Store, clean bool) *treeChecker {
+func newTreeChecker(s Objects, clean bool) *treeChecker {
 	return &treeChecker{s: s, clean: clean, done: map[treeKey]plumbing.Hash{}}
 }
 
@@ -149,7 +152,7 @@ func (c *treeChecker) refuse(p string, rule memfs.Rule, format string, args ...a
 // tree judges the tree h at prefix and returns what is left of it (zero
 // when nothing is; h itself when nothing was refused).
 func (c *treeChecker) tree(h plumbing.Hash, prefix string, depth int) (plumbing.Hash, error) {
-	if h.IsZero() || h == EmptyTree {
+	if h.IsZero() || h == emptyTree {
 		return h, nil
 	}
 	key := treeKey{h, depth, len(prefix)}
@@ -295,7 +298,7 @@ func (c *treeChecker) entry(e object.TreeEntry, p string, depth int) (object.Tre
 		// makes an empty directory. Its name was checked above.
 		return e, true, nil
 	}
-	special := gitFileName(path.Base(p))
+	special := GitFileName(path.Base(p))
 	if e.Mode != filemode.Symlink && special == "" {
 		return e, true, nil
 	}
@@ -328,7 +331,7 @@ func (c *treeChecker) entry(e object.TreeEntry, p string, depth int) (object.Tre
 		}
 		return e, true, nil
 	}
-	if err := checkGitFile(p, special, data); err != nil {
+	if err := CheckGitFile(p, special, data); err != nil {
 		c.refuse(p, RuleGitFile, "%s", err.Error())
 		return e, false, nil
 	}
@@ -378,5 +381,5 @@ func clip(p string) string {
 // partial fetch brings those blobs whatever paths it was asked for, so that
 // every tree can be judged whole.
 func CheckReads(name string, m filemode.FileMode) bool {
-	return m == filemode.Symlink || gitFileName(name) != ""
+	return m == filemode.Symlink || GitFileName(name) != ""
 }

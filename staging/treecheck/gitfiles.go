@@ -1,4 +1,4 @@
-package staging
+package treecheck
 
 import (
 	"bytes"
@@ -17,13 +17,13 @@ import (
 // --strict refuses a line of 2048 bytes or more (newline excluded).
 const maxAttrLine = 2047
 
-// gitFileName returns ".gitmodules" or ".gitattributes" when a checkout on
+// GitFileName returns ".gitmodules" or ".gitattributes" when a checkout on
 // some filesystem would open name as that file, and "" otherwise. As for
 // .git itself, the disguises count: case ("GitModules"), trailing dots and
 // spaces, an NTFS stream (".gitmodules::$DATA"), characters HFS+ ignores,
 // and the NTFS short names git itself checks for ("GITMOD~1", "gi7eba~1",
 // "GITATT~1", "gi7d29~1").
-func gitFileName(name string) string {
+func GitFileName(name string) string {
 	n := name
 	if !isASCII(n) {
 		var b strings.Builder
@@ -63,13 +63,13 @@ func isASCII(s string) bool {
 	return true
 }
 
-// checkGitFile refuses the contents of git's own files (special is what
-// gitFileName returned) that git fsck --strict rejects (measured against
+// CheckGitFile refuses the contents of git's own files (special is what
+// GitFileName returned) that git fsck --strict rejects (measured against
 // git 2.39): .gitmodules entries that could make a later clone run commands
 // or write outside the repository, and .gitattributes lines too long to
 // parse. It errs on the side of refusing: a .gitmodules it cannot read is
 // refused too.
-func checkGitFile(p, special string, data []byte) error {
+func CheckGitFile(p, special string, data []byte) error {
 	refuse := func(why string) error {
 		return fmt.Errorf("%s: %w: %s; git fsck would reject the commit", p, ErrRefusedContent, why)
 	}
@@ -118,7 +118,7 @@ func checkGitmodules(data []byte, refuse func(string) error) error {
 			}
 			if v.key == "path" {
 				for _, seg := range strings.FieldsFunc(v.value, func(r rune) bool { return r == '/' || r == '\\' }) {
-					if seg == ".." || gitFileName(seg) != "" || strings.EqualFold(strings.TrimRight(seg, ". "), ".git") {
+					if seg == ".." || GitFileName(seg) != "" || strings.EqualFold(strings.TrimRight(seg, ". "), ".git") {
 						return refuse(fmt.Sprintf("line %d: submodule path %q leads out of the repository or into git's own files", v.line, v.value))
 					}
 				}
