@@ -2,7 +2,6 @@ package staging
 
 import (
 	"bytes"
-	"container/list"
 	"errors"
 	"fmt"
 	"io"
@@ -12,6 +11,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/storer"
 
 	"github.com/airlock-dev/airlock/memfs"
+	"github.com/airlock-dev/airlock/staging/blobsrc"
 )
 
 // Store is an in-memory git object database, safe for concurrent use. It
@@ -27,7 +27,7 @@ type Store struct {
 	objs  map[plumbing.Hash]plumbing.EncodedObject
 	bytes int64
 	limit int64
-	src   sources // blobs read in place, never held (see source.go)
+	src   *blobsrc.Sources // blobs read in place, never held (see source.go)
 }
 
 var _ storer.EncodedObjectStorer = (*Store)(nil)
@@ -41,12 +41,7 @@ func NewStore(limit int64) *Store {
 	if limit <= 0 {
 		limit = DefaultStoreLimit
 	}
-	// The cache of blobs read through sources may hold as much as half
-	// the store's own limit: memory the session spends, but never more
-	// than that, and never what the quotas count (they count a lazy file
-	// by its size, loaded or not).
-	return &Store{objs: make(map[plumbing.Hash]plumbing.EncodedObject), limit: limit,
-		src: sources{cache: map[plumbing.Hash]*list.Element{}, cap: limit / 2, limit: limit}}
+	return &Store{objs: make(map[plumbing.Hash]plumbing.EncodedObject), limit: limit, src: blobsrc.New(limit)}
 }
 
 // NewEncodedObject returns an empty object to fill and store.
@@ -125,7 +120,7 @@ func (s *Store) Put(o interface {
 func (s *Store) EncodedObject(t plumbing.ObjectType, h plumbing.Hash) (plumbing.EncodedObject, error) {
 	o, ok := s.held(h)
 	if !ok && (t == plumbing.AnyObject || t == plumbing.BlobObject) {
-		if data, err := s.src.read(h); err == nil {
+		if data, err := s.src.Read(h); err == nil {
 			return &rawObject{t: plumbing.BlobObject, h: h, data: data}, nil
 		}
 	}
@@ -189,7 +184,7 @@ func (s *Store) BlobSize(h plumbing.Hash) (int64, error) {
 	if o, ok := s.held(h); ok {
 		return o.Size(), nil
 	}
-	return s.src.size(h)
+	return s.src.Size(h)
 }
 
 // AddAlternate is not supported: the store never reads from disk.
@@ -222,7 +217,7 @@ func (s *Store) Len() int {
 func (s *Store) ReadBlob(h plumbing.Hash) ([]byte, error) {
 	o, ok := s.held(h)
 	if !ok {
-		return s.src.read(h)
+		return s.src.Read(h)
 	}
 	if o.Type() != plumbing.BlobObject {
 		return nil, fmt.Errorf("blob %s: %w (it is a %s)", h, plumbing.ErrObjectNotFound, o.Type())
