@@ -245,3 +245,21 @@ func (b *rawObject) Reader() (io.ReadCloser, error) {
 func (b *rawObject) Writer() (io.WriteCloser, error) {
 	return nil, errors.New("store: a shared object is read-only")
 }
+
+// treeContent returns a tree object's content without copying it when
+// the store can.
+func (s *Store) treeContent(h plumbing.Hash) ([]byte, error) {
+	o, err := s.EncodedObject(plumbing.TreeObject, h)
+	if err != nil {
+		return nil, err
+	}
+	if r, ok := o.(*rawObject); ok {
+		return r.data, nil
+	}
+	rd, err := o.Reader()
+	if err != nil {
+		return nil, err
+	}
+	defer rd.Close()
+	return io.ReadAll(rd)
+}

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/airlock-dev/airlock/staging/rawtree"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
@@ -77,16 +78,16 @@ func editTree(s *Store, base plumbing.Hash, edits []edit) (plumbing.Hash, error)
 // many entries costs one scan and one copy of its bytes (and hashing
 // them), not a decoded entry per name.
 func applyEdits(s *Store, base plumbing.Hash, en *editNode, prefix string) (plumbing.Hash, error) {
-	var t treeIndex
+	var t rawtree.Index
 	if !base.IsZero() {
 		data, err := s.treeContent(base)
 		if err != nil {
 			return plumbing.ZeroHash, fmt.Errorf("reading tree %s at %q: %w", base, prefix, err)
 		}
-		if t, err = indexTree(data); err != nil {
+		if t, err = rawtree.Parse(data); err != nil {
 			return plumbing.ZeroHash, fmt.Errorf("reading tree %s at %q: %w", base, prefix, err)
 		}
-		defer t.release()
+		defer t.Release()
 	}
 	names := make([]string, 0, len(en.kids))
 	for name := range en.kids {
@@ -95,8 +96,8 @@ func applyEdits(s *Store, base plumbing.Hash, en *editNode, prefix string) (plum
 	sort.Strings(names)
 	// The changes: old entries dropped (by index) and entries put in.
 	var drop []int
-	var add []newEnt
-	set := func(i int, e newEnt) {
+	var add []rawtree.Entry
+	set := func(i int, e rawtree.Entry) {
 		if i >= 0 {
 			drop = append(drop, i)
 		}
@@ -109,11 +110,11 @@ func applyEdits(s *Store, base plumbing.Hash, en *editNode, prefix string) (plum
 	}
 	for _, name := range names {
 		child, p := en.kids[name], join(prefix, name)
-		i := t.find(name)
+		i := t.Find(name)
 		var cur object.TreeEntry
 		exists := i >= 0
 		if exists {
-			cur = object.TreeEntry{Name: name, Mode: t.mode(i), Hash: t.hash(i)}
+			cur = object.TreeEntry{Name: name, Mode: t.Mode(i), Hash: t.Hash(i)}
 		}
 		isDir := exists && cur.Mode == filemode.Dir
 		if len(child.kids) == 0 {
@@ -127,7 +128,7 @@ func applyEdits(s *Store, base plumbing.Hash, en *editNode, prefix string) (plum
 			case isDir:
 				return plumbing.ZeroHash, fmt.Errorf("%w: %s is a directory in the parent tree; remove the files under it in the same change to put a file there", ErrConflict, p)
 			default:
-				set(i, newEnt{name: name, mode: l.mode, hash: l.hash})
+				set(i, rawtree.Entry{Name: name, Mode: l.mode, Hash: l.hash})
 			}
 			continue
 		}
@@ -153,18 +154,18 @@ func applyEdits(s *Store, base plumbing.Hash, en *editNode, prefix string) (plum
 		case l != nil && !l.remove && !h.IsZero():
 			return plumbing.ZeroHash, fmt.Errorf("%w: %s would be both a file and a directory: files under it stay in the parent tree; remove them in the same change", ErrConflict, p)
 		case l != nil && !l.remove:
-			set(i, newEnt{name: name, mode: l.mode, hash: l.hash})
+			set(i, rawtree.Entry{Name: name, Mode: l.mode, Hash: l.hash})
 		case h.IsZero():
 			remove(i)
 		default:
-			set(i, newEnt{name: name, mode: filemode.Dir, hash: h})
+			set(i, rawtree.Entry{Name: name, Mode: filemode.Dir, Hash: h})
 		}
 	}
-	if len(t.ents)-len(drop)+len(add) == 0 {
+	if t.Len()-len(drop)+len(add) == 0 {
 		return plumbing.ZeroHash, nil
 	}
 	sort.Ints(drop)
-	return s.PutRaw(plumbing.TreeObject, t.splice(drop, add))
+	return s.PutRaw(plumbing.TreeObject, t.Splice(drop, add))
 }
 
 func join(prefix, name string) string {

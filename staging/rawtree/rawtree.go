@@ -1,10 +1,9 @@
-package staging
+package rawtree
 
 import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"sort"
 	"strconv"
@@ -28,36 +27,42 @@ type rawEnt struct {
 	dir  bool
 }
 
-// treeIndex is a tree object's content with the index of its entries.
-type treeIndex struct {
+// Index is a tree object's content with the index of its entries.
+type Index struct {
 	data []byte
 	ents []rawEnt
 }
 
-func (t *treeIndex) name(i int) []byte { return t.data[t.ents[i].name:t.ents[i].end] }
+// Len is how many entries the tree has.
+func (t *Index) Len() int { return len(t.ents) }
 
-func (t *treeIndex) mode(i int) filemode.FileMode {
+// Name is entry i's name, in the tree's bytes (not to be modified).
+func (t *Index) Name(i int) []byte { return t.data[t.ents[i].name:t.ents[i].end] }
+
+// Mode is entry i's mode.
+func (t *Index) Mode(i int) filemode.FileMode {
 	m, _ := parseMode(t.data[t.ents[i].off : t.ents[i].name-1])
 	return m
 }
 
-func (t *treeIndex) hash(i int) (h plumbing.Hash) {
+// Hash is entry i's object id.
+func (t *Index) Hash(i int) (h plumbing.Hash) {
 	e := t.ents[i].end + 1
 	copy(h[:], t.data[e:e+20])
 	return h
 }
 
 // start is where entry i begins; len(ents) is the end of the content.
-func (t *treeIndex) start(i int) int {
+func (t *Index) start(i int) int {
 	if i == len(t.ents) {
 		return len(t.data)
 	}
 	return int(t.ents[i].off)
 }
 
-// gitLess orders entries as git does: by name, a directory's name
+// less orders entries as git does: by name, a directory's name
 // compared as if it ended in "/".
-func gitLess(an []byte, aDir bool, bn []byte, bDir bool) bool {
+func less(an []byte, aDir bool, bn []byte, bDir bool) bool {
 	n := min(len(an), len(bn))
 	if c := bytes.Compare(an[:n], bn[:n]); c != 0 {
 		return c < 0
@@ -74,24 +79,6 @@ func gitLess(an []byte, aDir bool, bn []byte, bDir bool) bool {
 		bc = '/'
 	}
 	return ac < bc
-}
-
-// treeContent returns a tree object's content without copying it when
-// the store can.
-func (s *Store) treeContent(h plumbing.Hash) ([]byte, error) {
-	o, err := s.EncodedObject(plumbing.TreeObject, h)
-	if err != nil {
-		return nil, err
-	}
-	if r, ok := o.(*rawObject); ok {
-		return r.data, nil
-	}
-	rd, err := o.Reader()
-	if err != nil {
-		return nil, err
-	}
-	defer rd.Close()
-	return io.ReadAll(rd)
 }
 
 // parseMode reads a tree entry's octal mode.
@@ -114,80 +101,80 @@ func parseMode(b []byte) (filemode.FileMode, bool) {
 // building the index, was most of what indexing cost).
 var indexes = sync.Pool{New: func() any { return new([]rawEnt) }}
 
-// indexTree indexes a tree object's entries in their order, checking that
+// Parse indexes a tree object's entries in their order, checking that
 // each is well formed. The caller hands the index back with release.
-func indexTree(data []byte) (treeIndex, error) {
+func Parse(data []byte) (Index, error) {
 	if len(data) > math.MaxUint32 {
-		return treeIndex{}, fmt.Errorf("%w: a tree of %d bytes", ErrBadTree, len(data))
+		return Index{}, fmt.Errorf("%w: a tree of %d bytes", ErrBadTree, len(data))
 	}
 	ents := (*indexes.Get().(*[]rawEnt))[:0]
 	for off := 0; off < len(data); {
 		rest := data[off:]
 		sp := bytes.IndexByte(rest[:min(len(rest), 8)], ' ')
 		if sp < 0 {
-			return treeIndex{}, fmt.Errorf("%w: a tree entry without a mode", ErrBadTree)
+			return Index{}, fmt.Errorf("%w: a tree entry without a mode", ErrBadTree)
 		}
 		m, ok := parseMode(rest[:sp])
 		if !ok {
-			return treeIndex{}, fmt.Errorf("%w: a tree entry's mode %q", ErrBadTree, rest[:sp])
+			return Index{}, fmt.Errorf("%w: a tree entry's mode %q", ErrBadTree, rest[:sp])
 		}
 		nul := bytes.IndexByte(rest[sp+1:], 0)
 		if nul < 0 || len(rest) < sp+1+nul+1+20 {
-			return treeIndex{}, fmt.Errorf("%w: a tree entry cut short", ErrBadTree)
+			return Index{}, fmt.Errorf("%w: a tree entry cut short", ErrBadTree)
 		}
 		name := off + sp + 1
 		ents = append(ents, rawEnt{off: uint32(off), name: uint32(name), end: uint32(name + nul), dir: m == filemode.Dir})
 		off = name + nul + 1 + 20
 	}
-	return treeIndex{data: data, ents: ents}, nil
+	return Index{data: data, ents: ents}, nil
 }
 
 // release hands t's index back for reuse; t is empty after it.
-func (t *treeIndex) release() {
+func (t *Index) Release() {
 	if cap(t.ents) > 0 {
 		ents := t.ents[:0]
 		indexes.Put(&ents)
 	}
-	*t = treeIndex{}
+	*t = Index{}
 }
 
 // find returns the index of the entry named name, whichever its kind, or
 // -1: a binary search for it as a file, then as a directory.
-func (t *treeIndex) find(name string) int {
+func (t *Index) Find(name string) int {
 	key := []byte(name)
 	for _, dir := range []bool{false, true} {
-		i := sort.Search(len(t.ents), func(i int) bool { return !gitLess(t.name(i), t.ents[i].dir, key, dir) })
-		if i < len(t.ents) && string(t.name(i)) == name {
+		i := sort.Search(len(t.ents), func(i int) bool { return !less(t.Name(i), t.ents[i].dir, key, dir) })
+		if i < len(t.ents) && string(t.Name(i)) == name {
 			return i
 		}
 	}
 	return -1
 }
 
-// newEnt is an entry a change puts into a tree.
-type newEnt struct {
-	name string
-	mode filemode.FileMode
-	hash plumbing.Hash
+// Entry is an entry a change puts into a tree.
+type Entry struct {
+	Name string
+	Mode filemode.FileMode
+	Hash plumbing.Hash
 	at   int // the index of the first old entry that sorts after it
 }
 
-func (e *newEnt) encodedLen() int {
-	return len(strconv.FormatUint(uint64(e.mode), 8)) + 1 + len(e.name) + 1 + 20
+func (e *Entry) encodedLen() int {
+	return len(strconv.FormatUint(uint64(e.Mode), 8)) + 1 + len(e.Name) + 1 + 20
 }
 
 // splice writes t with the entries at drop (ascending indexes) left out
 // and add put in: the unchanged entries are copied as runs of bytes, never
 // decoded and encoded again.
-func (t *treeIndex) splice(drop []int, add []newEnt) []byte {
+func (t *Index) Splice(drop []int, add []Entry) []byte {
 	for i := range add {
 		e := &add[i]
-		dir := e.mode == filemode.Dir
-		key := []byte(e.name)
-		e.at = sort.Search(len(t.ents), func(i int) bool { return !gitLess(t.name(i), t.ents[i].dir, key, dir) })
+		dir := e.Mode == filemode.Dir
+		key := []byte(e.Name)
+		e.at = sort.Search(len(t.ents), func(i int) bool { return !less(t.Name(i), t.ents[i].dir, key, dir) })
 	}
 	sort.Slice(add, func(a, b int) bool {
-		return gitLess([]byte(add[a].name), add[a].mode == filemode.Dir, []byte(add[b].name), add[b].mode == filemode.Dir)
+		return less([]byte(add[a].Name), add[a].Mode == filemode.Dir, []byte(add[b].Name), add[b].Mode == filemode.Dir)
 	})
 	size := len(t.data)
 	for _, i := range drop {
@@ -203,11 +190,11 @@ func (t *treeIndex) splice(drop []int, add []newEnt) []byte {
 			e := &add[0]
 			buf = append(buf, t.data[c:t.start(e.at)]...)
 			c = t.start(e.at)
-			buf = strconv.AppendUint(buf, uint64(e.mode), 8)
+			buf = strconv.AppendUint(buf, uint64(e.Mode), 8)
 			buf = append(buf, ' ')
-			buf = append(buf, e.name...)
+			buf = append(buf, e.Name...)
 			buf = append(buf, 0)
-			buf = append(buf, e.hash[:]...)
+			buf = append(buf, e.Hash[:]...)
 			add = add[1:]
 			continue
 		}
