@@ -253,13 +253,5 @@ func (s *Store) treeContent(h plumbing.Hash) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if r, ok := o.(*rawObject); ok {
-		return r.data, nil
-	}
-	rd, err := o.Reader()
-	if err != nil {
-		return nil, err
-	}
-	defer rd.Close()
-	return io.ReadAll(rd)
+	return ObjectBytes(o)
 }
