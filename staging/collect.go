@@ -2,8 +2,6 @@ package staging
 
 import (
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/filemode"
-	"github.com/go-git/go-git/v5/plumbing/object"
 )
 
 // Collected is what Collect let go.
@@ -22,58 +20,15 @@ type Collected struct {
 // it has not listed (the session collects under its own lock, which every
 // writer holds).
 func (s *Store) Collect(roots ...plumbing.Hash) Collected {
-	// live: 1 the object stays, 2 what it reaches stays too.
-	live := make(map[plumbing.Hash]uint8, s.Len())
-	var mark func(h plumbing.Hash, deep bool)
-	mark = func(h plumbing.Hash, deep bool) {
-		if h.IsZero() || live[h] == 2 || live[h] == 1 && !deep {
-			return
-		}
-		o, ok := s.held(h) // a blob only a source has is not the store's to keep
-		if !ok {
-			return
-		}
-		if !deep {
-			live[h] = 1
-			return
-		}
-		live[h] = 2
-		switch o.Type() {
-		case plumbing.CommitObject:
-			c, err := object.DecodeCommit(s, o)
-			if err != nil {
-				return
-			}
-			mark(c.TreeHash, true)
-			for _, p := range c.ParentHashes {
-				mark(p, false)
-			}
-		case plumbing.TreeObject:
-			t, err := object.DecodeTree(s, o)
-			if err != nil {
-				return
-			}
-			for _, e := range t.Entries {
-				if e.Mode != filemode.Submodule {
-					mark(e.Hash, true)
-				}
-			}
-		case plumbing.TagObject:
-			t, err := object.DecodeTag(s, o)
-			if err != nil {
-				return
-			}
-			mark(t.Target, true)
-		}
-	}
-	for _, r := range roots {
-		mark(r, true)
-	}
+	// Decode errors are not the collector's to report: what an object
+	// that does not decode would reach is simply not kept.
+	live := make(map[plumbing.Hash]bool, s.Len())
+	_ = s.reach(roots, nil, func(h plumbing.Hash, _ plumbing.EncodedObject, _ bool) error { live[h] = true; return nil }, false)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var out Collected
 	for h, o := range s.objs {
-		if live[h] == 0 {
+		if !live[h] {
 			out.Objects++
 			out.Bytes += o.Size()
 			s.bytes -= o.Size()

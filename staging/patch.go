@@ -98,65 +98,12 @@ func (f *FilePatch) Format(w io.Writer, buf *bytes.Buffer, color bool) error {
 }
 
 func (f *FilePatch) format(b *bytes.Buffer, color bool) error {
-	// metaTail writes a bold header line; git writes tail after the colour
-	// ends.
-	metaTail := func(tail, format string, args ...any) {
-		if color {
-			b.WriteString("\x1b[1m")
-		}
-		fmt.Fprintf(b, format, args...)
-		if color {
-			b.WriteString("\x1b[m")
-		}
-		b.WriteString(tail)
-		b.WriteByte('\n')
-	}
-	meta := func(format string, args ...any) { metaTail("", format, args...) }
-	a, bn := quotePath("a/"+f.Path), quotePath("b/"+f.Path)
-	meta("diff --git %s %s", a, bn)
-	old, nw := a, bn
-	switch f.Op {
-	case Create:
-		meta("new file mode %06o", uint32(f.NewMode))
-		meta("index %s..%s", abbrev(plumbing.ZeroHash), abbrev(f.NewHash))
-		old = "/dev/null"
-	case Delete:
-		meta("deleted file mode %06o", uint32(f.OldMode))
-		meta("index %s..%s", abbrev(f.OldHash), abbrev(plumbing.ZeroHash))
-		nw = "/dev/null"
-	case Update:
-		if f.OldMode != f.NewMode {
-			meta("old mode %06o", uint32(f.OldMode))
-			meta("new mode %06o", uint32(f.NewMode))
-			if f.OldHash == f.NewHash {
-				return nil
-			}
-			meta("index %s..%s", abbrev(f.OldHash), abbrev(f.NewHash))
-		} else {
-			meta("index %s..%s %06o", abbrev(f.OldHash), abbrev(f.NewHash), uint32(f.NewMode))
-		}
-	}
-	if f.Unavailable != "" {
-		fmt.Fprintf(b, "Content unavailable: %s\n", f.Unavailable)
+	h := linediff.File{Path: f.Path, Created: f.Op == Create, Deleted: f.Op == Delete,
+		OldMode: uint32(f.OldMode), NewMode: uint32(f.NewMode), OldID: abbrev(f.OldHash), NewID: abbrev(f.NewHash),
+		Binary: f.Binary, Empty: len(f.Old) == 0 && len(f.New) == 0, Unavailable: f.Unavailable}
+	if !linediff.Header(b, h, color) {
 		return nil
 	}
-	if f.Binary {
-		if f.Op == Create {
-			a = "/dev/null"
-		}
-		if f.Op == Delete {
-			bn = "/dev/null"
-		}
-		fmt.Fprintf(b, "Binary files %s and %s differ\n", a, bn)
-		return nil
-	}
-	if len(f.Old) == 0 && len(f.New) == 0 {
-		return nil // an empty file created or deleted: no hunks, no ---/+++
-	}
-	// git ends a name with a space in a tab, so that patch tools can tell
-	// where the name stops.
-	metaTail(tabIfSpace(old), "--- %s", old)
-	metaTail(tabIfSpace(nw), "+++ %s", nw)
 	if !color && (f.hunks != nil || f.Added+f.Deleted == 0) {
 		b.Write(f.hunks)
 		return nil
@@ -347,62 +294,7 @@ func gitMode(m fs.FileMode) filemode.FileMode {
 	return filemode.Regular
 }
 
-func tabIfSpace(name string) string {
-	if strings.Contains(name, " ") {
-		return "\t"
-	}
-	return ""
-}
-
 func abbrev(h plumbing.Hash) string { return h.String()[:7] }
-
-// quotePath quotes a path as git does with core.quotePath on: in double
-// quotes, with C escapes, when it has a quote, a backslash, a control byte
-// or any byte outside ASCII.
-func quotePath(p string) string {
-	needs := false
-	for i := 0; i < len(p); i++ {
-		if c := p[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
-			needs = true
-			break
-		}
-	}
-	if !needs {
-		return p
-	}
-	var b strings.Builder
-	b.WriteByte('"')
-	for i := 0; i < len(p); i++ {
-		switch c := p[i]; c {
-		case '\a':
-			b.WriteString(`\a`)
-		case '\b':
-			b.WriteString(`\b`)
-		case '\t':
-			b.WriteString(`\t`)
-		case '\n':
-			b.WriteString(`\n`)
-		case '\v':
-			b.WriteString(`\v`)
-		case '\f':
-			b.WriteString(`\f`)
-		case '\r':
-			b.WriteString(`\r`)
-		case '"':
-			b.WriteString(`\"`)
-		case '\\':
-			b.WriteString(`\\`)
-		default:
-			if c < 0x20 || c >= 0x7f {
-				fmt.Fprintf(&b, `\%03o`, c)
-			} else {
-				b.WriteByte(c)
-			}
-		}
-	}
-	b.WriteByte('"')
-	return b.String()
-}
 
 // TextDiff returns the unified diff hunks from a to b as git prints them,
 // with the lines added and deleted.

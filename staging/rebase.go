@@ -73,75 +73,23 @@ func (a *Area) Rebase(onto plumbing.Hash) (Rebased, error) {
 	if err != nil {
 		return res, err
 	}
-	ours := map[string]bool{}
-	for _, l := range a.chain {
-		for _, p := range l.paths {
-			ours[p] = true
-		}
-	}
-	for _, c := range a.ws.Changes() {
-		ours[c.Path] = true
-	}
-	var clash []string
-	for _, u := range upstream {
-		for o := range ours {
-			if u.Path == o || strings.HasPrefix(o, u.Path+"/") || strings.HasPrefix(u.Path, o+"/") {
-				clash = append(clash, u.Path)
-				break
-			}
-		}
-	}
+	clash := a.overlap(upstream)
 	if len(clash) > 0 {
-		sort.Strings(clash)
 		return res, &ConflictError{Onto: onto, Paths: clash}
 	}
 
 	// Everything is computed before anything changes.
-	var inView []TreeChange
-	var files []memfs.SeedFile
-	for _, u := range upstream {
-		if !a.inView(u.Path) {
-			continue
-		}
-		inView = append(inView, u)
-		if u.Op == Delete || u.NewMode == filemode.Submodule {
-			continue
-		}
-		data, err := a.store.ReadBlob(u.NewHash)
-		if err != nil {
-			return res, err
-		}
-		mode := memfsMode(u.NewMode)
-		files = append(files, memfs.SeedFile{Path: u.Path, Mode: mode, Data: data, NoCopy: true})
-	}
-	upSnap, refused, err := a.ws.NewSnapshot(files)
+	upSnap, paths, viewEdits, refused, err := a.upstreamInView(upstream)
 	if err != nil {
 		return res, err
 	}
 	res.Refused = refused
-	skip := map[string]bool{}
-	for _, r := range refused {
-		skip[r.Path] = true
-	}
-	var paths []string
-	var viewEdits []edit
-	for _, u := range inView {
-		if skip[u.Path] {
-			continue
-		}
-		paths = append(paths, u.Path)
-		if u.Op == Delete {
-			viewEdits = append(viewEdits, edit{path: u.Path, remove: true})
-		} else {
-			viewEdits = append(viewEdits, edit{path: u.Path, mode: u.NewMode, hash: u.NewHash})
-		}
-	}
 	baseSnap, err := a.ws.Overlay(a.base.snap, upSnap, paths)
 	if err != nil {
 		return res, err
 	}
 	view := ontoTree
-	if a.pulled != nil || len(skip) > 0 {
+	if a.pulled != nil || len(refused) > 0 {
 		if view, err = editTree(a.store, a.base.view, viewEdits); err != nil {
 			return res, err
 		}
@@ -170,6 +118,77 @@ func (a *Area) Rebase(onto plumbing.Hash) (Rebased, error) {
 	a.ws.SetBase(a.tip().snap, a.keep()...)
 	res.Updated = paths
 	return res, nil
+}
+
+// overlap lists the paths upstream changed that the sandbox changed too,
+// staged or not (the same path, or one under the other), sorted.
+func (a *Area) overlap(upstream []TreeChange) []string {
+	ours := map[string]bool{}
+	for _, l := range a.chain {
+		for _, p := range l.paths {
+			ours[p] = true
+		}
+	}
+	for _, c := range a.ws.Changes() {
+		ours[c.Path] = true
+	}
+	var clash []string
+	for _, u := range upstream {
+		for o := range ours {
+			if u.Path == o || strings.HasPrefix(o, u.Path+"/") || strings.HasPrefix(u.Path, o+"/") {
+				clash = append(clash, u.Path)
+				break
+			}
+		}
+	}
+	sort.Strings(clash)
+	return clash
+}
+
+// upstreamInView is what of upstream the workspace takes: a snapshot of
+// the changed files it holds a view of, their paths, the edits that bring
+// the view's tree to them, and the files its rules refuse (left out of
+// all three).
+func (a *Area) upstreamInView(upstream []TreeChange) (*memfs.Snapshot, []string, []edit, []memfs.Refused, error) {
+	var inView []TreeChange
+	var files []memfs.SeedFile
+	for _, u := range upstream {
+		if !a.inView(u.Path) {
+			continue
+		}
+		inView = append(inView, u)
+		if u.Op == Delete || u.NewMode == filemode.Submodule {
+			continue
+		}
+		data, err := a.store.ReadBlob(u.NewHash)
+		if err != nil {
+			return nil, nil, nil, nil, err
+		}
+		mode := memfsMode(u.NewMode)
+		files = append(files, memfs.SeedFile{Path: u.Path, Mode: mode, Data: data, NoCopy: true})
+	}
+	upSnap, refused, err := a.ws.NewSnapshot(files)
+	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	skip := map[string]bool{}
+	for _, r := range refused {
+		skip[r.Path] = true
+	}
+	var paths []string
+	var viewEdits []edit
+	for _, u := range inView {
+		if skip[u.Path] {
+			continue
+		}
+		paths = append(paths, u.Path)
+		if u.Op == Delete {
+			viewEdits = append(viewEdits, edit{path: u.Path, remove: true})
+		} else {
+			viewEdits = append(viewEdits, edit{path: u.Path, mode: u.NewMode, hash: u.NewHash})
+		}
+	}
+	return upSnap, paths, viewEdits, refused, nil
 }
 
 // inView reports whether the workspace holds p's part of the base.

@@ -126,10 +126,19 @@ func (a *Area) Resume(st AreaState) error {
 // deep everything it reaches, needs no visit. Objects the store does not
 // hold itself are skipped, blobs its sources have among them.
 func (s *Store) Walk(roots []plumbing.Hash, known func(h plumbing.Hash, deep bool) bool, fn func(o plumbing.EncodedObject, deep bool) error) error {
+	return s.reach(roots, known, func(_ plumbing.Hash, o plumbing.EncodedObject, deep bool) error { return fn(o, deep) }, true)
+}
+
+// reach calls fn for every object held that roots reach (a commit its tree
+// and, shallowly, its parents; a tree its entries but gitlinks; a tag its
+// target), once shallow at most and once deep, skipping what known (when
+// not nil) says needs no visit. An object that does not decode ends the
+// walk with its error when strict, and reaches nothing otherwise.
+func (s *Store) reach(roots []plumbing.Hash, known func(h plumbing.Hash, deep bool) bool, fn func(h plumbing.Hash, o plumbing.EncodedObject, deep bool) error, strict bool) error {
 	seen := map[plumbing.Hash]uint8{}
 	var visit func(h plumbing.Hash, deep bool) error
 	visit = func(h plumbing.Hash, deep bool) error {
-		if h.IsZero() || seen[h] == 2 || seen[h] == 1 && !deep || known(h, deep) {
+		if h.IsZero() || seen[h] == 2 || seen[h] == 1 && !deep || known != nil && known(h, deep) {
 			return nil
 		}
 		o, ok := s.held(h) // what sources have is theirs to keep
@@ -138,44 +147,20 @@ func (s *Store) Walk(roots []plumbing.Hash, known func(h plumbing.Hash, deep boo
 		}
 		if !deep {
 			seen[h] = 1
-			return fn(o, false)
+			return fn(h, o, false)
 		}
 		seen[h] = 2
-		if err := fn(o, true); err != nil {
+		if err := fn(h, o, true); err != nil {
 			return err
 		}
-		switch o.Type() {
-		case plumbing.CommitObject:
-			c, err := object.DecodeCommit(s, o)
-			if err != nil {
+		next, err := s.reaches(o)
+		if err != nil && strict {
+			return err
+		}
+		for _, n := range next {
+			if err := visit(n.h, n.deep); err != nil {
 				return err
 			}
-			if err := visit(c.TreeHash, true); err != nil {
-				return err
-			}
-			for _, p := range c.ParentHashes {
-				if err := visit(p, false); err != nil {
-					return err
-				}
-			}
-		case plumbing.TreeObject:
-			t, err := object.DecodeTree(s, o)
-			if err != nil {
-				return err
-			}
-			for _, e := range t.Entries {
-				if e.Mode != filemode.Submodule {
-					if err := visit(e.Hash, true); err != nil {
-						return err
-					}
-				}
-			}
-		case plumbing.TagObject:
-			t, err := object.DecodeTag(s, o)
-			if err != nil {
-				return err
-			}
-			return visit(t.Target, true)
 		}
 		return nil
 	}
@@ -185,6 +170,46 @@ func (s *Store) Walk(roots []plumbing.Hash, known func(h plumbing.Hash, deep boo
 		}
 	}
 	return nil
+}
+
+type reached struct {
+	h    plumbing.Hash
+	deep bool
+}
+
+// reaches lists what object o reaches, in order.
+func (s *Store) reaches(o plumbing.EncodedObject) ([]reached, error) {
+	switch o.Type() {
+	case plumbing.CommitObject:
+		c, err := object.DecodeCommit(s, o)
+		if err != nil {
+			return nil, err
+		}
+		out := []reached{{c.TreeHash, true}}
+		for _, p := range c.ParentHashes {
+			out = append(out, reached{p, false})
+		}
+		return out, nil
+	case plumbing.TreeObject:
+		t, err := object.DecodeTree(s, o)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]reached, 0, len(t.Entries))
+		for _, e := range t.Entries {
+			if e.Mode != filemode.Submodule {
+				out = append(out, reached{e.Hash, true})
+			}
+		}
+		return out, nil
+	case plumbing.TagObject:
+		t, err := object.DecodeTag(s, o)
+		if err != nil {
+			return nil, err
+		}
+		return []reached{{t.Target, true}}, nil
+	}
+	return nil, nil
 }
 
 // PutRaw stores an object of type t with content data (which the store

@@ -9,6 +9,10 @@
 // indentation heuristic for choosing among equivalent slides) and matched to
 // git by black-box comparison with the git binary. It does not use git's code.
 //
+// Header writes the lines git prints before a file's hunks ("diff --git",
+// modes, index, ---/+++, its "Binary files ... differ"), with paths quoted
+// as git's core.quotePath does (QuotePath).
+//
 // The caller must treat binary content separately: Hunks refuses input that
 // git would consider binary (see IsBinary) and returns ErrBinary.
 package linediff
