@@ -8,14 +8,13 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/airlock-dev/airlock/memfs"
+	"github.com/airlock-dev/airlock/staging/commitmeta"
 	"github.com/airlock-dev/airlock/staging/treecheck"
 )
 
@@ -26,7 +25,7 @@ var (
 	// ErrNoSuchCommit: an id names no staged commit.
 	ErrNoSuchCommit = errors.New("no such staged commit")
 	// ErrInvalidMessage: a commit message is empty, too long or not text.
-	ErrInvalidMessage = errors.New("invalid commit message")
+	ErrInvalidMessage = commitmeta.ErrInvalidMessage
 	// ErrRefusedContent: a file would make a tree that git fsck refuses
 	// (treecheck's, so that one errors.Is finds both).
 	ErrRefusedContent = treecheck.ErrRefusedContent
@@ -38,20 +37,7 @@ type Signature struct {
 	Email string
 }
 
-func (s Signature) check(role string) error {
-	bad := func(why string) error {
-		return fmt.Errorf("staging: %s %q <%s> %s", role, s.Name, s.Email, why)
-	}
-	switch {
-	case strings.TrimSpace(s.Name) == "" || strings.TrimSpace(s.Email) == "":
-		return bad("needs a name and an email")
-	case strings.ContainsAny(s.Name+s.Email, "<>\n\r\x00"):
-		return bad("may not contain <, > or line breaks (git would refuse the commit)")
-	case !utf8.ValidString(s.Name + s.Email):
-		return bad("is not valid UTF-8")
-	}
-	return nil
-}
+func (s Signature) check(role string) error { return commitmeta.CheckSignature(role, s.Name, s.Email) }
 
 // Config says who staged commits are by and what time it is.
 type Config struct {
@@ -262,7 +248,7 @@ func (a *Area) Stage(paths []string, message string) (*Commit, error) {
 // StageReport is Stage, saying also which ignored files it took because a
 // path named them and which it left out.
 func (a *Area) StageReport(paths []string, message string) (StageReport, error) {
-	msg, err := cleanMessage(message)
+	msg, err := commitmeta.CleanMessage(message)
 	if err != nil {
 		return StageReport{}, err
 	}
@@ -468,44 +454,4 @@ func listPaths(cs []memfs.Change, max int) string {
 		b.WriteString(c.Path)
 	}
 	return b.String()
-}
-
-const maxMessageBytes = 64 << 10
-
-// cleanMessage tidies a commit message as `git commit -m` does (trailing
-// whitespace, leading and trailing blank lines, runs of blank lines) and
-// refuses what is not a message.
-func cleanMessage(m string) (string, error) {
-	bad := func(why string) (string, error) {
-		return "", fmt.Errorf("%w: %s", ErrInvalidMessage, why)
-	}
-	if len(m) > maxMessageBytes {
-		return bad(fmt.Sprintf("it is %d bytes; keep it under %d", len(m), maxMessageBytes))
-	}
-	if !utf8.ValidString(m) {
-		return bad("it is not valid UTF-8")
-	}
-	for _, r := range m {
-		if unicode.IsControl(r) && r != '\n' && r != '\t' && r != '\r' {
-			return bad(fmt.Sprintf("it contains control character U+%04X", r))
-		}
-	}
-	var lines []string
-	blank := false
-	for _, line := range strings.Split(strings.ReplaceAll(m, "\r\n", "\n"), "\n") {
-		line = strings.TrimRight(line, " \t\r")
-		if line == "" {
-			blank = len(lines) > 0
-			continue
-		}
-		if blank {
-			lines = append(lines, "")
-			blank = false
-		}
-		lines = append(lines, line)
-	}
-	if len(lines) == 0 {
-		return bad(`it is empty; say what the change does, e.g. "Add quarterly report"`)
-	}
-	return strings.Join(lines, "\n") + "\n", nil
 }

@@ -13,28 +13,8 @@ import (
 // Refusal is one entry of a tree that may not leave the sandbox, and why.
 type Refusal = treecheck.Refusal
 
-// TreeError lists what makes a tree unfit to leave.
-type TreeError = treecheck.TreeError
-
-// ErrRefusedTree: a tree holds an entry that may not leave the sandbox.
-var ErrRefusedTree = treecheck.ErrRefusedTree
-
-// Tree rules beyond the path guard's.
-const (
-	RuleMode       = treecheck.RuleMode
-	RuleDuplicate  = treecheck.RuleDuplicate
-	RuleUnsorted   = treecheck.RuleUnsorted
-	RuleGitFile    = treecheck.RuleGitFile
-	RuleMissing    = treecheck.RuleMissing
-	RuleObjectSize = treecheck.RuleObjectSize
-)
-
-// CheckTree refuses tree if any entry may not leave the sandbox (see
-// treecheck.CheckTree).
-func CheckTree(s *Store, tree plumbing.Hash) error { return treecheck.CheckTree(s, tree) }
-
-// CheckTrees is CheckTree for several trees, subtrees they share judged
-// once.
+// CheckTrees refuses the first of trees that holds an entry that may not
+// leave the sandbox (see treecheck.CheckTrees).
 func CheckTrees(s *Store, trees ...plumbing.Hash) error { return treecheck.CheckTrees(s, trees...) }
 
 // CleanTree returns tree without the entries CheckTree would refuse, and

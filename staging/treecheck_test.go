@@ -15,6 +15,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/airlock-dev/airlock/memfs"
+	"github.com/airlock-dev/airlock/staging/treecheck"
 )
 
 // treeOf stores a tree holding entries, building directories as needed,
@@ -90,35 +91,35 @@ func TestCheckTree(t *testing.T) {
 		{".GIT in disguise", []rawEntry{{path: ".Git./hooks/post-checkout"}}, memfs.RuleGitDir},
 		{"absolute symlink", []rawEntry{{path: "etc-passwd", content: "/etc/passwd", mode: "120000"}}, memfs.RuleSymlinkTarget},
 		{"escaping symlink", []rawEntry{{path: "up", content: "../../..", mode: "120000"}}, memfs.RuleSymlinkEscape},
-		{"bad mode", []rawEntry{{path: "a.txt", mode: "100664"}}, RuleMode},
-		{"zero-padded directory mode", []rawEntry{{path: "a.txt", mode: "040000"}}, RuleMode},
-		{"duplicate", []rawEntry{{path: "a.txt"}, {path: "a.txt"}}, RuleDuplicate},
-		{"unsorted", []rawEntry{{path: "b.txt"}, {path: "a.txt"}}, RuleUnsorted},
+		{"bad mode", []rawEntry{{path: "a.txt", mode: "100664"}}, treecheck.RuleMode},
+		{"zero-padded directory mode", []rawEntry{{path: "a.txt", mode: "040000"}}, treecheck.RuleMode},
+		{"duplicate", []rawEntry{{path: "a.txt"}, {path: "a.txt"}}, treecheck.RuleDuplicate},
+		{"unsorted", []rawEntry{{path: "b.txt"}, {path: "a.txt"}}, treecheck.RuleUnsorted},
 		{"directory sorts as if slashed", []rawEntry{{path: "a.txt"}, {path: "a/b"}}, ""},
 		{".gitmodules symlink", []rawEntry{{path: ".gitmodules", content: "x", mode: "120000"}}, memfs.RuleGitSpecialLink},
-		{"url as an option", []rawEntry{{path: ".gitmodules", content: "[submodule \"x\"]\n\turl = --upload-pack=touch$IFS/tmp/x\n"}}, RuleGitFile},
-		{"key on the section line", []rawEntry{{path: ".gitmodules", content: "[submodule \"x\"] url = -evil\n"}}, RuleGitFile},
-		{"backslash continuation", []rawEntry{{path: ".gitmodules", content: "[submodule \"x\"]\n\turl = \\\n-evil\n"}}, RuleGitFile},
-		{"quoted option", []rawEntry{{path: ".gitmodules", content: "[submodule \"x\"]\n\tpath = \"-evil\"\n"}}, RuleGitFile},
-		{"name with dot-dot", []rawEntry{{path: ".gitmodules", content: "[submodule \"../../modules/x\"]\n\turl = ./x\n"}}, RuleGitFile},
-		{"update command", []rawEntry{{path: ".gitmodules", content: "[submodule \"x\"]\n\tupdate = !sh evil\n"}}, RuleGitFile},
-		{"NTFS stream", []rawEntry{{path: ".gitmodules::$DATA", content: "[submodule \"x\"]\n\turl = -evil\n"}}, RuleGitFile},
-		{"NTFS short name", []rawEntry{{path: "GITMOD~1", content: "[submodule \"x\"]\n\turl = -evil\n"}}, RuleGitFile},
-		{"case and trailing dot", []rawEntry{{path: ".GitModules.", content: "[submodule \"x\"]\n\turl = -evil\n"}}, RuleGitFile},
-		{"unreadable .gitmodules", []rawEntry{{path: ".gitmodules", content: "[submodule \"x\n"}}, RuleGitFile},
-		{"long .gitattributes line", []rawEntry{{path: ".gitattributes", content: strings.Repeat("a", 3000) + "\n"}}, RuleGitFile},
+		{"url as an option", []rawEntry{{path: ".gitmodules", content: "[submodule \"x\"]\n\turl = --upload-pack=touch$IFS/tmp/x\n"}}, treecheck.RuleGitFile},
+		{"key on the section line", []rawEntry{{path: ".gitmodules", content: "[submodule \"x\"] url = -evil\n"}}, treecheck.RuleGitFile},
+		{"backslash continuation", []rawEntry{{path: ".gitmodules", content: "[submodule \"x\"]\n\turl = \\\n-evil\n"}}, treecheck.RuleGitFile},
+		{"quoted option", []rawEntry{{path: ".gitmodules", content: "[submodule \"x\"]\n\tpath = \"-evil\"\n"}}, treecheck.RuleGitFile},
+		{"name with dot-dot", []rawEntry{{path: ".gitmodules", content: "[submodule \"../../modules/x\"]\n\turl = ./x\n"}}, treecheck.RuleGitFile},
+		{"update command", []rawEntry{{path: ".gitmodules", content: "[submodule \"x\"]\n\tupdate = !sh evil\n"}}, treecheck.RuleGitFile},
+		{"NTFS stream", []rawEntry{{path: ".gitmodules::$DATA", content: "[submodule \"x\"]\n\turl = -evil\n"}}, treecheck.RuleGitFile},
+		{"NTFS short name", []rawEntry{{path: "GITMOD~1", content: "[submodule \"x\"]\n\turl = -evil\n"}}, treecheck.RuleGitFile},
+		{"case and trailing dot", []rawEntry{{path: ".GitModules.", content: "[submodule \"x\"]\n\turl = -evil\n"}}, treecheck.RuleGitFile},
+		{"unreadable .gitmodules", []rawEntry{{path: ".gitmodules", content: "[submodule \"x\n"}}, treecheck.RuleGitFile},
+		{"long .gitattributes line", []rawEntry{{path: ".gitattributes", content: strings.Repeat("a", 3000) + "\n"}}, treecheck.RuleGitFile},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := NewStore(0)
 			tree := treeOf(t, s, tc.entries)
-			err := CheckTree(s, tree)
-			var te *TreeError
+			err := treecheck.CheckTree(s, tree)
+			var te *treecheck.TreeError
 			switch {
 			case tc.rule == "" && err != nil:
 				t.Fatalf("refused: %v", err)
 			case tc.rule == "":
-			case !errors.As(err, &te) || !errors.Is(err, ErrRefusedTree):
-				t.Fatalf("CheckTree = %v, want a refusal (rule %s)", err, tc.rule)
+			case !errors.As(err, &te) || !errors.Is(err, treecheck.ErrRefusedTree):
+				t.Fatalf("treecheck.CheckTree = %v, want a refusal (rule %s)", err, tc.rule)
 			case te.Refusals[0].Rule != tc.rule:
 				t.Fatalf("refused by rule %s, want %s: %v", te.Refusals[0].Rule, tc.rule, err)
 			}
@@ -128,10 +129,10 @@ func TestCheckTree(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if (len(dropped) == 0) != (tc.rule == "" || tc.rule == RuleUnsorted) {
+			if (len(dropped) == 0) != (tc.rule == "" || tc.rule == treecheck.RuleUnsorted) {
 				t.Errorf("dropped %v", dropped)
 			}
-			if err := CheckTree(s, clean); err != nil {
+			if err := treecheck.CheckTree(s, clean); err != nil {
 				t.Errorf("the cleaned tree is refused: %v", err)
 			}
 		})
@@ -162,8 +163,8 @@ func TestCheckTreeCorpus(t *testing.T) {
 			continue
 		}
 		s := NewStore(0)
-		err := CheckTree(s, treeOf(t, s, []rawEntry{{path: c.Path, content: "x"}}))
-		var te *TreeError
+		err := treecheck.CheckTree(s, treeOf(t, s, []rawEntry{{path: c.Path, content: "x"}}))
+		var te *treecheck.TreeError
 		if !errors.As(err, &te) {
 			t.Errorf("%q: not refused", c.Path)
 			continue
@@ -184,10 +185,10 @@ func TestCheckTreeDeepChain(t *testing.T) {
 	for i := 0; i < 40000; i++ {
 		tree, _ = s.Put(&object.Tree{Entries: []object.TreeEntry{{Name: "d", Mode: filemode.Dir, Hash: tree}}})
 	}
-	err := CheckTree(s, tree)
-	var te *TreeError
+	err := treecheck.CheckTree(s, tree)
+	var te *treecheck.TreeError
 	if !errors.As(err, &te) || te.Refusals[0].Rule != memfs.RulePathTooLong {
-		t.Fatalf("CheckTree = %v", err)
+		t.Fatalf("treecheck.CheckTree = %v", err)
 	}
 }
 
