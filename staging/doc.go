@@ -21,10 +21,7 @@
 // byte for byte as git does (see internal/linediff); DiffTrees compares
 // any two trees as data.
 //
-// Its parts with an owner of their own: treecheck (which trees may
-// leave), blobsrc (reading a base's blobs from where they are, and their
-// cache), rawtree (trees as bytes: index and splice), commitmeta (a
-// commit's message and signatures), internal/linediff (git's diff format).
-// staging keeps the names its callers know (BlobSource, Refusal, CheckTrees
-// and the like) as aliases and one-line forwards.
+// Parts it delegates: treecheck (which trees may leave), blobsrc (a base's
+// blobs read where they are), rawtree (trees as bytes), commitmeta (message
+// and signatures), internal/linediff (git's diff format).
 package staging
