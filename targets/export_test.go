@@ -77,8 +77,8 @@ func JournalPath(dir string) string {
 func WorktreeHashes(l *Local) int64 {
 	l.srcMu.Lock()
 	defer l.srcMu.Unlock()
-	if l.src == nil || l.src.wt == nil {
+	if l.src == nil {
 		return -1
 	}
-	return l.src.wt.hashed.Load()
+	return l.src.WorktreeHashes()
 }

@@ -26,6 +26,7 @@ import (
 
 	"github.com/airlock-dev/airlock/approval"
 	"github.com/airlock-dev/airlock/staging"
+	"github.com/airlock-dev/airlock/targets/internal/transfer"
 )
 
 // Errors of the GitHub target.
@@ -276,12 +277,12 @@ func (g *GitHub) Fetch(ctx context.Context, ref string, paths []string, store *s
 	head := r.Hash()
 	lazy := adv.Capabilities.Supports(capability.Filter)
 	// Objects are judged by their declared size before they are inflated.
-	objects := newBoundedStorage(store.Room)
+	objects := transfer.NewBounded(store.Room)
 	if err := uploadPack(ctx, sess, tipRequest(adv.Capabilities, head, lazy), objects); err != nil {
 		return plumbing.ZeroHash, g.fetchError(full, err)
 	}
 	if !lazy {
-		if err := copyCommit(ctx, objects, head, paths, true, store); err != nil {
+		if err := transfer.CopyCommit(ctx, objects, head, paths, true, store); err != nil {
 			return plumbing.ZeroHash, err
 		}
 		return head, nil
@@ -314,7 +315,7 @@ func (g *GitHub) Fetch(ctx context.Context, ref string, paths []string, store *s
 	if lerr != nil {
 		return plumbing.ZeroHash, lerr
 	}
-	if err := copyCommit(ctx, objects, head, paths, false, store); err != nil {
+	if err := transfer.CopyCommit(ctx, objects, head, paths, false, store); err != nil {
 		return plumbing.ZeroHash, err
 	}
 	store.AddSource(g.ID(), src)
@@ -323,11 +324,11 @@ func (g *GitHub) Fetch(ctx context.Context, ref string, paths []string, store *s
 
 // fetchWhole fetches head's whole tree, blobs included, and copies it.
 func (g *GitHub) fetchWhole(ctx context.Context, sess transport.UploadPackSession, caps *capability.List, head plumbing.Hash, full string, paths []string, store *staging.Store) error {
-	objects := newBoundedStorage(store.Room)
+	objects := transfer.NewBounded(store.Room)
 	if err := uploadPack(ctx, sess, tipRequest(caps, head, false), objects); err != nil {
 		return g.fetchError(full, err)
 	}
-	return copyCommit(ctx, objects, head, paths, true, store)
+	return transfer.CopyCommit(ctx, objects, head, paths, true, store)
 }
 
 // tipRequest asks for commit head alone (depth 1), without its blobs
@@ -405,7 +406,7 @@ func (g *GitHub) Push(ctx context.Context, gr approval.Grant, store *staging.Sto
 			return err
 		}
 	}
-	if err := checkOutgoing(store, gr.New(), have); err != nil {
+	if err := transfer.CheckOutgoing(store, gr.New(), have); err != nil {
 		return err
 	}
 	chain, err := chainOf(store, gr.New(), have)

@@ -1,4 +1,4 @@
-package targets
+package gitdir
 
 import (
 	"errors"
@@ -62,14 +62,14 @@ func ProbeLocal(path string) (*Probe, error) {
 				}
 			}
 			if isGitDir(gitDir) {
-				return probeHead(&Probe{Path: d, GitDir: gitDir})
+				return ProbeHead(&Probe{Path: d, GitDir: gitDir})
 			}
 		}
 		if isGitDir(d) {
 			if filepath.Base(d) == ".git" {
 				return nil, fmt.Errorf("%w: %s is the git directory of %s", ErrNotRepository, d, filepath.Dir(d))
 			}
-			return probeHead(&Probe{Path: d, GitDir: d, Bare: true})
+			return ProbeHead(&Probe{Path: d, GitDir: d, Bare: true})
 		}
 		if filepath.Dir(d) == d {
 			return nil, fmt.Errorf("%w: neither %s nor a directory above it has a .git", ErrNotRepository, abs)
@@ -116,9 +116,9 @@ func isGitDir(d string) bool {
 	return true
 }
 
-// probeHead reads HEAD: a symbolic ref names the branch (born or not), a
+// ProbeHead reads HEAD in p.GitDir into p: a symbolic ref names the branch (born or not), a
 // commit id is a detached HEAD.
-func probeHead(p *Probe) (*Probe, error) {
+func ProbeHead(p *Probe) (*Probe, error) {
 	data, err := os.ReadFile(filepath.Join(p.GitDir, "HEAD"))
 	if err != nil {
 		return nil, err

@@ -1,4 +1,4 @@
-package targets
+package gitread
 
 import (
 	"bytes"
@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/airlock-dev/airlock/targets/internal/gitenv"
 	"github.com/go-git/go-git/v5/plumbing"
 )
 
@@ -25,10 +26,10 @@ func partialClone(common string) bool {
 	return len(ms) > 0
 }
 
-// fetchMissingOf fetches, in one fetch, the blobs of commit's tree that a
+// FetchMissing fetches, in one fetch, the blobs of commit's tree that a
 // partial clone lacks. Best effort: git fetches what it missed when it is
 // read.
-func fetchMissingOf(ctx context.Context, common string, commit plumbing.Hash) {
+func FetchMissing(ctx context.Context, common string, commit plumbing.Hash) {
 	if !partialClone(common) {
 		return
 	}
@@ -86,6 +87,6 @@ func promisorRemote(ctx context.Context, common string) string {
 // clean environment.
 func gitIn(ctx context.Context, gitDir string, args ...string) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, "git", append([]string{"--git-dir=" + gitDir}, args...)...)
-	cmd.Env = cleanEnv()
+	cmd.Env = gitenv.Clean()
 	return cmd
 }

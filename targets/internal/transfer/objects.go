@@ -1,4 +1,4 @@
-package targets
+package transfer
 
 import (
 	"errors"
@@ -12,12 +12,12 @@ import (
 	"github.com/airlock-dev/airlock/staging"
 )
 
-// checkOutgoing judges the tree of every commit a push of want sends to a
+// CheckOutgoing judges the tree of every commit a push of want sends to a
 // target holding have (zero: none of them): the whole tree, as a checkout
 // would write it, not only what changed, so that nothing a hostile
 // repository planted in a base leaves the sandbox again. A commit the
 // sandbox does not hold came from the target, which has it.
-func checkOutgoing(s *staging.Store, want, have plumbing.Hash) error {
+func CheckOutgoing(s *staging.Store, want, have plumbing.Hash) error {
 	var trees []plumbing.Hash
 	for id := want; !id.IsZero() && id != have; {
 		c, err := object.GetCommit(s, id)
@@ -39,11 +39,11 @@ func checkOutgoing(s *staging.Store, want, have plumbing.Hash) error {
 	return nil
 }
 
-// objectsToSend lists what a target holding commit have (zero: nothing)
+// ToSend lists what a target holding commit have (zero: nothing)
 // needs to hold commit want: the commits in between and, for each, the
 // trees and blobs its parent lacks. Identical subtrees are skipped by
 // hash, so the cost follows what changed.
-func objectsToSend(s storer.EncodedObjectStorer, want, have plumbing.Hash) ([]plumbing.Hash, error) {
+func ToSend(s storer.EncodedObjectStorer, want, have plumbing.Hash) ([]plumbing.Hash, error) {
 	var out []plumbing.Hash
 	seen := map[plumbing.Hash]bool{}
 	add := func(h plumbing.Hash) bool {

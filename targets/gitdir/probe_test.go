@@ -1,4 +1,4 @@
-package targets_test
+package gitdir_test
 
 import (
 	"errors"
@@ -11,7 +11,8 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
-	"github.com/airlock-dev/airlock/targets"
+	"github.com/airlock-dev/airlock/targets/gitdir"
+	"github.com/airlock-dev/airlock/targets/targettest"
 )
 
 // ProbeLocal answers what git answers, from the files alone: for each kind
@@ -39,7 +40,7 @@ func TestProbeLocalAgreesWithGit(t *testing.T) {
 
 	for _, path := range []string{work, filepath.Join(work, "sub", "deeper"), bare, linked, detached, unborn} {
 		t.Run(filepath.Base(path), func(t *testing.T) {
-			p, err := targets.ProbeLocal(path)
+			p, err := gitdir.ProbeLocal(path)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -66,7 +67,7 @@ func TestProbeLocalAgreesWithGit(t *testing.T) {
 	}
 
 	// The refs, loose and packed, as git has them.
-	p, err := targets.ProbeLocal(linked)
+	p, err := gitdir.ProbeLocal(linked)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,15 +101,15 @@ func TestProbeLocalAgreesWithGit(t *testing.T) {
 		says string
 	}{
 		{filepath.Join(root, "missing"), fs.ErrNotExist, ""},
-		{file, targets.ErrNotRepository, "is a file"},
-		{plain, targets.ErrNotRepository, "has a .git"},
-		{filepath.Join(work, ".git"), targets.ErrNotRepository, "is the git directory of " + work},
+		{file, gitdir.ErrNotRepository, "is a file"},
+		{plain, gitdir.ErrNotRepository, "has a .git"},
+		{filepath.Join(work, ".git"), gitdir.ErrNotRepository, "is the git directory of " + work},
 	} {
-		_, err := targets.ProbeLocal(c.path)
+		_, err := gitdir.ProbeLocal(c.path)
 		if !errors.Is(err, c.want) || !strings.Contains(err.Error(), c.says) {
 			t.Errorf("ProbeLocal(%s) = %v; want %v saying %q", c.path, err, c.want, c.says)
 		}
-		if c.want == targets.ErrNotRepository {
+		if c.want == gitdir.ErrNotRepository {
 			if out, err := exec.Command("git", "-C", c.path, "rev-parse", "--show-toplevel").CombinedOutput(); err == nil {
 				t.Errorf("git finds a repository at %s: %s", c.path, out)
 			}
@@ -116,9 +117,14 @@ func TestProbeLocalAgreesWithGit(t *testing.T) {
 	}
 }
 
-func mustProbe(t *testing.T, path string) *targets.Probe {
+func run(t testing.TB, dir string, stdin []byte, env []string, args ...string) string {
 	t.Helper()
-	p, err := targets.ProbeLocal(path)
+	return targettest.Git(t, dir, stdin, env, args...)
+}
+
+func mustProbe(t *testing.T, path string) *gitdir.Probe {
+	t.Helper()
+	p, err := gitdir.ProbeLocal(path)
 	if err != nil {
 		t.Fatal(err)
 	}

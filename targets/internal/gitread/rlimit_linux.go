@@ -1,4 +1,4 @@
-package targets
+package gitread
 
 import "golang.org/x/sys/unix"
 

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package targets
+package gitread
 
 // limitData cannot limit another process here: git's reads of a hostile
 // repository are bounded by the header check alone.

@@ -1,4 +1,4 @@
-package targets
+package transfer
 
 import (
 	"bytes"
@@ -10,37 +10,37 @@ import (
 	"github.com/go-git/go-git/v5/storage/memory"
 )
 
-// boundedStorage is go-git's memory storage for a fetch, with every object
+// Bounded is go-git's memory storage for a fetch, with every object
 // of the fetched pack judged by the size it declares before anything is
 // inflated: a small pack from a hostile server may hold an object (or a
 // delta) that inflates to gigabytes. go-git hands a storage that is a
 // storer.PackfileWriter the raw pack; it is held (compressed, within the
 // sandbox's room), judged object by object, and only then parsed into the
 // memory storage.
-type boundedStorage struct {
+type Bounded struct {
 	*memory.Storage
-	room func(size int64) error // the sandbox's room for size more bytes
+	Room func(size int64) error // the sandbox's room for size more bytes
 }
 
-func newBoundedStorage(room func(int64) error) *boundedStorage {
-	return &boundedStorage{Storage: memory.NewStorage(), room: room}
+func NewBounded(room func(int64) error) *Bounded {
+	return &Bounded{Storage: memory.NewStorage(), Room: room}
 }
 
 // PackfileWriter implements storer.PackfileWriter.
-func (s *boundedStorage) PackfileWriter() (io.WriteCloser, error) {
+func (s *Bounded) PackfileWriter() (io.WriteCloser, error) {
 	return &packSink{s: s}, nil
 }
 
 type packSink struct {
-	s   *boundedStorage
+	s   *Bounded
 	buf bytes.Buffer
 	err error
 }
 
 func (p *packSink) Write(b []byte) (int, error) {
 	if p.err == nil {
-		if err := p.s.room(int64(p.buf.Len() + len(b))); err != nil {
-			p.err = fmt.Errorf("%w (the fetched pack itself): %w", ErrObjectTooLarge, err)
+		if err := p.s.Room(int64(p.buf.Len() + len(b))); err != nil {
+			p.err = fmt.Errorf("%w (the fetched pack itself): %w", ErrTooLarge, err)
 		}
 	}
 	if p.err != nil {
@@ -53,7 +53,7 @@ func (p *packSink) Close() error {
 	if p.err != nil {
 		return p.err
 	}
-	if err := judgePack(p.buf.Bytes(), p.s.room); err != nil {
+	if err := judgePack(p.buf.Bytes(), p.s.Room); err != nil {
 		return err
 	}
 	return packfile.UpdateObjectStorage(p.s.Storage, bytes.NewReader(p.buf.Bytes()))
@@ -76,7 +76,7 @@ func judgePack(pack []byte, room func(int64) error) error {
 		}
 		size := oh.Length
 		if err := room(total + size); err != nil {
-			return fmt.Errorf("%w (a %d-byte %s in the fetched pack, unread): %w", ErrObjectTooLarge, size, oh.Type, err)
+			return fmt.Errorf("%w (a %d-byte %s in the fetched pack, unread): %w", ErrTooLarge, size, oh.Type, err)
 		}
 		if oh.Type == plumbing.OFSDeltaObject || oh.Type == plumbing.REFDeltaObject {
 			// The delta itself fits (checked above); what it makes is
@@ -91,7 +91,7 @@ func judgePack(pack []byte, room func(int64) error) error {
 		}
 		total += size
 		if err := room(total); err != nil {
-			return fmt.Errorf("%w (a %d-byte %s in the fetched pack, unread): %w", ErrObjectTooLarge, size, oh.Type, err)
+			return fmt.Errorf("%w (a %d-byte %s in the fetched pack, unread): %w", ErrTooLarge, size, oh.Type, err)
 		}
 	}
 	return nil

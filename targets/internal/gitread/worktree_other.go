@@ -1,6 +1,6 @@
 //go:build !linux
 
-package targets
+package gitread
 
 import (
 	"errors"

@@ -1,4 +1,4 @@
-package targets
+package transfer
 
 import (
 	"bytes"
@@ -18,14 +18,14 @@ import (
 // packBatch is how many objects one worker compresses at a time.
 const packBatch = 64
 
-// writePack writes objs as a version 2 packfile without deltas (deltas
+// WritePack writes objs as a version 2 packfile without deltas (deltas
 // save bytes on a network; between processes on one machine the search
 // for them costs more than it saves). Objects are compressed in parallel,
 // fast and for a fast inflate (see packDeflater; a repack there
 // recompresses as it likes), and written in order through w. It replaces
 // go-git's encoder, which resets a default-level compressor per object:
 // most of a push's time.
-func writePack(w io.Writer, s storer.EncodedObjectStorer, objs []plumbing.Hash) error {
+func WritePack(w io.Writer, s storer.EncodedObjectStorer, objs []plumbing.Hash) error {
 	sum := sha1.New() // the pack's trailer, not an object id: plain SHA-1
 	out := io.MultiWriter(w, sum)
 	var hdr [12]byte

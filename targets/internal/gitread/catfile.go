@@ -1,4 +1,4 @@
-package targets
+package gitread
 
 import (
 	"bufio"
@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/airlock-dev/airlock/targets/internal/gitenv"
+	"github.com/airlock-dev/airlock/targets/internal/transfer"
 	"github.com/go-git/go-git/v5/plumbing"
 )
 
@@ -99,7 +101,7 @@ func newCatFile(gitDir string) *catFile {
 // id asked for).
 func (c *catFile) start(mode string) (*catProc, error) {
 	cmd := exec.Command("git", "--git-dir="+c.gitDir, "--no-replace-objects", "cat-file", mode)
-	cmd.Env = cleanEnv()
+	cmd.Env = gitenv.Clean()
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err
@@ -444,7 +446,7 @@ func (c *catFile) Close() {
 }
 
 // catObjects reads whole objects of any type through a catFile, for
-// copyCommit: a pull that copies a commit's trees one by one.
+// transfer.CopyCommit: a pull that copies a commit's trees one by one.
 type catObjects struct {
 	c   *catFile
 	max int64
@@ -463,4 +465,11 @@ func (o catObjects) EncodedObject(t plumbing.ObjectType, h plumbing.Hash) (plumb
 	obj.SetType(typ)
 	obj.Write(data)
 	return obj, nil
+}
+
+// Objects reads whole objects of any type, each of at most max bytes and
+// checked against its id, through the source's git processes: what
+// transfer.CopyCommit copies a commit from when ListTree cannot list it.
+func (src *Source) Objects(max int64) transfer.ObjectReader {
+	return catObjects{src.cat, max}
 }
