@@ -26,6 +26,7 @@ import (
 
 	"github.com/airlock-dev/airlock/approval"
 	"github.com/airlock-dev/airlock/staging"
+	"github.com/airlock-dev/airlock/targets/internal/httpretry"
 	"github.com/airlock-dev/airlock/targets/internal/transfer"
 )
 
@@ -104,7 +105,7 @@ func OpenGitHub(ctx context.Context, name string, opt GitHubOptions) (*GitHub, e
 		opt.MaxWait = 2 * time.Minute
 	}
 	if opt.Sleep == nil {
-		opt.Sleep = sleepCtx
+		opt.Sleep = httpretry.SleepCtx
 	}
 	if opt.InlineBytes == 0 {
 		opt.InlineBytes = 4 << 20
@@ -117,7 +118,7 @@ func OpenGitHub(ctx context.Context, name string, opt GitHubOptions) (*GitHub, e
 	// host a redirect or a response names).
 	copts := []github.ClientOptionsFunc{
 		github.WithAuthToken(token),
-		github.WithTransport(&retryTransport{base: base, retries: opt.Retries, maxWait: opt.MaxWait, sleep: opt.Sleep, now: time.Now}),
+		github.WithTransport(&httpretry.Transport{Base: base, Retries: opt.Retries, MaxWait: opt.MaxWait, Sleep: opt.Sleep, Now: time.Now}),
 	}
 	if opt.APIURL != "" {
 		copts = append(copts, github.WithURLs(new(opt.APIURL), nil))
@@ -134,7 +135,7 @@ func OpenGitHub(ctx context.Context, name string, opt GitHubOptions) (*GitHub, e
 		owner: owner, repo: repo, client: client, token: token, inline: opt.InlineBytes,
 		gitURL: strings.TrimSuffix(gitURL, "/") + "/" + owner + "/" + repo + ".git",
 		git: githttp.NewClient(&http.Client{
-			Transport: &retryTransport{base: base, retries: opt.Retries, maxWait: opt.MaxWait, sleep: opt.Sleep, now: time.Now},
+			Transport: &httpretry.Transport{Base: base, Retries: opt.Retries, MaxWait: opt.MaxWait, Sleep: opt.Sleep, Now: time.Now},
 		}),
 	}, nil
 }

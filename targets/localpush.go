@@ -14,6 +14,7 @@ import (
 	"github.com/airlock-dev/airlock/memfs"
 	"github.com/airlock-dev/airlock/staging"
 	"github.com/airlock-dev/airlock/targets/internal/transfer"
+	"github.com/airlock-dev/airlock/targets/internal/worktree"
 	"github.com/go-git/go-git/v5/plumbing"
 )
 
@@ -206,7 +207,7 @@ func (l *Local) pushCheckedOut(ctx context.Context, wt string, g approval.Grant,
 	}
 	for _, p := range paths {
 		if _, err := memfs.CheckPath(p.Path); err != nil {
-			return fmt.Errorf("refusing to push: %w: %v", errUnsafePath, err)
+			return fmt.Errorf("refusing to push: %w: %v", worktree.ErrUnsafePath, err)
 		}
 	}
 	if err := checkClean(ctx, wt, paths); err != nil {

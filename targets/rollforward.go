@@ -15,6 +15,7 @@ import (
 	"github.com/airlock-dev/airlock/internal/durable"
 	"github.com/airlock-dev/airlock/memfs"
 	"github.com/airlock-dev/airlock/staging"
+	"github.com/airlock-dev/airlock/targets/internal/worktree"
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
@@ -43,7 +44,7 @@ type touched struct {
 // commit at each of the journal's paths that is as the push left it, then
 // clears the journal, and returns the paths it kept. It is idempotent, so
 // recovery can run it again after a crash. Files are written by a
-// wtWriter: never through a symlink in the tree, never at a path the guard
+// worktree.Writer: never through a symlink in the tree, never at a path the guard
 // refuses, with temporary files in dir/tmp.
 //
 // A path is as the push left it when the working tree holds there what the
@@ -67,7 +68,7 @@ func (l *Local) rollForward(ctx context.Context, dir string, j journal) ([]touch
 	}
 	for _, p := range j.Paths {
 		if _, err := memfs.CheckPath(p.Path); err != nil {
-			return nil, fmt.Errorf("%w: %v", errUnsafePath, err)
+			return nil, fmt.Errorf("%w: %v", worktree.ErrUnsafePath, err)
 		}
 	}
 	wtGit := &Local{path: j.Worktree}
@@ -76,7 +77,7 @@ func (l *Local) rollForward(ctx context.Context, dir string, j journal) ([]touch
 		return nil, err
 	}
 	trustMode := wtGit.trustsFileMode(ctx)
-	w, err := openWTWriter(j.Worktree, filepath.Join(dir, "tmp"))
+	w, err := worktree.Open(j.Worktree, filepath.Join(dir, "tmp"))
 	if err != nil {
 		return nil, err
 	}
@@ -129,7 +130,7 @@ func (l *Local) rollForward(ctx context.Context, dir string, j journal) ([]touch
 // finishPath brings path p to the new commit if it is as the push left it
 // (see rollForward), or adds it to kept; entries gets the index entries to
 // set.
-func (l *Local) finishPath(r *git.Repository, w *wtWriter, p touched, idx indexEntry, trustMode bool, kept *keptSet, entries *[]touched) error {
+func (l *Local) finishPath(r *git.Repository, w *worktree.Writer, p touched, idx indexEntry, trustMode bool, kept *keptSet, entries *[]touched) error {
 	if !idx.is(p.OldMode, p.OldHash) && !idx.is(p.NewMode, p.NewHash) {
 		kept.add(p) // staged by the user: the entry is theirs too
 		return nil
@@ -144,14 +145,14 @@ func (l *Local) finishPath(r *git.Repository, w *wtWriter, p touched, idx indexE
 	}
 	// Judged just before it is written, not before the loop: a removal
 	// before it may have emptied the directory that is in its place.
-	st, err := w.stat(p.Path)
+	st, err := w.Stat(p.Path)
 	if err != nil {
 		return err
 	}
 	switch {
-	case st.holds(p.NewMode, p.NewHash, trustMode):
+	case st.Holds(p.NewMode, p.NewHash, trustMode):
 		// Already there.
-	case !st.holds(p.OldMode, p.OldHash, trustMode):
+	case !st.Holds(p.OldMode, p.OldHash, trustMode):
 		return keep()
 	case p.NewMode == 0:
 		// Nothing of git's is there when a file or a symlink is on the
@@ -160,14 +161,14 @@ func (l *Local) finishPath(r *git.Repository, w *wtWriter, p touched, idx indexE
 		// with file d leaves this after writing d. Otherwise the removal
 		// also takes away the directories it empties, which an
 		// interrupted removal may have left.
-		if !st.onWay {
-			if err := w.remove(p.Path); err != nil {
+		if !st.OnWay {
+			if err := w.Remove(p.Path); err != nil {
 				return err
 			}
 		}
 	case p.NewMode == filemode.Submodule:
 		// A gitlink has no content here.
-	case st.kind == wtDir, st.blocked:
+	case st.Kind == worktree.Dir, st.Blocked:
 		// A directory with files in it where the file goes, or a file or
 		// a symlink where its directory goes: not the push's, and in the
 		// way.
@@ -186,7 +187,7 @@ func (l *Local) finishPath(r *git.Repository, w *wtWriter, p touched, idx indexE
 		if err != nil {
 			return err
 		}
-		if err := w.write(p.Path, p.NewMode, data); err != nil {
+		if err := w.Write(p.Path, p.NewMode, data); err != nil {
 			return err
 		}
 	}

@@ -1,6 +1,6 @@
 //go:build unix
 
-package targets
+package worktree
 
 import (
 	"crypto/rand"
@@ -19,7 +19,7 @@ import (
 	"github.com/airlock-dev/airlock/memfs"
 )
 
-// wtWriter writes files into a working tree without ever following a
+// Writer writes files into a working tree without ever following a
 // symlink that is in it: every directory on a path is opened relative to
 // its parent with O_NOFOLLOW, so a symlinked directory planted in the tree
 // (by a hostile commit, or by anyone) cannot redirect a write outside, and
@@ -28,14 +28,16 @@ import (
 // renamed into place, so a file is never half written, a long name cannot
 // overflow a temporary name, and no file of the user's is ever taken for
 // a temporary one.
-type wtWriter struct {
+type Writer struct {
 	root   int // the working tree's directory
 	tmp    int // the private directory for new content
 	prefix string
 	n      int
 }
 
-func openWTWriter(worktree, tmpDir string) (*wtWriter, error) {
+// Open opens a writer into the working tree at worktree, with its
+// temporary files in tmpDir (made if missing; never followed if a link).
+func Open(worktree, tmpDir string) (*Writer, error) {
 	if err := os.MkdirAll(tmpDir, 0o700); err != nil {
 		return nil, err
 	}
@@ -50,23 +52,24 @@ func openWTWriter(worktree, tmpDir string) (*wtWriter, error) {
 	}
 	var b [4]byte
 	rand.Read(b[:])
-	return &wtWriter{root: root, tmp: tmp, prefix: hex.EncodeToString(b[:])}, nil
+	return &Writer{root: root, tmp: tmp, prefix: hex.EncodeToString(b[:])}, nil
 }
 
-func (w *wtWriter) Close() {
+// Close lets go of the directories.
+func (w *Writer) Close() {
 	unix.Close(w.root)
 	unix.Close(w.tmp)
 }
 
-// errUnsafePath: a path of the push leads through something airlock will
+// ErrUnsafePath: a path of the push leads through something airlock will
 // not write through.
-var errUnsafePath = errors.New("unsafe path in the working tree")
+var ErrUnsafePath = errors.New("unsafe path in the working tree")
 
 // dir opens the directory that holds rel, creating the missing ones when
 // create is set. The caller closes the returned descriptor.
-func (w *wtWriter) dir(rel string, create bool) (int, string, error) {
+func (w *Writer) dir(rel string, create bool) (int, string, error) {
 	if _, err := memfs.CheckPath(rel); err != nil {
-		return -1, "", fmt.Errorf("%w: %v", errUnsafePath, err)
+		return -1, "", fmt.Errorf("%w: %v", ErrUnsafePath, err)
 	}
 	parts := strings.Split(rel, "/")
 	fd, err := unix.Dup(w.root)
@@ -84,7 +87,7 @@ func (w *wtWriter) dir(rel string, create bool) (int, string, error) {
 		if err != nil {
 			at := strings.Join(parts[:i+1], "/")
 			if err == unix.ELOOP || err == unix.ENOTDIR {
-				return -1, "", fmt.Errorf("%w: %s is a symlink or a file, not a directory, so airlock will not write %s through it", errUnsafePath, at, rel)
+				return -1, "", fmt.Errorf("%w: %s is a symlink or a file, not a directory, so airlock will not write %s through it", ErrUnsafePath, at, rel)
 			}
 			return -1, "", &os.PathError{Op: "open", Path: at, Err: err}
 		}
@@ -93,9 +96,9 @@ func (w *wtWriter) dir(rel string, create bool) (int, string, error) {
 	return fd, parts[len(parts)-1], nil
 }
 
-// write puts data at rel with mode (data is a symlink's target for
+// Write puts data at rel with mode (data is a symlink's target for
 // symlinks), replacing a file or an empty directory there.
-func (w *wtWriter) write(rel string, mode filemode.FileMode, data []byte) error {
+func (w *Writer) Write(rel string, mode filemode.FileMode, data []byte) error {
 	d, base, err := w.dir(rel, true)
 	if err != nil {
 		return err
@@ -132,11 +135,11 @@ func (w *wtWriter) write(rel string, mode filemode.FileMode, data []byte) error 
 	return wrapPath("write", rel, err)
 }
 
-func (w *wtWriter) create(name string, mode filemode.FileMode, data []byte) error {
+func (w *Writer) create(name string, mode filemode.FileMode, data []byte) error {
 	return w.createAt(w.tmp, name, mode, data)
 }
 
-func (w *wtWriter) createAt(d int, name string, mode filemode.FileMode, data []byte) error {
+func (w *Writer) createAt(d int, name string, mode filemode.FileMode, data []byte) error {
 	if mode == filemode.Symlink {
 		return unix.Symlinkat(string(data), d, name)
 	}
@@ -165,9 +168,9 @@ func (w *wtWriter) createAt(d int, name string, mode filemode.FileMode, data []b
 	return err
 }
 
-// remove deletes the file or symlink at rel, if there is one, and the
+// Remove deletes the file or symlink at rel, if there is one, and the
 // directories it leaves empty.
-func (w *wtWriter) remove(rel string) error {
+func (w *Writer) Remove(rel string) error {
 	d, base, err := w.dir(rel, false)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
@@ -201,21 +204,21 @@ func wrapPath(op, rel string, err error) error {
 	return &os.PathError{Op: op, Path: rel, Err: err}
 }
 
-// stat says what the working tree holds at rel as git sees it, without
+// Stat says what the working tree holds at rel as git sees it, without
 // following a symlink anywhere on the way and without opening anything but
 // a regular file: a FIFO is never read. A path whose leading directories
 // are missing, or go through a file or a symlink, holds nothing (git does
 // not look through a symlink either); blocked says it is a regular file or
 // a symlink on the way, which is the user's to keep, rather than a FIFO or
 // a device (onWay says there is anything at all).
-func (w *wtWriter) stat(rel string) (wtEntry, error) {
+func (w *Writer) Stat(rel string) (Entry, error) {
 	if _, err := memfs.CheckPath(rel); err != nil {
-		return wtEntry{}, fmt.Errorf("%w: %v", errUnsafePath, err)
+		return Entry{}, fmt.Errorf("%w: %v", ErrUnsafePath, err)
 	}
 	parts := strings.Split(rel, "/")
 	fd, err := unix.Dup(w.root)
 	if err != nil {
-		return wtEntry{}, err
+		return Entry{}, err
 	}
 	defer func() { unix.Close(fd) }()
 	for _, name := range parts[:len(parts)-1] {
@@ -226,77 +229,77 @@ func (w *wtWriter) stat(rel string) (wtEntry, error) {
 			fd = next
 			continue
 		case unix.ENOENT:
-			return wtEntry{kind: wtAbsent}, nil
+			return Entry{Kind: Absent}, nil
 		case unix.ELOOP, unix.ENOTDIR:
 			var st unix.Stat_t
 			if err := unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
-				return wtEntry{}, wrapPath("stat", rel, err)
+				return Entry{}, wrapPath("stat", rel, err)
 			}
 			t := st.Mode & unix.S_IFMT
-			return wtEntry{kind: wtAbsent, onWay: true, blocked: t == unix.S_IFREG || t == unix.S_IFLNK}, nil
+			return Entry{Kind: Absent, OnWay: true, Blocked: t == unix.S_IFREG || t == unix.S_IFLNK}, nil
 		default:
-			return wtEntry{}, wrapPath("open", rel, err)
+			return Entry{}, wrapPath("open", rel, err)
 		}
 	}
 	base := parts[len(parts)-1]
 	var st unix.Stat_t
 	if err := unix.Fstatat(fd, base, &st, unix.AT_SYMLINK_NOFOLLOW); err == unix.ENOENT {
-		return wtEntry{kind: wtAbsent}, nil
+		return Entry{Kind: Absent}, nil
 	} else if err != nil {
-		return wtEntry{}, wrapPath("stat", rel, err)
+		return Entry{}, wrapPath("stat", rel, err)
 	}
 	switch st.Mode & unix.S_IFMT {
 	case unix.S_IFDIR:
 		sub, err := unix.Openat(fd, base, unix.O_DIRECTORY|unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 		if err != nil {
-			return wtEntry{}, wrapPath("open", rel, err)
+			return Entry{}, wrapPath("open", rel, err)
 		}
 		f := os.NewFile(uintptr(sub), rel)
 		names, err := f.Readdirnames(1)
 		f.Close()
 		if len(names) == 0 && err != nil && !errors.Is(err, io.EOF) {
-			return wtEntry{}, wrapPath("read", rel, err)
+			return Entry{}, wrapPath("read", rel, err)
 		}
 		if len(names) == 0 {
-			return wtEntry{kind: wtAbsent}, nil // git sees nothing in an empty directory
+			return Entry{Kind: Absent}, nil // git sees nothing in an empty directory
 		}
-		return wtEntry{kind: wtDir}, nil
+		return Entry{Kind: Dir}, nil
 	case unix.S_IFLNK:
 		buf := make([]byte, unix.PathMax)
 		n, err := unix.Readlinkat(fd, base, buf)
 		if err != nil {
-			return wtEntry{}, wrapPath("readlink", rel, err)
+			return Entry{}, wrapPath("readlink", rel, err)
 		}
-		return wtEntry{kind: wtBlob, mode: filemode.Symlink, hash: plumbing.ComputeHash(plumbing.BlobObject, buf[:n])}, nil
+		return Entry{Kind: Blob, Mode: filemode.Symlink, Hash: plumbing.ComputeHash(plumbing.BlobObject, buf[:n])}, nil
 	case unix.S_IFREG:
 		// O_NONBLOCK: should a FIFO take the file's place between the
 		// stat and the open, the open does not wait for a writer.
 		ffd, err := unix.Openat(fd, base, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 		if err != nil {
-			return wtEntry{}, wrapPath("open", rel, err)
+			return Entry{}, wrapPath("open", rel, err)
 		}
 		f := os.NewFile(uintptr(ffd), rel)
 		defer f.Close()
 		fi, err := f.Stat()
 		if err != nil {
-			return wtEntry{}, err
+			return Entry{}, err
 		}
 		if !fi.Mode().IsRegular() {
-			return wtEntry{kind: wtOther}, nil
+			return Entry{Kind: Other}, nil
 		}
 		h := plumbing.NewHasher(plumbing.BlobObject, fi.Size())
 		if n, err := io.Copy(h, io.LimitReader(f, fi.Size()+1)); err != nil {
-			return wtEntry{}, wrapPath("read", rel, err)
+			return Entry{}, wrapPath("read", rel, err)
 		} else if n != fi.Size() {
 			// It changed while being read: someone is writing it, so it
 			// is not as the push left it.
-			return wtEntry{kind: wtOther}, nil
+			return Entry{Kind: Other}, nil
 		}
 		mode := filemode.Regular
 		if fi.Mode()&0o100 != 0 {
 			mode = filemode.Executable
 		}
-		return wtEntry{kind: wtBlob, mode: mode, hash: h.Sum()}, nil
+		return Entry{Kind: Blob, Mode: mode, Hash: h.Sum()}, nil
 	}
-	return wtEntry{kind: wtOther}, nil
+	return Entry{Kind: Other}, nil
 }

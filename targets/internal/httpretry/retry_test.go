@@ -1,4 +1,4 @@
-package targets
+package httpretry
 
 import (
 	"errors"
@@ -12,7 +12,7 @@ import (
 
 func TestRetryJudge(t *testing.T) {
 	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
-	rt := &retryTransport{now: func() time.Time { return now }}
+	rt := &Transport{Now: func() time.Time { return now }}
 	resp := func(code int, body string, headers ...string) *http.Response {
 		r := &http.Response{StatusCode: code, Header: http.Header{}, Body: io.NopCloser(strings.NewReader(body))}
 		for i := 0; i < len(headers); i += 2 {

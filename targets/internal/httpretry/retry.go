@@ -1,4 +1,4 @@
-package targets
+package httpretry
 
 import (
 	"bytes"
@@ -13,7 +13,7 @@ import (
 	"time"
 )
 
-// retryTransport retries what GitHub asks to be retried: 5xx answers,
+// Transport retries what GitHub asks to be retried: 5xx answers,
 // primary and secondary rate limits (honouring Retry-After and
 // X-RateLimit-Reset) and connections that broke before an answer came.
 //
@@ -22,17 +22,18 @@ import (
 // same request makes the same object, never a second one), a ref update
 // names the commit it sets, and a ref creation that finds the ref already
 // there is resolved by the caller by reading the ref.
-type retryTransport struct {
-	base    http.RoundTripper
-	retries int
-	// maxWait is the longest single wait accepted; a rate limit that asks
+type Transport struct {
+	Base    http.RoundTripper
+	Retries int
+	// MaxWait is the longest single wait accepted; a rate limit that asks
 	// for longer fails at once, saying when to try again.
-	maxWait time.Duration
-	sleep   func(ctx context.Context, d time.Duration) error
-	now     func() time.Time
+	MaxWait time.Duration
+	Sleep   func(ctx context.Context, d time.Duration) error // waits d, or until ctx is done
+	Now     func() time.Time
 }
 
-func sleepCtx(ctx context.Context, d time.Duration) error {
+// SleepCtx waits d, or until ctx is done.
+func SleepCtx(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
@@ -53,7 +54,7 @@ func (e *RateLimitedError) Error() string {
 	return fmt.Sprintf("GitHub's rate limit (HTTP %d) asks to wait %s before the next request; push again after that", e.Status, e.Wait.Round(time.Second))
 }
 
-func (rt *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+func (rt *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
 	for attempt := 0; ; attempt++ {
 		r := req
@@ -70,7 +71,7 @@ func (rt *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 				r.Body = body
 			}
 		}
-		resp, err := rt.base.RoundTrip(r)
+		resp, err := rt.Base.RoundTrip(r)
 		if ctx.Err() != nil {
 			if resp != nil {
 				resp.Body.Close()
@@ -81,26 +82,26 @@ func (rt *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if !retry {
 			return resp, err
 		}
-		if wait > rt.maxWait && resp != nil {
+		if wait > rt.MaxWait && resp != nil {
 			resp.Body.Close()
 			return nil, &RateLimitedError{Status: resp.StatusCode, Wait: wait}
 		}
-		wait = min(wait, rt.maxWait)
-		if attempt >= rt.retries {
+		wait = min(wait, rt.MaxWait)
+		if attempt >= rt.Retries {
 			return resp, err
 		}
 		if resp != nil {
 			io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 			resp.Body.Close()
 		}
-		if err := rt.sleep(ctx, wait); err != nil {
+		if err := rt.Sleep(ctx, wait); err != nil {
 			return nil, err
 		}
 	}
 }
 
 // judge decides whether to retry, and after how long.
-func (rt *retryTransport) judge(resp *http.Response, err error, attempt int) (time.Duration, bool) {
+func (rt *Transport) judge(resp *http.Response, err error, attempt int) (time.Duration, bool) {
 	backoff := time.Second << min(attempt, 6)
 	backoff += time.Duration(rand.Int64N(int64(backoff / 4)))
 	if err != nil {
@@ -109,17 +110,17 @@ func (rt *retryTransport) judge(resp *http.Response, err error, attempt int) (ti
 	switch code := resp.StatusCode; {
 	case code == http.StatusInternalServerError, code == http.StatusBadGateway,
 		code == http.StatusServiceUnavailable, code == http.StatusGatewayTimeout:
-		if d, ok := retryAfter(resp, rt.now()); ok {
+		if d, ok := retryAfter(resp, rt.Now()); ok {
 			return d, true
 		}
 		return backoff, true
 	case code == http.StatusTooManyRequests, code == http.StatusForbidden:
-		if d, ok := retryAfter(resp, rt.now()); ok {
+		if d, ok := retryAfter(resp, rt.Now()); ok {
 			return d, true
 		}
 		if resp.Header.Get("X-RateLimit-Remaining") == "0" {
 			if reset, err := strconv.ParseInt(resp.Header.Get("X-RateLimit-Reset"), 10, 64); err == nil {
-				return max(time.Unix(reset, 0).Sub(rt.now()), 0) + time.Second, true
+				return max(time.Unix(reset, 0).Sub(rt.Now()), 0) + time.Second, true
 			}
 		}
 		if code == http.StatusTooManyRequests || secondaryLimit(resp) {

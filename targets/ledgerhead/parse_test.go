@@ -1,4 +1,4 @@
-package targets
+package ledgerhead
 
 import (
 	"errors"
@@ -15,7 +15,7 @@ func TestParseLedgerHeadTakesOnlyHexHashes(t *testing.T) {
 		return "airlock ledger head: record 3\n\nAirlock-Ledger-Seq: 3\nAirlock-Ledger-Hash: " + hash +
 			"\nAirlock-Ledger-First: " + first + "\nAirlock-Ledger-Time: 2026-11-24T20:00:00Z\n"
 	}
-	if h, err := parseLedgerHead(msg(hex, hex)); err != nil || h.Hash != hex {
+	if h, err := Parse(msg(hex, hex)); err != nil || h.Hash != hex {
 		t.Fatalf("a head airlock writes: %+v %v", h, err)
 	}
 	escape := "\x1b[2J" + strings.Repeat("a", 60)
@@ -26,7 +26,7 @@ func TestParseLedgerHeadTakesOnlyHexHashes(t *testing.T) {
 		"not hex":             msg(strings.Repeat("g", 64), hex),
 		"short":               msg(hex[:63], hex),
 	} {
-		if _, err := parseLedgerHead(m); !errors.Is(err, ErrNotLedgerHead) {
+		if _, err := Parse(m); !errors.Is(err, ErrNotHead) {
 			t.Errorf("%s: %v", name, err)
 		}
 	}

@@ -1,6 +1,6 @@
 //go:build unix
 
-package targets
+package worktree
 
 import (
 	"errors"
@@ -22,13 +22,13 @@ func TestWorktreeWriter(t *testing.T) {
 	os.WriteFile(filepath.Join(wt, "notes.md.airlock-tmp"), []byte("the user's own\n"), 0o644)
 	os.Mkdir(filepath.Join(wt, ".git"), 0o755)
 	tmp := filepath.Join(wt, ".git", "airlock", "tmp")
-	w, err := openWTWriter(wt, tmp)
+	w, err := Open(wt, tmp)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer w.Close()
 	for _, p := range []string{"linked/evil.txt", "up/evil.txt", ".git/config", ".GIT/hooks/post-checkout", "a/../../evil.txt", "/abs.txt"} {
-		if err := w.write(p, filemode.Regular, []byte("x")); !errors.Is(err, errUnsafePath) {
+		if err := w.Write(p, filemode.Regular, []byte("x")); !errors.Is(err, ErrUnsafePath) {
 			t.Errorf("write %q: %v, want a refusal", p, err)
 		}
 	}
@@ -42,7 +42,7 @@ func TestWorktreeWriter(t *testing.T) {
 	for p, mode := range map[string]filemode.FileMode{
 		"notes.md": filemode.Regular, "dir/" + long: filemode.Executable, "dir/link": filemode.Symlink,
 	} {
-		if err := w.write(p, mode, []byte("content")); err != nil {
+		if err := w.Write(p, mode, []byte("content")); err != nil {
 			t.Fatalf("write %s: %v", p, err)
 		}
 	}
@@ -61,14 +61,14 @@ func TestWorktreeWriter(t *testing.T) {
 	// A removal through a symlinked directory is refused too, and one
 	// that empties a directory takes it away.
 	os.WriteFile(filepath.Join(outside, "victim"), []byte("v"), 0o644)
-	if err := w.remove("linked/victim"); !errors.Is(err, errUnsafePath) {
+	if err := w.Remove("linked/victim"); !errors.Is(err, ErrUnsafePath) {
 		t.Errorf("remove through a symlink: %v", err)
 	}
 	if _, err := os.Stat(filepath.Join(outside, "victim")); err != nil {
 		t.Error("a file outside the working tree was removed")
 	}
 	for _, p := range []string{"dir/" + long, "dir/link"} {
-		if err := w.remove(p); err != nil {
+		if err := w.Remove(p); err != nil {
 			t.Fatal(err)
 		}
 	}
