@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/airlock-dev/airlock/targets"
+	"github.com/airlock-dev/airlock/targets/gitdir"
 )
 
 // Check looks at the repositories the worker names, as airlock serve starts:
@@ -21,10 +22,10 @@ import (
 // GitHub targets are not looked at here: that needs the network.
 //
 // It runs no git process: the repositories' own files say all of it
-// (targets.ProbeLocal), each repository is probed once, and a branch is
+// (gitdir.ProbeLocal), each repository is probed once, and a branch is
 // read as the session reads it when it pulls.
 func (w *Worker) Check() error {
-	probes := map[string]*targets.Probe{}
+	probes := map[string]*gitdir.Probe{}
 	own := map[string]bool{} // each repository's default target and branch
 	for _, r := range w.RepoList() {
 		own[specKey(r.DefaultTarget)+"\x00"+r.DefaultTarget.Branch] = true
@@ -37,7 +38,7 @@ func (w *Worker) Check() error {
 		p := probes[spec.Path]
 		if p == nil {
 			var err error
-			if p, err = targets.ProbeLocal(spec.Path); err != nil {
+			if p, err = gitdir.ProbeLocal(spec.Path); err != nil {
 				return w.pathError(ref, err)
 			}
 			probes[spec.Path] = p
@@ -64,7 +65,7 @@ func (w *Worker) Check() error {
 // push creates; it may be missing only where nothing could be forked from
 // (a repository without a branch, or, for the default worker, an orphan
 // branch checked out), as git commit there makes a first commit.
-func (w *Worker) checkPull(ref RepoRef, p *targets.Probe, own bool) error {
+func (w *Worker) checkPull(ref RepoRef, p *gitdir.Probe, own bool) error {
 	branch := ref.Spec.Branch
 	if branch == "" {
 		if p.Head == "" {
@@ -121,11 +122,11 @@ func (w *Worker) pathError(ref RepoRef, err error) error {
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return w.refError(ref, ref.PathAt, ".path", "%s does not exist; give the path of a git repository (a relative path is taken from the worker file's directory), or make one with %s", path, create)
-	case errors.Is(err, targets.ErrNotRepository) && filepath.Base(path) == ".git":
+	case errors.Is(err, gitdir.ErrNotRepository) && filepath.Base(path) == ".git":
 		return w.refError(ref, ref.PathAt, ".path", "%v; give %s instead", err, filepath.Dir(path))
-	case errors.Is(err, targets.ErrNotRepository) && (serr != nil || !fi.IsDir()):
+	case errors.Is(err, gitdir.ErrNotRepository) && (serr != nil || !fi.IsDir()):
 		return w.refError(ref, ref.PathAt, ".path", "%v; give the path of a git repository", err)
-	case errors.Is(err, targets.ErrNotRepository):
+	case errors.Is(err, gitdir.ErrNotRepository):
 		return w.refError(ref, ref.PathAt, ".path", "%v; make it one with %s, or give the path of a repository", err, create)
 	}
 	return w.refError(ref, ref.PathAt, ".path", "%s cannot be read: %v", path, err)

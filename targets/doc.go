@@ -28,4 +28,15 @@
 // refs/airlock/ledger/KEY (RecordLedgerHead, see LedgerHead): the one
 // write outside a grant, of airlock's own small commits to airlock's own
 // ref, never a branch.
+//
+// The machinery below the targets lives in packages of its own: gitdir (a
+// repository's layout from git's files, no process), ledgerhead (the
+// ledger's head and its ref), internal/gitread (a local repository read in
+// place through git: the local blob source), internal/transfer (the
+// objects a push sends and the pack they go in; a fetched pack, bounded;
+// a commit copied into the store), internal/worktree (writing a working
+// tree without following links), internal/gitenv (the environment and
+// checks of every git airlock runs) and internal/httpretry (GitHub's
+// retrying transport). targettest holds the suites every target
+// (Run) and every blob source (SourceSuite) runs.
 package targets

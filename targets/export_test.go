@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/airlock-dev/airlock/staging"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 )
@@ -77,8 +78,19 @@ func JournalPath(dir string) string {
 func WorktreeHashes(l *Local) int64 {
 	l.srcMu.Lock()
 	defer l.srcMu.Unlock()
-	if l.src == nil || l.src.wt == nil {
+	if l.src == nil {
 		return -1
 	}
-	return l.src.wt.hashed.Load()
+	return l.src.WorktreeHashes()
+}
+
+// PulledSource is the blob source l's Fetch made (nil before one): a
+// pull's, with the sizes it listed and, in a working tree, its files.
+func PulledSource(l *Local) staging.BlobSource {
+	l.srcMu.Lock()
+	defer l.srcMu.Unlock()
+	if l.src == nil {
+		return nil
+	}
+	return l.src
 }

@@ -21,6 +21,7 @@ import (
 
 	"github.com/airlock-dev/airlock/memfs"
 	"github.com/airlock-dev/airlock/staging"
+	"github.com/airlock-dev/airlock/targets/internal/transfer"
 )
 
 // ghSource reads the blobs of a GitHub repository on demand, by id, over
@@ -78,7 +79,7 @@ func (g *GitHub) source() *ghSource {
 
 // uploadPack sends req and writes the pack that answers it into objects,
 // which judge it by declared sizes before parsing it.
-func uploadPack(ctx context.Context, sess transport.UploadPackSession, req *packp.UploadPackRequest, objects *boundedStorage) (err error) {
+func uploadPack(ctx context.Context, sess transport.UploadPackSession, req *packp.UploadPackRequest, objects *transfer.Bounded) (err error) {
 	resp, err := sess.UploadPack(ctx, req)
 	if err != nil {
 		return err
@@ -119,7 +120,7 @@ func specialBlobs(ctx context.Context, objects storer.EncodedObjectStorer, tree 
 		}
 		t, err := object.GetTree(objects, h)
 		if err != nil {
-			return fmt.Errorf("reading tree %s at %q: %w", h.String()[:7], orRoot(prefix), err)
+			return fmt.Errorf("reading tree %s at %q: %w", h.String()[:7], transfer.OrRoot(prefix), err)
 		}
 		for _, e := range t.Entries {
 			switch {
@@ -189,7 +190,7 @@ func (s *ghSource) declared(h plumbing.Hash) (int64, bool) {
 
 // fetch fetches the blobs hs into objects, in one request, judged by
 // their declared sizes.
-func (s *ghSource) fetch(ctx context.Context, hs []plumbing.Hash, objects *boundedStorage) error {
+func (s *ghSource) fetch(ctx context.Context, hs []plumbing.Hash, objects *transfer.Bounded) error {
 	sess, err := s.sess()
 	if err != nil {
 		return err
@@ -203,14 +204,14 @@ func (s *ghSource) fetch(ctx context.Context, hs []plumbing.Hash, objects *bound
 	// object's header, and zlib's few bytes over content it cannot
 	// compress.
 	slack := 64 + 64*int64(len(hs)) + budget/256
-	room := objects.room
-	objects.room = func(n int64) error {
+	room := objects.Room
+	objects.Room = func(n int64) error {
 		if n > budget+slack {
 			return fmt.Errorf("%d bytes where the %s asked for were listed at %d", n, blobs(len(hs)), budget)
 		}
 		return room(n)
 	}
-	defer func() { objects.room = room }()
+	defer func() { objects.Room = room }()
 	req := packp.NewUploadPackRequest()
 	req.Wants = hs
 	req.Capabilities.Set(capability.OFSDelta)
@@ -241,7 +242,7 @@ func (s *ghSource) ReadBlobs(hs []plumbing.Hash) (map[plumbing.Hash][]byte, erro
 			}
 			batch, bytes, hs = append(batch, hs[0]), bytes+n, hs[1:]
 		}
-		objects := newBoundedStorage(func(int64) error { return nil })
+		objects := transfer.NewBounded(func(int64) error { return nil })
 		ctx, cancel := context.WithTimeout(context.Background(), blobTimeout)
 		err := s.fetch(ctx, batch, objects)
 		cancel()
@@ -260,7 +261,7 @@ func (s *ghSource) ReadBlobs(hs []plumbing.Hash) (map[plumbing.Hash][]byte, erro
 }
 
 // take reads blob h out of a fetched pack and checks it.
-func (s *ghSource) take(objects *boundedStorage, h plumbing.Hash) ([]byte, error) {
+func (s *ghSource) take(objects *transfer.Bounded, h plumbing.Hash) ([]byte, error) {
 	o, err := objects.EncodedObject(plumbing.BlobObject, h)
 	if err != nil {
 		return nil, fmt.Errorf("%s: GitHub's answer to a want of the blob does not hold it: %w", s.id, plumbing.ErrObjectNotFound)

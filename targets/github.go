@@ -26,6 +26,8 @@ import (
 
 	"github.com/airlock-dev/airlock/approval"
 	"github.com/airlock-dev/airlock/staging"
+	"github.com/airlock-dev/airlock/targets/internal/httpretry"
+	"github.com/airlock-dev/airlock/targets/internal/transfer"
 )
 
 // Errors of the GitHub target.
@@ -103,7 +105,7 @@ func OpenGitHub(ctx context.Context, name string, opt GitHubOptions) (*GitHub, e
 		opt.MaxWait = 2 * time.Minute
 	}
 	if opt.Sleep == nil {
-		opt.Sleep = sleepCtx
+		opt.Sleep = httpretry.SleepCtx
 	}
 	if opt.InlineBytes == 0 {
 		opt.InlineBytes = 4 << 20
@@ -116,7 +118,7 @@ func OpenGitHub(ctx context.Context, name string, opt GitHubOptions) (*GitHub, e
 	// host a redirect or a response names).
 	copts := []github.ClientOptionsFunc{
 		github.WithAuthToken(token),
-		github.WithTransport(&retryTransport{base: base, retries: opt.Retries, maxWait: opt.MaxWait, sleep: opt.Sleep, now: time.Now}),
+		github.WithTransport(&httpretry.Transport{Base: base, Retries: opt.Retries, MaxWait: opt.MaxWait, Sleep: opt.Sleep, Now: time.Now}),
 	}
 	if opt.APIURL != "" {
 		copts = append(copts, github.WithURLs(new(opt.APIURL), nil))
@@ -133,7 +135,7 @@ func OpenGitHub(ctx context.Context, name string, opt GitHubOptions) (*GitHub, e
 		owner: owner, repo: repo, client: client, token: token, inline: opt.InlineBytes,
 		gitURL: strings.TrimSuffix(gitURL, "/") + "/" + owner + "/" + repo + ".git",
 		git: githttp.NewClient(&http.Client{
-			Transport: &retryTransport{base: base, retries: opt.Retries, maxWait: opt.MaxWait, sleep: opt.Sleep, now: time.Now},
+			Transport: &httpretry.Transport{Base: base, Retries: opt.Retries, MaxWait: opt.MaxWait, Sleep: opt.Sleep, Now: time.Now},
 		}),
 	}, nil
 }
@@ -276,12 +278,12 @@ func (g *GitHub) Fetch(ctx context.Context, ref string, paths []string, store *s
 	head := r.Hash()
 	lazy := adv.Capabilities.Supports(capability.Filter)
 	// Objects are judged by their declared size before they are inflated.
-	objects := newBoundedStorage(store.Room)
+	objects := transfer.NewBounded(store.Room)
 	if err := uploadPack(ctx, sess, tipRequest(adv.Capabilities, head, lazy), objects); err != nil {
 		return plumbing.ZeroHash, g.fetchError(full, err)
 	}
 	if !lazy {
-		if err := copyCommit(ctx, objects, head, paths, true, store); err != nil {
+		if err := transfer.CopyCommit(ctx, objects, head, paths, true, store); err != nil {
 			return plumbing.ZeroHash, err
 		}
 		return head, nil
@@ -314,7 +316,7 @@ func (g *GitHub) Fetch(ctx context.Context, ref string, paths []string, store *s
 	if lerr != nil {
 		return plumbing.ZeroHash, lerr
 	}
-	if err := copyCommit(ctx, objects, head, paths, false, store); err != nil {
+	if err := transfer.CopyCommit(ctx, objects, head, paths, false, store); err != nil {
 		return plumbing.ZeroHash, err
 	}
 	store.AddSource(g.ID(), src)
@@ -323,11 +325,11 @@ func (g *GitHub) Fetch(ctx context.Context, ref string, paths []string, store *s
 
 // fetchWhole fetches head's whole tree, blobs included, and copies it.
 func (g *GitHub) fetchWhole(ctx context.Context, sess transport.UploadPackSession, caps *capability.List, head plumbing.Hash, full string, paths []string, store *staging.Store) error {
-	objects := newBoundedStorage(store.Room)
+	objects := transfer.NewBounded(store.Room)
 	if err := uploadPack(ctx, sess, tipRequest(caps, head, false), objects); err != nil {
 		return g.fetchError(full, err)
 	}
-	return copyCommit(ctx, objects, head, paths, true, store)
+	return transfer.CopyCommit(ctx, objects, head, paths, true, store)
 }
 
 // tipRequest asks for commit head alone (depth 1), without its blobs
@@ -405,7 +407,7 @@ func (g *GitHub) Push(ctx context.Context, gr approval.Grant, store *staging.Sto
 			return err
 		}
 	}
-	if err := checkOutgoing(store, gr.New(), have); err != nil {
+	if err := transfer.CheckOutgoing(store, gr.New(), have); err != nil {
 		return err
 	}
 	chain, err := chainOf(store, gr.New(), have)

@@ -16,6 +16,8 @@ import (
 
 	"github.com/airlock-dev/airlock/memfs"
 	"github.com/airlock-dev/airlock/staging"
+	"github.com/airlock-dev/airlock/targets/internal/gitenv"
+	"github.com/airlock-dev/airlock/targets/internal/transfer"
 )
 
 // allocated runs fn and returns the bytes it allocated.
@@ -41,7 +43,7 @@ func TestPullRefusesABlobByItsDeclaredSize(t *testing.T) {
 	dir := t.TempDir()
 	git := func(stdin io.Reader, args ...string) string {
 		cmd := exec.Command("git", args...)
-		cmd.Dir, cmd.Env, cmd.Stdin = dir, cleanEnv(), stdin
+		cmd.Dir, cmd.Env, cmd.Stdin = dir, gitenv.Clean(), stdin
 		out, err := cmd.CombinedOutput()
 		if err != nil {
 			t.Fatalf("git %v: %v\n%s", args, err, out)
@@ -116,7 +118,7 @@ func TestCopyRefusesABlobByItsDeclaredSize(t *testing.T) {
 	co := src.NewEncodedObject()
 	c.Encode(co)
 	ch, _ := src.SetEncodedObject(co)
-	err := copyCommit(context.Background(), src, ch, nil, true, staging.NewStore(16<<20))
+	err := transfer.CopyCommit(context.Background(), src, ch, nil, true, staging.NewStore(16<<20))
 	if !errors.Is(err, ErrObjectTooLarge) || !strings.Contains(err.Error(), "bomb.bin") {
 		t.Fatalf("copyCommit: %v", err)
 	}
@@ -153,7 +155,7 @@ func TestFetchOfADeepTreeIsBounded(t *testing.T) {
 		Author: object.Signature{Name: "x", Email: "x@x"}, Committer: object.Signature{Name: "x", Email: "x@x"}})
 	store := staging.NewStore(0)
 	var err error
-	n := allocated(func() { err = copyCommit(context.Background(), src, commit, nil, true, store) })
+	n := allocated(func() { err = transfer.CopyCommit(context.Background(), src, commit, nil, true, store) })
 	if err != nil {
 		t.Fatal(err)
 	}

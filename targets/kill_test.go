@@ -94,20 +94,34 @@ func TestKilledPushHoldsTheLock(t *testing.T) {
 	(&gitInspector{dir: template}).Commit(t, "main", toFiles(map[string]string{"a.txt": "a\n"}))
 	base := (&gitInspector{dir: template}).Head(t, "main")
 	dir := copyRepo(t, template)
+	// The hook says it has started through a FIFO: its write waits for
+	// the test to read, and the test's read for the hook to write.
 	started := filepath.Join(dir, "..", "hook-started")
-	hook := fmt.Sprintf("#!/bin/sh\ncat >/dev/null\n: >'%s'\nsleep 1\n", started)
+	if err := syscall.Mkfifo(started, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	hook := fmt.Sprintf("#!/bin/sh\ncat >/dev/null\necho started >'%s'\nsleep 1\n", started)
 	if err := os.WriteFile(filepath.Join(dir, "hooks", "pre-receive"), []byte(hook), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	cmd, pushing := startKillChild(t, dir, "bare")
 	<-pushing
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(time.Millisecond) {
-		if _, err := os.Stat(started); err == nil {
-			break
+	ran := make(chan error, 1)
+	go func() {
+		f, err := os.Open(started) // returns once the hook opens it to write
+		if err == nil {
+			_, err = io.ReadAll(f)
+			f.Close()
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("the pre-receive hook never ran")
+		ran <- err
+	}()
+	select {
+	case err := <-ran:
+		if err != nil {
+			t.Fatal(err)
 		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the pre-receive hook never ran")
 	}
 	cmd.Process.Signal(syscall.SIGKILL)
 	cmd.Wait()

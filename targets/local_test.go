@@ -19,28 +19,11 @@ import (
 	"github.com/airlock-dev/airlock/targets/targettest"
 )
 
-func gitEnv(extra ...string) []string {
-	return append(os.Environ(), append([]string{
-		"GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1", "LC_ALL=C",
-		"GIT_AUTHOR_NAME=Someone Else", "GIT_AUTHOR_EMAIL=else@example.com",
-		"GIT_COMMITTER_NAME=Someone Else", "GIT_COMMITTER_EMAIL=else@example.com",
-	}, extra...)...)
-}
+func gitEnv(extra ...string) []string { return targettest.GitEnv(extra...) }
 
 func run(t testing.TB, dir string, stdin []byte, env []string, args ...string) string {
 	t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir, cmd.Env = dir, gitEnv(env...)
-	if stdin != nil {
-		cmd.Stdin = bytes.NewReader(stdin)
-	}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
-	}
-	return string(out)
+	return targettest.Git(t, dir, stdin, env, args...)
 }
 
 // gitInspector looks at a repository with the git CLI. With worktree set,

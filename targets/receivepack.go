@@ -17,16 +17,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/transport"
 
 	"github.com/airlock-dev/airlock/internal/termsafe"
+	"github.com/airlock-dev/airlock/targets/internal/gitenv"
 )
-
-// gitChecks are the settings every git airlock runs in a target has: git's
-// own object checks on everything received (a second wall behind the tree
-// check), and no fsmonitor command, which a repository's config could name.
-var gitChecks = []string{
-	"-c", "receive.fsckObjects=true",
-	"-c", "transfer.fsckObjects=true",
-	"-c", "core.fsmonitor=false",
-}
 
 // errReceivePack: git-receive-pack refused or failed.
 var errReceivePack = errors.New("git-receive-pack refused the push")
@@ -38,9 +30,9 @@ var errReceivePack = errors.New("git-receive-pack refused the push")
 // if it still holds cur, under its own lock, and only after its fsck has
 // accepted every object. git holds lock too (see pushLock).
 func (l *Local) runReceivePack(ctx context.Context, lock *os.File, ref string, cur, new plumbing.Hash, pack func(io.Writer) error) error {
-	args := append(append([]string{}, gitChecks...), "receive-pack", l.path)
+	args := append(append([]string{}, gitenv.Checks...), "receive-pack", l.path)
 	cmd := exec.CommandContext(ctx, "git", args...)
-	cmd.Env = cleanEnv()
+	cmd.Env = gitenv.Clean()
 	inheritLock(cmd, lock)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

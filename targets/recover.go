@@ -109,47 +109,6 @@ func shellQuotePaths(ps []string) string {
 	return strings.Join(q, " ")
 }
 
-// wtKind is what a working tree holds at a path, as git sees it.
-type wtKind int
-
-const (
-	// wtAbsent: nothing, an empty directory, or a path whose leading
-	// directories are missing or go through a file or a symlink.
-	wtAbsent wtKind = iota
-	// wtBlob: a regular file or a symlink, hashed as git would store it.
-	wtBlob
-	// wtDir: a directory with something in it.
-	wtDir
-	// wtOther: a FIFO, a socket, a device, or a file that changed while
-	// it was read. Never the push's.
-	wtOther
-)
-
-type wtEntry struct {
-	kind    wtKind
-	mode    filemode.FileMode // Regular, Executable or Symlink for a blob
-	hash    plumbing.Hash
-	onWay   bool // absent because something not a directory is on the way
-	blocked bool // and that is a regular file or a symlink
-}
-
-// holds reports whether the entry is what a tree entry of mode and hash
-// checks out as (mode zero: no entry). A directory is no file, as git sees
-// it; a gitlink has no content in the working tree (airlock does not
-// check out submodules), so any directory or nothing will do. With
-// trustMode false (core.fileMode off), the executable bit is not compared,
-// as git does not.
-func (e wtEntry) holds(mode filemode.FileMode, hash plumbing.Hash, trustMode bool) bool {
-	switch mode {
-	case 0, filemode.Submodule:
-		return e.kind == wtAbsent || e.kind == wtDir
-	}
-	if e.kind != wtBlob || e.hash != hash || (e.mode == filemode.Symlink) != (mode == filemode.Symlink) {
-		return false
-	}
-	return !trustMode || e.mode == filemode.Symlink || (e.mode == filemode.Executable) == (mode == filemode.Executable)
-}
-
 // indexEntry is a path's entries in the index: one at stage 0, or the
 // stages of a conflict.
 type indexEntry struct {

@@ -10,6 +10,7 @@ import (
 	"unicode"
 
 	"github.com/airlock-dev/airlock/internal/termsafe"
+	"github.com/airlock-dev/airlock/targets/internal/transfer"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
@@ -67,7 +68,7 @@ var (
 	ErrDirtyWorktree = errors.New("uncommitted changes in the target's working tree")
 	// ErrObjectTooLarge: an object of the target's is larger than the
 	// sandbox can hold; it was refused by its declared size, unread.
-	ErrObjectTooLarge = errors.New("object too large for the sandbox")
+	ErrObjectTooLarge = transfer.ErrTooLarge
 	// ErrSymbolicBranch: the branch pushed to is a symbolic ref in the
 	// target, which git would write through to the branch it names.
 	ErrSymbolicBranch = errors.New("the branch is a symbolic ref in the target")
@@ -149,13 +150,6 @@ func oldTreeish(h plumbing.Hash) string {
 		return staging.EmptyTree.String()
 	}
 	return h.String()
-}
-
-func orRoot(p string) string {
-	if p == "" {
-		return "the root"
-	}
-	return p
 }
 
 func shortHash(h plumbing.Hash) string {

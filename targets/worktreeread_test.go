@@ -105,8 +105,16 @@ func TestLazyReadsTrustGitsIndex(t *testing.T) {
 	run(t, dir, nil, nil, "init", "-q", "-b", "main", ".")
 	files := map[string]string{"a.txt": "alpha\n", "b.txt": "bravo\n", "c.txt": "charlie\n"}
 	commitFiles(t, dir, files)
-	time.Sleep(10 * time.Millisecond)
-	run(t, dir, nil, nil, "update-index", "--refresh") // the index written after every file: none racy
+	// The files' times set well before the index is written again, so
+	// that none is racily clean (a time at or after the index's makes
+	// git, and the read, hash it whatever its stat says).
+	past := time.Now().Add(-time.Hour)
+	for p := range files {
+		if err := os.Chtimes(filepath.Join(dir, p), past, past); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run(t, dir, nil, nil, "update-index", "--refresh")
 	tgt, err := targets.OpenLocal(context.Background(), dir)
 	if err != nil {
 		t.Fatal(err)

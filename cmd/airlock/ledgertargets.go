@@ -15,6 +15,7 @@ import (
 	"github.com/airlock-dev/airlock/internal/termsafe"
 	"github.com/airlock-dev/airlock/session"
 	"github.com/airlock-dev/airlock/targets"
+	"github.com/airlock-dev/airlock/targets/gitdir"
 )
 
 // ledgerTargets are the targets whose kept heads verify checks: those
@@ -42,7 +43,7 @@ func ledgerTargets(recs []ledger.Record, flags []string) (ids []string, explicit
 		}
 	}
 	if wd, err := os.Getwd(); err == nil {
-		if p, err := targets.ProbeLocal(wd); err == nil {
+		if p, err := gitdir.ProbeLocal(wd); err == nil {
 			id := "local:" + p.Path
 			if p.Bare {
 				id = "local-bare:" + p.Path
