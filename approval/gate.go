@@ -32,94 +32,6 @@ var (
 	ErrNotPending = errors.New("no such pending request")
 )
 
-// Grant is the capability a target requires to push: exactly commit New
-// to Ref of Target, where Ref holds exactly Old now. Only this package
-// makes one, and only after the decision is in the ledger. Its zero value,
-// the only one other packages can make, grants nothing.
-type Grant struct {
-	g *grant
-}
-
-type grant struct {
-	target, ref string
-	old, new    plumbing.Hash
-	request     string
-}
-
-// Valid reports whether g came from an approval.
-func (g Grant) Valid() bool { return g.g != nil }
-
-// Target, Ref, Old and New say what the grant covers; zero for the zero
-// Grant.
-func (g Grant) Target() string {
-	if g.g == nil {
-		return ""
-	}
-	return g.g.target
-}
-
-func (g Grant) Ref() string {
-	if g.g == nil {
-		return ""
-	}
-	return g.g.ref
-}
-
-func (g Grant) Old() plumbing.Hash {
-	if g.g == nil {
-		return plumbing.ZeroHash
-	}
-	return g.g.old
-}
-
-func (g Grant) New() plumbing.Hash {
-	if g.g == nil {
-		return plumbing.ZeroHash
-	}
-	return g.g.new
-}
-
-// Request is the id of the approved request.
-func (g Grant) Request() string {
-	if g.g == nil {
-		return ""
-	}
-	return g.g.request
-}
-
-// Check refuses a push that the grant does not name exactly: target, ref,
-// the commit the ref holds now, and the commit to push. A target calls it
-// with what it is about to do, after reading the ref.
-func (g Grant) Check(target, ref string, old, new plumbing.Hash) error {
-	if g.g == nil {
-		return ErrNoGrant
-	}
-	var diffs []string
-	if g.g.target != target {
-		diffs = append(diffs, fmt.Sprintf("target %s, not %s", g.g.target, target))
-	}
-	if g.g.ref != ref {
-		diffs = append(diffs, fmt.Sprintf("ref %s, not %s", g.g.ref, ref))
-	}
-	if g.g.old != old {
-		diffs = append(diffs, fmt.Sprintf("the ref at %s, but it is at %s now", short(g.g.old), short(old)))
-	}
-	if g.g.new != new {
-		diffs = append(diffs, fmt.Sprintf("commit %s, not %s", short(g.g.new), short(new)))
-	}
-	if len(diffs) > 0 {
-		return fmt.Errorf("%w: it approved %s", ErrGrantMismatch, strings.Join(diffs, "; "))
-	}
-	return nil
-}
-
-func short(h plumbing.Hash) string {
-	if h.IsZero() {
-		return "(none)"
-	}
-	return h.String()[:7]
-}
-
 // Mode is how requests are decided.
 type Mode string
 
@@ -627,17 +539,6 @@ func (g *Gate) Withdraw(id, why string) error {
 	return nil
 }
 
-// RecordPush records the outcome of a granted push.
-func (g *Gate) RecordPush(gr Grant, result string, err error) error {
-	rec := map[string]string{"request": gr.Request(), "target": gr.Target(), "ref": gr.Ref(),
-		"old": gr.Old().String(), "new": gr.New().String(), "result": result}
-	if err != nil {
-		rec["error"] = err.Error()
-	}
-	_, lerr := g.ledger.Append(ledger.KindPush, rec)
-	return lerr
-}
-
 // LedgerHead returns the ledger's last and first records and the
 // ledger's path ("" when the gate has no ledger).
 func (g *Gate) LedgerHead() (head, first ledger.Record, path string, err error) {
@@ -666,21 +567,6 @@ func (g *Gate) LedgerRecord(seq uint64) (rec ledger.Record, ok bool, err error) 
 		}
 	}
 	return ledger.Record{}, false, nil
-}
-
-// RecordOutcome records how a push ended that no grant of this process
-// covers: one a restart interrupted, found landed (result "pushed") or not
-// ("failed") when its session resumed, or a request the resumed session
-// withdrew ("withdrawn").
-func (g *Gate) RecordOutcome(id, target, ref string, old, new plumbing.Hash, result, note string) error {
-	if result == "withdrawn" {
-		_, err := g.ledger.Append(ledger.KindWithdrawal, map[string]string{"request": id, "why": note})
-		return err
-	}
-	rec := map[string]string{"request": id, "target": target, "ref": ref,
-		"old": old.String(), "new": new.String(), "result": result, "recovered": note}
-	_, err := g.ledger.Append(ledger.KindPush, rec)
-	return err
 }
 
 // Pending returns the open requests, oldest first.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/airlock-dev/airlock/approval"
 	"github.com/airlock-dev/airlock/memfs"
 	"github.com/airlock-dev/airlock/session/journal"
 	"github.com/airlock-dev/airlock/staging"
@@ -568,11 +569,10 @@ func (s *Session) resumePushesLocked(ctx context.Context, recs []pushRec, rec *R
 			rec.Ended = append(rec.Ended, fmt.Sprintf("The push of %s (request %s) could not be taken up again: %v; git_push it again.%s", short(commit), pr.ID, err, lost))
 			continue
 		}
-		head, herr := t.Head(ctx, pr.Ref)
 		branch := targets.BranchName(pr.Ref)
 		if pushState(pr.State) != requested {
 			// A crash cut it while it landed: the branch says how it ended.
-			if herr == nil && head == commit {
+			if targets.Landed(ctx, t, pr.Ref, commit, targets.ErrInterrupted).Landed {
 				lost := s.recordOutcome(pr.ID, t.ID(), pr.Ref, old, commit, "pushed", "interrupted by a restart after the branch moved")
 				if lost == "" {
 					// As a push that lands does before it answers: the
@@ -592,6 +592,8 @@ func (s *Session) resumePushesLocked(ctx context.Context, recs []pushRec, rec *R
 			}
 			continue
 		}
+		// The resumed attempt's one read of the target.
+		facts, herr := targets.ReadFacts(ctx, t, branch)
 		c, err := r.area.Lookup(commit.String())
 		if err != nil || herr != nil {
 			why := "its commit is no longer staged"
@@ -602,21 +604,21 @@ func (s *Session) resumePushesLocked(ctx context.Context, recs []pushRec, rec *R
 			rec.Ended = append(rec.Ended, fmt.Sprintf("The request %s to push %s was withdrawn at the restart: %s.%s", pr.ID, short(commit), why, lost))
 			continue
 		}
-		p := &push{r: r, spec: pr.Spec, t: t, ref: pr.Ref, notes: pr.Notes, retries: pr.Retries, done: make(chan struct{})}
+		p := &push{r: r, spec: pr.Spec, t: t, ref: pr.Ref, facts: facts, notes: pr.Notes, retries: pr.Retries, done: make(chan struct{})}
 		for _, k := range pr.Keys {
 			if h, err := hashOf(k); err == nil {
 				p.keys = append(p.keys, pushKey{t.ID(), pr.Ref, h})
 			}
 		}
-		if head == old {
-			err = s.reofferLocked(ctx, p, c, head, pr.ID)
+		if head := facts.Head; head == old {
+			err = s.reofferLocked(p, c, pr.ID)
 		} else {
 			// The branch moved while airlock was down: the old request
 			// compares with a head that is gone. Ask anew on the new one.
 			if lost := s.recordOutcome(pr.ID, t.ID(), pr.Ref, old, commit, "withdrawn", "the session resumed and the branch had moved; asked again"); lost != "" {
 				rec.Ended = append(rec.Ended, fmt.Sprintf("The request %s to push %s was asked again on the moved branch.%s", pr.ID, short(commit), lost))
 			}
-			err = s.askLocked(ctx, p, c, head)
+			err = s.askLocked(ctx, p, c, facts.Head)
 		}
 		if err != nil {
 			rec.Ended = append(rec.Ended, fmt.Sprintf("The request %s to push %s could not be offered again: %v; git_push it again.", pr.ID, short(commit), err))
@@ -632,7 +634,7 @@ func (s *Session) resumePushesLocked(ctx context.Context, recs []pushRec, rec *R
 // which Recovered.Ended carries to the worker and the operator: the
 // outcome is then known only from the branch.
 func (s *Session) recordOutcome(id, target, ref string, old, new plumbing.Hash, result, note string) string {
-	err := s.gate.RecordOutcome(id, target, ref, old, new, result, note)
+	err := s.gate.RecordPush(approval.PushRecord{Request: id, Target: target, Ref: ref, Old: old, New: new, Result: result, Recovered: note})
 	if err == nil {
 		return ""
 	}
@@ -640,8 +642,8 @@ func (s *Session) recordOutcome(id, target, ref string, old, new plumbing.Hash, 
 }
 
 // reofferLocked submits p's request again under its old id.
-func (s *Session) reofferLocked(ctx context.Context, p *push, c *staging.Commit, head plumbing.Hash, id string) error {
-	req, err := s.request(ctx, p.r, p.spec, p.t, p.ref, head, c)
+func (s *Session) reofferLocked(p *push, c *staging.Commit, id string) error {
+	req, err := s.request(p, c)
 	if err != nil {
 		return err
 	}
