@@ -1,7 +1,6 @@
 package approval
 
 import (
-	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -56,59 +55,6 @@ type Policy struct {
 // PickFunc makes the commit of only the picked paths of a request, for a
 // reviewer who approves some files and not others, and returns it.
 type PickFunc func(paths []string) (plumbing.Hash, error)
-
-// Ticket is a submitted request, decided or not.
-type Ticket struct {
-	req  *Request
-	pick PickFunc
-	done chan struct{}
-	busy bool // a decision is being made (a pick's commit is being built)
-
-	dec   Decision
-	grant Grant
-	err   error
-}
-
-// Request returns the request.
-func (t *Ticket) Request() *Request { return t.req }
-
-// Wait waits for a decision until ctx ends. An approval comes with its
-// Grant; a rejection as an error wrapping ErrRejected with the reviewer's
-// reason. When ctx ends first, it returns ErrPending and the request stays
-// open: waiting again (or submitting the same push again) picks it up.
-func (t *Ticket) Wait(ctx context.Context) (Decision, Grant, error) {
-	// A decided ticket reports its decision even to a context that has
-	// ended: select alone would pick between the two at random.
-	select {
-	case <-t.done:
-		return t.dec, t.grant, t.err
-	default:
-	}
-	select {
-	case <-t.done:
-		return t.dec, t.grant, t.err
-	case <-ctx.Done():
-		return Decision{}, Grant{}, fmt.Errorf("%w: request %s", ErrPending, t.req.ID)
-	}
-}
-
-// Done is closed once the ticket is decided or withdrawn.
-func (t *Ticket) Done() <-chan struct{} { return t.done }
-
-// EventKind says what happened to a request.
-type EventKind string
-
-const (
-	EventAdded     EventKind = "added"
-	EventResolved  EventKind = "resolved"
-	EventWithdrawn EventKind = "withdrawn"
-)
-
-// Event tells a reviewer channel (the broker) about requests.
-type Event struct {
-	Kind    EventKind
-	Request *Request
-}
 
 type pushKey struct {
 	target, ref string
@@ -387,14 +333,14 @@ func newID() string {
 	return "req-" + hex.EncodeToString(b[:])
 }
 
+// ErrCannotApproveWhole: the request's diff was too large to show whole.
+var ErrCannotApproveWhole = errors.New("cannot approve the whole push")
+
 // Resolve applies a reviewer's decision to the pending request it names.
 // The decision is in the ledger before the waiting push learns of it. For
 // Pick, the commit of the picked paths is made first; if that fails,
 // nothing is decided and the error says why, so the reviewer can choose
 // again.
-// ErrCannotApproveWhole: the request's diff was too large to show whole.
-var ErrCannotApproveWhole = errors.New("cannot approve the whole push")
-
 func (g *Gate) Resolve(d Decision) (Decision, error) {
 	g.mu.Lock()
 	t, ok := g.pending[d.Request]

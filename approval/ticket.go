@@ -1,0 +1,59 @@
+package approval
+
+import (
+	"context"
+	"fmt"
+)
+
+// Ticket is a submitted request, decided or not.
+type Ticket struct {
+	req  *Request
+	pick PickFunc
+	done chan struct{}
+	busy bool // a decision is being made (a pick's commit is being built)
+
+	dec   Decision
+	grant Grant
+	err   error
+}
+
+// Request returns the request.
+func (t *Ticket) Request() *Request { return t.req }
+
+// Wait waits for a decision until ctx ends. An approval comes with its
+// Grant; a rejection as an error wrapping ErrRejected with the reviewer's
+// reason. When ctx ends first, it returns ErrPending and the request stays
+// open: waiting again (or submitting the same push again) picks it up.
+func (t *Ticket) Wait(ctx context.Context) (Decision, Grant, error) {
+	// A decided ticket reports its decision even to a context that has
+	// ended: select alone would pick between the two at random.
+	select {
+	case <-t.done:
+		return t.dec, t.grant, t.err
+	default:
+	}
+	select {
+	case <-t.done:
+		return t.dec, t.grant, t.err
+	case <-ctx.Done():
+		return Decision{}, Grant{}, fmt.Errorf("%w: request %s", ErrPending, t.req.ID)
+	}
+}
+
+// Done is closed once the ticket is decided or withdrawn.
+func (t *Ticket) Done() <-chan struct{} { return t.done }
+
+// EventKind says what happened to a request.
+type EventKind string
+
+const (
+	EventAdded     EventKind = "added"
+	EventResolved  EventKind = "resolved"
+	EventWithdrawn EventKind = "withdrawn"
+)
+
+// Event tells a reviewer channel (the broker) about requests.
+type Event struct {
+	Kind    EventKind
+	Request *Request
+}
