@@ -95,17 +95,7 @@ func (s *Session) request(p *push, c *staging.Commit) (*approval.Request, error)
 	req.Diff = diff.Text("the rest is too large to show here")
 	req.DiffTruncated = diff.Truncated()
 	req.Pickable = len(req.Files) > 1
-	req.Flags = append(droppedFlags(r.area.Dropped()), approval.Assess(req, s.opts.Rules, func(p string, newSide bool) ([]byte, bool) {
-		h := old[p]
-		if newSide {
-			h = nu[p]
-		}
-		if h.IsZero() {
-			return nil, false
-		}
-		data, err := s.store.ReadBlob(h)
-		return data, err == nil
-	})...)
+	req.Flags = append(droppedFlags(r.area.Dropped()), approval.Assess(req, s.opts.Rules, approval.Contents(s.store, old, nu))...)
 	return req, nil
 }
 
