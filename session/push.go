@@ -124,12 +124,12 @@ func (h *Repo) push(ctx context.Context, commitID, target string, progress Progr
 	}
 	// The attempt's one read of the target, outside the session's lock:
 	// the ref, its head, the default branch, whether a push writes files.
-	facts, err := targets.ReadFacts(ctx, t, spec.Branch)
-	if err != nil {
-		return PushResult{}, err
+	facts, headErr := targets.ReadFacts(ctx, t, spec.Branch)
+	if facts.Ref == "" {
+		return PushResult{}, headErr
 	}
 	s.mu.Lock()
-	p, res, err := s.startLocked(ctx, r, spec, t, facts, commitID)
+	p, res, err := s.startLocked(ctx, r, spec, t, facts, headErr, commitID)
 	if p == nil {
 		s.mu.Unlock()
 		return res, err
@@ -145,8 +145,10 @@ func (h *Repo) push(ctx context.Context, commitID, target string, progress Progr
 }
 
 // startLocked finds or starts the push of commitID. A nil push comes with
-// the final answer (the branch is already there, or an error).
-func (s *Session) startLocked(ctx context.Context, r *repo, spec *TargetSpec, t targets.Target, facts targets.Facts, commitID string) (*push, PushResult, error) {
+// the final answer (the branch is already there, or an error). headErr is
+// the error reading the target's head: a call that joins a push in flight
+// does not need it.
+func (s *Session) startLocked(ctx context.Context, r *repo, spec *TargetSpec, t targets.Target, facts targets.Facts, headErr error, commitID string) (*push, PushResult, error) {
 	ref := facts.Ref
 	commits := r.area.Commits()
 	var c *staging.Commit
@@ -163,7 +165,7 @@ func (s *Session) startLocked(ctx context.Context, r *repo, spec *TargetSpec, t 
 	switch {
 	case commitID != "":
 		if c, err = r.area.Lookup(commitID); err != nil {
-			return nil, PushResult{}, s.notStagedLocked(t, facts, commitID, err)
+			return nil, PushResult{}, s.notStagedLocked(t, facts, headErr, commitID, err)
 		}
 	case len(commits) == 0:
 		return nil, PushResult{}, errors.New("nothing is staged: git_stage your changes first, then git_push the commit it returns")
@@ -173,6 +175,9 @@ func (s *Session) startLocked(ctx context.Context, r *repo, spec *TargetSpec, t 
 	key := pushKey{t.ID(), ref, c.ID}
 	if p := s.byCommit[key]; p != nil {
 		return p, PushResult{}, nil
+	}
+	if headErr != nil {
+		return nil, PushResult{}, headErr
 	}
 	head := facts.Head
 	if head == c.ID {
@@ -195,10 +200,10 @@ func (s *Session) startLocked(ctx context.Context, r *repo, spec *TargetSpec, t 
 
 // notStagedLocked explains a commit id that names no staged commit: one
 // already pushed says where it went.
-func (s *Session) notStagedLocked(t targets.Target, facts targets.Facts, commitID string, lookupErr error) error {
+func (s *Session) notStagedLocked(t targets.Target, facts targets.Facts, headErr error, commitID string, lookupErr error) error {
 	for h, where := range s.published {
 		if len(commitID) >= 4 && len(commitID) <= 40 && h.String()[:len(commitID)] == commitID {
-			if facts.Head == h {
+			if headErr == nil && facts.Head == h {
 				return fmt.Errorf("%s is already pushed: %s (%s) is at it; nothing to do", short(h), t.Describe(), targets.BranchName(facts.Ref))
 			}
 			return fmt.Errorf("%s was already pushed to %s, so it is not staged any more; git_stage new work to push more", short(h), where)

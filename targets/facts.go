@@ -27,6 +27,7 @@ type Facts struct {
 }
 
 // FactsReader is a target that reads its Facts in one call.
+// On an error reading the head, the Facts it returns still name the Ref.
 type FactsReader interface {
 	Facts(ctx context.Context, branch string) (Facts, error)
 }
@@ -39,7 +40,8 @@ type checkedOuter interface {
 
 // ReadFacts reads t's facts for a push to branch ("" for the default
 // branch): in one call when t is a FactsReader, else with a call per
-// fact. Only the head is required: an error reading it is returned.
+// fact. Only the ref and its head are required: an error reading the head
+// comes with Ref set, an invalid branch name with nothing.
 func ReadFacts(ctx context.Context, t Target, branch string) (Facts, error) {
 	if fr, ok := t.(FactsReader); ok {
 		return fr.Facts(ctx, branch)
@@ -66,7 +68,7 @@ func readFacts(ctx context.Context, t Target, branch string) (Facts, error) {
 	}
 	f.Ref = ref
 	if f.Head, err = t.Head(ctx, ref); err != nil {
-		return Facts{}, err
+		return Facts{Ref: ref}, err
 	}
 	if co, ok := t.(checkedOuter); ok {
 		out, err := co.CheckedOut(ctx, ref)
