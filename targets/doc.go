@@ -28,4 +28,11 @@
 // refs/airlock/ledger/KEY (RecordLedgerHead, see LedgerHead): the one
 // write outside a grant, of airlock's own small commits to airlock's own
 // ref, never a branch.
+//
+// A push reads what it needs of its target once per attempt (ReadFacts:
+// the ref, its head, the default branch, whether a push writes files; one
+// call to a FactsReader such as Local), and whether it landed is decided
+// in one place (Landed): from Push's answer where it says, from the branch
+// otherwise, for the push's driver and for the resume of a push a restart
+// cut short alike.
 package targets
