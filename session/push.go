@@ -321,6 +321,13 @@ func (s *Session) askLocked(ctx context.Context, p *push, c *staging.Commit, hea
 		// The gate already holds this very request: that push is this one.
 		return fmt.Errorf("push of %s is already waiting as request %s", short(c.ID), tk.Request().ID)
 	}
+	s.requestedLocked(p, c, tk)
+	return nil
+}
+
+// requestedLocked makes tk, the request to push c, p's current one: p is
+// found by its id and by every commit it was asked for.
+func (s *Session) requestedLocked(p *push, c *staging.Commit, tk *approval.Ticket) {
 	if p.req != nil {
 		delete(s.pushes, p.req.ID)
 	}
@@ -333,7 +340,6 @@ func (s *Session) askLocked(ctx context.Context, p *push, c *staging.Commit, hea
 		s.byCommit[k] = p
 	}
 	s.pushes[p.req.ID] = p
-	return nil
 }
 
 // pickFor is the gate's way to make the commit of the files a reviewer
