@@ -52,10 +52,6 @@ type Policy struct {
 	Rules Rules
 }
 
-// PickFunc makes the commit of only the picked paths of a request, for a
-// reviewer who approves some files and not others, and returns it.
-type PickFunc func(paths []string) (plumbing.Hash, error)
-
 type pushKey struct {
 	target, ref string
 	old, new    plumbing.Hash
@@ -188,19 +184,24 @@ var ErrTooManyPending = errors.New("too many pushes waiting for review")
 // request waits for a reviewer. Submitting a push that is already pending
 // (same target, ref, old and new commit) returns the pending ticket: the
 // reviewer is not asked twice.
-func (g *Gate) Submit(req *Request, pick PickFunc) (*Ticket, error) {
-	return g.submit(req, pick, "")
+//
+// picks, when not nil, is where the gate sends a reviewer's pick of some
+// of the files (a PickAsk): the submitter receives from it while the
+// request waits, makes the commit of those files and answers with Made.
+// Nil: the files cannot be picked.
+func (g *Gate) Submit(req *Request, picks chan<- *PickAsk) (*Ticket, error) {
+	return g.submit(req, picks, "")
 }
 
 // Resubmit offers again, under its old id, a request that a session had
 // waiting when its server stopped: the resumed session asks the same
 // question, and a reviewer's answer to that id still reaches it. The
 // ledger records it again, marked resumed.
-func (g *Gate) Resubmit(req *Request, id string, pick PickFunc) (*Ticket, error) {
+func (g *Gate) Resubmit(req *Request, id string, picks chan<- *PickAsk) (*Ticket, error) {
 	if !strings.HasPrefix(id, "req-") {
 		return nil, fmt.Errorf("approval: %q is not a request id", id)
 	}
-	return g.submit(req, pick, id)
+	return g.submit(req, picks, id)
 }
 
 // SubmitRebased is Submit for a push whose approved request (prev) could
@@ -213,16 +214,16 @@ func (g *Gate) Resubmit(req *Request, id string, pick PickFunc) (*Ticket, error)
 // "rebased:" and prev's id before the grant exists. Anything else (prev
 // picked files, or was not approved, or the content under review
 // differs) is asked as a new request.
-func (g *Gate) SubmitRebased(req *Request, prev *Ticket, pick PickFunc) (*Ticket, error) {
+func (g *Gate) SubmitRebased(req *Request, prev *Ticket, picks chan<- *PickAsk) (*Ticket, error) {
 	if prev == nil || req.Kind != KindPush || !sameReview(prev, req) {
-		return g.submit(req, pick, "")
+		return g.submit(req, picks, "")
 	}
 	if req.Target == "" || req.Ref == "" || req.New.IsZero() {
 		return nil, errors.New("approval: a request needs a target, a ref and a commit")
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	t, err := g.recordLocked(req, pick, "", prev.req.ID)
+	t, err := g.recordLocked(req, picks, "", prev.req.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -246,7 +247,7 @@ func sameReview(prev *Ticket, req *Request) bool {
 		slices.EqualFunc(p.Commits, req.Commits, func(a, b CommitInfo) bool { return a.Message == b.Message })
 }
 
-func (g *Gate) submit(req *Request, pick PickFunc, id string) (*Ticket, error) {
+func (g *Gate) submit(req *Request, picks chan<- *PickAsk, id string) (*Ticket, error) {
 	switch req.Kind {
 	case KindPush:
 		if req.Target == "" || req.Ref == "" || req.New.IsZero() {
@@ -260,7 +261,7 @@ func (g *Gate) submit(req *Request, pick PickFunc, id string) (*Ticket, error) {
 		// the same command asked twice is one request, and a denied one
 		// is denied again at once.
 		req.Target, req.Ref, req.Old, req.New, req.Tree = "network", req.Command, plumbing.ZeroHash, plumbing.ZeroHash, plumbing.ZeroHash
-		pick, req.Pickable = nil, false
+		picks, req.Pickable = nil, false
 	default:
 		return nil, fmt.Errorf("approval: unknown request kind %q", req.Kind)
 	}
@@ -280,7 +281,7 @@ func (g *Gate) submit(req *Request, pick PickFunc, id string) (*Ticket, error) {
 		return nil, fmt.Errorf("%w: %d pushes (%d MiB of diffs) are already waiting for a reviewer, the most one session may have; wait for their answers (call git_push again on one to keep waiting) before asking for more",
 			ErrTooManyPending, len(g.pending), held>>20)
 	}
-	t, err := g.recordLocked(req, pick, id, "")
+	t, err := g.recordLocked(req, picks, id, "")
 	if err != nil {
 		return nil, err
 	}
@@ -304,7 +305,7 @@ func (g *Gate) submit(req *Request, pick PickFunc, id string) (*Ticket, error) {
 
 // recordLocked gives req its id (id, or a new one) and time, and records it
 // in the ledger (rebasedFrom: the approved request it was rebased from).
-func (g *Gate) recordLocked(req *Request, pick PickFunc, id, rebasedFrom string) (*Ticket, error) {
+func (g *Gate) recordLocked(req *Request, picks chan<- *PickAsk, id, rebasedFrom string) (*Ticket, error) {
 	if _, taken := g.pending[id]; id != "" && taken {
 		return nil, fmt.Errorf("approval: request %s is already pending", id)
 	}
@@ -313,8 +314,8 @@ func (g *Gate) recordLocked(req *Request, pick PickFunc, id, rebasedFrom string)
 		req.ID = newID()
 	}
 	req.Time = g.now().UTC()
-	req.Pickable = req.Pickable && pick != nil
-	t := &Ticket{req: req, pick: pick, done: make(chan struct{})}
+	req.Pickable = req.Pickable && picks != nil
+	t := &Ticket{req: req, picks: picks, done: make(chan struct{})}
 	if _, err := g.ledger.Append(ledger.KindRequest, ledgerRequest{
 		ID: req.ID, Worker: req.Worker, Session: req.Session, Repo: req.Repo, Kind: req.Kind, Command: req.Command, Dir: req.Dir, Reason: req.Reason,
 		Target: req.Target, Ref: req.Ref, NewRef: req.NewRef,

@@ -3,14 +3,16 @@ package approval
 import (
 	"context"
 	"fmt"
+
+	"github.com/go-git/go-git/v5/plumbing"
 )
 
 // Ticket is a submitted request, decided or not.
 type Ticket struct {
-	req  *Request
-	pick PickFunc
-	done chan struct{}
-	busy bool // a decision is being made (a pick's commit is being built)
+	req   *Request
+	picks chan<- *PickAsk // where a reviewer's pick goes; nil: no picking
+	done  chan struct{}
+	busy  bool // a decision is being made (a pick's commit is being built)
 
 	dec   Decision
 	grant Grant
@@ -56,4 +58,33 @@ const (
 type Event struct {
 	Kind    EventKind
 	Request *Request
+}
+
+// PickAsk is a reviewer's choice of some of a request's files. The gate sends
+// it on the channel the request was submitted with, to the push that
+// asked, which makes the commit of just those files and answers with
+// Made: the gate calls no code of the push's, and decides nothing until
+// the answer comes.
+type PickAsk struct {
+	Request string // the request's id
+	Paths   []string
+
+	done chan struct{}
+	id   plumbing.Hash
+	err  error
+}
+
+// Made answers the pick with the commit of the picked files, or why it
+// cannot be made (the reviewer is told, and nothing is decided).
+func (p *PickAsk) Made(id plumbing.Hash, err error) {
+	p.id, p.err = id, err
+	close(p.done)
+}
+
+// pick hands paths to the push that submitted t and waits for its commit.
+func (t *Ticket) pick(paths []string) (plumbing.Hash, error) {
+	p := &PickAsk{Request: t.req.ID, Paths: paths, done: make(chan struct{})}
+	t.picks <- p
+	<-p.done
+	return p.id, p.err
 }

@@ -55,6 +55,9 @@ type push struct {
 	notes   []string
 	retries int
 	waiters int // calls waiting on it now
+	// picks carries a reviewer's pick of some files from the gate to the
+	// driver, which makes their commit (pick).
+	picks chan *approval.PickAsk
 
 	done chan struct{} // closed at the end; then res and err are set
 	res  PushResult
@@ -186,7 +189,7 @@ func (s *Session) startLocked(ctx context.Context, r *repo, spec *TargetSpec, t 
 		s.advanceLocked(r, c.ID, spec, ref, t)
 		return nil, PushResult{Already: true, Commit: c.ID, Target: t.Describe(), Branch: targets.BranchName(ref)}, nil
 	}
-	p := &push{r: r, spec: spec, t: t, ref: ref, facts: facts, keys: []pushKey{key}, done: make(chan struct{})}
+	p := &push{r: r, spec: spec, t: t, ref: ref, facts: facts, keys: []pushKey{key}, picks: make(chan *approval.PickAsk), done: make(chan struct{})}
 	if err := s.askLocked(ctx, p, c, head); err != nil {
 		var there *alreadyThereError
 		if errors.As(err, &there) {
@@ -310,7 +313,7 @@ func (s *Session) askLocked(ctx context.Context, p *push, c *staging.Commit, hea
 	// before it landed, is decided by that approval when it shows the
 	// same changes (approval.Gate.SubmitRebased); otherwise, and at the
 	// first ask, a person is asked.
-	tk, err := s.gate.SubmitRebased(req, p.tk, s.pickFor(p))
+	tk, err := s.gate.SubmitRebased(req, p.tk, p.picks)
 	if err != nil {
 		return err
 	}
@@ -342,33 +345,34 @@ func (s *Session) requestedLocked(p *push, c *staging.Commit, tk *approval.Ticke
 	s.pushes[p.req.ID] = p
 }
 
-// pickFor is the gate's way to make the commit of the files a reviewer
-// picked. It runs with the gate's lock released, so it can take the
-// session's.
-func (s *Session) pickFor(p *push) approval.PickFunc {
-	return func(paths []string) (plumbing.Hash, error) {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		if p.state != requested {
-			return plumbing.ZeroHash, fmt.Errorf("the push is %s, no longer waiting for a decision", p.state)
-		}
-		// Picking rebuilds every staged commit: other requests for them
-		// go first.
-		if _, err := s.unpinLocked(p.r.area.Commits(), "the reviewer picked files of another push, which rebuilt this commit", p); err != nil {
-			return plumbing.ZeroHash, err
-		}
-		pc, err := p.r.area.Pick(p.commit.ID, paths)
-		if err != nil {
-			return plumbing.ZeroHash, err
-		}
-		// From here the push carries the picked commit: it is what is
-		// pinned, what a moved target rebases, what a later call joins.
-		p.commit = pc
-		key := pushKey{p.t.ID(), p.ref, pc.ID}
-		p.keys = append(p.keys, key)
-		s.byCommit[key] = p
-		return pc.ID, nil
+// pick makes the commit of the files a reviewer picked of p's request,
+// which the gate sent its driver, and answers the gate with it.
+func (s *Session) pick(p *push, ask *approval.PickAsk) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ask.Made(s.pickLocked(p, ask))
+}
+
+func (s *Session) pickLocked(p *push, ask *approval.PickAsk) (plumbing.Hash, error) {
+	if p.state != requested || p.req.ID != ask.Request {
+		return plumbing.ZeroHash, fmt.Errorf("the push is %s, no longer waiting for a decision", p.state)
 	}
+	// Picking rebuilds every staged commit: other requests for them go
+	// first.
+	if _, err := s.unpinLocked(p.r.area.Commits(), "the reviewer picked files of another push, which rebuilt this commit", p); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	pc, err := p.r.area.Pick(p.commit.ID, ask.Paths)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	// From here the push carries the picked commit: it is what is pinned,
+	// what a moved target rebases, what a later call joins.
+	p.commit = pc
+	key := pushKey{p.t.ID(), p.ref, pc.ID}
+	p.keys = append(p.keys, key)
+	s.byCommit[key] = p
+	return pc.ID, nil
 }
 
 // await waits for p's end, at most the session's timeout.

@@ -20,7 +20,14 @@ import (
 func (s *Session) drive(p *push) {
 	ctx := context.Background()
 	for {
-		<-p.tk.Done()
+		// A reviewer's pick comes to this goroutine, which makes the
+		// commit of the picked files, while the request waits.
+		select {
+		case ask := <-p.picks:
+			s.pick(p, ask)
+			continue
+		case <-p.tk.Done():
+		}
 		dec, grant, ok := s.approved(p)
 		if !ok {
 			return

@@ -60,7 +60,7 @@ func (s *Session) resumePushesLocked(ctx context.Context, recs []pushRec, rec *R
 			rec.Ended = append(rec.Ended, fmt.Sprintf("The request %s to push %s was withdrawn at the restart: %s.%s", pr.ID, short(commit), why, lost))
 			continue
 		}
-		p := &push{r: r, spec: pr.Spec, t: t, ref: pr.Ref, facts: facts, notes: pr.Notes, retries: pr.Retries, done: make(chan struct{})}
+		p := &push{r: r, spec: pr.Spec, t: t, ref: pr.Ref, facts: facts, notes: pr.Notes, retries: pr.Retries, picks: make(chan *approval.PickAsk), done: make(chan struct{})}
 		for _, k := range pr.Keys {
 			if h, err := hashOf(k); err == nil {
 				p.keys = append(p.keys, pushKey{t.ID(), pr.Ref, h})
@@ -103,7 +103,7 @@ func (s *Session) reofferLocked(p *push, c *staging.Commit, id string) error {
 	if err != nil {
 		return err
 	}
-	tk, err := s.gate.Resubmit(req, id, s.pickFor(p))
+	tk, err := s.gate.Resubmit(req, id, p.picks)
 	if err != nil {
 		return err
 	}
