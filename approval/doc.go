@@ -13,6 +13,12 @@
 //   - An approval yields a Grant: the capability a target requires to
 //     push, naming exactly target, ref, old commit and new commit. Its zero
 //     value grants nothing and no other package can set its fields.
+//   - The gate writes every ledger record of a push: its request, the
+//     decision, a withdrawal, and how it went (RecordPush with a
+//     PushRecord: landing, pushed, failed, or an outcome a resumed session
+//     found).
+//   - Assess reads a push's files as data (Contents over a read-only
+//     BlobReader), never through the caller's code.
 //
 // The other concerns of the door live in packages of their own:
 // approval/ledger (the tamper-evident record), approval/broker (requests

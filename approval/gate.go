@@ -1,7 +1,6 @@
 package approval
 
 import (
-	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -32,94 +31,6 @@ var (
 	ErrNotPending = errors.New("no such pending request")
 )
 
-// Grant is the capability a target requires to push: exactly commit New
-// to Ref of Target, where Ref holds exactly Old now. Only this package
-// makes one, and only after the decision is in the ledger. Its zero value,
-// the only one other packages can make, grants nothing.
-type Grant struct {
-	g *grant
-}
-
-type grant struct {
-	target, ref string
-	old, new    plumbing.Hash
-	request     string
-}
-
-// Valid reports whether g came from an approval.
-func (g Grant) Valid() bool { return g.g != nil }
-
-// Target, Ref, Old and New say what the grant covers; zero for the zero
-// Grant.
-func (g Grant) Target() string {
-	if g.g == nil {
-		return ""
-	}
-	return g.g.target
-}
-
-func (g Grant) Ref() string {
-	if g.g == nil {
-		return ""
-	}
-	return g.g.ref
-}
-
-func (g Grant) Old() plumbing.Hash {
-	if g.g == nil {
-		return plumbing.ZeroHash
-	}
-	return g.g.old
-}
-
-func (g Grant) New() plumbing.Hash {
-	if g.g == nil {
-		return plumbing.ZeroHash
-	}
-	return g.g.new
-}
-
-// Request is the id of the approved request.
-func (g Grant) Request() string {
-	if g.g == nil {
-		return ""
-	}
-	return g.g.request
-}
-
-// Check refuses a push that the grant does not name exactly: target, ref,
-// the commit the ref holds now, and the commit to push. A target calls it
-// with what it is about to do, after reading the ref.
-func (g Grant) Check(target, ref string, old, new plumbing.Hash) error {
-	if g.g == nil {
-		return ErrNoGrant
-	}
-	var diffs []string
-	if g.g.target != target {
-		diffs = append(diffs, fmt.Sprintf("target %s, not %s", g.g.target, target))
-	}
-	if g.g.ref != ref {
-		diffs = append(diffs, fmt.Sprintf("ref %s, not %s", g.g.ref, ref))
-	}
-	if g.g.old != old {
-		diffs = append(diffs, fmt.Sprintf("the ref at %s, but it is at %s now", short(g.g.old), short(old)))
-	}
-	if g.g.new != new {
-		diffs = append(diffs, fmt.Sprintf("commit %s, not %s", short(g.g.new), short(new)))
-	}
-	if len(diffs) > 0 {
-		return fmt.Errorf("%w: it approved %s", ErrGrantMismatch, strings.Join(diffs, "; "))
-	}
-	return nil
-}
-
-func short(h plumbing.Hash) string {
-	if h.IsZero() {
-		return "(none)"
-	}
-	return h.String()[:7]
-}
-
 // Mode is how requests are decided.
 type Mode string
 
@@ -139,63 +50,6 @@ type Policy struct {
 	AutoApprove []string
 	// Rules configures the risk flags.
 	Rules Rules
-}
-
-// PickFunc makes the commit of only the picked paths of a request, for a
-// reviewer who approves some files and not others, and returns it.
-type PickFunc func(paths []string) (plumbing.Hash, error)
-
-// Ticket is a submitted request, decided or not.
-type Ticket struct {
-	req  *Request
-	pick PickFunc
-	done chan struct{}
-	busy bool // a decision is being made (a pick's commit is being built)
-
-	dec   Decision
-	grant Grant
-	err   error
-}
-
-// Request returns the request.
-func (t *Ticket) Request() *Request { return t.req }
-
-// Wait waits for a decision until ctx ends. An approval comes with its
-// Grant; a rejection as an error wrapping ErrRejected with the reviewer's
-// reason. When ctx ends first, it returns ErrPending and the request stays
-// open: waiting again (or submitting the same push again) picks it up.
-func (t *Ticket) Wait(ctx context.Context) (Decision, Grant, error) {
-	// A decided ticket reports its decision even to a context that has
-	// ended: select alone would pick between the two at random.
-	select {
-	case <-t.done:
-		return t.dec, t.grant, t.err
-	default:
-	}
-	select {
-	case <-t.done:
-		return t.dec, t.grant, t.err
-	case <-ctx.Done():
-		return Decision{}, Grant{}, fmt.Errorf("%w: request %s", ErrPending, t.req.ID)
-	}
-}
-
-// Done is closed once the ticket is decided or withdrawn.
-func (t *Ticket) Done() <-chan struct{} { return t.done }
-
-// EventKind says what happened to a request.
-type EventKind string
-
-const (
-	EventAdded     EventKind = "added"
-	EventResolved  EventKind = "resolved"
-	EventWithdrawn EventKind = "withdrawn"
-)
-
-// Event tells a reviewer channel (the broker) about requests.
-type Event struct {
-	Kind    EventKind
-	Request *Request
 }
 
 type pushKey struct {
@@ -330,19 +184,24 @@ var ErrTooManyPending = errors.New("too many pushes waiting for review")
 // request waits for a reviewer. Submitting a push that is already pending
 // (same target, ref, old and new commit) returns the pending ticket: the
 // reviewer is not asked twice.
-func (g *Gate) Submit(req *Request, pick PickFunc) (*Ticket, error) {
-	return g.submit(req, pick, "")
+//
+// picks, when not nil, is where the gate sends a reviewer's pick of some
+// of the files (a PickAsk): the submitter receives from it while the
+// request waits, makes the commit of those files and answers with Made.
+// Nil: the files cannot be picked.
+func (g *Gate) Submit(req *Request, picks chan<- *PickAsk) (*Ticket, error) {
+	return g.submit(req, picks, "")
 }
 
 // Resubmit offers again, under its old id, a request that a session had
 // waiting when its server stopped: the resumed session asks the same
 // question, and a reviewer's answer to that id still reaches it. The
 // ledger records it again, marked resumed.
-func (g *Gate) Resubmit(req *Request, id string, pick PickFunc) (*Ticket, error) {
+func (g *Gate) Resubmit(req *Request, id string, picks chan<- *PickAsk) (*Ticket, error) {
 	if !strings.HasPrefix(id, "req-") {
 		return nil, fmt.Errorf("approval: %q is not a request id", id)
 	}
-	return g.submit(req, pick, id)
+	return g.submit(req, picks, id)
 }
 
 // SubmitRebased is Submit for a push whose approved request (prev) could
@@ -355,16 +214,16 @@ func (g *Gate) Resubmit(req *Request, id string, pick PickFunc) (*Ticket, error)
 // "rebased:" and prev's id before the grant exists. Anything else (prev
 // picked files, or was not approved, or the content under review
 // differs) is asked as a new request.
-func (g *Gate) SubmitRebased(req *Request, prev *Ticket, pick PickFunc) (*Ticket, error) {
+func (g *Gate) SubmitRebased(req *Request, prev *Ticket, picks chan<- *PickAsk) (*Ticket, error) {
 	if prev == nil || req.Kind != KindPush || !sameReview(prev, req) {
-		return g.submit(req, pick, "")
+		return g.submit(req, picks, "")
 	}
 	if req.Target == "" || req.Ref == "" || req.New.IsZero() {
 		return nil, errors.New("approval: a request needs a target, a ref and a commit")
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	t, err := g.recordLocked(req, pick, "", prev.req.ID)
+	t, err := g.recordLocked(req, picks, "", prev.req.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -388,7 +247,7 @@ func sameReview(prev *Ticket, req *Request) bool {
 		slices.EqualFunc(p.Commits, req.Commits, func(a, b CommitInfo) bool { return a.Message == b.Message })
 }
 
-func (g *Gate) submit(req *Request, pick PickFunc, id string) (*Ticket, error) {
+func (g *Gate) submit(req *Request, picks chan<- *PickAsk, id string) (*Ticket, error) {
 	switch req.Kind {
 	case KindPush:
 		if req.Target == "" || req.Ref == "" || req.New.IsZero() {
@@ -402,7 +261,7 @@ func (g *Gate) submit(req *Request, pick PickFunc, id string) (*Ticket, error) {
 		// the same command asked twice is one request, and a denied one
 		// is denied again at once.
 		req.Target, req.Ref, req.Old, req.New, req.Tree = "network", req.Command, plumbing.ZeroHash, plumbing.ZeroHash, plumbing.ZeroHash
-		pick, req.Pickable = nil, false
+		picks, req.Pickable = nil, false
 	default:
 		return nil, fmt.Errorf("approval: unknown request kind %q", req.Kind)
 	}
@@ -422,7 +281,7 @@ func (g *Gate) submit(req *Request, pick PickFunc, id string) (*Ticket, error) {
 		return nil, fmt.Errorf("%w: %d pushes (%d MiB of diffs) are already waiting for a reviewer, the most one session may have; wait for their answers (call git_push again on one to keep waiting) before asking for more",
 			ErrTooManyPending, len(g.pending), held>>20)
 	}
-	t, err := g.recordLocked(req, pick, id, "")
+	t, err := g.recordLocked(req, picks, id, "")
 	if err != nil {
 		return nil, err
 	}
@@ -446,7 +305,7 @@ func (g *Gate) submit(req *Request, pick PickFunc, id string) (*Ticket, error) {
 
 // recordLocked gives req its id (id, or a new one) and time, and records it
 // in the ledger (rebasedFrom: the approved request it was rebased from).
-func (g *Gate) recordLocked(req *Request, pick PickFunc, id, rebasedFrom string) (*Ticket, error) {
+func (g *Gate) recordLocked(req *Request, picks chan<- *PickAsk, id, rebasedFrom string) (*Ticket, error) {
 	if _, taken := g.pending[id]; id != "" && taken {
 		return nil, fmt.Errorf("approval: request %s is already pending", id)
 	}
@@ -455,8 +314,8 @@ func (g *Gate) recordLocked(req *Request, pick PickFunc, id, rebasedFrom string)
 		req.ID = newID()
 	}
 	req.Time = g.now().UTC()
-	req.Pickable = req.Pickable && pick != nil
-	t := &Ticket{req: req, pick: pick, done: make(chan struct{})}
+	req.Pickable = req.Pickable && picks != nil
+	t := &Ticket{req: req, picks: picks, done: make(chan struct{})}
 	if _, err := g.ledger.Append(ledger.KindRequest, ledgerRequest{
 		ID: req.ID, Worker: req.Worker, Session: req.Session, Repo: req.Repo, Kind: req.Kind, Command: req.Command, Dir: req.Dir, Reason: req.Reason,
 		Target: req.Target, Ref: req.Ref, NewRef: req.NewRef,
@@ -475,14 +334,14 @@ func newID() string {
 	return "req-" + hex.EncodeToString(b[:])
 }
 
+// ErrCannotApproveWhole: the request's diff was too large to show whole.
+var ErrCannotApproveWhole = errors.New("cannot approve the whole push")
+
 // Resolve applies a reviewer's decision to the pending request it names.
 // The decision is in the ledger before the waiting push learns of it. For
 // Pick, the commit of the picked paths is made first; if that fails,
 // nothing is decided and the error says why, so the reviewer can choose
 // again.
-// ErrCannotApproveWhole: the request's diff was too large to show whole.
-var ErrCannotApproveWhole = errors.New("cannot approve the whole push")
-
 func (g *Gate) Resolve(d Decision) (Decision, error) {
 	g.mu.Lock()
 	t, ok := g.pending[d.Request]
@@ -627,17 +486,6 @@ func (g *Gate) Withdraw(id, why string) error {
 	return nil
 }
 
-// RecordPush records the outcome of a granted push.
-func (g *Gate) RecordPush(gr Grant, result string, err error) error {
-	rec := map[string]string{"request": gr.Request(), "target": gr.Target(), "ref": gr.Ref(),
-		"old": gr.Old().String(), "new": gr.New().String(), "result": result}
-	if err != nil {
-		rec["error"] = err.Error()
-	}
-	_, lerr := g.ledger.Append(ledger.KindPush, rec)
-	return lerr
-}
-
 // LedgerHead returns the ledger's last and first records and the
 // ledger's path ("" when the gate has no ledger).
 func (g *Gate) LedgerHead() (head, first ledger.Record, path string, err error) {
@@ -666,21 +514,6 @@ func (g *Gate) LedgerRecord(seq uint64) (rec ledger.Record, ok bool, err error) 
 		}
 	}
 	return ledger.Record{}, false, nil
-}
-
-// RecordOutcome records how a push ended that no grant of this process
-// covers: one a restart interrupted, found landed (result "pushed") or not
-// ("failed") when its session resumed, or a request the resumed session
-// withdrew ("withdrawn").
-func (g *Gate) RecordOutcome(id, target, ref string, old, new plumbing.Hash, result, note string) error {
-	if result == "withdrawn" {
-		_, err := g.ledger.Append(ledger.KindWithdrawal, map[string]string{"request": id, "why": note})
-		return err
-	}
-	rec := map[string]string{"request": id, "target": target, "ref": ref,
-		"old": old.String(), "new": new.String(), "result": result, "recovered": note}
-	_, err := g.ledger.Append(ledger.KindPush, rec)
-	return err
 }
 
 // Pending returns the open requests, oldest first.

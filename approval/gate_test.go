@@ -216,13 +216,13 @@ func TestPickFiles(t *testing.T) {
 	g := approval.NewGate(approvaltest.NewLedger(t), approval.Policy{})
 	picked := approvaltest.Hash("picked")
 	var got []string
-	pick := func(paths []string) (plumbing.Hash, error) {
+	pick := picker(t, func(paths []string) (plumbing.Hash, error) {
 		got = paths
 		if paths[0] == "data.json" && len(paths) == 1 {
 			return plumbing.ZeroHash, errors.New("data.json needs report.md")
 		}
 		return picked, nil
-	}
+	})
 	tk, _ := g.Submit(approvaltest.SampleRequest(), pick)
 	id := tk.Request().ID
 	for _, bad := range [][]string{nil, {"nope.txt"}, {"data.json"}} {
@@ -449,7 +449,7 @@ func TestSubmitRebased(t *testing.T) {
 			g := approval.NewGate(l, approval.Policy{})
 			first := approvaltest.SampleRequest()
 			first.Pickable = true
-			pick := func([]string) (plumbing.Hash, error) { return approvaltest.Hash("picked"), nil }
+			pick := picker(t, func([]string) (plumbing.Hash, error) { return approvaltest.Hash("picked"), nil })
 			prev, err := g.Submit(first, pick)
 			if err != nil {
 				t.Fatal(err)
@@ -488,4 +488,22 @@ func TestSubmitRebased(t *testing.T) {
 			}
 		})
 	}
+}
+
+// picker answers with made the picks the gate sends on the channel it
+// returns, as a push's driver does, until the test ends.
+func picker(t *testing.T, made func([]string) (plumbing.Hash, error)) chan *approval.PickAsk {
+	ch, stop := make(chan *approval.PickAsk), make(chan struct{})
+	t.Cleanup(func() { close(stop) })
+	go func() {
+		for {
+			select {
+			case p := <-ch:
+				p.Made(made(p.Paths))
+			case <-stop:
+				return
+			}
+		}
+	}()
+	return ch
 }

@@ -152,3 +152,27 @@ func (r *Request) Summary() string {
 	}
 	return fmt.Sprintf("%s, +%d -%d", files, r.Added, r.Deleted)
 }
+
+// BlobReader reads objects' contents: read-only access to the objects a
+// push carries (the sandbox's store).
+type BlobReader interface {
+	ReadBlob(h plumbing.Hash) ([]byte, error)
+}
+
+// Contents is the Content of a push as data: the blob each path holds on
+// either side (old: what the ref has, new: what the push brings), read
+// from blobs. Assess reads the files through it, never through code of
+// the caller's.
+func Contents(blobs BlobReader, old, new map[string]plumbing.Hash) Content {
+	return func(path string, newSide bool) ([]byte, bool) {
+		h := old[path]
+		if newSide {
+			h = new[path]
+		}
+		if h.IsZero() {
+			return nil, false
+		}
+		data, err := blobs.ReadBlob(h)
+		return data, err == nil
+	}
+}

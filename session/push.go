@@ -1,11 +1,9 @@
 package session
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"slices"
 	"strings"
 	"time"
@@ -14,7 +12,6 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/airlock-dev/airlock/approval"
-	"github.com/airlock-dev/airlock/internal/textcap"
 	"github.com/airlock-dev/airlock/staging"
 	"github.com/airlock-dev/airlock/targets"
 )
@@ -49,6 +46,7 @@ type push struct {
 	spec    *TargetSpec
 	t       targets.Target
 	ref     string
+	facts   targets.Facts   // what the target said when the current request was made
 	commit  *staging.Commit // what the current request asks to push
 	req     *approval.Request
 	tk      *approval.Ticket
@@ -57,6 +55,9 @@ type push struct {
 	notes   []string
 	retries int
 	waiters int // calls waiting on it now
+	// picks carries a reviewer's pick of some files from the gate to the
+	// driver, which makes their commit (pick).
+	picks chan *approval.PickAsk
 
 	done chan struct{} // closed at the end; then res and err are set
 	res  PushResult
@@ -120,12 +121,18 @@ func (h *Repo) push(ctx context.Context, commitID, target string, progress Progr
 	if err != nil {
 		return PushResult{}, err
 	}
-	t, ref, err := s.targetRef(ctx, spec)
+	t, err := s.target(ctx, spec)
 	if err != nil {
 		return PushResult{}, err
 	}
+	// The attempt's one read of the target, outside the session's lock:
+	// the ref, its head, the default branch, whether a push writes files.
+	facts, headErr := targets.ReadFacts(ctx, t, spec.Branch)
+	if facts.Ref == "" {
+		return PushResult{}, headErr
+	}
 	s.mu.Lock()
-	p, res, err := s.startLocked(ctx, r, spec, t, ref, commitID)
+	p, res, err := s.startLocked(ctx, r, spec, t, facts, headErr, commitID)
 	if p == nil {
 		s.mu.Unlock()
 		return res, err
@@ -141,8 +148,11 @@ func (h *Repo) push(ctx context.Context, commitID, target string, progress Progr
 }
 
 // startLocked finds or starts the push of commitID. A nil push comes with
-// the final answer (the branch is already there, or an error).
-func (s *Session) startLocked(ctx context.Context, r *repo, spec *TargetSpec, t targets.Target, ref, commitID string) (*push, PushResult, error) {
+// the final answer (the branch is already there, or an error). headErr is
+// the error reading the target's head: a call that joins a push in flight
+// does not need it.
+func (s *Session) startLocked(ctx context.Context, r *repo, spec *TargetSpec, t targets.Target, facts targets.Facts, headErr error, commitID string) (*push, PushResult, error) {
+	ref := facts.Ref
 	commits := r.area.Commits()
 	var c *staging.Commit
 	var err error
@@ -158,7 +168,7 @@ func (s *Session) startLocked(ctx context.Context, r *repo, spec *TargetSpec, t 
 	switch {
 	case commitID != "":
 		if c, err = r.area.Lookup(commitID); err != nil {
-			return nil, PushResult{}, s.notStagedLocked(ctx, t, ref, commitID, err)
+			return nil, PushResult{}, s.notStagedLocked(t, facts, headErr, commitID, err)
 		}
 	case len(commits) == 0:
 		return nil, PushResult{}, errors.New("nothing is staged: git_stage your changes first, then git_push the commit it returns")
@@ -169,17 +179,17 @@ func (s *Session) startLocked(ctx context.Context, r *repo, spec *TargetSpec, t 
 	if p := s.byCommit[key]; p != nil {
 		return p, PushResult{}, nil
 	}
-	head, err := t.Head(ctx, ref)
-	if err != nil {
-		return nil, PushResult{}, err
+	if headErr != nil {
+		return nil, PushResult{}, headErr
 	}
+	head := facts.Head
 	if head == c.ID {
 		// It is there already (a push whose answer was lost, or the same
 		// commit pushed by another route): nothing to ask.
 		s.advanceLocked(r, c.ID, spec, ref, t)
 		return nil, PushResult{Already: true, Commit: c.ID, Target: t.Describe(), Branch: targets.BranchName(ref)}, nil
 	}
-	p := &push{r: r, spec: spec, t: t, ref: ref, keys: []pushKey{key}, done: make(chan struct{})}
+	p := &push{r: r, spec: spec, t: t, ref: ref, facts: facts, keys: []pushKey{key}, picks: make(chan *approval.PickAsk), done: make(chan struct{})}
 	if err := s.askLocked(ctx, p, c, head); err != nil {
 		var there *alreadyThereError
 		if errors.As(err, &there) {
@@ -193,11 +203,11 @@ func (s *Session) startLocked(ctx context.Context, r *repo, spec *TargetSpec, t 
 
 // notStagedLocked explains a commit id that names no staged commit: one
 // already pushed says where it went.
-func (s *Session) notStagedLocked(ctx context.Context, t targets.Target, ref, commitID string, lookupErr error) error {
+func (s *Session) notStagedLocked(t targets.Target, facts targets.Facts, headErr error, commitID string, lookupErr error) error {
 	for h, where := range s.published {
 		if len(commitID) >= 4 && len(commitID) <= 40 && h.String()[:len(commitID)] == commitID {
-			if head, err := t.Head(ctx, ref); err == nil && head == h {
-				return fmt.Errorf("%s is already pushed: %s (%s) is at it; nothing to do", short(h), t.Describe(), targets.BranchName(ref))
+			if headErr == nil && facts.Head == h {
+				return fmt.Errorf("%s is already pushed: %s (%s) is at it; nothing to do", short(h), t.Describe(), targets.BranchName(facts.Ref))
 			}
 			return fmt.Errorf("%s was already pushed to %s, so it is not staged any more; git_stage new work to push more", short(h), where)
 		}
@@ -294,7 +304,8 @@ func (s *Session) askLocked(ctx context.Context, p *push, c *staging.Commit, hea
 			return err
 		}
 	}
-	req, err := s.request(ctx, p.r, p.spec, p.t, p.ref, head, c)
+	p.facts.Head = head
+	req, err := s.request(p, c)
 	if err != nil {
 		return err
 	}
@@ -302,7 +313,7 @@ func (s *Session) askLocked(ctx context.Context, p *push, c *staging.Commit, hea
 	// before it landed, is decided by that approval when it shows the
 	// same changes (approval.Gate.SubmitRebased); otherwise, and at the
 	// first ask, a person is asked.
-	tk, err := s.gate.SubmitRebased(req, p.tk, s.pickFor(p))
+	tk, err := s.gate.SubmitRebased(req, p.tk, p.picks)
 	if err != nil {
 		return err
 	}
@@ -313,6 +324,13 @@ func (s *Session) askLocked(ctx context.Context, p *push, c *staging.Commit, hea
 		// The gate already holds this very request: that push is this one.
 		return fmt.Errorf("push of %s is already waiting as request %s", short(c.ID), tk.Request().ID)
 	}
+	s.requestedLocked(p, c, tk)
+	return nil
+}
+
+// requestedLocked makes tk, the request to push c, p's current one: p is
+// found by its id and by every commit it was asked for.
+func (s *Session) requestedLocked(p *push, c *staging.Commit, tk *approval.Ticket) {
 	if p.req != nil {
 		delete(s.pushes, p.req.ID)
 	}
@@ -325,187 +343,36 @@ func (s *Session) askLocked(ctx context.Context, p *push, c *staging.Commit, hea
 		s.byCommit[k] = p
 	}
 	s.pushes[p.req.ID] = p
-	return nil
 }
 
-// pickFor is the gate's way to make the commit of the files a reviewer
-// picked. It runs with the gate's lock released, so it can take the
-// session's.
-func (s *Session) pickFor(p *push) approval.PickFunc {
-	return func(paths []string) (plumbing.Hash, error) {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		if p.state != requested {
-			return plumbing.ZeroHash, fmt.Errorf("the push is %s, no longer waiting for a decision", p.state)
-		}
-		// Picking rebuilds every staged commit: other requests for them
-		// go first.
-		if _, err := s.unpinLocked(p.r.area.Commits(), "the reviewer picked files of another push, which rebuilt this commit", p); err != nil {
-			return plumbing.ZeroHash, err
-		}
-		pc, err := p.r.area.Pick(p.commit.ID, paths)
-		if err != nil {
-			return plumbing.ZeroHash, err
-		}
-		// From here the push carries the picked commit: it is what is
-		// pinned, what a moved target rebases, what a later call joins.
-		p.commit = pc
-		key := pushKey{p.t.ID(), p.ref, pc.ID}
-		p.keys = append(p.keys, key)
-		s.byCommit[key] = p
-		return pc.ID, nil
-	}
+// pick makes the commit of the files a reviewer picked of p's request,
+// which the gate sent its driver, and answers the gate with it.
+func (s *Session) pick(p *push, ask *approval.PickAsk) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ask.Made(s.pickLocked(p, ask))
 }
 
-// drive takes p from its decision to its end. It runs whether or not a
-// call is waiting: an approved push lands even if the worker's call
-// answered "still waiting" long ago.
-func (s *Session) drive(p *push) {
-	ctx := context.Background()
-	// However it ended, a durable session saves the end: a request that
-	// was decided is not offered again after a restart.
-	defer func() {
-		s.mu.Lock()
-		s.saveOrWarnLocked("after a push ended")
-		s.mu.Unlock()
-	}()
-	for {
-		<-p.tk.Done()
-		closed, cancel := context.WithCancel(ctx)
-		cancel()
-		dec, grant, err := p.tk.Wait(closed)
-		s.mu.Lock()
-		if err != nil {
-			s.endLocked(p, PushResult{}, err)
-			s.mu.Unlock()
-			return
-		}
-		p.state = decided
-		if _, carried := s.published[grant.New()]; !carried && !p.r.stagedOrPublished(grant.New()) {
-			// Pinning should make this impossible; never push a commit
-			// the sandbox no longer stands behind.
-			err := fmt.Errorf("%s changed while it was under review, so nothing was pushed; git_push again", short(grant.New()))
-			s.endLocked(p, PushResult{}, s.recordFailedLocked(grant, errors.New("the commit changed while under review"), err))
-			s.mu.Unlock()
-			return
-		}
-		p.state = landing
-		if err := s.gate.RecordPush(grant, "landing", nil); err != nil {
-			s.endLocked(p, PushResult{}, fmt.Errorf("recording the push failed, so nothing was pushed: %w", err))
-			s.mu.Unlock()
-			return
-		}
-		// A durable session knows the push is landing before the target
-		// is touched: after a crash, the branch says how it ended. One
-		// that cannot say so does not touch it: a push that landed
-		// unknown to the journal would be asked for again after a crash.
-		if err := s.saveLocked(); err != nil {
-			err = fmt.Errorf("the session could not be saved before pushing, so nothing was pushed: %w; free space in the server's state directory (or make it writable), then call git_push again", err)
-			s.endLocked(p, PushResult{}, s.recordFailedLocked(grant, err, err))
-			s.mu.Unlock()
-			return
-		}
-		s.mu.Unlock()
-
-		err = p.t.Push(ctx, grant, s.store)
-		landed, worktree := err == nil, error(nil)
-		var wt *targets.WorktreeError
-		var le *targets.LandedError
-		switch {
-		case errors.As(err, &wt) && wt.New == grant.New():
-			// Only this push's: the target may also report one that an
-			// earlier, interrupted push left, met while recovering before
-			// this one started.
-			landed, worktree = true, err
-		case errors.As(err, &le):
-			landed = true
-		case err != nil:
-			// Whatever the error, the branch is what says whether it
-			// landed: a push that landed is never reported as failed.
-			if head, herr := p.t.Head(ctx, p.ref); herr == nil && head == grant.New() {
-				landed = true
-			}
-		}
-
-		s.mu.Lock()
-		if landed {
-			var notes []string
-			if lerr := s.gate.RecordPush(grant, "pushed", err); lerr != nil {
-				// The branch holds it whatever the ledger says: the
-				// worker is told it landed, the operator that the
-				// ledger lacks it.
-				s.warn("the push of %s to %s landed, but the ledger could not record it: %v", short(grant.New()), p.t.Describe(), lerr)
-				notes = append(notes, fmt.Sprintf("the push landed, but the ledger could not record it (%v); the operator was told", lerr))
-			}
-			s.advanceLocked(p.r, grant.New(), p.spec, p.ref, p.t)
-			for _, k := range p.keys {
-				// The commits this push was asked for before a rebase or
-				// a pick made them grant.New(): pushed too, under that id.
-				if _, ok := s.published[k.commit]; !ok {
-					s.published[k.commit] = fmt.Sprintf("%s as %s", s.published[grant.New()], short(grant.New()))
-				}
-			}
-			res := PushResult{Commit: grant.New(), Target: p.t.Describe(), Branch: targets.BranchName(p.ref),
-				Files: len(p.req.Files), Added: p.req.Added, Deleted: p.req.Deleted, Worktree: worktree, Notes: notes}
-			if dec.Verdict == approval.Pick {
-				res.Picked, res.Files = dec.Paths, len(dec.Paths)
-			}
-			// The ledger's head goes into the target before the push
-			// answers, outside the lock (on GitHub it is a few requests).
-			s.mu.Unlock()
-			if err := s.recordLedgerHead(ctx, p.t); err != nil {
-				msg := fmt.Sprintf("the push landed, but the ledger's head could not be kept in the target for `airlock ledger verify` to check against: %v", err)
-				res.Notes = append(res.Notes, msg)
-				s.warn("%s", msg) // the operator's to look into, not the worker's
-			}
-			s.mu.Lock()
-			s.endLocked(p, res, nil)
-			// A save that fails leaves the journal at "landing": a
-			// restart finds the branch moved and records it pushed. The
-			// waiting call's own save reports it to the worker.
-			s.saveOrWarnLocked("after a push landed")
-			s.mu.Unlock()
-			return
-		}
-		err = s.recordFailedLocked(grant, err, err)
-		var moved *targets.MovedError
-		if !errors.As(err, &moved) || p.retries >= s.retries() {
-			if moved != nil {
-				err = fmt.Errorf("%w; it moved %d times while this push waited, so it stopped asking: call git_push again to rebase onto it and ask again", err, p.retries+1)
-			}
-			s.endLocked(p, PushResult{}, err)
-			s.mu.Unlock()
-			return
-		}
-		// The target moved between the request and the push: rebase onto
-		// it and ask again, in this same transaction. Other servers are
-		// pushing to the branch: wait a moment, a little longer each time
-		// and not the same for all, so that they do not meet again.
-		p.retries++
-		s.mu.Unlock()
-		time.Sleep(time.Duration(rand.Int64N(int64(min(p.retries, 10)) * int64(5*time.Millisecond))))
-		s.mu.Lock()
-		if err := s.askLocked(ctx, p, p.commit, moved.Head); err != nil {
-			var there *alreadyThereError
-			if errors.As(err, &there) {
-				s.endLocked(p, PushResult{Already: true, Commit: p.commit.ID, Target: p.t.Describe(), Branch: targets.BranchName(p.ref)}, nil)
-			} else {
-				s.endLocked(p, PushResult{}, err)
-			}
-		}
-		s.saveOrWarnLocked("after a push was asked again")
-		s.mu.Unlock()
-		if p.state == ended {
-			return
-		}
+func (s *Session) pickLocked(p *push, ask *approval.PickAsk) (plumbing.Hash, error) {
+	if p.state != requested || p.req.ID != ask.Request {
+		return plumbing.ZeroHash, fmt.Errorf("the push is %s, no longer waiting for a decision", p.state)
 	}
-}
-
-func (s *Session) retries() int {
-	if s.opts.Retries > 0 {
-		return s.opts.Retries
+	// Picking rebuilds every staged commit: other requests for them go
+	// first.
+	if _, err := s.unpinLocked(p.r.area.Commits(), "the reviewer picked files of another push, which rebuilt this commit", p); err != nil {
+		return plumbing.ZeroHash, err
 	}
-	return defaultRetries
+	pc, err := p.r.area.Pick(p.commit.ID, ask.Paths)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	// From here the push carries the picked commit: it is what is pinned,
+	// what a moved target rebases, what a later call joins.
+	p.commit = pc
+	key := pushKey{p.t.ID(), p.ref, pc.ID}
+	p.keys = append(p.keys, key)
+	s.byCommit[key] = p
+	return pc.ID, nil
 }
 
 // await waits for p's end, at most the session's timeout.
@@ -593,18 +460,6 @@ func (s *Session) withdrawLocked(p *push, why string) error {
 	return nil
 }
 
-// recordFailedLocked records in the ledger that grant's push failed with
-// why, and returns err, the worker's error, with the ledger's own failure
-// added when it could not (the operator is told too).
-func (s *Session) recordFailedLocked(grant approval.Grant, why, err error) error {
-	lerr := s.gate.RecordPush(grant, "failed", why)
-	if lerr == nil {
-		return err
-	}
-	s.warn("a push of %s failed (%v), and the ledger could not record it: %v", short(grant.New()), why, lerr)
-	return fmt.Errorf("%w (and the ledger could not record that it failed: %v; the operator was told)", err, lerr)
-}
-
 // unpinLocked withdraws the requests, other than except's, that push any
 // of commits (a push carries the staged commits before its own), because
 // a change is about to rebuild them. It refuses, changing nothing, when
@@ -684,141 +539,4 @@ func listOrNone(s []string) string {
 		return fmt.Sprintf("%s and %d more", strings.Join(s[:20], ", "), len(s)-20)
 	}
 	return strings.Join(s, ", ")
-}
-
-// request describes pushing commit c over head for the reviewer.
-func (s *Session) request(ctx context.Context, r *repo, spec *TargetSpec, t targets.Target, ref string, head plumbing.Hash, c *staging.Commit) (*approval.Request, error) {
-	var oldTree plumbing.Hash
-	if !head.IsZero() {
-		hc, err := object.GetCommit(s.store, head)
-		if err != nil {
-			return nil, fmt.Errorf("the target's commit %s is not in the sandbox: %w", head.String()[:7], err)
-		}
-		oldTree = hc.TreeHash
-	} else if co, ok := t.(checkedOuter); ok && writesFiles(ctx, co, ref) {
-		// An unborn branch checked out in a working tree: the push writes
-		// every file of the commit there, so the reviewer sees every one.
-	} else if bc, err := object.GetCommit(s.store, c.Base); err == nil && r.baseFrom(spec) {
-		// A new branch on the target the base came from shows what the
-		// worker changed since that commit, as git shows the commits a
-		// new branch adds, not every file of the repository.
-		oldTree = bc.TreeHash
-	}
-	req := &approval.Request{
-		Worker: s.w.Name, Session: s.id, Repo: r.name, Target: t.ID(), Describe: t.Describe(), Ref: ref,
-		NewRef: head.IsZero(), Old: head, New: c.ID, Tree: c.Tree,
-	}
-	if db, ok := t.(targets.DefaultBrancher); ok {
-		if b, err := db.DefaultBranch(ctx); err == nil {
-			req.DefaultBranch = b
-		}
-	}
-	for _, sc := range r.area.Commits() {
-		req.Commits = append(req.Commits, approval.CommitInfo{ID: sc.ID, Message: sc.Message})
-		if sc.ID == c.ID {
-			break
-		}
-	}
-	// A type change is two file patches of one path: one FileChange. The
-	// patches come one at a time and are formatted as they come: the
-	// request holds the diff's text up to its cap and each file's counts,
-	// never the whole patch (a new branch shows every file).
-	idx := map[string]int{}
-	old, nu := map[string]plumbing.Hash{}, map[string]plumbing.Hash{}
-	diff := textcap.New(maxRequestDiff)
-	var buf bytes.Buffer
-	err := s.store.EachFilePatch(oldTree, c.Tree, func(f *staging.FilePatch) error {
-		if err := f.Format(diff, &buf, false); err != nil {
-			return err
-		}
-		i, ok := idx[f.Path]
-		if !ok {
-			req.Files = append(req.Files, approval.FileChange{Path: f.Path})
-			i = len(req.Files) - 1
-			idx[f.Path] = i
-		}
-		fc := &req.Files[i]
-		if !f.OldHash.IsZero() {
-			fc.OldMode, old[f.Path] = f.OldMode, f.OldHash
-		}
-		if !f.NewHash.IsZero() {
-			fc.NewMode, nu[f.Path] = f.NewMode, f.NewHash
-		}
-		fc.Binary = fc.Binary || f.Binary
-		if f.Unavailable != "" {
-			fc.Unavailable = f.Unavailable
-		}
-		fc.Added += f.Added
-		fc.Deleted += f.Deleted
-		req.Added += f.Added
-		req.Deleted += f.Deleted
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	for i := range req.Files {
-		fc := &req.Files[i]
-		h := nu[fc.Path]
-		switch {
-		case old[fc.Path].IsZero():
-			fc.Op = approval.OpCreate
-		case h.IsZero():
-			fc.Op, h = approval.OpDelete, old[fc.Path]
-		default:
-			fc.Op = approval.OpUpdate
-		}
-		fc.Size, _ = s.store.BlobSize(h)
-	}
-	req.Diff = diff.Text("the rest is too large to show here")
-	req.DiffTruncated = diff.Truncated()
-	req.Pickable = len(req.Files) > 1
-	req.Flags = append(droppedFlags(r.area.Dropped()), approval.Assess(req, s.opts.Rules, func(p string, newSide bool) ([]byte, bool) {
-		h := old[p]
-		if newSide {
-			h = nu[p]
-		}
-		if h.IsZero() {
-			return nil, false
-		}
-		data, err := s.store.ReadBlob(h)
-		return data, err == nil
-	})...)
-	return req, nil
-}
-
-// checkedOuter is a target that can tell whether a branch is checked out
-// in a working tree (targets.Local).
-type checkedOuter interface {
-	CheckedOut(ctx context.Context, ref string) (bool, error)
-}
-
-func writesFiles(ctx context.Context, t checkedOuter, ref string) bool {
-	ok, err := t.CheckedOut(ctx, ref)
-	return ok || err != nil // when in doubt, show everything
-}
-
-// droppedFlags tells the reviewer what of the pulled base the commit
-// leaves out because no tree may carry it out of the sandbox.
-func droppedFlags(dropped []staging.Refusal) []approval.Flag {
-	if len(dropped) == 0 {
-		return nil
-	}
-	var names []string
-	for i, d := range dropped {
-		if i == 5 {
-			names = append(names, fmt.Sprintf("and %d more", len(dropped)-5))
-			break
-		}
-		names = append(names, fmt.Sprintf("%s (%s)", d.Path, d.Rule))
-	}
-	return []approval.Flag{{Code: approval.FlagDropped, Severity: approval.High,
-		Message: fmt.Sprintf("the pulled base holds %d entries that may not leave the sandbox, so this commit leaves them out (where the target has them, the push deletes them): %s",
-			len(dropped), strings.Join(names, ", "))}}
-}
-
-// baseFrom reports whether r's base was pulled from spec's target, which
-// therefore holds it.
-func (r *repo) baseFrom(spec *TargetSpec) bool {
-	return r.base != nil && specKey(r.base) == specKey(spec)
 }

@@ -95,18 +95,24 @@ func TestConcurrentPushesOfOneCommitAreOne(t *testing.T) {
 	e.write(t, "a.txt", "a\n")
 	c, err := e.s.Stage(nil, "A")
 	must(t, err)
-	var wg sync.WaitGroup
+	var wg, joined sync.WaitGroup
 	results := make([]session.PushResult, 3)
 	errs := make([]error, 3)
 	for i := range results {
 		wg.Add(1)
+		joined.Add(1)
 		go func() {
 			defer wg.Done()
-			results[i], errs[i] = e.s.Push(context.Background(), c.ID.String()[:7], "", nil)
+			// A call reports progress first once it waits on the push:
+			// it has joined.
+			var once sync.Once
+			results[i], errs[i] = e.s.Push(context.Background(), c.ID.String()[:7], "", func(float64, float64, string) {
+				once.Do(joined.Done)
+			})
 		}()
 	}
+	joined.Wait()
 	req := waitPending(t, e.gate, 1)[0]
-	time.Sleep(50 * time.Millisecond) // let every call join
 	_, err = e.gate.Resolve(approval.Decision{Request: req.ID, Verdict: approval.Approve})
 	must(t, err)
 	wg.Wait()

@@ -29,6 +29,13 @@
 // write outside a grant, of airlock's own small commits to airlock's own
 // ref, never a branch.
 //
+// A push reads what it needs of its target once per attempt (ReadFacts:
+// the ref, its head, the default branch, whether a push writes files; one
+// call to a FactsReader such as Local), and whether it landed is decided
+// in one place (Landed): from Push's answer where it says, from the branch
+// otherwise, for the push's driver and for the resume of a push a restart
+// cut short alike.
+//
 // The machinery below the targets lives in packages of its own: gitdir (a
 // repository's layout from git's files, no process), ledgerhead (the
 // ledger's head and its ref), internal/gitread (a local repository read in

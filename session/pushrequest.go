@@ -1,0 +1,125 @@
+package session
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+
+	"github.com/airlock-dev/airlock/approval"
+	"github.com/airlock-dev/airlock/internal/textcap"
+	"github.com/airlock-dev/airlock/staging"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+)
+
+// request describes pushing commit c over head for the reviewer.
+func (s *Session) request(p *push, c *staging.Commit) (*approval.Request, error) {
+	r, t, head := p.r, p.t, p.facts.Head
+	var oldTree plumbing.Hash
+	if !head.IsZero() {
+		hc, err := object.GetCommit(s.store, head)
+		if err != nil {
+			return nil, fmt.Errorf("the target's commit %s is not in the sandbox: %w", head.String()[:7], err)
+		}
+		oldTree = hc.TreeHash
+	} else if p.facts.WritesFiles {
+		// An unborn branch checked out in a working tree: the push writes
+		// every file of the commit there, so the reviewer sees every one.
+	} else if bc, err := object.GetCommit(s.store, c.Base); err == nil && r.baseFrom(p.spec) {
+		// A new branch on the target the base came from shows what the
+		// worker changed since that commit, as git shows the commits a
+		// new branch adds, not every file of the repository.
+		oldTree = bc.TreeHash
+	}
+	req := &approval.Request{
+		Worker: s.w.Name, Session: s.id, Repo: r.name, Target: t.ID(), Describe: t.Describe(), Ref: p.ref,
+		NewRef: head.IsZero(), Old: head, New: c.ID, Tree: c.Tree, DefaultBranch: p.facts.DefaultBranch,
+	}
+	for _, sc := range r.area.Commits() {
+		req.Commits = append(req.Commits, approval.CommitInfo{ID: sc.ID, Message: sc.Message})
+		if sc.ID == c.ID {
+			break
+		}
+	}
+	// A type change is two file patches of one path: one FileChange. The
+	// patches come one at a time and are formatted as they come: the
+	// request holds the diff's text up to its cap and each file's counts,
+	// never the whole patch (a new branch shows every file).
+	idx := map[string]int{}
+	old, nu := map[string]plumbing.Hash{}, map[string]plumbing.Hash{}
+	diff := textcap.New(maxRequestDiff)
+	var buf bytes.Buffer
+	err := s.store.EachFilePatch(oldTree, c.Tree, func(f *staging.FilePatch) error {
+		if err := f.Format(diff, &buf, false); err != nil {
+			return err
+		}
+		i, ok := idx[f.Path]
+		if !ok {
+			req.Files = append(req.Files, approval.FileChange{Path: f.Path})
+			i = len(req.Files) - 1
+			idx[f.Path] = i
+		}
+		fc := &req.Files[i]
+		if !f.OldHash.IsZero() {
+			fc.OldMode, old[f.Path] = f.OldMode, f.OldHash
+		}
+		if !f.NewHash.IsZero() {
+			fc.NewMode, nu[f.Path] = f.NewMode, f.NewHash
+		}
+		fc.Binary = fc.Binary || f.Binary
+		if f.Unavailable != "" {
+			fc.Unavailable = f.Unavailable
+		}
+		fc.Added += f.Added
+		fc.Deleted += f.Deleted
+		req.Added += f.Added
+		req.Deleted += f.Deleted
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	for i := range req.Files {
+		fc := &req.Files[i]
+		h := nu[fc.Path]
+		switch {
+		case old[fc.Path].IsZero():
+			fc.Op = approval.OpCreate
+		case h.IsZero():
+			fc.Op, h = approval.OpDelete, old[fc.Path]
+		default:
+			fc.Op = approval.OpUpdate
+		}
+		fc.Size, _ = s.store.BlobSize(h)
+	}
+	req.Diff = diff.Text("the rest is too large to show here")
+	req.DiffTruncated = diff.Truncated()
+	req.Pickable = len(req.Files) > 1
+	req.Flags = append(droppedFlags(r.area.Dropped()), approval.Assess(req, s.opts.Rules, approval.Contents(s.store, old, nu))...)
+	return req, nil
+}
+
+// droppedFlags tells the reviewer what of the pulled base the commit
+// leaves out because no tree may carry it out of the sandbox.
+func droppedFlags(dropped []staging.Refusal) []approval.Flag {
+	if len(dropped) == 0 {
+		return nil
+	}
+	var names []string
+	for i, d := range dropped {
+		if i == 5 {
+			names = append(names, fmt.Sprintf("and %d more", len(dropped)-5))
+			break
+		}
+		names = append(names, fmt.Sprintf("%s (%s)", d.Path, d.Rule))
+	}
+	return []approval.Flag{{Code: approval.FlagDropped, Severity: approval.High,
+		Message: fmt.Sprintf("the pulled base holds %d entries that may not leave the sandbox, so this commit leaves them out (where the target has them, the push deletes them): %s",
+			len(dropped), strings.Join(names, ", "))}}
+}
+
+// baseFrom reports whether r's base was pulled from spec's target, which
+// therefore holds it.
+func (r *repo) baseFrom(spec *TargetSpec) bool {
+	return r.base != nil && specKey(r.base) == specKey(spec)
+}
