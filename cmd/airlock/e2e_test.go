@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/airlock-dev/airlock/internal/mcptest"
 	"github.com/airlock-dev/airlock/internal/ptytest"
 	"github.com/airlock-dev/airlock/sandbox"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -189,15 +190,8 @@ type worker struct {
 	ledger string // the server's ledger file
 }
 
-func resultText(r *mcp.CallToolResult) string {
-	var parts []string
-	for _, c := range r.Content {
-		if tc, ok := c.(*mcp.TextContent); ok {
-			parts = append(parts, tc.Text)
-		}
-	}
-	return strings.Join(parts, "\n")
-}
+// resultText is a result's text.
+var resultText = mcptest.ResultText
 
 // try calls a tool and returns its text and whether it was a tool error.
 func (w *worker) try(name string, args map[string]any) (string, bool) {
