@@ -23,12 +23,11 @@ type inProcess struct{}
 
 // inProcessClient is a client of a session in this process.
 type inProcessClient struct {
-	t    *testing.T
+	mcptest.Client
 	s    scenario.Setup
 	w    *session.Worker
 	gate *approval.Gate
 	sess *session.Session
-	cs   *mcp.ClientSession
 }
 
 func (inProcess) Start(t *testing.T, s scenario.Setup) scenario.Client {
@@ -49,7 +48,7 @@ func (inProcess) Start(t *testing.T, s scenario.Setup) scenario.Client {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { l.Close() })
-	c := &inProcessClient{t: t, s: s, w: w, gate: approval.NewGate(l, policy)}
+	c := &inProcessClient{Client: mcptest.Client{T: t}, s: s, w: w, gate: approval.NewGate(l, policy)}
 	opts := c.options()
 	if !s.Ephemeral {
 		dir, err := session.CreateStateDir(s.Sessions(), session.Meta{Worker: w.Name, WorkerKey: "file:" + s.WorkerFile, WorkerFile: s.WorkerFile})
@@ -71,34 +70,27 @@ func (c *inProcessClient) options() session.Options {
 
 // connect serves the session over MCP and connects a client to it.
 func (c *inProcessClient) connect() {
-	c.t.Cleanup(c.sess.Close)
+	c.T.Cleanup(c.sess.Close)
 	st, ct := mcp.NewInMemoryTransports()
 	ss, err := gittools.NewMCPServer(c.sess, "test").Connect(context.Background(), st, nil)
 	if err != nil {
-		c.t.Fatal(err)
+		c.T.Fatal(err)
 	}
-	c.t.Cleanup(func() { ss.Close() })
+	c.T.Cleanup(func() { ss.Close() })
 	client := mcp.NewClient(&mcp.Implementation{Name: "scenario", Version: "1"}, nil)
-	if c.cs, err = client.Connect(context.Background(), ct, nil); err != nil {
-		c.t.Fatal(err)
+	if c.CS, err = client.Connect(context.Background(), ct, nil); err != nil {
+		c.T.Fatal(err)
 	}
-	c.t.Cleanup(func() { c.cs.Close() })
+	c.T.Cleanup(func() { c.CS.Close() })
 }
-
-func (c *inProcessClient) Call(tool string, args map[string]any) (string, bool) {
-	c.t.Helper()
-	return mcptest.CallText(context.Background(), c.t, c.cs, tool, args)
-}
-
-func (c *inProcessClient) Instructions() string { return c.cs.InitializeResult().Instructions }
 
 // Restart closes the session (a durable one is saved) and opens it again:
 // resumed from its state directory, or new when it was in memory only.
 func (c *inProcessClient) Restart(t *testing.T) scenario.Client {
-	c.cs.Close()
+	c.CS.Close()
 	dir, durable := c.sess.Durable()
 	c.sess.Close()
-	next := &inProcessClient{t: t, s: c.s, w: c.w, gate: c.gate}
+	next := &inProcessClient{Client: mcptest.Client{T: t}, s: c.s, w: c.w, gate: c.gate}
 	opts := c.options()
 	var err error
 	if !durable {

@@ -21,6 +21,7 @@ import (
 
 	"github.com/airlock-dev/airlock/internal/mcptest"
 	"github.com/airlock-dev/airlock/internal/ptytest"
+	"github.com/airlock-dev/airlock/internal/scenario"
 	"github.com/airlock-dev/airlock/sandbox"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -77,33 +78,10 @@ func requireGit(t testing.TB) {
 
 // isolatedEnv is the environment every process of a test runs with: its
 // own home, state, runtime and temporary directories, and a git that reads
-// no configuration of the machine's.
+// no configuration of the machine's (the scenario suite's).
 func isolatedEnv(t testing.TB, root string, extra ...string) []string {
 	t.Helper()
-	var env []string
-	for _, kv := range os.Environ() {
-		k, _, _ := strings.Cut(kv, "=")
-		switch {
-		case strings.HasPrefix(k, "XDG_"), strings.HasPrefix(k, "GIT_"), strings.HasPrefix(k, "AIRLOCK_"),
-			k == "HOME", k == "TMPDIR", k == "PAGER", k == "NO_COLOR", k == "TERM", k == "LESS":
-			continue
-		}
-		env = append(env, kv)
-	}
-	dirs := map[string]string{"HOME": "home", "AIRLOCK_RUNTIME_DIR": "run", "AIRLOCK_STATE_DIR": "state/airlock", "TMPDIR": "tmp"}
-	for k, d := range dirs {
-		p := filepath.Join(root, d)
-		if err := os.MkdirAll(p, 0o700); err != nil {
-			t.Fatal(err)
-		}
-		env = append(env, k+"="+p)
-	}
-	env = append(env,
-		"GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1",
-		"GIT_AUTHOR_NAME=Test Person", "GIT_AUTHOR_EMAIL=person@example.com",
-		"GIT_COMMITTER_NAME=Test Person", "GIT_COMMITTER_EMAIL=person@example.com",
-		"PAGER=cat", "TERM=xterm", "LC_ALL=C")
-	return append(env, extra...)
+	return scenario.Env(t, root, extra...)
 }
 
 // gitOut runs git in dir and returns its standard output.

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -94,3 +95,22 @@ func RawPost(t testing.TB, url, token, mcpSession, msg string) (int, string) {
 	body, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, string(body)
 }
+
+// Client is a test's side of an MCP session: tools called by name, their
+// answers as text.
+type Client struct {
+	T  testing.TB
+	CS *mcp.ClientSession
+}
+
+// Call calls a tool, within 30 seconds: its text, and whether it is a
+// tool error. A protocol failure fails the test.
+func (c *Client) Call(tool string, args map[string]any) (string, bool) {
+	c.T.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	return CallText(ctx, c.T, c.CS, tool, args)
+}
+
+// Instructions are the server's instructions at initialize.
+func (c *Client) Instructions() string { return c.CS.InitializeResult().Instructions }

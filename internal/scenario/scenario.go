@@ -166,14 +166,24 @@ func Env(t testing.TB, root string, extra ...string) []string {
 	return append(env, extra...)
 }
 
-// ledgerNames reports whether the ledger holds a record with "key":value.
-func ledgerNames(t *testing.T, s Setup, key, value string) bool {
+// ledgerHas reports whether one record of the ledger holds every
+// "key":value of pairs (key, value, key, value...).
+func ledgerHas(t *testing.T, s Setup, pairs ...string) bool {
 	t.Helper()
 	data, err := os.ReadFile(s.Ledger())
 	if err != nil {
 		t.Fatal(err)
 	}
-	return strings.Contains(string(data), fmt.Sprintf("%q:%q", key, value))
+	for _, line := range strings.Split(string(data), "\n") {
+		all := true
+		for i := 0; i+1 < len(pairs); i += 2 {
+			all = all && strings.Contains(line, fmt.Sprintf("%q:%q", pairs[i], pairs[i+1]))
+		}
+		if all && line != "" {
+			return true
+		}
+	}
+	return false
 }
 
 var stagedID = regexp.MustCompile(`staged ([0-9a-f]{7})`)
