@@ -16,6 +16,32 @@ type hints struct {
 	destructive bool // may replace or remove what is there (not only add)
 	idempotent  bool // the same call again has no further effect
 	openWorld   bool // reaches outside the sandbox
+	// readOnlyMode says whether a read-only session (airlock serve --run
+	// read-only) offers a tool that is not readOnly: every such tool must
+	// say (TestReadOnlyModeIsDeclared), so that a new tool that changes
+	// the sandbox cannot reach read-only mode without someone deciding.
+	readOnlyMode mode
+}
+
+// mode is whether read-only mode offers a tool.
+type mode int
+
+const (
+	undeclared mode = iota // a reader (offered), or a mistake
+	// offered: it changes the sandbox, but not by writing the
+	// workspace's files with the worker's content (staging, pushing,
+	// pulling a target's files in, checkpoints; run discards its own
+	// writes in this mode).
+	offered
+	// withheld: it writes the worker's content into the workspace (the
+	// file tools that write): not offered, and refused if called.
+	withheld
+)
+
+// offeredReadOnly reports whether read-only mode offers the tool named.
+func offeredReadOnly(name string) bool {
+	h := toolHints[name]
+	return h.readOnly || h.readOnlyMode == offered
 }
 
 // toolHints holds every tool's annotations (TestEveryToolIsAnnotated
@@ -44,20 +70,20 @@ var toolHints = map[string]hints{
 	"read_file":        {title: "Read a file", readOnly: true, idempotent: true},
 	"list_files":       {title: "List files", readOnly: true, idempotent: true},
 	"search_files":     {title: "Search files", readOnly: true, idempotent: true},
-	"write_file":       {title: "Write a file", destructive: true, idempotent: true},
-	"edit_file":        {title: "Edit a file", destructive: true},
-	"delete_file":      {title: "Delete a file", destructive: true, idempotent: true},
-	"move_file":        {title: "Move a file", destructive: true},
+	"write_file":       {title: "Write a file", destructive: true, idempotent: true, readOnlyMode: withheld},
+	"edit_file":        {title: "Edit a file", destructive: true, readOnlyMode: withheld},
+	"delete_file":      {title: "Delete a file", destructive: true, idempotent: true, readOnlyMode: withheld},
+	"move_file":        {title: "Move a file", destructive: true, readOnlyMode: withheld},
 	"git_status":       {title: "Show status", readOnly: true, idempotent: true},
-	"git_stage":        {title: "Stage a commit"},
+	"git_stage":        {title: "Stage a commit", readOnlyMode: offered},
 	"git_diff":         {title: "Show a diff", readOnly: true, idempotent: true},
-	"git_push":         {title: "Push for review", idempotent: true, openWorld: true},
-	"git_discard":      {title: "Drop a staged commit", destructive: true, idempotent: true},
-	"git_pull":         {title: "Pull files in", destructive: true, idempotent: true, openWorld: true},
-	"checkpoint":       {title: "Take a checkpoint"},
-	"rollback":         {title: "Roll back", destructive: true, idempotent: true},
+	"git_push":         {title: "Push for review", idempotent: true, openWorld: true, readOnlyMode: offered},
+	"git_discard":      {title: "Drop a staged commit", destructive: true, idempotent: true, readOnlyMode: offered},
+	"git_pull":         {title: "Pull files in", destructive: true, idempotent: true, openWorld: true, readOnlyMode: offered},
+	"checkpoint":       {title: "Take a checkpoint", readOnlyMode: offered},
+	"rollback":         {title: "Roll back", destructive: true, idempotent: true, readOnlyMode: offered},
 	"list_checkpoints": {title: "List checkpoints", readOnly: true, idempotent: true},
-	"run":              {title: "Run a command", destructive: true},
+	"run":              {title: "Run a command", destructive: true, readOnlyMode: offered},
 	"run_output":       {title: "Show a run's output", readOnly: true, idempotent: true},
 }
 

@@ -1,20 +1,25 @@
-// Package gittools is the worker's surface: the file tools, the git tools
-// and the checkpoint tools, described once (name, JSON schema, a
-// description written for an LLM reader) and served over MCP
-// (NewMCPServer) or called in process (Session.Call). Over MCP each tool
-// carries annotations that are true of it (annotations.go: read-only,
-// destructive, idempotent, open-world), and the server's instructions say
-// what the workspace holds (contents.go).
+// Package gittools is the worker's surface, and only that: the file tools,
+// the git tools, the checkpoint tools and the command tools, each described
+// once (name, JSON schema, a description written for an LLM reader),
+// decoded strictly and answered in words, served over MCP (NewMCPServer) or
+// called in process (Call, on a *session.Session).
 //
-// A Session is one worker's sandbox: a memfs workspace, a staging area,
-// the worker's targets, and the approval gate every push goes through.
-// Workers are configured by a Markdown file whose YAML frontmatter
-// (ParseWorker) names the worker, its author, its targets, what to pull at
-// start and the sandbox's limits; its body is the worker's instructions,
-// served as an MCP prompt.
+// Over MCP each tool carries annotations that are true of it
+// (annotations.go: read-only, destructive, idempotent, open-world), and
+// the server's instructions say what the workspace holds (contents.go).
+// The annotations also carry each tool's capability in read-only mode
+// (airlock serve --run read-only): every tool that changes the sandbox
+// declares whether that mode offers it, and ToolsFor offers only those
+// (TestReadOnlyModeIsDeclared).
+//
+// What the tools act on belongs elsewhere: the sandbox's state and its
+// locks to session (a Session, configured by a session.Worker), the search
+// engine behind search_files to search, the reviewer's prompt to
+// approval/review; the demo is cmd/airlock's.
 //
 // Every error a tool returns is meant for the worker to act on: which path
 // rule was broken, which quota was hit, which files conflict, why the
 // reviewer said no. Host paths outside what the worker named never appear
-// in them.
+// in them; names and messages are escaped (names.go) before they reach the
+// worker.
 package gittools

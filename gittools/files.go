@@ -3,6 +3,7 @@ package gittools
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"github.com/airlock-dev/airlock/internal/bytesize"
 	"github.com/airlock-dev/airlock/internal/glob"
 	"github.com/airlock-dev/airlock/memfs"
+	"github.com/airlock-dev/airlock/search"
 	"github.com/airlock-dev/airlock/session"
 	"github.com/airlock-dev/airlock/staging"
 )
@@ -19,9 +21,6 @@ const (
 	readPageLines = 2000
 	readPageBytes = 64 << 10
 	listMax       = 1000
-	searchDefault = 100
-	searchMax     = 1000
-	searchLineMax = 200
 )
 
 type readArgs struct {
@@ -287,30 +286,27 @@ func listFiles(_ context.Context, s *session.Session, a listArgs, _ Progress) (s
 	return res, nil
 }
 
-// matchGlob reports whether an entry at rel (relative to the listing's
-// root), named name, is one the worker's pattern asks for: a pattern of one
-// segment is matched against the name, as a shell would; any other against
-// the whole relative path, "**" standing for any number of directories.
-func matchGlob(g *glob.Pattern, rel, name string, recursive bool) bool {
-	switch {
-	case g == nil:
-		return true
-	case !recursive || g.Single():
-		return g.MatchName(name)
-	}
-	return g.Match(strings.Split(rel, "/"))
-}
+// matchGlob is search's: list_files and search_files match globs alike.
+var matchGlob = search.MatchGlob
 
 // compileGlob compiles a pattern the worker gave; "" is no pattern.
 func compileGlob(what, pattern string) (*glob.Pattern, error) {
-	if pattern == "" {
-		return nil, nil
+	g, err := search.CompileGlob(what, pattern)
+	return g, queryError(err)
+}
+
+// queryError is search's error about the worker's query as a *ToolError.
+func queryError(err error) error {
+	var qe *search.QueryError
+	if errors.As(err, &qe) {
+		return &ToolError{Msg: qe.Msg}
 	}
-	g, err := glob.Compile(pattern)
-	if err != nil {
-		return nil, &ToolError{Msg: fmt.Sprintf("%s %.80q is not a usable glob (%v); use names and *, ?, [a-z] within a segment and ** for any number of directories, as in \"src/**/*.go\"", what, pattern, err)}
-	}
-	return g, nil
+	return err
+}
+
+func searchFiles(_ context.Context, s *session.Session, a searchArgs, _ Progress) (string, error) {
+	out, err := search.Workspace(s.Workspace(), search.Query(a))
+	return out, queryError(err)
 }
 
 func entryLine(s *session.Session, p string, fi fs.FileInfo) string {

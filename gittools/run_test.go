@@ -20,8 +20,8 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// In read-only mode the file tools refuse to write, saying why; reading
-// still works.
+// In read-only mode the file tools that write are not offered, and refuse
+// if called, saying why; reading still works.
 func TestReadOnlyModeRefusesFileWrites(t *testing.T) {
 	repo := project(t)
 	w := &session.Worker{
@@ -41,6 +41,15 @@ func TestReadOnlyModeRefusesFileWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
+	offered := map[string]bool{}
+	for _, tool := range gittools.ToolsFor(s) {
+		offered[tool.Name] = true
+	}
+	for _, name := range []string{"read_file", "search_files", "git_status", "run"} {
+		if !offered[name] {
+			t.Errorf("read-only mode does not offer %s", name)
+		}
+	}
 	for _, c := range []struct {
 		tool string
 		args map[string]any
@@ -50,6 +59,9 @@ func TestReadOnlyModeRefusesFileWrites(t *testing.T) {
 		{"delete_file", map[string]any{"path": "README.md"}},
 		{"move_file", map[string]any{"source": "README.md", "destination": "R.md"}},
 	} {
+		if offered[c.tool] {
+			t.Errorf("read-only mode offers %s", c.tool)
+		}
 		raw, _ := json.Marshal(c.args)
 		_, err := gittools.Call(context.Background(), s, c.tool, raw, nil)
 		mustContain(t, c.tool, errString(err), "read-only", "--run read-only")

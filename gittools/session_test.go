@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -274,11 +275,24 @@ func TestPushPendingThenReattached(t *testing.T) {
 	if len(pending) != 1 {
 		t.Fatalf("%d requests pending", len(pending))
 	}
+	// Approved once the second call waits on the request (its first
+	// progress report says so), not before.
+	waiting := make(chan struct{})
+	var once sync.Once
+	resolved := make(chan error, 1)
 	go func() {
-		time.Sleep(50 * time.Millisecond)
-		h.gate.Resolve(approval.Decision{Request: pending[0].ID, Verdict: approval.Approve})
+		<-waiting
+		_, err := h.gate.Resolve(approval.Decision{Request: pending[0].ID, Verdict: approval.Approve})
+		resolved <- err
 	}()
-	mustContain(t, "the second call", h.call("git_push", nil), "pushed")
+	out, err := gittools.Call(context.Background(), h.s, "git_push", nil, func(float64, float64, string) { once.Do(func() { close(waiting) }) })
+	if err != nil {
+		t.Fatalf("the second call: %v", err)
+	}
+	mustContain(t, "the second call", out, "pushed")
+	if err := <-resolved; err != nil {
+		t.Fatalf("resolve: %v", err)
+	}
 	requests := 0
 	recs, _ := ledger.Records(h.l.Path())
 	for _, r := range recs {

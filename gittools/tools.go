@@ -84,13 +84,14 @@ func Tools() []Tool { return toolList }
 // sandbox is still being probed they are offered (a run waits for the
 // probe's answer); see NewMCPServerWith, which takes them back if the
 // answer is no.
+//
+// A read-only session (airlock serve --run read-only) offers only the
+// tools whose annotations say it may (hints.readOnlyMode).
 func ToolsFor(s *session.Session) []Tool {
-	if s.MayRun() {
-		return toolList
-	}
+	mayRun, readOnly := s.MayRun(), s.ReadOnly()
 	var out []Tool
 	for _, t := range toolList {
-		if !runTools[t.Name] {
+		if (mayRun || !runTools[t.Name]) && (!readOnly || offeredReadOnly(t.Name)) {
 			out = append(out, t)
 		}
 	}
@@ -103,7 +104,7 @@ func Call(ctx context.Context, s *session.Session, name string, args json.RawMes
 	if p == nil {
 		p = func(float64, float64, string) {}
 	}
-	if writeTools[name] && s.ReadOnly() {
+	if _, known := toolHints[name]; known && s.ReadOnly() && !offeredReadOnly(name) {
 		return "", &ToolError{Msg: fmt.Sprintf("%s: the workspace is read-only in this session (the operator started airlock serve --run read-only); read, search and run commands, but nothing can be written", name)}
 	}
 	for _, t := range toolList {
@@ -162,9 +163,6 @@ func workerMessage(err error) string {
 }
 
 var toolList []Tool
-
-// writeTools change the workspace; a read-only session refuses them.
-var writeTools = map[string]bool{"write_file": true, "edit_file": true, "delete_file": true, "move_file": true}
 
 func init() {
 	toolList = append(fileTools(), append(gitTools(), append(checkpointTools(), commandTools()...)...)...)

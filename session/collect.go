@@ -59,7 +59,8 @@ func (s *Session) Held() Held {
 // Busy reports whether a push is in flight (waiting for a reviewer or on
 // its way to a target), or whether the session holds changes it cannot
 // save (its state directory is full or read-only): memory is then their
-// only copy. A server keeps a busy session open.
+// only copy. A server keeps a busy session open; it asks without a lock
+// of its own held (hub.Hub: Session.mu is taken after no other lock).
 func (s *Session) Busy() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()

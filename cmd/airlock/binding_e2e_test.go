@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/airlock-dev/airlock/internal/mcptest"
 )
 
 // bindingRig is two bare repositories and a worker file for each.
@@ -63,12 +65,12 @@ func TestHTTPTokenDoesNotWidenItsSession(t *testing.T) {
 	headA := mustGit(t, r.env, r.bareA, "rev-parse", "main")
 
 	a, endpoint, token, _ := startHTTPServe(t, r.bin, r.env, r.root, "127.0.0.1:0", "--worker", r.wA, "--never-approve", "--run", "off")
-	cs, h, err := connectHTTP(ctx, t, endpoint, token)
+	cs, h, err := mcptest.ConnectHTTP(ctx, t, endpoint, token)
 	if err != nil {
 		t.Fatal(err)
 	}
-	callText(ctx, t, cs, "write_file", map[string]any{"path": "locked.txt", "content": "from locked\n"})
-	if out, isErr := callText(ctx, t, cs, "git_stage", map[string]any{"message": "from locked"}); isErr {
+	mcptest.CallText(ctx, t, cs, "write_file", map[string]any{"path": "locked.txt", "content": "from locked\n"})
+	if out, isErr := mcptest.CallText(ctx, t, cs, "git_stage", map[string]any{"message": "from locked"}); isErr {
 		t.Fatal(out)
 	}
 	cs.Close()
@@ -89,11 +91,11 @@ func TestHTTPTokenDoesNotWidenItsSession(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			b, endpointB, _, _ := startHTTPServe(t, r.bin, r.env, r.root, "127.0.0.1:0", append(c.args, "--run", "off")...)
-			code, body := rawPost(t, endpointB+"/"+h.id, h.own, "", initialize)
+			code, body := mcptest.RawPost(t, endpointB+"/"+h.ID, h.Own, "", mcptest.Initialize)
 			if code != http.StatusForbidden {
 				// The attack goes on as the finding's did: a push.
-				if cs, _, err := connectHTTP(ctx, t, endpointB+"/"+h.id, h.own); err == nil {
-					out, _ := callText(ctx, t, cs, "git_push", nil)
+				if cs, _, err := mcptest.ConnectHTTP(ctx, t, endpointB+"/"+h.ID, h.Own); err == nil {
+					out, _ := mcptest.CallText(ctx, t, cs, "git_push", nil)
 					cs.Close()
 					t.Errorf("the replayed session pushed: %s", out)
 				}
@@ -118,14 +120,14 @@ func TestHTTPTokenDoesNotWidenItsSession(t *testing.T) {
 	// Its own server resumes it, staged commit and all: the refusals left
 	// it unlocked and unchanged.
 	_, endpointA, _, _ := startHTTPServe(t, r.bin, r.env, r.root, "127.0.0.1:0", "--worker", r.wA, "--never-approve", "--run", "off")
-	back, _, err := connectHTTP(ctx, t, endpointA+"/"+h.id, h.own)
+	back, _, err := mcptest.ConnectHTTP(ctx, t, endpointA+"/"+h.ID, h.Own)
 	if err != nil {
 		t.Fatalf("its own server does not resume it: %v", err)
 	}
 	defer back.Close()
-	st, _ := callText(ctx, t, back, "git_status", nil)
+	st, _ := mcptest.CallText(ctx, t, back, "git_status", nil)
 	mustContain(t, "git_status on its own server", st, "from locked")
-	if out, isErr := callText(ctx, t, back, "git_push", nil); !isErr || !strings.Contains(out, "review-only") {
+	if out, isErr := mcptest.CallText(ctx, t, back, "git_push", nil); !isErr || !strings.Contains(out, "review-only") {
 		t.Fatalf("a push of the resumed session under --never-approve: %v %s", isErr, out)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/airlock-dev/airlock/internal/mcptest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -124,22 +125,22 @@ func TestServeHTTPResumeAfterKill(t *testing.T) {
 	repo := filepath.Join(root, "project")
 	initRepo(t, env, repo, map[string]string{"README.md": "# P\n"})
 	serve, endpoint, token, _ := startHTTPServe(t, bin, env, repo, "127.0.0.1:0")
-	cs, h, err := connectHTTP(ctx, t, endpoint, token)
+	cs, h, err := mcptest.ConnectHTTP(ctx, t, endpoint, token)
 	if err != nil {
 		t.Fatal(err)
 	}
-	callText(ctx, t, cs, "write_file", map[string]any{"path": "work.md", "content": "work in progress\n"})
-	if out, isErr := callText(ctx, t, cs, "git_stage", map[string]any{"files": []string{"work.md"}, "message": "Start the work"}); isErr {
+	mcptest.CallText(ctx, t, cs, "write_file", map[string]any{"path": "work.md", "content": "work in progress\n"})
+	if out, isErr := mcptest.CallText(ctx, t, cs, "git_stage", map[string]any{"files": []string{"work.md"}, "message": "Start the work"}); isErr {
 		t.Fatal(out)
 	}
-	callText(ctx, t, cs, "write_file", map[string]any{"path": "later.md", "content": "later\n"})
-	other, _, err := connectHTTP(ctx, t, endpoint, token)
+	mcptest.CallText(ctx, t, cs, "write_file", map[string]any{"path": "later.md", "content": "later\n"})
+	other, _, err := mcptest.ConnectHTTP(ctx, t, endpoint, token)
 	if err != nil {
 		t.Fatal(err)
 	}
-	callText(ctx, t, other, "write_file", map[string]any{"path": "other.md", "content": "not yours\n"})
+	mcptest.CallText(ctx, t, other, "write_file", map[string]any{"path": "other.md", "content": "not yours\n"})
 	out, errOut, code := runAirlock(t, env, root, "sessions", "list")
-	if code != 0 || strings.Count(out, "http") < 2 || !strings.Contains(out, h.id) {
+	if code != 0 || strings.Count(out, "http") < 2 || !strings.Contains(out, h.ID) {
 		t.Errorf("airlock sessions list exited %d:\n%s%s", code, out, errOut)
 	}
 
@@ -153,14 +154,14 @@ func TestServeHTTPResumeAfterKill(t *testing.T) {
 	if endpoint2 != endpoint {
 		t.Fatalf("restarted at %s, not %s", endpoint2, endpoint)
 	}
-	back, _, err := connectHTTP(ctx, t, h.url, h.own)
+	back, _, err := mcptest.ConnectHTTP(ctx, t, h.URL, h.Own)
 	if err != nil {
 		t.Fatalf("resuming after the restart: %v", err)
 	}
 	defer back.Close()
-	st, _ := callText(ctx, t, back, "git_status", nil)
+	st, _ := mcptest.CallText(ctx, t, back, "git_status", nil)
 	mustContain(t, "git_status after the restart", st, "Start the work", "+ later.md")
-	if list, _ := callText(ctx, t, back, "list_files", map[string]any{"path": "."}); strings.Contains(list, "other.md") {
+	if list, _ := mcptest.CallText(ctx, t, back, "list_files", map[string]any{"path": "."}); strings.Contains(list, "other.md") {
 		t.Errorf("the resumed session sees another client's file:\n%s", list)
 	}
 }

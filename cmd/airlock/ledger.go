@@ -35,111 +35,121 @@ func runLedger(args []string, stdout, stderr io.Writer) error {
 	}
 	switch args[0] {
 	case "verify":
-		fs := newFlags("airlock ledger verify", "airlock ledger verify [--file F] [--target T]...",
-			"Checks every record of the ledger: its hash, its link to the one before, the sequence; its anchor; every loss written down; and the head each target keeps of it.", stderr)
-		file := fs.String("file", "", "the ledger file; default: the state directory's ledger.jsonl")
-		var against multiFlag
-		fs.Var(&against, "target", "also check against the ledger's head this target keeps (local:PATH, local-bare:PATH, github:OWNER/REPO); repeatable")
-		if err := parse(fs, args[1:]); err != nil {
-			return err
-		}
-		for _, id := range against {
-			if !isTargetID(id) {
-				return usageError("ledger verify: --target %q: write local:PATH, local-bare:PATH or github:OWNER/REPO", id)
-			}
-		}
-		path, err := ledgerPath(*file)
-		if err != nil {
-			return err
-		}
-		rep, err := ledger.Verify(path)
-		if errors.Is(err, ledger.ErrLedgerGone) {
-			return &exitError{exitBroken, err}
-		}
-		if err != nil {
-			return err
-		}
-		if rep.Torn != nil {
-			fmt.Fprintf(stdout, "note: %v\n", rep.Torn)
-		}
-		if rep.Broken != nil {
-			return &exitError{exitBroken, fmt.Errorf("%s: the chain is broken after %d good records: %v", path, rep.Records, rep.Broken)}
-		}
-		// A loss an append wrote down stays in the chain: every verify
-		// reports it, however much was written since.
-		for _, c := range rep.Cuts {
-			fmt.Fprintf(stdout, "lost: %s\n", termsafe.Line(c.Error()))
-		}
-		recs, err := ledger.Records(path)
-		if err != nil {
-			return err
-		}
-		problems := checkTargets(path, recs, against, stdout)
-		for _, p := range problems {
-			fmt.Fprintf(stdout, "cut: %s\n", termsafe.Line(p))
-		}
-		var why []string
-		switch len(rep.Cuts) {
-		case 0:
-		case 1:
-			why = append(why, "1 loss")
-		default:
-			why = append(why, fmt.Sprintf("%d losses", len(rep.Cuts)))
-		}
-		if len(problems) > 0 {
-			why = append(why, "a target keeps a record it no longer has (it was cut or rewritten after that push, whatever its anchor says)")
-		}
-		if len(why) > 0 {
-			fresh := "move it and its anchor aside"
-			if len(problems) > 0 {
-				fresh += ", and delete the ref named above from each target that keeps one"
-			}
-			return &exitError{exitBroken, fmt.Errorf("%s: %d records chained, head %s, but the ledger is not whole: %s, listed above; "+
-				"a loss stays reported for as long as this ledger is kept (to start a new ledger, %s)",
-				path, rep.Records, short(rep.Head), strings.Join(why, "; "), fresh)}
-		}
-		fmt.Fprintf(stdout, "%s: %d records, chain intact; head %s\n", path, rep.Records, short(rep.Head))
-		return nil
+		return ledgerVerify(args[1:], stdout, stderr)
 	case "show":
-		fs := newFlags("airlock ledger show", "airlock ledger show [-n N] [--file F]", "Prints the most recent events, oldest first.", stderr)
-		n := fs.Int("n", 20, "how many events")
-		file := fs.String("file", "", "the ledger file; default: the state directory's ledger.jsonl")
-		if err := parse(fs, args[1:]); err != nil {
-			return err
-		}
-		path, err := ledgerPath(*file)
-		if err != nil {
-			return err
-		}
-		recs, err := ledger.Records(path)
-		if err != nil {
-			return err
-		}
-		if len(recs) > *n {
-			recs = recs[len(recs)-*n:]
-		}
-		// Records past a break are shown, but marked: nothing vouches
-		// for them.
-		var broken *ledger.Problem
-		if rep, err := ledger.Verify(path); err == nil && rep.Broken != nil {
-			broken = rep.Broken
-		}
-		marked := false
-		for _, r := range recs {
-			if broken != nil && !marked && r.Seq >= broken.Seq {
-				fmt.Fprintf(stdout, "---- the chain is broken here (%s); the records below are not verified ----\n", termsafe.Line(broken.Error()))
-				marked = true
-			}
-			if marked {
-				fmt.Fprint(stdout, "?? ")
-			}
-			// Records hold what workers and repositories wrote (paths,
-			// reasons, errors): never raw on a terminal.
-			fmt.Fprintln(stdout, termsafe.Line(describeRecord(r)))
-		}
-		return nil
+		return ledgerShow(args[1:], stdout, stderr)
 	}
 	return usageError("ledger %s: use verify or show", args[0])
+}
+
+// ledgerVerify is airlock ledger verify.
+func ledgerVerify(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("airlock ledger verify", "airlock ledger verify [--file F] [--target T]...",
+		"Checks every record of the ledger: its hash, its link to the one before, the sequence; its anchor; every loss written down; and the head each target keeps of it.", stderr)
+	file := fs.String("file", "", "the ledger file; default: the state directory's ledger.jsonl")
+	var against multiFlag
+	fs.Var(&against, "target", "also check against the ledger's head this target keeps (local:PATH, local-bare:PATH, github:OWNER/REPO); repeatable")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	for _, id := range against {
+		if !isTargetID(id) {
+			return usageError("ledger verify: --target %q: write local:PATH, local-bare:PATH or github:OWNER/REPO", id)
+		}
+	}
+	path, err := ledgerPath(*file)
+	if err != nil {
+		return err
+	}
+	rep, err := ledger.Verify(path)
+	if errors.Is(err, ledger.ErrLedgerGone) {
+		return &exitError{exitBroken, err}
+	}
+	if err != nil {
+		return err
+	}
+	if rep.Torn != nil {
+		fmt.Fprintf(stdout, "note: %v\n", rep.Torn)
+	}
+	if rep.Broken != nil {
+		return &exitError{exitBroken, fmt.Errorf("%s: the chain is broken after %d good records: %v", path, rep.Records, rep.Broken)}
+	}
+	// A loss an append wrote down stays in the chain: every verify
+	// reports it, however much was written since.
+	for _, c := range rep.Cuts {
+		fmt.Fprintf(stdout, "lost: %s\n", termsafe.Line(c.Error()))
+	}
+	recs, err := ledger.Records(path)
+	if err != nil {
+		return err
+	}
+	problems := checkTargets(path, recs, against, stdout)
+	for _, p := range problems {
+		fmt.Fprintf(stdout, "cut: %s\n", termsafe.Line(p))
+	}
+	var why []string
+	switch len(rep.Cuts) {
+	case 0:
+	case 1:
+		why = append(why, "1 loss")
+	default:
+		why = append(why, fmt.Sprintf("%d losses", len(rep.Cuts)))
+	}
+	if len(problems) > 0 {
+		why = append(why, "a target keeps a record it no longer has (it was cut or rewritten after that push, whatever its anchor says)")
+	}
+	if len(why) > 0 {
+		fresh := "move it and its anchor aside"
+		if len(problems) > 0 {
+			fresh += ", and delete the ref named above from each target that keeps one"
+		}
+		return &exitError{exitBroken, fmt.Errorf("%s: %d records chained, head %s, but the ledger is not whole: %s, listed above; "+
+			"a loss stays reported for as long as this ledger is kept (to start a new ledger, %s)",
+			path, rep.Records, short(rep.Head), strings.Join(why, "; "), fresh)}
+	}
+	fmt.Fprintf(stdout, "%s: %d records, chain intact; head %s\n", path, rep.Records, short(rep.Head))
+	return nil
+}
+
+// ledgerShow is airlock ledger show.
+func ledgerShow(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("airlock ledger show", "airlock ledger show [-n N] [--file F]", "Prints the most recent events, oldest first.", stderr)
+	n := fs.Int("n", 20, "how many events")
+	file := fs.String("file", "", "the ledger file; default: the state directory's ledger.jsonl")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	path, err := ledgerPath(*file)
+	if err != nil {
+		return err
+	}
+	recs, err := ledger.Records(path)
+	if err != nil {
+		return err
+	}
+	if len(recs) > *n {
+		recs = recs[len(recs)-*n:]
+	}
+	// Records past a break are shown, but marked: nothing vouches
+	// for them.
+	var broken *ledger.Problem
+	if rep, err := ledger.Verify(path); err == nil && rep.Broken != nil {
+		broken = rep.Broken
+	}
+	marked := false
+	for _, r := range recs {
+		if broken != nil && !marked && r.Seq >= broken.Seq {
+			fmt.Fprintf(stdout, "---- the chain is broken here (%s); the records below are not verified ----\n", termsafe.Line(broken.Error()))
+			marked = true
+		}
+		if marked {
+			fmt.Fprint(stdout, "?? ")
+		}
+		// Records hold what workers and repositories wrote (paths,
+		// reasons, errors): never raw on a terminal.
+		fmt.Fprintln(stdout, termsafe.Line(describeRecord(r)))
+	}
+	return nil
 }
 
 // warnLedger tells the operator at start what the ledger lost, as far as

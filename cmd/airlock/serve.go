@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -21,6 +20,7 @@ import (
 	"github.com/airlock-dev/airlock/approval/broker"
 	"github.com/airlock-dev/airlock/approval/ledger"
 	"github.com/airlock-dev/airlock/gittools"
+	"github.com/airlock-dev/airlock/hub"
 	"github.com/airlock-dev/airlock/internal/bytesize"
 	"github.com/airlock-dev/airlock/internal/termsafe"
 	"github.com/airlock-dev/airlock/sandbox"
@@ -71,119 +71,123 @@ func parse(fs *flag.FlagSet, args []string) error {
 	return nil
 }
 
-func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+// serveFlags is what airlock serve was asked.
+type serveFlags struct {
+	workerFile, httpAddr, runMode, runCacheSize, resumeID string
+	timeout, runTimeout, retention, idle                  time.Duration
+	never, allowSensitive, fresh, ephemeral               bool
+	auto, runRO, runEnvs                                  multiFlag
+	maxSessions                                           int
+	maxBytes, cacheSize                                   int64
+}
+
+// parseServe reads serve's flags and checks what they say alone.
+func parseServe(args []string, stderr io.Writer) (*serveFlags, error) {
+	f := &serveFlags{}
 	fs := newFlags("airlock serve", "airlock serve [--worker FILE] [--timeout D] [--never-approve] [--auto-approve TARGET]... [--http ADDR]",
 		"Runs the MCP server for one worker on stdin/stdout. It never prompts here: pushes wait for\n"+
 			"a reviewer running `airlock review` in another terminal.", stderr)
-	workerFile := fs.String("worker", "", "the worker file (Markdown with YAML frontmatter); default: a worker on the current directory's repository")
-	timeout := fs.Duration("timeout", session.DefaultPushWait, "how long git_push waits for a reviewer before answering that the request is still pending\n"+
+	fs.StringVar(&f.workerFile, "worker", "", "the worker file (Markdown with YAML frontmatter); default: a worker on the current directory's repository")
+	fs.DurationVar(&f.timeout, "timeout", session.DefaultPushWait, "how long git_push waits for a reviewer before answering that the request is still pending\n"+
 		"(call git_push again to keep waiting); keep it under the client's tool timeout (Codex: 300s)")
-	never := fs.Bool("never-approve", false, "refuse every push (review-only mode)")
-	var auto multiFlag
-	fs.Var(&auto, "auto-approve", "push to this target without asking (a target name from the worker file, or an id such as local:/path); repeatable")
-	httpAddr := fs.String("http", "", "serve MCP over Streamable HTTP instead of stdin/stdout, on this loopback address, e.g. 127.0.0.1:8787;\n"+
+	fs.BoolVar(&f.never, "never-approve", false, "refuse every push (review-only mode)")
+	fs.Var(&f.auto, "auto-approve", "push to this target without asking (a target name from the worker file, or an id such as local:/path); repeatable")
+	fs.StringVar(&f.httpAddr, "http", "", "serve MCP over Streamable HTTP instead of stdin/stdout, on this loopback address, e.g. 127.0.0.1:8787;\n"+
 		"the endpoint is http://ADDR/mcp and every request needs the bearer token printed at start")
-	runMode := fs.String("run", string(session.RunWorkspaceWrite), "what the run tool may do: workspace-write (commands write into the workspace),\n"+
+	fs.StringVar(&f.runMode, "run", string(session.RunWorkspaceWrite), "what the run tool may do: workspace-write (commands write into the workspace),\n"+
 		"read-only (commands see the workspace; their writes, and the file tools', are refused), danger (workspace-write\n"+
 		"with the host's network), or off (no run tool)")
 	danger := fs.Bool("danger", false, "the same as --run danger: commands get the host's network")
-	var runRO, runEnvs multiFlag
-	fs.Var(&runRO, "run-ro", "a host path commands see read-only at the same path (a Go module cache, a package cache); repeatable;\n"+
+	fs.Var(&f.runRO, "run-ro", "a host path commands see read-only at the same path (a Go module cache, a package cache); repeatable;\n"+
 		"never the home directory, the credentials in it or airlock's own state, unless --allow-sensitive-roots (credentials only)")
-	allowSensitive := fs.Bool("allow-sensitive-roots", false, "let --run-ro name the home directory or the credentials in it (~/.ssh, ~/.aws, ...)")
-	fs.Var(&runEnvs, "run-env", "KEY=VALUE added to every command's environment; repeatable (commands inherit nothing else)")
-	runTimeout := fs.Duration("run-timeout", session.DefaultRunTimeout, "the longest a command may run (and its default timeout)")
-	runCacheSize := fs.String("run-cache-size", fmt.Sprintf("%dGiB", runcache.DefaultMaxBytes>>30), "the most the worker's cache may hold on disk (what commands write under ~/.cache: Go's build and\n"+
+	fs.BoolVar(&f.allowSensitive, "allow-sensitive-roots", false, "let --run-ro name the home directory or the credentials in it (~/.ssh, ~/.aws, ...)")
+	fs.Var(&f.runEnvs, "run-env", "KEY=VALUE added to every command's environment; repeatable (commands inherit nothing else)")
+	fs.DurationVar(&f.runTimeout, "run-timeout", session.DefaultRunTimeout, "the longest a command may run (and its default timeout)")
+	fs.StringVar(&f.runCacheSize, "run-cache-size", fmt.Sprintf("%dGiB", runcache.DefaultMaxBytes>>30), "the most the worker's cache may hold on disk (what commands write under ~/.cache: Go's build and\n"+
 		"module caches, pip, npm, cargo, ...; kept between runs, sessions and restarts, see airlock cache); 0: no cache\n"+
 		"kept, each session's goes with it")
-	fresh := fs.Bool("new", false, "start a new session even if this worker has an unfinished one (which stays, for airlock sessions)")
-	ephemeral := fs.Bool("ephemeral", false, "keep the session in memory only: nothing is saved, and a crash or exit loses it")
-	resumeID := fs.String("session", "", "resume this session (see airlock sessions list)")
-	retention := fs.Duration("retention", 7*24*time.Hour, "remove saved sessions whose work all left (pushed or discarded) this long after their last change")
-	maxSessions := fs.Int("max-sessions", 64, "with --http: how many sessions (one per client) may be open at once")
+	fs.BoolVar(&f.fresh, "new", false, "start a new session even if this worker has an unfinished one (which stays, for airlock sessions)")
+	fs.BoolVar(&f.ephemeral, "ephemeral", false, "keep the session in memory only: nothing is saved, and a crash or exit loses it")
+	fs.StringVar(&f.resumeID, "session", "", "resume this session (see airlock sessions list)")
+	fs.DurationVar(&f.retention, "retention", 7*24*time.Hour, "remove saved sessions whose work all left (pushed or discarded) this long after their last change")
+	fs.IntVar(&f.maxSessions, "max-sessions", 64, "with --http: how many sessions (one per client) may be open at once")
 	maxMemory := fs.String("max-memory", "8GiB", "with --http: how much all open sessions may hold together (files, objects)")
-	idle := fs.Duration("session-idle", 10*time.Minute, "with --http: how long a session goes unused before it may be unloaded (saved; it resumes\n"+
+	fs.DurationVar(&f.idle, "session-idle", 10*time.Minute, "with --http: how long a session goes unused before it may be unloaded (saved; it resumes\n"+
 		"on its token) to make room for a new client")
 	if err := parse(fs, args); err != nil {
-		return err
+		return nil, err
 	}
 	if *danger {
-		*runMode = string(session.RunDanger)
+		f.runMode = string(session.RunDanger)
 	}
-	if *runMode != "off" {
+	if f.runMode != "off" {
 		// A jail is built once to see that one can be: meanwhile the
 		// start goes on.
 		sandbox.Probe()
 	}
-	if n := btoi(*fresh) + btoi(*ephemeral) + btoi(*resumeID != ""); n > 1 {
-		return usageError("--new, --ephemeral and --session exclude one another")
+	if n := btoi(f.fresh) + btoi(f.ephemeral) + btoi(f.resumeID != ""); n > 1 {
+		return nil, usageError("--new, --ephemeral and --session exclude one another")
 	}
-	if *httpAddr != "" && (*fresh || *resumeID != "") {
-		return usageError("--http gives every client a session of its own, and a client resumes its own with its session's token: leave out --new and --session")
+	if f.httpAddr != "" && (f.fresh || f.resumeID != "") {
+		return nil, usageError("--http gives every client a session of its own, and a client resumes its own with its session's token: leave out --new and --session")
 	}
-	maxBytes, err := bytesize.Parse(*maxMemory)
-	if err != nil || maxBytes <= 0 {
-		return usageError("--max-memory %s: give a size such as 8GiB", *maxMemory)
+	var err error
+	if f.maxBytes, err = bytesize.Parse(*maxMemory); err != nil || f.maxBytes <= 0 {
+		return nil, usageError("--max-memory %s: give a size such as 8GiB", *maxMemory)
 	}
-	if *maxSessions < 1 {
-		return usageError("--max-sessions %d: give at least 1", *maxSessions)
+	if f.maxSessions < 1 {
+		return nil, usageError("--max-sessions %d: give at least 1", f.maxSessions)
+	}
+	return f, nil
+}
+
+// served is what both transports serve: the worker, its policy, and the
+// options every session gets.
+type served struct {
+	f             *serveFlags
+	w             *session.Worker
+	bind          session.Binding
+	opts          session.Options
+	state, socket string
+	stderr        io.Writer
+}
+
+func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	f, err := parseServe(args, stderr)
+	if err != nil {
+		return err
 	}
 	// What the flags say is checked before the worker's repositories are:
 	// a usage error is the answer whatever the directory.
-	state, err := broker.StateDir()
+	sv := &served{f: f, stderr: stderr}
+	if sv.state, err = broker.StateDir(); err != nil {
+		return err
+	}
+	if sv.socket, err = broker.SocketDir(); err != nil {
+		return err
+	}
+	runOpts, err := runOptions(f.runMode, f.runRO, f.runEnvs, f.runTimeout, f.allowSensitive, sv.state, sv.socket)
 	if err != nil {
 		return err
 	}
-	sockets, err := broker.SocketDir()
+	if f.cacheSize, err = parseCacheSize(f.runCacheSize); err != nil {
+		return err
+	}
+	policy, err := sv.loadWorker(runOpts)
 	if err != nil {
 		return err
 	}
-	runOpts, err := runOptions(*runMode, runRO, runEnvs, *runTimeout, *allowSensitive, state, sockets)
-	if err != nil {
-		return err
-	}
-	cacheSize, err := parseCacheSize(*runCacheSize)
-	if err != nil {
-		return err
-	}
-	var w *session.Worker
-	if *workerFile != "" {
-		if w, err = session.LoadWorker(*workerFile); err != nil {
-			return err
-		}
-	} else {
-		cwd, _ := os.Getwd()
-		w = session.DefaultWorker(cwd)
-	}
-	// A wrong path or branch is refused here, with where the file says
-	// it, not at the first push.
-	if err := w.Check(); err != nil {
-		return err
-	}
-	policy := approval.Policy{Mode: approval.ModeAsk}
-	if *never {
-		policy.Mode = approval.ModeNever
-	}
-	for _, a := range auto {
-		id, err := session.ResolveTargetID(w, a)
-		if err != nil {
-			return usageError("--auto-approve %s: %v", a, err)
-		}
-		policy.AutoApprove = append(policy.AutoApprove, id)
-	}
-	// A saved session resumes only under this worker and these flags.
-	bind := session.BindingOf(w, session.PolicyOf(*never, policy.AutoApprove, runOpts))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	ledger, err := ledger.Open(filepath.Join(state, "ledger.jsonl"))
+	ledger, err := ledger.Open(filepath.Join(sv.state, "ledger.jsonl"))
 	if err != nil {
 		return err
 	}
 	defer ledger.Close()
 	warnLedger(stderr, ledger.Path())
 	gate := approval.NewGate(ledger, policy)
-	broker, err := broker.Listen(gate, sockets, broker.ServerInfo{PID: os.Getpid(), Worker: w.Name, Started: time.Now()})
+	broker, err := broker.Listen(gate, sv.socket, broker.ServerInfo{PID: os.Getpid(), Worker: sv.w.Name, Started: time.Now()})
 	if err != nil {
 		return err
 	}
@@ -191,9 +195,9 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	// The same line airlock review starts with: when the two differ (an
 	// MCP client dropped AIRLOCK_RUNTIME_DIR or AIRLOCK_STATE_DIR), the
 	// operator sees why the reviewer never hears of a push.
-	fmt.Fprintf(stderr, "airlock serve: reviewers find this server in %s (ledger: %s)\n", sockets, ledger.Path())
-	if runOpts != nil && cacheSize > 0 {
-		cache, err := openRunCache(w, *workerFile, state, cacheSize)
+	fmt.Fprintf(stderr, "airlock serve: reviewers find this server in %s (ledger: %s)\n", sv.socket, ledger.Path())
+	if runOpts != nil && f.cacheSize > 0 {
+		cache, err := openRunCache(sv.w, f.workerFile, sv.state, f.cacheSize)
 		if err != nil {
 			return err
 		}
@@ -202,67 +206,61 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 			runOpts.Cache = cache
 		}
 	}
-	var ln net.Listener
-	if *httpAddr != "" {
-		if err := loopbackOnly(*httpAddr); err != nil {
-			return usageError("--http %s: %v", *httpAddr, err)
-		}
-		if ln, err = net.Listen("tcp", *httpAddr); err != nil {
-			return err
-		}
-		defer ln.Close()
-		if runOpts != nil {
-			// A run the reviewer lets onto the network still cannot
-			// drive this server.
-			runOpts.DenyTCP = append(runOpts.DenyTCP, uint16(ln.Addr().(*net.TCPAddr).Port))
-		}
+	sv.opts = session.Options{Gate: gate, Timeout: f.timeout, Run: runOpts}
+	if f.httpAddr != "" {
+		return sv.serveHTTP(ctx)
 	}
-	opts := session.Options{Gate: gate, Timeout: *timeout, Run: runOpts}
 	defer sandbox.Shutdown() // the warm helper waiting for the next run
-	if *httpAddr != "" {
-		// Over HTTP only: stdin is not read at all, so the server runs
-		// under nohup, with </dev/null or in the background of a shell.
-		sayRun(runOpts, stderr)
-		root := ""
-		if *ephemeral {
-			fmt.Fprintf(stderr, "airlock serve: sessions are in memory only (--ephemeral): nothing survives their end\n")
-		} else {
-			root = filepath.Join(state, "sessions")
-			if gone := session.Sweep(root, *retention); len(gone) > 0 {
-				fmt.Fprintf(stderr, "airlock serve: removed %d finished session(s) older than %s\n", len(gone), *retention)
-			}
+	return sv.serveStdio(ctx, stdin, stdout)
+}
+
+// loadWorker reads and checks the worker, and the policy its pushes get.
+func (sv *served) loadWorker(runOpts *session.RunOptions) (approval.Policy, error) {
+	f := sv.f
+	var err error
+	if f.workerFile != "" {
+		if sv.w, err = session.LoadWorker(f.workerFile); err != nil {
+			return approval.Policy{}, err
 		}
-		token, tokenFile, err := newHTTPToken(sockets)
-		if err != nil {
-			return err
-		}
-		defer os.Remove(tokenFile)
-		sbs := newSandboxes(w, *workerFile, opts, root, version(), token, *maxSessions, maxBytes, *idle, stderr)
-		sbs.base = fmt.Sprintf("http://%s%s", ln.Addr(), mcpPath)
-		sbs.bind = bind
-		hs := newHTTPServer(httpHandler(sbs), headerTimeout, maxWaiting)
-		go hs.Serve(ln)
-		fmt.Fprintf(stderr, "airlock serve: worker %q, pushing to %s by default. Review pushes with `airlock review` in another terminal.\n",
-			w.Name, w.Describe())
-		fmt.Fprintf(stderr, "airlock serve: MCP over Streamable HTTP at %s\n"+
-			"airlock serve: every request needs the header \"Authorization: Bearer %s\" (the token is also in %s, mode 0600)\n"+
-			"airlock serve: every client gets a session of its own, with its own token (response headers Airlock-Session, Airlock-Session-Token); it comes back to it at %s/SESSION-ID\n",
-			sbs.base, token, tokenFile, sbs.base)
-		<-ctx.Done()
-		hs.Close()
-		sbs.Close()
-		return nil
+	} else {
+		cwd, _ := os.Getwd()
+		sv.w = session.DefaultWorker(cwd)
 	}
-	sess, err := openSession(ctx, w, *workerFile, bind, opts, state, *fresh, *ephemeral, *resumeID, *retention, stderr)
+	// A wrong path or branch is refused here, with where the file says
+	// it, not at the first push.
+	if err := sv.w.Check(); err != nil {
+		return approval.Policy{}, err
+	}
+	policy := approval.Policy{Mode: approval.ModeAsk}
+	if f.never {
+		policy.Mode = approval.ModeNever
+	}
+	for _, a := range f.auto {
+		id, err := session.ResolveTargetID(sv.w, a)
+		if err != nil {
+			return approval.Policy{}, usageError("--auto-approve %s: %v", a, err)
+		}
+		policy.AutoApprove = append(policy.AutoApprove, id)
+	}
+	// A saved session resumes only under this worker and these flags.
+	sv.bind = session.BindingOf(sv.w, session.PolicyOf(f.never, policy.AutoApprove, runOpts))
+	return policy, nil
+}
+
+// serveStdio serves one session over stdin and stdout until the client
+// closes stdin or a signal comes.
+func (sv *served) serveStdio(ctx context.Context, stdin io.Reader, stdout io.Writer) error {
+	f, stderr := sv.f, sv.stderr
+	sess, err := openSession(ctx, sv.w, f.workerFile, sv.bind, sv.opts, sv.state, f.fresh, f.ephemeral, f.resumeID, f.retention, stderr)
 	if err != nil {
 		return err
 	}
-	sayRun(runOpts, stderr)
+	sayRun(sv.opts.Run, stderr)
 	defer sess.Close()
 	srv := gittools.NewMCPServer(sess, version())
 	fmt.Fprintf(stderr, "airlock serve: worker %q, pushing to %s by default. Review pushes with `airlock review` in another terminal.\n",
-		w.Name, w.Describe())
-	err = srv.Run(ctx, guardedStdio(stdin, stdout, messageLimits(w), stderr))
+		sv.w.Name, sv.w.Describe())
+	err = srv.Run(ctx, guardedStdio(stdin, stdout, messageLimits(sv.w), stderr))
 	if err != nil && ctx.Err() == nil && !errors.Is(err, io.EOF) {
 		return err
 	}
@@ -271,6 +269,60 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		why = "a signal"
 	}
 	sayKept(sess, why, stderr)
+	return nil
+}
+
+// serveHTTP serves a session per client over Streamable HTTP until a
+// signal comes. Stdin is not read at all, so the server runs under nohup,
+// with </dev/null or in the background of a shell.
+func (sv *served) serveHTTP(ctx context.Context) error {
+	f, stderr, runOpts := sv.f, sv.stderr, sv.opts.Run
+	if err := loopbackOnly(f.httpAddr); err != nil {
+		return usageError("--http %s: %v", f.httpAddr, err)
+	}
+	ln, err := net.Listen("tcp", f.httpAddr)
+	if err != nil {
+		return err
+	}
+	defer ln.Close()
+	if runOpts != nil {
+		// A run the reviewer lets onto the network still cannot
+		// drive this server.
+		runOpts.DenyTCP = append(runOpts.DenyTCP, uint16(ln.Addr().(*net.TCPAddr).Port))
+	}
+	defer sandbox.Shutdown() // the warm helper waiting for the next run
+	sayRun(runOpts, stderr)
+	root := ""
+	if f.ephemeral {
+		fmt.Fprintf(stderr, "airlock serve: sessions are in memory only (--ephemeral): nothing survives their end\n")
+	} else {
+		root = filepath.Join(sv.state, "sessions")
+		if gone := session.Sweep(root, f.retention); len(gone) > 0 {
+			fmt.Fprintf(stderr, "airlock serve: removed %d finished session(s) older than %s\n", len(gone), f.retention)
+		}
+	}
+	token, tokenFile, err := newHTTPToken(sv.socket)
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tokenFile)
+	key, file := workerKey(sv.w, f.workerFile)
+	lim := messageLimits(sv.w)
+	base := fmt.Sprintf("http://%s%s", ln.Addr(), hub.Path)
+	h := hub.New(hub.Config{Worker: sv.w, WorkerKey: key, WorkerFile: file, Options: sv.opts, Root: root, Version: version(),
+		Token: token, MaxLive: f.maxSessions, MaxBytes: f.maxBytes, Idle: f.idle, Base: base, Binding: sv.bind,
+		Limits: lim, SDKBodyMax: int64(sdkLineLength(lim)), Log: stderr})
+	hs := newHTTPServer(h.Handler(), headerTimeout, maxWaiting)
+	go hs.Serve(ln)
+	fmt.Fprintf(stderr, "airlock serve: worker %q, pushing to %s by default. Review pushes with `airlock review` in another terminal.\n",
+		sv.w.Name, sv.w.Describe())
+	fmt.Fprintf(stderr, "airlock serve: MCP over Streamable HTTP at %s\n"+
+		"airlock serve: every request needs the header \"Authorization: Bearer %s\" (the token is also in %s, mode 0600)\n"+
+		"airlock serve: every client gets a session of its own, with its own token (response headers Airlock-Session, Airlock-Session-Token); it comes back to it at %s/SESSION-ID\n",
+		base, token, tokenFile, base)
+	<-ctx.Done()
+	hs.Close()
+	h.Close()
 	return nil
 }
 
@@ -432,24 +484,6 @@ func workerKey(w *session.Worker, workerFile string) (key, file string) {
 	}
 	return "file:" + abs, abs
 }
-
-// httpHandler serves the sandboxes over Streamable HTTP, at /mcp (a new
-// session, with the server's token) and /mcp/ID (session ID again, with
-// its own token). A web page in the user's browser can reach a loopback
-// port too: the SDK refuses Host headers that are not loopback (DNS
-// rebinding), and cross-origin requests are refused, so no page can drive
-// a sandbox or read what it pulled. Another user of the machine can reach
-// a loopback port as well: every request must carry a bearer token only
-// this user can read (see newHTTPToken) or that a session was given.
-func httpHandler(sbs *sandboxes) http.Handler {
-	mux := http.NewServeMux()
-	mux.Handle(mcpPath, sbs)
-	mux.Handle(mcpPath+"/", sbs)
-	return mux
-}
-
-// mcpPath is the Streamable HTTP endpoint.
-const mcpPath = "/mcp"
 
 // newHTTPToken makes a bearer token and writes it, mode 0600, to a file in
 // dir (the private socket directory), for clients configured from a file.

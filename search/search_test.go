@@ -1,4 +1,4 @@
-package gittools
+package search
 
 import (
 	"bytes"
@@ -18,7 +18,7 @@ import (
 // at 1597716: fs.WalkDir, a copy of each file, strings.Split, the regexp on
 // every line), kept as the reference the new search must agree with. Two
 // fixes the new search makes are made here too, each marked "fixed:".
-func refSearch(ws *memfs.Workspace, a searchArgs) (string, error) {
+func refSearch(ws *memfs.Workspace, a Query) (string, error) {
 	// The arguments are checked as search_files checks them: the
 	// reference is for what is found, not for the checks.
 	q, err := a.query()
@@ -41,7 +41,7 @@ func refSearch(ws *memfs.Workspace, a searchArgs) (string, error) {
 			// so a glob of several segments missed dot-directories.
 			rel = p
 		}
-		if !matchGlob(g, rel, d.Name(), true) {
+		if !MatchGlob(g, rel, d.Name(), true) {
 			return nil
 		}
 		data, err := ws.ReadFile(p)
@@ -59,8 +59,8 @@ func refSearch(ws *memfs.Workspace, a searchArgs) (string, error) {
 			if re.MatchString(line) {
 				total++
 				if len(out) < max {
-					if len(line) > searchLineMax {
-						line = line[:searchLineMax] + "..."
+					if len(line) > lineMax {
+						line = line[:lineMax] + "..."
 					}
 					out = append(out, fmt.Sprintf("%s:%d: %s", p, i+1, line))
 				}
@@ -76,7 +76,7 @@ func refSearch(ws *memfs.Workspace, a searchArgs) (string, error) {
 	}
 	res := strings.Join(out, "\n")
 	if total > len(out) {
-		res += fmt.Sprintf("\n[%d matches in all, %d shown; raise max_results (up to %d) or narrow path, glob or pattern]", total, len(out), searchMax)
+		res += fmt.Sprintf("\n[%d matches in all, %d shown; raise max_results (up to %d) or narrow path, glob or pattern]", total, len(out), MaxResults)
 	}
 	return res, nil
 }
@@ -141,7 +141,7 @@ var trickyPatterns = []string{
 	`alpha \d+`, `(?i)alpha \d{3}$`, "foo|bar|baz", `\x00`, "text", "more",
 }
 
-var trickyArgs = []searchArgs{
+var trickyArgs = []Query{
 	{},
 	{MaxResults: 5},
 	{MaxResults: 1000},
@@ -185,7 +185,7 @@ func TestSearchManyFiles(t *testing.T) {
 	}
 	for _, procs := range []int{1, 4} {
 		old := runtime.GOMAXPROCS(procs)
-		for _, a := range []searchArgs{
+		for _, a := range []Query{
 			{Pattern: "alpha"}, {Pattern: "alpha 3", MaxResults: 1000}, {Pattern: "beta", MaxResults: 7},
 			{Pattern: "^file 59", Path: "d9"}, {Pattern: "x*", MaxResults: 1}, {Pattern: "nothing"},
 		} {
@@ -198,7 +198,7 @@ func TestSearchManyFiles(t *testing.T) {
 // Paths and globs that fail, fail with the old errors.
 func TestSearchErrorsMatchReference(t *testing.T) {
 	ws := searchFixture(t)
-	for _, a := range []searchArgs{
+	for _, a := range []Query{
 		{Pattern: ""}, {Pattern: strings.Repeat("a", 1001)}, {Pattern: "a("}, {Pattern: "a", Glob: "d/[x"},
 		{Pattern: "a", Path: "nope"}, {Pattern: "a", Path: "dir/"}, {Pattern: "a", Path: "./dir"},
 		{Pattern: "a", Path: "/"}, {Pattern: "a", Path: "../x"}, {Pattern: "a", Path: ".env"},
@@ -208,10 +208,10 @@ func TestSearchErrorsMatchReference(t *testing.T) {
 	}
 }
 
-func compareSearch(t *testing.T, ws *memfs.Workspace, a searchArgs) {
+func compareSearch(t *testing.T, ws *memfs.Workspace, a Query) {
 	t.Helper()
 	want, wantErr := refSearch(ws, a)
-	got, gotErr := searchWorkspace(ws, a)
+	got, gotErr := Workspace(ws, a)
 	if fmt.Sprint(gotErr) != fmt.Sprint(wantErr) {
 		t.Errorf("%+v: error %v, want %v", a, gotErr, wantErr)
 		return
@@ -229,16 +229,16 @@ func TestSearchFixes(t *testing.T) {
 	ws.WriteFile("b.txt", []byte("one\n"), 0o644)
 	ws.WriteFile("e.txt", nil, 0o644)
 	for _, tt := range []struct {
-		a    searchArgs
+		a    Query
 		want string
 	}{
 		// Was "(no matches)": the glob was matched against "github/ci.yml".
-		{searchArgs{Pattern: "push", Glob: ".github/*.yml"}, ".github/ci.yml:1: on: push"},
+		{Query{Pattern: "push", Glob: ".github/*.yml"}, ".github/ci.yml:1: on: push"},
 		// Was also ".github/ci.yml:2: ", "b.txt:2: " and "e.txt:1: ".
-		{searchArgs{Pattern: "x*"}, ".github/ci.yml:1: on: push\nb.txt:1: one"},
-		{searchArgs{Pattern: "^$"}, "(no matches)"},
+		{Query{Pattern: "x*"}, ".github/ci.yml:1: on: push\nb.txt:1: one"},
+		{Query{Pattern: "^$"}, "(no matches)"},
 	} {
-		if got, err := searchWorkspace(ws, tt.a); err != nil || got != tt.want {
+		if got, err := Workspace(ws, tt.a); err != nil || got != tt.want {
 			t.Errorf("%+v = %q, %v; want %q", tt.a, got, err, tt.want)
 		}
 	}
@@ -266,10 +266,10 @@ func TestSearchDenied(t *testing.T) {
 	if err := ws.Restore(snap); err != nil {
 		t.Fatal(err)
 	}
-	for _, a := range []searchArgs{{Pattern: "password"}, {Pattern: "password", Path: "d"}, {Pattern: "password", Path: "secret"}} {
+	for _, a := range []Query{{Pattern: "password"}, {Pattern: "password", Path: "d"}, {Pattern: "password", Path: "secret"}} {
 		compareSearch(t, ws, a)
 	}
-	if got, _ := searchWorkspace(ws, searchArgs{Pattern: "password"}); got != "d/ok.txt:1: password? no" {
+	if got, _ := Workspace(ws, Query{Pattern: "password"}); got != "d/ok.txt:1: password? no" {
 		t.Errorf("search = %q", got)
 	}
 }
@@ -299,7 +299,7 @@ func TestSearchWhileWriting(t *testing.T) {
 		}
 	}()
 	for range 200 {
-		if _, err := searchWorkspace(ws, searchArgs{Pattern: `gen \d+`, MaxResults: 1000}); err != nil {
+		if _, err := Workspace(ws, Query{Pattern: `gen \d+`, MaxResults: 1000}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -417,9 +417,9 @@ func FuzzSearch(f *testing.F) {
 		}
 		ws.WriteFile("a.txt", []byte(content), 0o644)
 		ws.WriteFile("b/c.txt", []byte(strings.ReplaceAll(content, "\n", "\r\n")), 0o644)
-		a := searchArgs{Pattern: pattern, MaxResults: max % 1200}
+		a := Query{Pattern: pattern, MaxResults: max % 1200}
 		want, wantErr := refSearch(ws, a)
-		got, gotErr := searchWorkspace(ws, a)
+		got, gotErr := Workspace(ws, a)
 		if fmt.Sprint(gotErr) != fmt.Sprint(wantErr) || got != want {
 			t.Errorf("%q on %q:\n got: %q %v\nwant: %q %v", pattern, content, got, gotErr, want, wantErr)
 		}

@@ -1,4 +1,4 @@
-package main
+package hub
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/airlock-dev/airlock/internal/mcptest"
 )
 
 const pingMsg = `{"jsonrpc":"2.0","id":1,"method":"ping"}`
@@ -19,12 +21,12 @@ func TestHTTPWrongTokenEveryPath(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	endpoint, sbs := sandboxesAt(t, t.TempDir(), 8, time.Hour)
-	cs, h, err := connectHTTP(ctx, t, endpoint, "server-token")
+	cs, h, err := mcptest.ConnectHTTP(ctx, t, endpoint, "server-token")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cs.Close()
-	other, oh, err := connectHTTP(ctx, t, endpoint, "server-token")
+	other, oh, err := mcptest.ConnectHTTP(ctx, t, endpoint, "server-token")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,8 +35,8 @@ func TestHTTPWrongTokenEveryPath(t *testing.T) {
 	// what it recorded.
 	other.Close()
 	sbs.mu.Lock()
-	saved := sbs.live[oh.id]
-	delete(sbs.live, oh.id)
+	saved := sbs.live[oh.ID]
+	delete(sbs.live, oh.ID)
 	sbs.mu.Unlock()
 	saved.sess.Close()
 
@@ -45,24 +47,24 @@ func TestHTTPWrongTokenEveryPath(t *testing.T) {
 	}{
 		{"ping at /mcp", "POST", endpoint, "wrong", "", pingMsg, 401},
 		{"ping at /mcp/anything", "POST", endpoint + "/anything", "wrong", "", pingMsg, 401},
-		{"ping at a live session's path", "POST", endpoint + "/" + h.id, "wrong", "", pingMsg, 401},
-		{"ping at a saved session's path", "POST", endpoint + "/" + oh.id, "wrong", "", pingMsg, 401},
+		{"ping at a live session's path", "POST", endpoint + "/" + h.ID, "wrong", "", pingMsg, 401},
+		{"ping at a saved session's path", "POST", endpoint + "/" + oh.ID, "wrong", "", pingMsg, 401},
 		{"initialize at /mcp", "POST", endpoint, "wrong", "", initialize, 401},
-		{"initialize at a session's path", "POST", endpoint + "/" + h.id, "wrong", "", initialize, 401},
-		{"initialize at a saved session's path", "POST", endpoint + "/" + oh.id, "wrong", "", initialize, 401},
-		{"a call in a live MCP session", "POST", endpoint, "wrong", cs.ID(), toolsList, 401},
-		{"a call in an MCP session that is gone", "POST", endpoint, "wrong", oh.id + ".x", toolsList, 401},
+		{"initialize at a session's path", "POST", endpoint + "/" + h.ID, "wrong", "", initialize, 401},
+		{"initialize at a saved session's path", "POST", endpoint + "/" + oh.ID, "wrong", "", initialize, 401},
+		{"a call in a live MCP session", "POST", endpoint, "wrong", cs.ID(), mcptest.ToolsList, 401},
+		{"a call in an MCP session that is gone", "POST", endpoint, "wrong", oh.ID + ".x", mcptest.ToolsList, 401},
 		{"GET of a live MCP session", "GET", endpoint, "wrong", cs.ID(), "", 401},
 		{"DELETE of a live MCP session", "DELETE", endpoint, "wrong", cs.ID(), "", 401},
 		{"an oversized body", "POST", endpoint + "/x", "wrong", "", `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":"` + strings.Repeat("a", 5<<20) + `"}}`, 401},
 		{"the server's token, ping at /mcp", "POST", endpoint, "server-token", "", pingMsg, 200},
-		{"a session's token, ping at its path", "POST", endpoint + "/" + h.id, h.own, "", pingMsg, 200},
-		{"a saved session's token, ping at its path", "POST", endpoint + "/" + oh.id, oh.own, "", pingMsg, 200},
-		{"a session's token, ping at /mcp", "POST", endpoint, h.own, "", pingMsg, 403},
-		{"a session's token, ping at another's path", "POST", endpoint + "/" + oh.id, h.own, "", pingMsg, 403},
+		{"a session's token, ping at its path", "POST", endpoint + "/" + h.ID, h.Own, "", pingMsg, 200},
+		{"a saved session's token, ping at its path", "POST", endpoint + "/" + oh.ID, oh.Own, "", pingMsg, 200},
+		{"a session's token, ping at /mcp", "POST", endpoint, h.Own, "", pingMsg, 403},
+		{"a session's token, ping at another's path", "POST", endpoint + "/" + oh.ID, h.Own, "", pingMsg, 403},
 		// Known to no session the request names or that is live: as good
 		// as wrong (the server does not read every saved session to tell).
-		{"a saved session's token at a live one's path", "POST", endpoint + "/" + h.id, oh.own, "", pingMsg, 401},
+		{"a saved session's token at a live one's path", "POST", endpoint + "/" + h.ID, oh.Own, "", pingMsg, 401},
 	} {
 		req, _ := http.NewRequest(tc.method, tc.url, strings.NewReader(tc.body))
 		req.Header.Set("Authorization", "Bearer "+tc.token)
@@ -92,7 +94,7 @@ func TestHTTPBodiesBounded(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	endpoint, _ := sandboxesAt(t, "", 8, time.Hour)
-	cs, _, err := connectHTTP(ctx, t, endpoint, "server-token")
+	cs, _, err := mcptest.ConnectHTTP(ctx, t, endpoint, "server-token")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +122,7 @@ func TestHTTPBodiesBounded(t *testing.T) {
 		{"too large", `{"jsonrpc":"2.0","id":10,"method":"ping","params":{"x":["` + strings.Repeat("a", 9<<20) + `"` + strings.Repeat(`,"`+strings.Repeat("a", 9<<20)+`"`, 6) + `]}}`, 413, "10", "larger than 61 MiB"},
 		{"a string over max_file_bytes", `{"jsonrpc":"2.0","id":11,"method":"ping","params":{"x":"` + strings.Repeat("a", 10<<20+1) + `"}}`, 400, "11", "a string longer than 10 MiB"},
 	} {
-		code, body := rawPost(t, endpoint, "server-token", cs.ID(), tc.body)
+		code, body := mcptest.RawPost(t, endpoint, "server-token", cs.ID(), tc.body)
 		var ans struct {
 			ID    json.RawMessage `json:"id"`
 			Error struct{ Message string }
@@ -139,7 +141,7 @@ func TestHTTPBodiesBounded(t *testing.T) {
 			t.Errorf("%s: %d %.300s; want %d, id %s, %q", tc.name, code, body, tc.code, tc.id, tc.says)
 		}
 	}
-	if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "list_files", Arguments: map[string]any{"path": "nl.txt"}}); err != nil || resultText(res) != "nl.txt (9 MiB)" {
+	if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "list_files", Arguments: map[string]any{"path": "nl.txt"}}); err != nil || mcptest.ResultText(res) != "nl.txt (9 MiB)" {
 		t.Fatalf("the session after: %v %v", err, res)
 	}
 	// The SDK's client hears a refusal as the call's error, and its

@@ -1,4 +1,4 @@
-package gittools
+package search
 
 import (
 	"bytes"
@@ -14,10 +14,9 @@ import (
 
 	"github.com/airlock-dev/airlock/internal/glob"
 	"github.com/airlock-dev/airlock/memfs"
-	"github.com/airlock-dev/airlock/session"
 )
 
-// search_files reads one snapshot of the workspace (frozen, so read without
+// Workspace reads one snapshot of the workspace (frozen, so read without
 // locks and without copying a file) and searches its files in parallel,
 // then puts the answers back in path order. A line matches when the
 // regular expression matches it alone, as if the file were split at '\n':
@@ -58,11 +57,36 @@ type batch struct {
 // handing batches over costs nothing next to searching them.
 const batchFiles = 64
 
-func searchFiles(_ context.Context, s *session.Session, a searchArgs, _ Progress) (string, error) {
-	return searchWorkspace(s.Workspace(), a)
+// Limits of an answer.
+const (
+	// DefaultResults is how many matching lines an answer shows when the
+	// query does not say.
+	DefaultResults = 100
+	// MaxResults is the most matching lines an answer shows.
+	MaxResults = 1000
+	// lineMax is the most bytes of a line an answer shows.
+	lineMax = 200
+)
+
+// Query is what the worker asks for, as it gave it.
+type Query struct {
+	Pattern    string // a regular expression (Go syntax), matched line by line
+	Path       string // the directory or file to search; "": the workspace root
+	Glob       string // only files whose name (or path below Path) matches; "": all
+	MaxResults int    // matching lines to show; <= 0: DefaultResults, capped at MaxResults
 }
 
-func searchWorkspace(ws *memfs.Workspace, a searchArgs) (string, error) {
+// QueryError is a query the worker must change: what is wrong and what to
+// ask instead.
+type QueryError struct{ Msg string }
+
+func (e *QueryError) Error() string { return e.Msg }
+
+// Workspace answers q over ws's files as search_files does: path:line:
+// text for each matching line, in path order, then a note of how many
+// matched in all when not every one is shown. Errors in q are
+// *QueryError; a path that does not resolve is the workspace's error.
+func Workspace(ws *memfs.Workspace, a Query) (string, error) {
 	q, err := a.query()
 	if err != nil {
 		return "", err
@@ -74,7 +98,7 @@ func searchWorkspace(ws *memfs.Workspace, a searchArgs) (string, error) {
 	return formatHits(batches, q.max), nil
 }
 
-// searchQuery is search_files's arguments checked and with their defaults.
+// searchQuery is a Query checked and with their defaults.
 type searchQuery struct {
 	glob *glob.Pattern
 	re   *regexp.Regexp
@@ -82,26 +106,26 @@ type searchQuery struct {
 	root string
 }
 
-func (a searchArgs) query() (searchQuery, error) {
+func (a Query) query() (searchQuery, error) {
 	if a.Pattern == "" {
-		return searchQuery{}, &ToolError{Msg: "pattern is empty; give a regular expression, e.g. \"func \\\\w+Handler\""}
+		return searchQuery{}, &QueryError{Msg: "pattern is empty; give a regular expression, e.g. \"func \\\\w+Handler\""}
 	}
 	if len(a.Pattern) > 1000 {
-		return searchQuery{}, &ToolError{Msg: fmt.Sprintf("pattern is %d characters long, over the limit of 1000; search for a shorter, distinctive part of it", len(a.Pattern))}
+		return searchQuery{}, &QueryError{Msg: fmt.Sprintf("pattern is %d characters long, over the limit of 1000; search for a shorter, distinctive part of it", len(a.Pattern))}
 	}
-	g, err := compileGlob("glob", a.Glob)
+	g, err := CompileGlob("glob", a.Glob)
 	if err != nil {
 		return searchQuery{}, err
 	}
 	re, err := regexp.Compile(a.Pattern)
 	if err != nil {
-		return searchQuery{}, &ToolError{Msg: fmt.Sprintf("pattern is not a valid regular expression: %v", err)}
+		return searchQuery{}, &QueryError{Msg: fmt.Sprintf("pattern is not a valid regular expression: %v", err)}
 	}
 	q := searchQuery{glob: g, re: re, max: a.MaxResults, root: a.Path}
 	if q.max <= 0 {
-		q.max = searchDefault
+		q.max = DefaultResults
 	}
-	q.max = min(q.max, searchMax)
+	q.max = min(q.max, MaxResults)
 	if q.root == "" {
 		q.root = "."
 	}
@@ -128,7 +152,7 @@ func searchTree(ws *memfs.Workspace, root string, g *glob.Pattern, pl *plan, max
 	c := &cutoff{max: max, from: -1}
 	if !isDir {
 		e, ok := snap.Lookup(canon)
-		if !ok || !matchGlob(g, "", path.Base(root), true) {
+		if !ok || !MatchGlob(g, "", path.Base(root), true) {
 			return nil, nil
 		}
 		b := &batch{files: []searchFile{{path: root, e: e}}}
@@ -167,7 +191,7 @@ func searchTree(ws *memfs.Workspace, root string, g *glob.Pattern, pl *plan, max
 		if canon != "" {
 			rel = e.Path[len(canon)+1:]
 		}
-		if !matchGlob(g, rel, path.Base(rel), true) {
+		if !MatchGlob(g, rel, path.Base(rel), true) {
 			return nil
 		}
 		p := rel
@@ -332,8 +356,8 @@ func formatHits(batches []*batch, max int) string {
 				sb.WriteByte(':')
 				sb.WriteString(strconv.Itoa(l.num))
 				sb.WriteString(": ")
-				if len(line) > searchLineMax {
-					sb.Write(line[:searchLineMax])
+				if len(line) > lineMax {
+					sb.Write(line[:lineMax])
 					sb.WriteString("...")
 				} else {
 					sb.Write(line)
@@ -343,7 +367,34 @@ func formatHits(batches []*batch, max int) string {
 		}
 	}
 	if total > shown {
-		fmt.Fprintf(&sb, "\n[%d matches in all, %d shown; raise max_results (up to %d) or narrow path, glob or pattern]", total, shown, searchMax)
+		fmt.Fprintf(&sb, "\n[%d matches in all, %d shown; raise max_results (up to %d) or narrow path, glob or pattern]", total, shown, MaxResults)
 	}
 	return sb.String() + note
+}
+
+// MatchGlob reports whether an entry at rel (relative to the listing's
+// root), named name, is one the worker's pattern asks for: a pattern of one
+// segment is matched against the name, as a shell would; any other against
+// the whole relative path, "**" standing for any number of directories.
+func MatchGlob(g *glob.Pattern, rel, name string, recursive bool) bool {
+	switch {
+	case g == nil:
+		return true
+	case !recursive || g.Single():
+		return g.MatchName(name)
+	}
+	return g.Match(strings.Split(rel, "/"))
+}
+
+// CompileGlob compiles a pattern the worker gave as argument what; "" is
+// no pattern. Its error is a *QueryError.
+func CompileGlob(what, pattern string) (*glob.Pattern, error) {
+	if pattern == "" {
+		return nil, nil
+	}
+	g, err := glob.Compile(pattern)
+	if err != nil {
+		return nil, &QueryError{Msg: fmt.Sprintf("%s %.80q is not a usable glob (%v); use names and *, ?, [a-z] within a segment and ** for any number of directories, as in \"src/**/*.go\"", what, pattern, err)}
+	}
+	return g, nil
 }

@@ -1,4 +1,4 @@
-package main
+package hub
 
 import (
 	"context"
@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/airlock-dev/airlock/internal/mcptest"
 )
 
 // The HTTP server's sessions under load (issue 15): 50 sessions of 1,000
@@ -42,13 +44,13 @@ func BenchmarkHTTPSessions(b *testing.B) {
 		runtime.ReadMemStats(&before)
 		endpoint, sbs := sandboxesAt(b, "", 64, time.Hour)
 		clients := make([]*mcp.ClientSession, c.client)
-		var first *sessionHeaders
+		var first *mcptest.Headers
 		for i := range clients {
 			url, token := endpoint, "server-token"
 			if c.sandboxes == 1 && first != nil {
-				url, token = first.url, first.own // another MCP session of the one sandbox
+				url, token = first.URL, first.Own // another MCP session of the one sandbox
 			}
-			cs, h, err := connectHTTP(ctx, b, url, token)
+			cs, h, err := mcptest.ConnectHTTP(ctx, b, url, token)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -94,7 +96,7 @@ func BenchmarkHTTPSessions(b *testing.B) {
 				res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
 				lat[i] = time.Since(start)
 				if err != nil || res.IsError {
-					b.Errorf("%s %s: %v %s", name, path, err, resultText(res))
+					b.Errorf("%s %s: %v %s", name, path, err, mcptest.ResultText(res))
 				}
 			}
 			b.ResetTimer()

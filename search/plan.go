@@ -1,4 +1,4 @@
-package gittools
+package search
 
 import (
 	"bytes"
