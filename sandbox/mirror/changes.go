@@ -72,7 +72,7 @@ func (m *Mirror) Changes(maxFile, maxTotal int64) ([]Change, error) {
 			case e.regular:
 				out = append(out, Change{Path: r, Kind: Wrote})
 				files = append(files, len(out)-1)
-			case isWhiteout(mode, uint64(e.st.Rdev)):
+			case isWhiteout(uint32(mode), uint64(e.st.Rdev)):
 				out = append(out, Change{Path: r, Kind: Removed})
 			case mode&unix.S_IFMT == unix.S_IFDIR:
 				out = append(out, Change{Path: r, Kind: MadeDir, Mode: fs.FileMode(mode & 0o777)})
