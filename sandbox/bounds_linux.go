@@ -1,15 +1,13 @@
 package sandbox
 
 import (
-	"errors"
 	"fmt"
-	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
 
+	"github.com/airlock-dev/airlock/sandbox/mirror"
 	"golang.org/x/sys/unix"
 )
 
@@ -208,7 +206,7 @@ func keepCache(layerFD int, dir string, room Bound, r *Report) error {
 	dst := fmt.Sprintf("/proc/self/fd/%d", dirFD)
 	uid, gid := HostUser()
 	if uid == os.Getuid() {
-		return mergeLayer(upper, dst)
+		return mirror.MergeLayer(upper, dst)
 	}
 	// A root server merges as the jail's user, on a thread of its own
 	// (the file system ids are a thread's): the cache is that user's
@@ -225,7 +223,7 @@ func keepCache(layerFD int, dir string, room Bound, r *Report) error {
 			err = fmt.Errorf("acting as uid %d: still %d", uid, fsuid)
 		}
 		if err == nil {
-			err = mergeLayer(upper, dst)
+			err = mirror.MergeLayer(upper, dst)
 		}
 		// Whether these worked is checked below.
 		_ = unix.Setfsuid(os.Getuid())
@@ -241,130 +239,6 @@ func keepCache(layerFD int, dir string, room Bound, r *Report) error {
 		errc <- err
 	}()
 	return <-errc
-}
-
-// mergeLayer applies an overlay's upper layer to dst: directories made
-// (an opaque one emptied first), whiteouts removed, files and symlinks
-// written over what was there.
-//
-// Tools make what they extract read-only (Go's module cache: directories
-// 0555, files 0444), and the merge acts as the jail's user, whom a
-// directory's mode binds: each directory is writable by its owner while
-// the merge writes into it, and takes the run's mode once its children
-// are in, deepest first.
-func mergeLayer(upper, dst string) error {
-	type dirMode struct {
-		path string
-		perm fs.FileMode
-	}
-	var dirs []dirMode
-	err := mergeWalk(upper, dst, func(to string, perm fs.FileMode) { dirs = append(dirs, dirMode{to, perm}) })
-	for i := len(dirs) - 1; i >= 0; i-- {
-		if cerr := os.Chmod(dirs[i].path, dirs[i].perm); cerr != nil && err == nil {
-			err = cerr
-		}
-	}
-	return err
-}
-
-// mergeWalk is mergeLayer's walk; made is told of each directory it made
-// or took, and the mode the run left it with.
-func mergeWalk(upper, dst string, made func(to string, perm fs.FileMode)) error {
-	return filepath.WalkDir(upper, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(upper, p)
-		if rel == "." {
-			return nil
-		}
-		to := filepath.Join(dst, rel)
-		fi, err := d.Info()
-		if err != nil {
-			return err
-		}
-		switch {
-		case fi.IsDir():
-			opaque := make([]byte, 1)
-			n, _ := unix.Lgetxattr(p, "user.overlay.opaque", opaque)
-			if old, err := os.Lstat(to); err == nil && (!old.IsDir() || n == 1 && opaque[0] == 'y') {
-				if err := os.RemoveAll(to); err != nil {
-					return err
-				}
-			}
-			err := os.Mkdir(to, fi.Mode().Perm()|0o700)
-			if errors.Is(err, fs.ErrExist) {
-				err = os.Chmod(to, fi.Mode().Perm()|0o700)
-			}
-			if err != nil {
-				return err
-			}
-			made(to, fi.Mode().Perm())
-			return nil
-		case fi.Mode()&fs.ModeCharDevice != 0:
-			// A whiteout: the run removed it.
-			if err := os.RemoveAll(to); err != nil {
-				return err
-			}
-			return nil
-		case fi.Mode()&fs.ModeSymlink != 0:
-			target, err := os.Readlink(p)
-			if err != nil {
-				return err
-			}
-			if err := os.RemoveAll(to); err != nil {
-				return err
-			}
-			return os.Symlink(target, to)
-		case fi.Mode().IsRegular():
-			if old, err := os.Lstat(to); err == nil && old.IsDir() {
-				if err := os.RemoveAll(to); err != nil {
-					return err
-				}
-			}
-			return copyFile(p, to, fi)
-		}
-		return nil
-	})
-}
-
-// copyFile writes src's content at dst (through a temporary name beside
-// it: a reader never sees half a file), with its mode and times.
-func copyFile(src, dst string, fi fs.FileInfo) error {
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	tmp := dst + ".airlock-merge"
-	// Whatever an earlier run left at that name (a symlink) goes first:
-	// the file is made new, never opened through a link.
-	if err := os.Remove(tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return err
-	}
-	out, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|unix.O_NOFOLLOW, fi.Mode().Perm())
-	if err != nil {
-		return err
-	}
-	_, err = io.Copy(out, in)
-	if cerr := out.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(tmp, fi.Mode().Perm())
-	}
-	if err == nil {
-		err = os.Chtimes(tmp, fi.ModTime(), fi.ModTime())
-	}
-	if err == nil {
-		err = os.Rename(tmp, dst)
-	}
-	if err != nil {
-		// The error that matters is err; a temporary name left
-		// behind is the cache's, trimmed with it.
-		_ = os.Remove(tmp)
-	}
-	return err
 }
 
 // Scratch tells how much the run's /tmp, home and /dev/shm hold now (one

@@ -16,7 +16,8 @@
 //	/workspace          the worker's workspace: an overlay whose lower layer
 //	                    is the session's mirror (a tmpfs copy kept up to date
 //	                    in O(changed)) and whose upper layer records exactly
-//	                    what the run changed (Mirror.Changes reads it back)
+//	                    what the run changed (package sandbox/mirror makes
+//	                    both and reads the changes back)
 //	/usr /bin /lib ...  the host's, read-only
 //	/etc                a few files of the host's (dynamic linker, certificates,
 //	                    alternatives), read-only, and a passwd of its own; with
@@ -27,6 +28,7 @@
 //	                    Spec.Scratch's bytes and files (bounds_linux.go)
 //	/home/sandbox/.cache  Spec.Cache under a writable layer of Spec.CacheRoom,
 //	                    merged into it after the run when it fits
+//	                    (mirror.MergeLayer)
 //	/proc /dev          its own PID namespace's; null, zero, random, urandom
 //	extra paths         what the operator named, read-only, at the same path
 //

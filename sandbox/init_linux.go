@@ -74,29 +74,63 @@ var devices = []string{"null", "zero", "full", "random", "urandom"}
 // detach), or nothing.
 func jail(spec Spec, detached []int) (string, error) {
 	root := spec.Root
-	must := func(what string, err error) error {
-		if err != nil {
-			return fmt.Errorf("%s: %w", what, err)
-		}
-		return nil
-	}
 	if err := must("making mounts private", unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, "")); err != nil {
 		return "", err
 	}
 	if err := must("mounting the root", unix.Mount("tmpfs", root, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0755,size=16m")); err != nil {
 		return "", err
 	}
+	if err := hostFiles(root, spec.Network); err != nil {
+		return "", err
+	}
+	if err := makeDev(root); err != nil {
+		return "", err
+	}
+	if err := runMounts(spec, detached); err != nil {
+		return "", err
+	}
+	if err := enterRoot(root); err != nil {
+		return "", err
+	}
+	if err := restrictSelf(spec); err != nil {
+		return "", err
+	}
+	dir := filepath.Join(Workspace, spec.Dir)
+	if err := unix.Chdir(dir); err != nil {
+		return "", fmt.Errorf("working directory %s: %w", spec.Dir, err)
+	}
+	path, err := lookPath(spec.Argv[0], spec.Env)
+	if err != nil {
+		return "", err
+	}
+	// Last: this Go process's own address space may already be larger
+	// than the limit it sets for the command.
+	return path, limits(spec.Limits)
+}
+
+// must says what failed, when err is an error.
+func must(what string, err error) error {
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	return nil
+}
+
+// hostFiles shows the host's system directories and the few files of its
+// /etc a toolchain needs under root, read-only, and writes the jail's own
+// /etc files (with the host's resolver only with the network).
+func hostFiles(root string, network bool) error {
 	for _, d := range systemDirs {
 		if err := mirrorHost("/"+d, filepath.Join(root, d)); err != nil {
-			return "", err
+			return err
 		}
 	}
 	if err := os.Mkdir(filepath.Join(root, "etc"), 0o755); err != nil {
-		return "", err
+		return err
 	}
 	for _, e := range etcEntries {
 		if err := mirrorHost("/etc/"+e, filepath.Join(root, "etc", e)); err != nil {
-			return "", err
+			return err
 		}
 	}
 	files := map[string]string{
@@ -104,59 +138,73 @@ func jail(spec Spec, detached []int) (string, error) {
 		"etc/group":    "root:x:0:\n",
 		"etc/hostname": "airlock\n",
 	}
-	if !spec.Network {
+	if !network {
 		for p, c := range ownResolver {
 			files[p] = c
 		}
 	} else if err := bindResolver(root); err != nil {
-		return "", err
+		return err
 	}
 	for p, c := range files {
 		if err := os.WriteFile(filepath.Join(root, p), []byte(c), 0o644); err != nil {
-			return "", err
+			return err
 		}
 	}
-	// /dev: a few devices of the host's, bound; nothing else.
+	return nil
+}
+
+// makeDev makes the jail's /dev: a few devices of the host's, bound;
+// nothing else.
+func makeDev(root string) error {
 	dev := filepath.Join(root, "dev")
 	if err := os.Mkdir(dev, 0o755); err != nil {
-		return "", err
+		return err
 	}
 	if err := must("mounting /dev", unix.Mount("tmpfs", dev, "tmpfs", unix.MS_NOSUID|unix.MS_NOEXEC, "mode=0755,size=64k")); err != nil {
-		return "", err
+		return err
 	}
 	for _, d := range devices {
 		p := filepath.Join(dev, d)
 		if err := os.WriteFile(p, nil, 0o666); err != nil {
-			return "", err
+			return err
 		}
 		if err := must("binding /dev/"+d, unix.Mount("/dev/"+d, p, "", unix.MS_BIND, "")); err != nil {
-			return "", err
+			return err
 		}
 	}
 	for name, target := range map[string]string{"fd": "/proc/self/fd", "stdin": "/proc/self/fd/0", "stdout": "/proc/self/fd/1", "stderr": "/proc/self/fd/2"} {
 		if err := os.Symlink(target, filepath.Join(dev, name)); err != nil {
-			return "", err
+			return err
 		}
 	}
+	return nil
+}
+
+// runMounts mounts what is the run's own: the scratch, /proc, the
+// workspace's overlay, the cache through its layer and the read-only
+// paths; and hands the server the scratch's and the cache layer's
+// descriptors.
+func runMounts(spec Spec, detached []int) error {
+	root := spec.Root
 	stores := storesHeld{-1, -1}
 	var err error
 	if stores.scratch, err = mountScratch(root, spec.Scratch); err != nil {
-		return "", err
+		return err
 	}
 	proc := filepath.Join(root, "proc")
 	if err := os.Mkdir(proc, 0o555); err != nil {
-		return "", err
+		return err
 	}
 	if err := must("mounting /proc", unix.Mount("proc", proc, "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "")); err != nil {
-		return "", err
+		return err
 	}
 	ws := filepath.Join(root, strings.TrimPrefix(Workspace, "/"))
 	if err := os.Mkdir(ws, 0o755); err != nil {
-		return "", err
+		return err
 	}
 	opts := fmt.Sprintf("lowerdir=%s,upperdir=%s,workdir=%s,userxattr", spec.Lower, spec.Upper, spec.Work)
 	if err := must("mounting the workspace", unix.Mount("overlay", ws, "overlay", unix.MS_NOSUID|unix.MS_NODEV, opts)); err != nil {
-		return "", err
+		return err
 	}
 	// The cache, through its layer, then the read-only paths: by the
 	// detached mounts a root server sent, else by path.
@@ -174,33 +222,37 @@ func jail(spec Spec, detached []int) (string, error) {
 			err = bindPath(p, filepath.Join(root, p), true)
 		}
 		if err != nil {
-			return "", must("the run's own paths", err)
+			return must("the run's own paths", err)
 		}
 	}
-	if err := must("handing the server the run's stores", sendStores(stores)); err != nil {
-		return "", err
-	}
+	return must("handing the server the run's stores", sendStores(stores))
+}
 
-	// Into the new root; the host's is detached and gone.
+// enterRoot makes root this process's root, read-only; the host's is
+// detached and gone.
+func enterRoot(root string) error {
 	old := filepath.Join(root, ".host")
 	if err := os.Mkdir(old, 0o700); err != nil {
-		return "", err
+		return err
 	}
 	if err := must("pivot_root", unix.PivotRoot(root, old)); err != nil {
-		return "", err
+		return err
 	}
 	if err := unix.Chdir("/"); err != nil {
-		return "", err
+		return err
 	}
 	if err := must("detaching the host's root", unix.Unmount("/.host", unix.MNT_DETACH)); err != nil {
-		return "", err
+		return err
 	}
 	if err := os.Remove("/.host"); err != nil {
-		return "", err
+		return err
 	}
-	if err := must("making the root read-only", unix.Mount("", "/", "", unix.MS_REMOUNT|unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV, "")); err != nil {
-		return "", err
-	}
+	return must("making the root read-only", unix.Mount("", "/", "", unix.MS_REMOUNT|unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV, ""))
+}
+
+// restrictSelf restricts this process, in the new root, as the command
+// will be: its network, Landlock, its capabilities and a seccomp filter.
+func restrictSelf(spec Spec) error {
 	unix.Sethostname([]byte("airlock"))
 	// SysV shared memory outlives its processes' mappings, where the
 	// memory watch cannot see it: the run's IPC namespace holds at most
@@ -209,34 +261,21 @@ func jail(spec Spec, detached []int) (string, error) {
 	sysvShm := sysvBound(spec.Limits.Memory) == nil
 	if !spec.Network {
 		if err := loopbackUp(); err != nil {
-			return "", err
+			return err
 		}
 	}
 	if err := landlockRestrict(spec.ReadOnly); err != nil {
-		return "", err
+		return err
 	}
 	if spec.Network && len(spec.DenyTCP) > 0 {
 		if err := denyPorts(spec.DenyTCP); err != nil {
-			return "", err
+			return err
 		}
 	}
 	if err := dropCapabilities(); err != nil {
-		return "", err
+		return err
 	}
-	if err := seccompFilter(sysvShm); err != nil {
-		return "", err
-	}
-	dir := filepath.Join(Workspace, spec.Dir)
-	if err := unix.Chdir(dir); err != nil {
-		return "", fmt.Errorf("working directory %s: %w", spec.Dir, err)
-	}
-	path, err := lookPath(spec.Argv[0], spec.Env)
-	if err != nil {
-		return "", err
-	}
-	// Last: this Go process's own address space may already be larger
-	// than the limit it sets for the command.
-	return path, limits(spec.Limits)
+	return seccompFilter(sysvShm)
 }
 
 // mirrorHost makes host path p appear at dst, read-only: a directory or

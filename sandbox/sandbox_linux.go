@@ -9,10 +9,11 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
+
+	"github.com/airlock-dev/airlock/sandbox/mirror"
 )
 
 // helperEnv marks the re-executed helper.
@@ -245,28 +246,13 @@ func Run(ctx context.Context, spec Spec, stdin io.Reader, stdout, stderr io.Writ
 		return -1, err
 	}
 	defer closeFDs(detached)
-	h, err := takeHelper(spec.Network)
+	h, err := readyHelper(spec, detached)
 	if err != nil {
 		return -1, err
 	}
-	defer func() { h.close() }()
-	if err := h.send(spec, detached); err != nil {
-		// A warm helper that died meanwhile: start afresh once.
-		h.kill()
-		if h, err = startHelper(spec.Network); err != nil {
-			return -1, err
-		}
-		if err := h.send(spec, detached); err != nil {
-			h.kill()
-			return -1, fmt.Errorf("%w: %v", ErrSetup, err)
-		}
-	}
-
-	if stdout != nil && stdout == stderr {
-		// One writer for both streams, as os/exec allows: copied from two
-		// pipes, it must not be written by two goroutines at once.
-		lw := &lockedWriter{w: stdout}
-		stdout, stderr = lw, lw
+	defer h.close()
+	if h.cg != nil {
+		defer h.cg.remove()
 	}
 	// The helper sends its stores once the jail is up (or closes the
 	// socket, failing).
@@ -278,57 +264,8 @@ func Run(ctx context.Context, spec Spec, stdin io.Reader, stdout, stderr io.Writ
 		}
 		storesC <- st
 	}()
-	var setup bytes.Buffer
-	var wg sync.WaitGroup
-	copyOut := func(w io.Writer, r io.Reader) {
-		defer wg.Done()
-		if w == nil {
-			w = io.Discard
-		}
-		io.Copy(w, r)
-	}
-	wg.Add(3)
-	go func() {
-		defer wg.Done()
-		io.Copy(&setup, io.LimitReader(h.errR, 64<<10))
-	}()
-	go copyOut(stdout, h.stdoutR)
-	go copyOut(stderr, h.errOR)
-	go func() {
-		if stdin != nil {
-			io.Copy(h.stdinW, stdin)
-		}
-		h.stdinW.Close()
-	}()
-	done := make(chan struct{})
-	memKilled := make(chan bool, 1)
-	stopWatch := func() {}
-	if h.cg == nil {
-		var wctx context.Context
-		wctx, stopWatch = context.WithCancel(ctx)
-		defer stopWatch()
-		// A kill that fails finds the run already over.
-		kill := func() { _ = h.cmd.Process.Kill() }
-		go func() { memKilled <- watchMemory(wctx, h.cmd.Process.Pid, spec.Limits.Memory, kill) }()
-	} else {
-		defer h.cg.remove()
-	}
-	go func() {
-		select {
-		case <-ctx.Done():
-			// The helper is the PID namespace's init (or becomes the
-			// command, which is): killing it kills every process of the run.
-			h.cmd.Process.Kill()
-		case <-done:
-		}
-	}()
-	werr := h.cmd.Wait()
-	stopWatch()
-	close(done)
-	wg.Wait()
-	if h.cg != nil && h.cg.oomKilled() || h.cg == nil && waitKilled(memKilled) {
-		report.Killed = fmt.Sprintf("its processes together used more than the run's %d MiB of memory", spec.Limits.Memory>>20)
-	}
+	setup, streams := h.pipe(stdin, stdout, stderr)
+	werr := h.wait(ctx, spec.Limits.Memory, report, streams)
 	stores := <-storesC // the helper is gone: sent, or its end is closed
 	report.setScratch(-1)
 	defer stores.close()
@@ -344,6 +281,101 @@ func Run(ctx context.Context, spec Spec, stdin io.Reader, stdout, stderr io.Writ
 	if ctx.Err() != nil {
 		return -1, ctx.Err()
 	}
+	return exitStatus(werr)
+}
+
+// readyHelper takes a helper (a warm one, else a new one) and gives it
+// spec and the detached mounts.
+func readyHelper(spec Spec, detached []int) (*helper, error) {
+	h, err := takeHelper(spec.Network)
+	if err != nil {
+		return nil, err
+	}
+	if err := h.send(spec, detached); err == nil {
+		return h, nil
+	}
+	// A warm helper that died meanwhile: start afresh once.
+	h.kill()
+	if h, err = startHelper(spec.Network); err != nil {
+		return nil, err
+	}
+	if err := h.send(spec, detached); err != nil {
+		h.kill()
+		return nil, fmt.Errorf("%w: %v", ErrSetup, err)
+	}
+	return h, nil
+}
+
+// pipe copies stdin to the helper and its output to stdout and stderr,
+// and what it says of its setup into setup; streams is done when its
+// output ends.
+func (h *helper) pipe(stdin io.Reader, stdout, stderr io.Writer) (setup *bytes.Buffer, streams *sync.WaitGroup) {
+	if stdout != nil && stdout == stderr {
+		// One writer for both streams, as os/exec allows: copied from two
+		// pipes, it must not be written by two goroutines at once.
+		lw := &lockedWriter{w: stdout}
+		stdout, stderr = lw, lw
+	}
+	setup, streams = &bytes.Buffer{}, &sync.WaitGroup{}
+	copyOut := func(w io.Writer, r io.Reader) {
+		defer streams.Done()
+		if w == nil {
+			w = io.Discard
+		}
+		io.Copy(w, r)
+	}
+	streams.Add(3)
+	go func() {
+		defer streams.Done()
+		io.Copy(setup, io.LimitReader(h.errR, 64<<10))
+	}()
+	go copyOut(stdout, h.stdoutR)
+	go copyOut(stderr, h.errOR)
+	go func() {
+		if stdin != nil {
+			io.Copy(h.stdinW, stdin)
+		}
+		h.stdinW.Close()
+	}()
+	return setup, streams
+}
+
+// wait waits for the run to end (killing it when ctx ends) and for its
+// output, watching its memory where it has no cgroup; report says when
+// the run was killed for its memory.
+func (h *helper) wait(ctx context.Context, memory int64, report *Report, streams *sync.WaitGroup) error {
+	done := make(chan struct{})
+	memKilled := make(chan bool, 1)
+	stopWatch := func() {}
+	if h.cg == nil {
+		var wctx context.Context
+		wctx, stopWatch = context.WithCancel(ctx)
+		defer stopWatch()
+		// A kill that fails finds the run already over.
+		kill := func() { _ = h.cmd.Process.Kill() }
+		go func() { memKilled <- watchMemory(wctx, h.cmd.Process.Pid, memory, kill) }()
+	}
+	go func() {
+		select {
+		case <-ctx.Done():
+			// The helper is the PID namespace's init (or becomes the
+			// command, which is): killing it kills every process of the run.
+			h.cmd.Process.Kill()
+		case <-done:
+		}
+	}()
+	werr := h.cmd.Wait()
+	stopWatch()
+	close(done)
+	streams.Wait()
+	if h.cg != nil && h.cg.oomKilled() || h.cg == nil && waitKilled(memKilled) {
+		report.Killed = fmt.Sprintf("its processes together used more than the run's %d MiB of memory", memory>>20)
+	}
+	return werr
+}
+
+// exitStatus is the command's exit status as Run returns it.
+func exitStatus(werr error) (int, error) {
 	var exit *exec.ExitError
 	if errors.As(werr, &exit) {
 		if ws, ok := exit.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
@@ -390,7 +422,8 @@ var (
 )
 
 func probe() error {
-	m, err := NewMirror(DefaultMirrorDir())
+	uid, gid := HostUser()
+	m, err := mirror.New(mirror.DefaultDir(), uid, gid)
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}
@@ -406,16 +439,6 @@ func probe() error {
 		return fmt.Errorf("%w: /bin/true exited %d in it: %s", ErrUnavailable, code, stderr.String())
 	}
 	return nil
-}
-
-// DefaultMirrorDir is where mirrors go unless the operator says otherwise:
-// a per-user directory on /dev/shm (memory), else in the temporary
-// directory.
-func DefaultMirrorDir() string {
-	if fi, err := os.Stat("/dev/shm"); err == nil && fi.IsDir() {
-		return filepath.Join("/dev/shm", fmt.Sprintf("airlock-%d", os.Getuid()))
-	}
-	return filepath.Join(os.TempDir(), fmt.Sprintf("airlock-%d", os.Getuid()))
 }
 
 type lockedWriter struct {

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"runtime"
 )
 
@@ -38,11 +37,6 @@ func Shutdown() {}
 
 // HostUser is this process's user.
 func HostUser() (uid, gid int) { return os.Getuid(), os.Getgid() }
-
-// DefaultMirrorDir is in the temporary directory.
-func DefaultMirrorDir() string {
-	return filepath.Join(os.TempDir(), fmt.Sprintf("airlock-%d", os.Getuid()))
-}
 
 // CheckReachable has nothing to check where commands do not run.
 func CheckReachable(string) error { return nil }

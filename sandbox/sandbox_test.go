@@ -11,6 +11,7 @@ import (
 
 	"github.com/airlock-dev/airlock/memfs"
 	"github.com/airlock-dev/airlock/sandbox"
+	"github.com/airlock-dev/airlock/sandbox/mirror"
 )
 
 func TestMain(m *testing.M) {
@@ -22,7 +23,7 @@ func TestMain(m *testing.M) {
 type jail struct {
 	t  *testing.T
 	ws *memfs.Workspace
-	m  *sandbox.Mirror
+	m  *mirror.Mirror
 }
 
 func newJail(t *testing.T, files map[string]string) *jail {
@@ -40,7 +41,8 @@ func newJail(t *testing.T, files map[string]string) *jail {
 		}
 	}
 	parent := filepath.Join(traversable(t), "mirrors")
-	m, err := sandbox.NewMirror(parent)
+	uid, gid := sandbox.HostUser()
+	m, err := mirror.New(parent, uid, gid)
 	if err != nil {
 		t.Fatal(err)
 	}

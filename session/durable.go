@@ -339,7 +339,7 @@ func Resume(ctx context.Context, w *Worker, opts Options) (*Session, *Recovered,
 		return fail(err)
 	}
 	if s.run != nil {
-		s.run.resumeOutputs(s.runsDir())
+		s.run.Resume(s.runsDir())
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -8,7 +8,6 @@ import (
 	"sort"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/airlock-dev/airlock/memfs"
 	"github.com/airlock-dev/airlock/session"
@@ -46,7 +45,8 @@ func wantListing(t *testing.T, ws *memfs.Workspace) string {
 // whatever happened, each run sees exactly the workspace, no more.
 func TestEachRunSeesTheWorkspace(t *testing.T) {
 	r := repo(t, true, map[string]string{"README.md": "# p\n", "a/base.txt": "base\n", "keep/k.txt": "k\n"})
-	e := runEnv(t, r, session.RunOptions{}, config{})
+	g := newRunGate(t)
+	e := runEnv(t, r, session.RunOptions{ReadOnly: []string{g.dir}}, config{})
 	ws := e.s.Workspace()
 	run := func(cmd string) session.RunResult {
 		t.Helper()
@@ -83,11 +83,12 @@ func TestEachRunSeesTheWorkspace(t *testing.T) {
 			done := make(chan struct{})
 			go func() {
 				defer close(done)
-				run("sleep 1; echo ran > ran.txt")
+				run(g.wait() + "echo ran > ran.txt")
 			}()
-			time.Sleep(300 * time.Millisecond)
+			g.started(t)
 			must(t, ws.WriteFile("during.txt", []byte("written during the run\n"), 0o644))
 			must(t, ws.WriteFile("keep/k.txt", []byte("changed during the run\n"), 0o644))
+			g.resume(t)
 			<-done
 		}},
 		{name: "checkpoint rolled back", tool: func() {

@@ -17,6 +17,7 @@ import (
 	"github.com/airlock-dev/airlock/memfs"
 	"github.com/airlock-dev/airlock/sandbox"
 	"github.com/airlock-dev/airlock/session"
+	"golang.org/x/sys/unix"
 )
 
 func needSandbox(t testing.TB) {
@@ -153,20 +154,92 @@ func TestRunWritingAGigabyteIsStopped(t *testing.T) {
 	}
 }
 
+// runGate lets a test know that a run reached its command (so the run
+// has its snapshot of the workspace) and hold it there: the command
+// begins with gate.wait(), which opens the FIFO started (the test's open
+// for writing returns then) and then reads the FIFO resume until the test
+// lets it go on. Runs see the gate's directory read-only
+// (RunOptions.ReadOnly).
+type runGate struct{ dir string }
+
+func newRunGate(t *testing.T) *runGate {
+	t.Helper()
+	base := t.TempDir()
+	for d := base; d != "/" && d != os.TempDir(); d = filepath.Dir(d) {
+		os.Chmod(d, 0o711)
+	}
+	g := &runGate{dir: filepath.Join(base, "gate")}
+	if err := os.Mkdir(g.dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"started", "resume"} {
+		p := filepath.Join(g.dir, name)
+		// The jail's user (nobody, for a root server) reads them.
+		if err := unix.Mkfifo(p, 0o666); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(p, 0o666); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return g
+}
+
+// wait is the shell line a gated command begins with.
+func (g *runGate) wait() string {
+	return fmt.Sprintf("cat %s/started >/dev/null; cat %s/resume >/dev/null; ", g.dir, g.dir)
+}
+
+// started returns once the run has reached its command.
+func (g *runGate) started(t *testing.T) { g.signal(t, "started") }
+
+// resume lets the run go on.
+func (g *runGate) resume(t *testing.T) { g.signal(t, "resume") }
+
+// signal opens the FIFO name for writing, which returns once the command
+// opens it for reading, and closes it: the command's cat ends.
+func (g *runGate) signal(t *testing.T, name string) {
+	t.Helper()
+	p := filepath.Join(g.dir, name)
+	opened := make(chan error, 1)
+	go func() {
+		f, err := os.OpenFile(p, os.O_WRONLY, 0)
+		if err == nil {
+			err = f.Close()
+		}
+		opened <- err
+	}()
+	select {
+	case err := <-opened:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(2 * time.Minute):
+		// A reader of our own lets the open return.
+		if f, err := os.OpenFile(p, os.O_RDONLY|unix.O_NONBLOCK, 0); err == nil {
+			<-opened
+			f.Close()
+		}
+		t.Fatalf("the run did not open %s in 2 minutes", name)
+	}
+}
+
 // Edits another tool makes while a command runs are never overwritten.
 func TestRunKeepsEditsMadeDuringIt(t *testing.T) {
 	r := repo(t, true, map[string]string{"README.md": "# p\n"})
-	e := runEnv(t, r, session.RunOptions{}, config{})
+	g := newRunGate(t)
+	e := runEnv(t, r, session.RunOptions{ReadOnly: []string{g.dir}}, config{})
 	done := make(chan session.RunResult)
 	go func() {
-		res, err := e.s.Run(context.Background(), session.RunArgs{Command: "sleep 1; echo from-run > README.md"}, nil)
+		res, err := e.s.Run(context.Background(), session.RunArgs{Command: g.wait() + "echo from-run > README.md"}, nil)
 		if err != nil {
 			t.Error(err)
 		}
 		done <- res
 	}()
-	time.Sleep(300 * time.Millisecond)
+	g.started(t)
 	e.write(t, "README.md", "from-the-worker\n")
+	g.resume(t)
 	res := <-done
 	if b, _ := e.s.Workspace().ReadFile("README.md"); string(b) != "from-the-worker\n" {
 		t.Errorf("README.md = %q: the run overwrote an edit made during it", b)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/airlock-dev/airlock/approval"
 	"github.com/airlock-dev/airlock/memfs"
+	"github.com/airlock-dev/airlock/session/runs"
 	"github.com/airlock-dev/airlock/staging"
 	"github.com/airlock-dev/airlock/targets"
 )
@@ -120,7 +121,7 @@ type Session struct {
 	openMu sync.Mutex
 	opened map[string]targets.Target
 
-	run *runner // nil without Options.Run
+	run *runs.Runner // nil without Options.Run
 
 	pst       *persister // nil for a session in memory only
 	recovered *Recovered // what Resume found; nil for a new session
@@ -190,9 +191,7 @@ func newSession(w *Worker, opts Options) (*Session, error) {
 	s := &Session{id: id, w: w, ws: ws, store: store, repos: repos, gate: opts.Gate, opts: opts,
 		opened: map[string]targets.Target{}, pushes: map[string]*push{}, byCommit: map[pushKey]*push{},
 		published: map[plumbing.Hash]string{}, cps: map[string]map[string]cpBase{}}
-	if opts.Run != nil {
-		s.run = &runner{opts: *opts.Run}
-	}
+	s.run = newRunner(s, opts.Run)
 	return s, nil
 }
 
@@ -213,12 +212,7 @@ func (s *Session) Workspace() *memfs.Workspace { return s.ws }
 // closes its journal.
 func (s *Session) Close() {
 	if s.run != nil {
-		s.run.mu.Lock()
-		if s.run.mirror != nil {
-			s.run.saveStamps()
-			s.run.mirror.Close()
-		}
-		s.run.mu.Unlock()
+		s.run.Close()
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -205,6 +205,11 @@ func (c *Cache) trimLater() {
 	}()
 }
 
+// Wait waits for the trim in flight, if any: one starts as a run ends
+// (Begin's end), so after a run has answered, Wait returns once the cache
+// was measured and, if it was over its bound, trimmed.
+func (c *Cache) Wait() { c.wg.Wait() }
+
 // Close waits for a trim in flight, and starts no more.
 func (c *Cache) Close() {
 	c.mu.Lock()

@@ -1,6 +1,6 @@
 //go:build unix
 
-package session
+package runs
 
 import "golang.org/x/sys/unix"
 

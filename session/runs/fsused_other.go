@@ -1,6 +1,6 @@
 //go:build !unix
 
-package session
+package runs
 
 // fsUsed cannot tell here: the watch walks what a run wrote instead.
 func fsUsed(string) (held, bool) { return held{}, false }

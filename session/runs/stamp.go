@@ -1,4 +1,4 @@
-package session
+package runs
 
 import (
 	"crypto/sha1"
@@ -9,53 +9,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/go-git/go-git/v5/plumbing"
-
 	"github.com/airlock-dev/airlock/memfs"
-	"github.com/airlock-dev/airlock/sandbox"
+	"github.com/airlock-dev/airlock/sandbox/mirror"
 	"github.com/airlock-dev/airlock/session/runcache"
+	"github.com/go-git/go-git/v5/plumbing"
 )
-
-// cacheHome is where a run's caches are: the worker's cache (RunOptions.
-// Cache), or without one a directory of the session's that goes with it.
-const cacheHome = sandbox.Home + "/.cache"
-
-// cacheEnv points the usual toolchains' caches into cacheHome, those that
-// would not look there on their own included (Go's module cache, npm's,
-// cargo's), so that they too outlive the run.
-var cacheEnv = []string{
-	"XDG_CACHE_HOME=" + cacheHome,
-	"GOCACHE=" + cacheHome + "/go-build",
-	"GOMODCACHE=" + cacheHome + "/go-mod",
-	"PIP_CACHE_DIR=" + cacheHome + "/pip",
-	"npm_config_cache=" + cacheHome + "/npm",
-	"CARGO_HOME=" + cacheHome + "/cargo",
-	"CCACHE_DIR=" + cacheHome + "/ccache",
-}
-
-// networkEnv: without the network, Go takes modules from its cache only
-// (GOPROXY=off), without the checksum database it cannot reach; with it,
-// Go's own defaults (the module proxy, checked against sum.golang.org).
-func networkEnv(network bool) []string {
-	if network {
-		return nil
-	}
-	return []string{"GOPROXY=off", "GOSUMDB=off"}
-}
-
-// beginCache readies the cache a run binds at ~/.cache: the worker's, held
-// against eviction until end is called, or the session's own.
-func (r *runner) beginCache() (dir string, end func(), err error) {
-	c := r.opts.Cache
-	if c == nil {
-		return r.mirror.Cache(), func() {}, nil
-	}
-	end, err = c.Begin(sandbox.HostUser())
-	if err != nil {
-		return "", nil, fmt.Errorf("the worker's cache %s: %w", c.Dir(), err)
-	}
-	return c.Dir(), end, nil
-}
 
 // stamper keeps the times of a worker's workspace files steady across
 // servers (see runcache.Stamp): at a mirror's first sync, a file whose
@@ -77,7 +35,7 @@ type stamper struct {
 
 // stampFirstSync readies a new mirror's first sync to give files the
 // times the worker's last server recorded (fileTime).
-func (r *runner) stampFirstSync() {
+func (r *Runner) stampFirstSync() {
 	if c := r.opts.Cache; c != nil {
 		r.stamper.stamps = c.Stamps()
 		r.mirror.Time = r.stamper.fileTime
@@ -85,7 +43,7 @@ func (r *runner) stampFirstSync() {
 }
 
 // stamp follows a Sync of r's mirror to s.
-func (r *runner) stamp(s *memfs.Snapshot) {
+func (r *Runner) stamp(s *memfs.Snapshot) {
 	c, st := r.opts.Cache, &r.stamper
 	if c == nil {
 		return
@@ -126,7 +84,7 @@ func (r *runner) stamp(s *memfs.Snapshot) {
 }
 
 // fileTime is the time the mirror's first sync gives the file e holding
-// data (sandbox.Mirror.Time): the one the worker's last server recorded
+// data (mirror.Mirror.Time): the one the worker's last server recorded
 // for that content at that path, or now; either is recorded.
 func (st *stamper) fileTime(e memfs.Entry, data []byte) time.Time {
 	id := e.ID
@@ -147,7 +105,7 @@ func (st *stamper) fileTime(e memfs.Entry, data []byte) time.Time {
 
 // stampFile applies (first) or records the time of the file e in the
 // mirror's lower directory.
-func (st *stamper) stampFile(m *sandbox.Mirror, e memfs.Entry, first bool) {
+func (st *stamper) stampFile(m *mirror.Mirror, e memfs.Entry, first bool) {
 	id := e.ID
 	if id == ([20]byte{}) {
 		data, err := e.Content()
@@ -162,7 +120,7 @@ func (st *stamper) stampFile(m *sandbox.Mirror, e memfs.Entry, first bool) {
 // stampDir is stampFile for the directory d: a directory's time counts
 // too (go test hashes a directory it read by its entries' and its own
 // stat), keyed by its listing, under a key no file path has.
-func (st *stamper) stampDir(m *sandbox.Mirror, d string, first bool) {
+func (st *stamper) stampDir(m *mirror.Mirror, d string, first bool) {
 	ents, err := m.ReadLowerDir(d)
 	if err != nil {
 		st.forget("/" + d)
@@ -178,7 +136,7 @@ func (st *stamper) stampDir(m *sandbox.Mirror, d string, first bool) {
 // apply gives the mirror's p, which holds content id of size at key, the
 // time recorded for that content at a first sync; otherwise it records
 // the time p has.
-func (st *stamper) apply(m *sandbox.Mirror, key, p, id string, size int64, first bool) {
+func (st *stamper) apply(m *mirror.Mirror, key, p, id string, size int64, first bool) {
 	if old, ok := st.stamps[key]; first && ok && old.ID == id && old.Size == size {
 		if _, err := m.LowerTime(p, time.Unix(0, old.Time)); err == nil {
 			return
@@ -208,7 +166,7 @@ func addDirs(dirs map[string]bool, p string) {
 
 // saveStamps saves the stamps if they changed, taking first the times of
 // the paths runs changed since the last save.
-func (r *runner) saveStamps() {
+func (r *Runner) saveStamps() {
 	r.settleStamps()
 	if r.opts.Cache != nil && r.stamper.dirty && r.opts.Cache.SaveStamps(r.stamper.stamps) == nil {
 		r.stamper.dirty = false
@@ -216,7 +174,7 @@ func (r *runner) saveStamps() {
 }
 
 // settleStamps records the times the mirror's pending paths have now.
-func (r *runner) settleStamps() {
+func (r *Runner) settleStamps() {
 	st := &r.stamper
 	if r.opts.Cache == nil || len(st.pending) == 0 || st.synced == nil {
 		return
@@ -234,41 +192,4 @@ func (r *runner) settleStamps() {
 		st.stampFile(r.mirror, e, false)
 	}
 	st.pending = nil
-}
-
-// cacheRoom is what a run may add to its cache: the operator's bound of
-// the worker's cache, or what the workspace's quota leaves the session's
-// own. Files are bounded at one a 4 KiB of room (a tmpfs
-// inode costs the kernel about 1 KiB), within 10,000 and 1,000,000.
-func (r *runner) cacheRoom(wl memfs.Limits) sandbox.Bound {
-	var room int64
-	if c := r.opts.Cache; c != nil {
-		room = c.Max() // one run may add up to the bound; the trim brings it back under
-	} else {
-		if r.ownCache > wl.MaxTotalBytes*3/4 {
-			// Nearly full: a cache may always be emptied.
-			r.clearOwnCache()
-		}
-		room = wl.MaxTotalBytes - r.ownCache
-	}
-	return sandbox.Bound{Bytes: room, Files: min(max(room/4096, 10_000), 1_000_000)}
-}
-
-// cacheKept records what a run added to its cache.
-func (r *runner) cacheKept(rep *sandbox.Report) {
-	if c := r.opts.Cache; c != nil {
-		c.Added(rep.CacheAdded.Bytes)
-		return
-	}
-	r.ownCache += rep.CacheAdded.Bytes
-}
-
-// clearOwnCache empties the session's own cache.
-func (r *runner) clearOwnCache() {
-	// From the mirror's descriptor: the jail's user owns the directory
-	// and could have put a link in the cache's place.
-	if r.mirror.ClearCache() != nil {
-		return // counted as full still: tried again before the next run
-	}
-	r.ownCache = 0
 }

@@ -1,4 +1,4 @@
-package sandbox
+package mirror
 
 import (
 	"sync/atomic"

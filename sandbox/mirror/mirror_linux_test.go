@@ -1,4 +1,4 @@
-package sandbox_test
+package mirror_test
 
 import (
 	"context"
@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/airlock-dev/airlock/memfs"
-	"github.com/airlock-dev/airlock/sandbox"
 	"golang.org/x/sys/unix"
 )
 
@@ -24,9 +23,9 @@ func TestMirrorRacedByItsUser(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		layer string // which of the mirror's directories is raced
-		step  func(t *testing.T, x *mirror, i int)
+		step  func(t *testing.T, x *synced, i int)
 	}{
-		{"reading a run's changes", "upper", func(t *testing.T, x *mirror, i int) {
+		{"reading a run's changes", "upper", func(t *testing.T, x *synced, i int) {
 			cs, _ := x.m.Changes(1<<20, 0)
 			for _, c := range cs {
 				if strings.Contains(string(c.Data), "secret") {
@@ -34,7 +33,7 @@ func TestMirrorRacedByItsUser(t *testing.T) {
 				}
 			}
 		}},
-		{"syncing", "lower", func(t *testing.T, x *mirror, i int) {
+		{"syncing", "lower", func(t *testing.T, x *synced, i int) {
 			write(t, x.ws, fmt.Sprintf("d/n%d.txt", i), "new\n")
 			x.m.Sync(context.Background(), x.ws.Snapshot())
 		}},
@@ -54,12 +53,12 @@ func TestMirrorRacedByItsUser(t *testing.T) {
 				t.Fatal(err)
 			}
 			write(t, ws, "d/f.txt", "inside\n")
-			m, err := sandbox.NewMirror(filepath.Join(base, "mirrors"))
+			m, err := newMirror(filepath.Join(base, "mirrors"))
 			if err != nil {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { m.Close() })
-			x := &mirror{m: m, ws: ws, start: ws.Snapshot()}
+			x := &synced{m: m, ws: ws, start: ws.Snapshot()}
 			if _, _, err := m.Sync(context.Background(), x.start); err != nil {
 				t.Fatal(err)
 			}

@@ -1,4 +1,4 @@
-package sandbox_test
+package mirror_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/airlock-dev/airlock/memfs"
 	"github.com/airlock-dev/airlock/sandbox"
+	"github.com/airlock-dev/airlock/sandbox/mirror"
 )
 
 // A root server's mirror belongs to the jail's user, so any process of
@@ -28,42 +29,42 @@ func TestMirrorFollowsNoLinkItsUserPlants(t *testing.T) {
 		// to the outside directory.
 		swap string
 		// step takes the mirror's step after the swap; it may err.
-		step func(t *testing.T, x *mirror) error
+		step func(t *testing.T, x *synced) error
 	}{
-		{"lower, before the first sync", false, "lower", func(t *testing.T, x *mirror) error {
+		{"lower, before the first sync", false, "lower", func(t *testing.T, x *synced) error {
 			_, _, err := x.m.Sync(context.Background(), x.ws.Snapshot())
 			return err
 		}},
-		{"a directory of lower, before a sync", true, "lower/d", func(t *testing.T, x *mirror) error {
+		{"a directory of lower, before a sync", true, "lower/d", func(t *testing.T, x *synced) error {
 			write(t, x.ws, "d/new.txt", "new\n")
 			write(t, x.ws, "d/b.txt", "b, changed\n")
 			_, _, err := x.m.Sync(context.Background(), x.ws.Snapshot())
 			return err
 		}},
-		{"lower, before a sync", true, "lower", func(t *testing.T, x *mirror) error {
+		{"lower, before a sync", true, "lower", func(t *testing.T, x *synced) error {
 			write(t, x.ws, "new.txt", "new\n")
 			_, _, err := x.m.Sync(context.Background(), x.ws.Snapshot())
 			return err
 		}},
 		{"upper, before the changes are read", true, "upper", readChanges},
 		{"a directory of upper, before the changes are read", true, "upper/d", readChanges},
-		{"lower, before a run's changes are promoted", true, "lower", func(t *testing.T, x *mirror) error {
+		{"lower, before a run's changes are promoted", true, "lower", func(t *testing.T, x *synced) error {
 			return x.promote(t)
 		}},
-		{"a directory of lower, before a run's changes are promoted", true, "lower/d", func(t *testing.T, x *mirror) error {
+		{"a directory of lower, before a run's changes are promoted", true, "lower/d", func(t *testing.T, x *synced) error {
 			return x.promote(t)
 		}},
-		{"upper, before a reset", true, "upper", func(t *testing.T, x *mirror) error {
+		{"upper, before a reset", true, "upper", func(t *testing.T, x *synced) error {
 			return x.m.Reset()
 		}},
-		{"work, before a reset", true, "work", func(t *testing.T, x *mirror) error {
+		{"work, before a reset", true, "work", func(t *testing.T, x *synced) error {
 			return x.m.Reset()
 		}},
-		{"a directory of lower, before its times are set", true, "lower/d", func(t *testing.T, x *mirror) error {
+		{"a directory of lower, before its times are set", true, "lower/d", func(t *testing.T, x *synced) error {
 			_, err := x.m.LowerTime("d/secret.txt", time.Unix(1, 0))
 			return err
 		}},
-		{"a directory of lower, before it is listed", true, "lower/d", func(t *testing.T, x *mirror) error {
+		{"a directory of lower, before it is listed", true, "lower/d", func(t *testing.T, x *synced) error {
 			ents, err := x.m.ReadLowerDir("d")
 			for _, e := range ents {
 				if e.Name() == "secret.txt" {
@@ -96,14 +97,14 @@ func TestMirrorFollowsNoLinkItsUserPlants(t *testing.T) {
 			}
 			write(t, ws, "a.txt", "a\n")
 			write(t, ws, "d/b.txt", "b\n")
-			m, err := sandbox.NewMirror(filepath.Join(base, "mirrors"))
+			m, err := newMirror(filepath.Join(base, "mirrors"))
 			if err != nil {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { m.Close() })
 			lower, upper, _, _ := m.Dirs()
 			mirrorDir := filepath.Dir(lower)
-			x := &mirror{m: m, ws: ws}
+			x := &synced{m: m, ws: ws}
 			if tc.synced {
 				x.start = ws.Snapshot()
 				if _, _, err := m.Sync(context.Background(), x.start); err != nil {
@@ -137,9 +138,9 @@ func TestMirrorFollowsNoLinkItsUserPlants(t *testing.T) {
 	}
 }
 
-// mirror is a mirror of ws, which held start when lower was synced.
-type mirror struct {
-	m     *sandbox.Mirror
+// synced is a mirror of ws, which held start when lower was synced.
+type synced struct {
+	m     *mirror.Mirror
 	ws    *memfs.Workspace
 	start *memfs.Snapshot
 }
@@ -147,7 +148,7 @@ type mirror struct {
 // promote takes in the changes of a run that wrote ran.txt and d/ran.txt
 // (in upper), as a run's end does: read, the workspace given them, and
 // moved into lower.
-func (x *mirror) promote(t *testing.T) error {
+func (x *synced) promote(t *testing.T) error {
 	cs, err := x.m.Changes(1<<20, 0)
 	if err != nil {
 		return err
@@ -159,7 +160,7 @@ func (x *mirror) promote(t *testing.T) error {
 }
 
 // readChanges reads a run's changes, none of which may hold what is outside.
-func readChanges(t *testing.T, x *mirror) error {
+func readChanges(t *testing.T, x *synced) error {
 	cs, err := x.m.Changes(1<<20, 0)
 	for _, c := range cs {
 		if strings.Contains(string(c.Data), "secret") {
@@ -234,10 +235,10 @@ func TestMirrorParentNotThisUsersRefused(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			parent := filepath.Join(traversable(t), "mirrors")
 			tc.make(t, parent)
-			m, err := sandbox.NewMirror(parent)
+			m, err := newMirror(parent)
 			if err == nil {
 				m.Close()
-				t.Fatal("NewMirror took it")
+				t.Fatal("New took it")
 			}
 			if !strings.Contains(err.Error(), "remove it") {
 				t.Errorf("error %q gives no advice", err)
@@ -245,7 +246,7 @@ func TestMirrorParentNotThisUsersRefused(t *testing.T) {
 			if err := os.Remove(parent); err != nil {
 				t.Fatal(err)
 			}
-			m, err = sandbox.NewMirror(parent)
+			m, err = newMirror(parent)
 			if err != nil {
 				t.Fatalf("after the advice: %v", err)
 			}
@@ -266,7 +267,7 @@ func TestMirrorClearCacheFollowsNoLink(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(outside, "keep"), []byte("keep\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		m, err := sandbox.NewMirror(filepath.Join(base, "mirrors"))
+		m, err := newMirror(filepath.Join(base, "mirrors"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -300,4 +301,21 @@ func TestMirrorClearCacheFollowsNoLink(t *testing.T) {
 		}
 		_ = m.Close()
 	}
+}
+
+// newMirror makes a mirror under parent for the jails' user, as a run's.
+func newMirror(parent string) (*mirror.Mirror, error) {
+	uid, gid := sandbox.HostUser()
+	return mirror.New(parent, uid, gid)
+}
+
+// traversable is a temporary directory the jails' user can pass through
+// to what is made in it (a root server's jails act as nobody).
+func traversable(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	for d := dir; d != "/" && d != os.TempDir(); d = filepath.Dir(d) {
+		os.Chmod(d, 0o711)
+	}
+	return dir
 }

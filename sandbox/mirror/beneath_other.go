@@ -1,6 +1,6 @@
 //go:build !linux
 
-package sandbox
+package mirror
 
 // openBeneath opens rel (slash-separated; "" is dir itself) below the
 // directory dir with flags (O_CREAT's mode perm), following no symlink,

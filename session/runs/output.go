@@ -1,4 +1,4 @@
-package session
+package runs
 
 import (
 	"bytes"
@@ -9,7 +9,90 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
+
+	"github.com/airlock-dev/airlock/internal/textcap"
 )
+
+// output is one run's kept output.
+type output struct {
+	id             string
+	stdout, stderr []byte
+	cutOut, cutErr int64
+	file           string // where a durable session keeps it; then the streams are not in memory
+}
+
+// Output returns the whole output (as much as was kept) of a run.
+func (r *Runner) Output(id, stream string) (string, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var ids []string
+	for _, o := range r.outputs {
+		ids = append(ids, o.id)
+		if o.id != id {
+			continue
+		}
+		full, err := o.load()
+		if err != nil {
+			return "", err
+		}
+		switch stream {
+		case "stdout", "":
+			return keptText(full.stdout, full.cutOut), nil
+		case "stderr":
+			return keptText(full.stderr, full.cutErr), nil
+		}
+		return "", fmt.Errorf("stream %q: give stdout or stderr", stream)
+	}
+	if len(ids) == 0 {
+		return "", fmt.Errorf("no run %q: nothing has run yet", id)
+	}
+	return "", fmt.Errorf("no run %q; the runs whose output is kept are %s", id, strings.Join(ids, ", "))
+}
+
+func keptText(b []byte, cut int64) string {
+	if cut == 0 {
+		return string(b)
+	}
+	return string(b) + fmt.Sprintf("\n[%d more bytes were not kept]", cut)
+}
+
+// keeper keeps the first max bytes written and counts the rest.
+type keeper struct {
+	buf bytes.Buffer
+	max int
+	cut int64
+	mu  sync.Mutex
+}
+
+func newKeeper(max int) *keeper { return &keeper{max: max} }
+
+func (k *keeper) Write(p []byte) (int, error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	room := k.max - k.buf.Len()
+	if room >= len(p) {
+		k.buf.Write(p)
+	} else {
+		if room > 0 {
+			k.buf.Write(p[:room])
+		}
+		k.cut += int64(len(p) - max(room, 0))
+	}
+	return len(p), nil
+}
+
+// shown is a stream as the answer shows it.
+func shown(b []byte, cut int64, id, stream string) string {
+	w := textcap.New(runShown)
+	w.Write(b)
+	hint := fmt.Sprintf("run_output id=%s stream=%s shows it all", id, stream)
+	text := w.Text(hint)
+	if cut > 0 && !w.Truncated() {
+		text += fmt.Sprintf("[%d more bytes were not kept]", cut)
+	}
+	return text
+}
 
 // A durable session keeps its runs' output in its state directory, so
 // that run_output answers after a restart as before it: one file per run,
@@ -29,19 +112,11 @@ type runHeader struct {
 	Cut    [2]int64 `json:"cut"` // bytes of each that were not kept
 }
 
-// runsDir is where a durable session's run outputs live; "" in memory.
-func (s *Session) runsDir() string {
-	if s.opts.State == nil {
-		return ""
-	}
-	return filepath.Join(s.opts.State.Path, "runs")
-}
-
 // keep adds a run's output to those RunOutput can show, written to dir
 // first when the session is durable; the oldest beyond runsKept goes. An
 // output that cannot be written stays in memory: readable until the
 // server stops.
-func (r *runner) keep(out *runOutput, dir string) {
+func (r *Runner) keep(out *output, dir string) {
 	if dir != "" {
 		if err := writeRunOutput(dir, out); err == nil {
 			out.file = filepath.Join(dir, out.id)
@@ -57,7 +132,7 @@ func (r *runner) keep(out *runOutput, dir string) {
 	}
 }
 
-func writeRunOutput(dir string, out *runOutput) error {
+func writeRunOutput(dir string, out *output) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
@@ -77,7 +152,7 @@ func writeRunOutput(dir string, out *runOutput) error {
 
 // load returns the output with its streams in memory: itself, or read
 // back from its file.
-func (o *runOutput) load() (*runOutput, error) {
+func (o *output) load() (*output, error) {
 	if o.file == "" {
 		return o, nil
 	}
@@ -90,13 +165,13 @@ func (o *runOutput) load() (*runOutput, error) {
 	if !ok || json.Unmarshal(line, &h) != nil || h.ID != o.id || h.Stdout < 0 || h.Stderr < 0 || h.Stdout+h.Stderr != len(rest) {
 		return nil, fmt.Errorf("the output of %s in the session's state directory is damaged; run the command again", o.id)
 	}
-	return &runOutput{id: o.id, stdout: rest[:h.Stdout], stderr: rest[h.Stdout:], cutOut: h.Cut[0], cutErr: h.Cut[1]}, nil
+	return &output{id: o.id, stdout: rest[:h.Stdout], stderr: rest[h.Stdout:], cutOut: h.Cut[0], cutErr: h.Cut[1]}, nil
 }
 
 // resumeOutputs takes up the outputs a durable session kept in dir (the
 // newest runsKept; older ones, and files a crash left half-written, are
 // removed), and numbers the next run after the last one.
-func (r *runner) resumeOutputs(dir string) {
+func (r *Runner) resumeOutputs(dir string) {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return // none yet (or unreadable: run_output says there is none)
@@ -117,7 +192,7 @@ func (r *runner) resumeOutputs(dir string) {
 			_ = os.Remove(filepath.Join(dir, id)) // past the newest kept: tidying
 			continue
 		}
-		r.outputs = append(r.outputs, &runOutput{id: id, file: filepath.Join(dir, id)})
+		r.outputs = append(r.outputs, &output{id: id, file: filepath.Join(dir, id)})
 	}
 	if len(ns) > 0 {
 		r.n = max(r.n, ns[len(ns)-1])
