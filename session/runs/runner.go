@@ -37,7 +37,7 @@ type Session interface {
 // Gate is the reviewer's queue, which a run's request for the network
 // waits in (approval.Gate).
 type Gate interface {
-	Submit(req *approval.Request, pick approval.PickFunc) (*approval.Ticket, error)
+	Submit(req *approval.Request, picks chan<- *approval.PickAsk) (*approval.Ticket, error)
 	Withdraw(id, why string) error
 }
 
