@@ -272,8 +272,11 @@ func (h *Hub) Close() {
 	h.closed = true
 	// A sandbox being unloaded is closed by who unloads it, one being
 	// resumed joins the others: wait for both.
-	for id := range h.opening {
-		h.waitLocked(id)
+	for len(h.opening) > 0 {
+		for id := range h.opening {
+			h.waitLocked(id)
+			break
+		}
 	}
 	ids := make([]string, 0, len(h.live))
 	for id := range h.live {

@@ -77,22 +77,29 @@ func (h *Hub) open() (*sandboxSess, string, error) {
 // on meanwhile; a second client of the same session waits for the first).
 func (h *Hub) resume(id string, g grant) (*sandboxSess, error) {
 	h.mu.Lock()
-	h.waitLocked(id)
-	if sb := h.live[id]; sb != nil {
-		defer h.mu.Unlock()
-		if g.session != id {
-			return nil, fail(http.StatusForbidden, "this token does not open session %s: use the Airlock-Session-Token the server gave when the session was made", id)
+	for {
+		h.waitLocked(id)
+		if sb := h.live[id]; sb != nil {
+			defer h.mu.Unlock()
+			if g.session != id {
+				return nil, fail(http.StatusForbidden, "this token does not open session %s: use the Airlock-Session-Token the server gave when the session was made", id)
+			}
+			sb.active++
+			return sb, nil
 		}
-		sb.active++
-		return sb, nil
-	}
-	if h.root == "" {
-		h.mu.Unlock()
-		return nil, fail(http.StatusNotFound, "no session %s in this server (its sessions are in memory only, --ephemeral): start a new one at %s", id, h.base)
-	}
-	if err := h.makeRoomLocked(); err != nil {
-		h.mu.Unlock()
-		return nil, err
+		if h.root == "" {
+			h.mu.Unlock()
+			return nil, fail(http.StatusNotFound, "no session %s in this server (its sessions are in memory only, --ephemeral): start a new one at %s", id, h.base)
+		}
+		if err := h.makeRoomLocked(); err != nil {
+			h.mu.Unlock()
+			return nil, err
+		}
+		// makeRoomLocked let go of the lock: another client of id may
+		// have begun resuming it meanwhile.
+		if h.opening[id] == nil && h.live[id] == nil {
+			break
+		}
 	}
 	ch := make(chan struct{})
 	h.opening[id] = ch
