@@ -20,8 +20,9 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// In read-only mode the file tools that write are not offered, and refuse
-// if called, saying why; reading still works.
+// In read-only mode the file tools that write are offered (a client that
+// calls one learns why it cannot, where a missing tool would be "unknown")
+// and refuse, saying why; reading still works.
 func TestReadOnlyModeRefusesFileWrites(t *testing.T) {
 	repo := project(t)
 	w := &session.Worker{
@@ -59,8 +60,8 @@ func TestReadOnlyModeRefusesFileWrites(t *testing.T) {
 		{"delete_file", map[string]any{"path": "README.md"}},
 		{"move_file", map[string]any{"source": "README.md", "destination": "R.md"}},
 	} {
-		if offered[c.tool] {
-			t.Errorf("read-only mode offers %s", c.tool)
+		if !offered[c.tool] {
+			t.Errorf("read-only mode does not offer %s (it refuses it when called, saying why)", c.tool)
 		}
 		raw, _ := json.Marshal(c.args)
 		_, err := gittools.Call(context.Background(), s, c.tool, raw, nil)

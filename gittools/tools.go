@@ -85,13 +85,17 @@ func Tools() []Tool { return toolList }
 // probe's answer); see NewMCPServerWith, which takes them back if the
 // answer is no.
 //
-// A read-only session (airlock serve --run read-only) offers only the
-// tools whose annotations say it may (hints.readOnlyMode).
+// A read-only session (airlock serve --run read-only) still offers the
+// tools its annotations withhold in that mode (hints.readOnlyMode): Call
+// refuses them with an answer that says why, which a worker can act on,
+// where a tool missing from the list would only be "unknown".
 func ToolsFor(s *session.Session) []Tool {
-	mayRun, readOnly := s.MayRun(), s.ReadOnly()
+	if s.MayRun() {
+		return toolList
+	}
 	var out []Tool
 	for _, t := range toolList {
-		if (mayRun || !runTools[t.Name]) && (!readOnly || offeredReadOnly(t.Name)) {
+		if !runTools[t.Name] {
 			out = append(out, t)
 		}
 	}
