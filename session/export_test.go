@@ -10,7 +10,7 @@ func Crash(s *Session) {
 		close(p.stop)
 		<-p.stopped
 		p.j.Close()
-		p.dir.Unlock()
+		p.lease.Unlock()
 		s.pst = nil
 	}
 }

@@ -7,11 +7,10 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"maps"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/format/packfile"
@@ -19,6 +18,8 @@ import (
 
 	"github.com/airlock-dev/airlock/memfs"
 	"github.com/airlock-dev/airlock/session/journal"
+	"github.com/airlock-dev/airlock/session/record"
+	"github.com/airlock-dev/airlock/session/store/files"
 	"github.com/airlock-dev/airlock/staging"
 )
 
@@ -36,7 +37,8 @@ type Inspection struct {
 
 	live    *memfs.Snapshot
 	store   *staging.Store
-	sources []string // where lazy files are read (see sessRec.Sources)
+	sources []string  // where lazy files are read (see sessRec.Sources)
+	saved   time.Time // when its last state record was written
 }
 
 // PendingPush is a push a saved session had in flight.
@@ -50,73 +52,72 @@ type PendingPush struct {
 
 // Inspect reads the session id under root.
 func Inspect(root, id string) (*Inspection, error) {
-	if err := checkID(id); err != nil {
-		return nil, err
-	}
-	dir := filepath.Join(root, id)
-	l, err := listOne(dir)
+	st := files.Store{Root: root}
+	l, err := st.Listing(id)
 	if err != nil {
 		return nil, err
 	}
-	in, err := inspectJournal(dir)
+	in, err := readSaved(st, id)
 	if err != nil {
 		return nil, err
 	}
 	in.Listed = l
+	if !l.Running && !l.Closed {
+		in.count()
+	}
 	return in, nil
 }
 
-// inspectJournal reads a session's journal into an Inspection (without
-// its listing).
-func inspectJournal(dir string) (*Inspection, error) {
-	id := filepath.Base(dir)
+// count sets the listing's summary from what the journal holds: its
+// server died, and the summary it last wrote may be behind.
+func (in *Inspection) count() {
+	in.Summary = Summary{Updated: in.saved.UTC(), Changed: len(in.Changes), Staged: len(in.Staged),
+		Checkpoints: len(in.Checkpoints), Pending: len(in.Pushes), Bytes: in.Bytes}
+	in.NoState = false
+}
+
+// journalReader is the part of a store that reads a session's journal
+// without taking it.
+type journalReader interface {
+	ReadJournal(id string, commit func(typ byte) bool, fn func(typ byte, payload []byte) error) error
+}
+
+// readSaved reads session id's journal into an Inspection (without its
+// listing).
+func readSaved(st journalReader, id string) (*Inspection, error) {
 	ws, err := memfs.New(memfs.WithLimits(memfs.Limits{MaxFileBytes: 1 << 40, MaxTotalBytes: 1 << 50, MaxFiles: 1 << 30, MaxDirs: 1 << 30, MaxCheckpoints: 1 << 20}))
 	if err != nil {
 		return nil, err
 	}
 	in := &Inspection{store: staging.NewStore(1 << 62)}
-	ld := &loaded{ws: ws, ld: in.store, objs: map[plumbing.Hash]rawObject{}, commits: map[plumbing.Hash]*staging.Commit{}}
-	if err := journal.Read(filepath.Join(dir, "journal"), isState, ld.record); err != nil {
+	ld := record.NewLoaded(ws, in.store)
+	if err := st.ReadJournal(id, record.IsCommit, ld.Record); err != nil {
 		return nil, fmt.Errorf("session %s: %w", id, err)
 	}
-	if ld.seq == 0 || len(ld.areas) == 0 {
+	if ld.Empty() {
 		return nil, fmt.Errorf("session %s: %w", id, errNoState)
 	}
-	in.live, in.Published, in.sources = ld.slots["live"], ld.sess.Published, ld.sess.Sources
-	for _, o := range ld.objs {
-		if _, err := in.store.PutRaw(o.t, o.data); err != nil {
-			return nil, err
-		}
+	sess, err := decodeSess(ld)
+	if err != nil {
+		return nil, err
+	}
+	in.live, in.Published, in.sources, in.saved = ld.Live(), sess.Published, sess.Sources, ld.Saved()
+	if err := ld.PutObjects(in.store); err != nil {
+		return nil, err
 	}
 	if in.live == nil {
 		return nil, fmt.Errorf("%w: the session's trees are missing", journal.ErrCorrupt)
 	}
-	for _, name := range slices.Sorted(maps.Keys(ld.areas)) {
-		ar := ld.areas[name]
-		if name == "" {
-			if in.Base, err = hashOf(ar.Base.ID); err != nil {
-				return nil, err
-			}
+	for _, name := range ld.Repos() {
+		base, staged, tip, err := ld.Repo(name)
+		if err != nil {
+			return nil, err
 		}
-		tip := ld.slots[slotBase(name)]
-		for _, lr := range ar.Chain {
-			h, err := hashOf(lr.ID)
-			if err != nil {
-				return nil, err
-			}
-			c, ok := ld.commits[h]
-			if !ok {
-				return nil, fmt.Errorf("%w: staged commit %s has no record", journal.ErrCorrupt, lr.ID)
-			}
-			in.Staged = append(in.Staged, c)
-			tip = ld.slots[slotCommits(name)+lr.ID]
-		}
-		if tip == nil {
-			return nil, fmt.Errorf("%w: the session's trees are missing", journal.ErrCorrupt)
-		}
+		in.Staged = append(in.Staged, staged...)
 		// The changes are what differs from each repository's tip, as
 		// the session's own areas keep it.
 		if name == "" {
+			in.Base = base
 			ws.SetBase(tip)
 			continue
 		}
@@ -126,12 +127,12 @@ func inspectJournal(dir string) (*Inspection, error) {
 		}
 		sub.SetBase(tip)
 	}
-	if err := ws.Resume(in.live, ld.cps); err != nil {
+	if err := ws.Resume(in.live, ld.Checkpoints()); err != nil {
 		return nil, err
 	}
 	in.Changes = ws.Changes()
 	in.Checkpoints = ws.Checkpoints()
-	for _, p := range ld.sess.Pushes {
+	for _, p := range sess.Pushes {
 		target := ""
 		if p.Spec != nil {
 			target = p.Spec.String()
@@ -188,7 +189,7 @@ func (in *Inspection) ExportFiles(dir string) (int, []memfs.Refused, error) {
 					continue
 				}
 			}
-			f, err := os.OpenFile(full, os.O_WRONLY|os.O_CREATE|os.O_EXCL|noFollow, perm)
+			f, err := files.CreateFile(full, perm)
 			if err != nil {
 				return n, unread, err
 			}

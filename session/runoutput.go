@@ -31,10 +31,11 @@ type runHeader struct {
 
 // runsDir is where a durable session's run outputs live; "" in memory.
 func (s *Session) runsDir() string {
-	if s.opts.State == nil {
+	dir := s.localStateDir()
+	if dir == "" {
 		return ""
 	}
-	return filepath.Join(s.opts.State.Path, "runs")
+	return filepath.Join(dir, "runs")
 }
 
 // keep adds a run's output to those RunOutput can show, written to dir

@@ -16,6 +16,7 @@ import (
 
 	"github.com/airlock-dev/airlock/approval"
 	"github.com/airlock-dev/airlock/memfs"
+	"github.com/airlock-dev/airlock/session/store"
 	"github.com/airlock-dev/airlock/staging"
 	"github.com/airlock-dev/airlock/targets"
 )
@@ -43,7 +44,7 @@ type Options struct {
 	// State is the session's directory: with it, every change is saved
 	// there before the call that made it answers (a durable session);
 	// nil keeps the session in memory only.
-	State *StateDir
+	State store.Lease
 	// DropUnchanged removes a new durable session's directory when it
 	// closes having changed nothing since it started (no change of the
 	// workspace, commit, checkpoint, pull or push was ever saved): there
@@ -143,8 +144,8 @@ func New(ctx context.Context, w *Worker, opts Options) (*Session, error) {
 		}
 	}
 	s.collectLocked()
-	if opts.State != nil {
-		if err := s.startSaving(opts.State, nil); err != nil {
+	if s.opts.State != nil {
+		if err := s.startSaving(s.opts.State); err != nil {
 			return nil, err
 		}
 	}
@@ -156,6 +157,7 @@ func newSession(w *Worker, opts Options) (*Session, error) {
 	if opts.Gate == nil {
 		return nil, errors.New("session: a session needs a gate")
 	}
+	opts.State = noLease(opts.State)
 	if opts.Timeout <= 0 {
 		opts.Timeout = DefaultPushWait
 	}
@@ -185,7 +187,7 @@ func newSession(w *Worker, opts Options) (*Session, error) {
 	}
 	id := "mem-" + randomHex(6)
 	if opts.State != nil {
-		id = opts.State.ID
+		id = opts.State.SessionID()
 	}
 	s := &Session{id: id, w: w, ws: ws, store: store, repos: repos, gate: opts.Gate, opts: opts,
 		opened: map[string]targets.Target{}, pushes: map[string]*push{}, byCommit: map[pushKey]*push{},
