@@ -3,6 +3,7 @@ package files
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -81,6 +82,9 @@ func (st Store) ReadMeta(id string) (store.Meta, error) {
 	}
 	dir := filepath.Join(root, id)
 	df, err := openOwnDir(dir) // a session directory swapped for a link is none
+	if errors.Is(err, os.ErrNotExist) {
+		return store.Meta{}, fmt.Errorf("%w: %s (see airlock sessions list): %w", store.ErrNoSession, id, err)
+	}
 	if err != nil {
 		return store.Meta{}, err
 	}
