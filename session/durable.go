@@ -86,7 +86,7 @@ func (s *Session) localStateDir() string {
 // newPersister is the persister of a session held by lease, its journal
 // j, the record writer w.
 func (s *Session) newPersister(lease store.Lease, j store.Journal, w *record.Writer) *persister {
-	return &persister{lease: lease, j: j, w: w, stop: make(chan struct{}), stopped: make(chan struct{}),
+	return &persister{lease: lease, j: j, w: w, stop: make(chan struct{}), stopped: make(chan struct{}), poke: make(chan chan struct{}),
 		summarize: s.summarize, keep: s.keepState, warn: s.warn}
 }
 
@@ -114,25 +114,36 @@ func (p *persister) syncLoop() {
 	t := time.NewTicker(syncEvery)
 	defer t.Stop()
 	for {
+		var done chan struct{}
 		select {
 		case <-p.stop:
 			return
 		case <-t.C:
-			p.keep()
-			if err := p.j.Sync(); err != nil {
-				p.noteSyncErr(err)
-			}
-			p.sumMu.Lock()
-			changed := p.changed
-			p.sumMu.Unlock()
-			if changed {
-				if sum, ok := p.summarize(); ok {
-					p.setSummary(sum)
-				}
-			}
-			p.writeSummary()
+		case done = <-p.poke:
+		}
+		p.tick()
+		if done != nil {
+			close(done)
 		}
 	}
+}
+
+// tick is the sync loop's work: the state kept where it belongs, the
+// journal flushed, the summary counted and written.
+func (p *persister) tick() {
+	p.keep()
+	if err := p.j.Sync(); err != nil {
+		p.noteSyncErr(err)
+	}
+	p.sumMu.Lock()
+	changed := p.changed
+	p.sumMu.Unlock()
+	if changed {
+		if sum, ok := p.summarize(); ok {
+			p.setSummary(sum)
+		}
+	}
+	p.writeSummary()
 }
 
 // noteSyncErr keeps a failed flush for the next call to report, and tells

@@ -31,3 +31,14 @@ func FailFlush(s *Session, err error) {
 	s.mu.Unlock()
 	p.noteSyncErr(err)
 }
+
+// SyncNow runs s's sync loop's work (state kept, journal flushed, summary
+// written) now, and returns when it is done.
+func SyncNow(s *Session) {
+	s.mu.Lock()
+	p := s.pst
+	s.mu.Unlock()
+	done := make(chan struct{})
+	p.poke <- done
+	<-done
+}

@@ -49,6 +49,9 @@ type persister struct {
 	warn    func(format string, args ...any)
 	stop    chan struct{}
 	stopped chan struct{}
+	// poke runs the sync loop's tick now, closing the channel sent when
+	// it is done (tests: SyncNow).
+	poke chan chan struct{}
 }
 
 // sessRec is the session's own state. A multi-repository session keeps

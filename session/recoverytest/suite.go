@@ -35,8 +35,8 @@ func Suite(t *testing.T, newStore func(t *testing.T) store.Store) {
 	bare := bareRepo(t)
 	full := run(t, newStore(t), bare, -1)
 	total := full.steps[len(full.steps)-1].batches
-	if total < len(full.steps) {
-		t.Fatalf("the scenario wrote %d batches in %d steps", total, len(full.steps))
+	if total < len(full.steps) || full.c.rewrites < 2 {
+		t.Fatalf("the scenario wrote %d batches in %d steps, %d of them rewrites: it is to have a call's batch and a rewrite after it", total, len(full.steps), full.c.rewrites)
 	}
 	// The whole run resumes whole.
 	samePicture(t, "after the whole scenario", full.resume(t), full.steps[len(full.steps)-1].pic)
@@ -48,6 +48,11 @@ func Suite(t *testing.T, newStore func(t *testing.T) store.Store) {
 		for i, st := range full.steps[1:] {
 			if before := full.steps[i].batches; st.batches > before && before < k {
 				want = st
+			}
+		}
+		for i, st := range r.steps {
+			if st.batches < k && st.batches != full.steps[i].batches {
+				t.Fatalf("the scenario is not the same twice: after step %q, %d batches, then %d", st.name, full.steps[i].batches, st.batches)
 			}
 		}
 		samePicture(t, fmt.Sprintf("killed after batch %d of %d (after step %q)", k, total, want.name), r.resume(t), want.pic)
@@ -98,6 +103,7 @@ type runner struct {
 	clock      *clock
 	s          *session.Session
 	gate       *approval.Gate
+	c          *counter
 	steps      []step
 }
 
@@ -110,6 +116,7 @@ func run(t *testing.T, st store.Store, bare string, budget int) *runner {
 		DefaultTarget: spec, Targets: map[string]*session.TargetSpec{}, AutoPull: []session.PullSpec{{Path: ".", Source: spec}},
 	}}
 	c := &counter{budget: budget}
+	r.c = c
 	lease, err := st.Create(store.Meta{Worker: "tester", WorkerKey: "test"})
 	must(t, err)
 	r.id = lease.SessionID()
@@ -193,12 +200,20 @@ var scenario = []struct {
 		return s.Workspace().Rename("c.txt", "moved/c.txt")
 	}},
 	{"stage 2", func(s *session.Session) error { _, err := s.Stage([]string{"dir"}, "second"); return err }},
-	{"big", func(s *session.Session) error { return s.Workspace().WriteFile("big.bin", make([]byte, 5<<20), 0o644) }},
-	{"rollback", func(s *session.Session) error { _, err := s.Rollback("cp2"); return err }},
-	{"bigger", func(s *session.Session) error {
-		return s.Workspace().WriteFile("big2.bin", []byte(strings.Repeat("x", 5<<20)), 0o644)
+	// Big enough that the journal is rewritten whole after its batch (a
+	// boundary between a call's batch and the rewrite).
+	{"big", func(s *session.Session) error {
+		return s.Workspace().WriteFile("big.bin", make([]byte, 4<<20+256<<10), 0o644)
 	}},
-	{"discard", func(s *session.Session) error { _, err := s.Discard("", true); return err }},
+	{"rollback", func(s *session.Session) error { _, err := s.Rollback("cp2"); return err }},
+	// The staged commit after the one waiting for its reviewer: the
+	// waiting push stays (discarding it would end the push in its own
+	// goroutine, a batch at no step's time).
+	{"discard", func(s *session.Session) error {
+		st := s.Status()
+		_, err := s.Discard(st.Staged[len(st.Staged)-1].ID.String(), false)
+		return err
+	}},
 	{"stage 3", func(s *session.Session) error {
 		if err := s.Workspace().WriteFile("e.txt", []byte("e\n"), 0o644); err != nil {
 			return err
@@ -244,9 +259,10 @@ func (c *clock) now() time.Time {
 
 // counter is how many batches a store may still take.
 type counter struct {
-	mu     sync.Mutex
-	budget int // < 0: all
-	n      int
+	mu       sync.Mutex
+	budget   int // < 0: all
+	n        int
+	rewrites int // of the batches taken, rewrites of the whole journal
 }
 
 // take reports whether the next batch lands, and counts it.
@@ -304,6 +320,9 @@ func (j cutJournal) RewriteWith(fill func(journal.Records) error) error {
 	if !j.c.take() {
 		return fill(discard{})
 	}
+	j.c.mu.Lock()
+	j.c.rewrites++
+	j.c.mu.Unlock()
 	return j.Journal.RewriteWith(fill)
 }
 

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/airlock-dev/airlock/session/journal"
@@ -223,12 +224,30 @@ func readMeta(dir string) (store.Meta, error) {
 // session over as another server's.
 const busyGrace = time.Second
 
+// busyHook is called each time takeLock finds the lock held.
+var busyHook atomic.Pointer[func()]
+
+// SetBusyHook has f called each time opening a session finds its lock
+// held, until it is called again (nil: nothing). It is for tests that
+// let a lock go at that moment, as a killed server's child does when it
+// execs.
+func SetBusyHook(f func()) {
+	if f == nil {
+		busyHook.Store(nil)
+		return
+	}
+	busyHook.Store(&f)
+}
+
 func (d *Dir) takeLock() error {
 	f, err := os.OpenFile(filepath.Join(d.Path, "lock"), os.O_CREATE|os.O_RDWR|noFollow, 0o600)
 	if err != nil {
 		return err
 	}
 	for deadline := time.Now().Add(busyGrace); tryLock(f) != nil; time.Sleep(10 * time.Millisecond) {
+		if h := busyHook.Load(); h != nil {
+			(*h)()
+		}
 		if time.Now().After(deadline) {
 			f.Close()
 			return fmt.Errorf("session %s: %w", d.ID, store.ErrSessionBusy)
