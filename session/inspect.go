@@ -1,54 +1,27 @@
 package session
 
 import (
-	"bufio"
 	"context"
-	"errors"
 	"fmt"
-	"io"
-	"io/fs"
-	"os"
-	"path/filepath"
-	"strings"
-	"time"
-
-	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/format/packfile"
-	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/airlock-dev/airlock/memfs"
 	"github.com/airlock-dev/airlock/session/journal"
 	"github.com/airlock-dev/airlock/session/record"
+	"github.com/airlock-dev/airlock/session/rescue"
 	"github.com/airlock-dev/airlock/session/store/files"
 	"github.com/airlock-dev/airlock/staging"
 )
 
-// Inspection is a saved session read back for a person, without resuming
-// it: nothing is written, no target is opened, no request is offered. It
-// is how airlock sessions show and export rescue a dead session's work.
-type Inspection struct {
-	Listed
-	Base        plumbing.Hash // the commit the work stands on; zero if none
-	Changes     []memfs.Change
-	Staged      []*staging.Commit
-	Checkpoints []memfs.CheckpointInfo
-	Pushes      []PendingPush
-	Published   map[string]string // commit -> where it went
+type (
+	// Inspection is a saved session read back for a person, without
+	// resuming it.
+	Inspection = rescue.Inspection
+	// PendingPush is a push a saved session had in flight.
+	PendingPush = rescue.PendingPush
+)
 
-	live    *memfs.Snapshot
-	store   *staging.Store
-	sources []string  // where lazy files are read (see sessRec.Sources)
-	saved   time.Time // when its last state record was written
-}
-
-// PendingPush is a push a saved session had in flight.
-type PendingPush struct {
-	Request string
-	Commit  string
-	Target  string
-	Ref     string
-	State   string
-}
+// ErrExportTarget: where an export would write is not an empty directory.
+var ErrExportTarget = rescue.ErrExportTarget
 
 // Inspect reads the session id under root.
 func Inspect(root, id string) (*Inspection, error) {
@@ -63,17 +36,9 @@ func Inspect(root, id string) (*Inspection, error) {
 	}
 	in.Listed = l
 	if !l.Running && !l.Closed {
-		in.count()
+		in.Count()
 	}
 	return in, nil
-}
-
-// count sets the listing's summary from what the journal holds: its
-// server died, and the summary it last wrote may be behind.
-func (in *Inspection) count() {
-	in.Summary = Summary{Updated: in.saved.UTC(), Changed: len(in.Changes), Staged: len(in.Staged),
-		Checkpoints: len(in.Checkpoints), Pending: len(in.Pushes), Bytes: in.Bytes}
-	in.NoState = false
 }
 
 // journalReader is the part of a store that reads a session's journal
@@ -89,8 +54,8 @@ func readSaved(st journalReader, id string) (*Inspection, error) {
 	if err != nil {
 		return nil, err
 	}
-	in := &Inspection{store: staging.NewStore(1 << 62)}
-	ld := record.NewLoaded(ws, in.store)
+	in := &Inspection{Objects: staging.NewStore(1 << 62)}
+	ld := record.NewLoaded(ws, in.Objects)
 	if err := st.ReadJournal(id, record.IsCommit, ld.Record); err != nil {
 		return nil, fmt.Errorf("session %s: %w", id, err)
 	}
@@ -101,11 +66,16 @@ func readSaved(st journalReader, id string) (*Inspection, error) {
 	if err != nil {
 		return nil, err
 	}
-	in.live, in.Published, in.sources, in.saved = ld.Live(), sess.Published, sess.Sources, ld.Saved()
-	if err := ld.PutObjects(in.store); err != nil {
+	in.Live, in.Published, in.Saved = ld.Live(), sess.Published, ld.Saved()
+	if sources := sess.Sources; len(sources) > 0 {
+		// Files of the base not read before the session ended are read
+		// from where they were pulled.
+		in.Attach = func(st *staging.Store) { attachSources(context.Background(), st, sources) }
+	}
+	if err := ld.PutObjects(in.Objects); err != nil {
 		return nil, err
 	}
-	if in.live == nil {
+	if in.Live == nil {
 		return nil, fmt.Errorf("%w: the session's trees are missing", journal.ErrCorrupt)
 	}
 	for _, name := range ld.Repos() {
@@ -127,7 +97,7 @@ func readSaved(st journalReader, id string) (*Inspection, error) {
 		}
 		sub.SetBase(tip)
 	}
-	if err := ws.Resume(in.live, ld.Checkpoints()); err != nil {
+	if err := ws.Resume(in.Live, ld.Checkpoints()); err != nil {
 		return nil, err
 	}
 	in.Changes = ws.Changes()
@@ -140,122 +110,4 @@ func readSaved(st journalReader, id string) (*Inspection, error) {
 		in.Pushes = append(in.Pushes, PendingPush{Request: p.ID, Commit: p.Commit, Target: target, Ref: p.Ref, State: p.State})
 	}
 	return in, nil
-}
-
-// ErrExportTarget: where an export would write is not an empty directory.
-var ErrExportTarget = errors.New("export needs a new or empty directory")
-
-// ExportFiles writes the workspace's files, as the session last left
-// them, into dir, which must not exist or be empty: regular files with
-// their executable bit, symlinks, and empty directories. It returns how
-// many files and symlinks it wrote, and the files it could not write
-// because their content could not be read (a lazy file its repository no
-// longer has): one of those does not stop the rest.
-func (in *Inspection) ExportFiles(dir string) (int, []memfs.Refused, error) {
-	if ents, err := os.ReadDir(dir); err == nil && len(ents) > 0 {
-		return 0, nil, fmt.Errorf("%w: %s holds %d entries; name a new directory", ErrExportTarget, dir, len(ents))
-	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return 0, nil, err
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return 0, nil, err
-	}
-	var unread []memfs.Refused
-	// Files of the base not read before the session ended are read from
-	// where they were pulled.
-	attachSources(context.Background(), in.store, in.sources)
-	defer in.store.CloseSources()
-	n := 0
-	var links []memfs.Delta
-	for _, d := range memfs.DeltaOf(nil, in.live) {
-		full := filepath.Join(dir, filepath.FromSlash(d.Path))
-		switch {
-		case d.Mode.IsDir():
-			if err := os.Mkdir(full, 0o755); err != nil {
-				return n, unread, err
-			}
-		case d.Mode&fs.ModeSymlink != 0:
-			links = append(links, d) // last: nothing is written through one
-		default:
-			perm := fs.FileMode(0o644)
-			if d.Mode&0o100 != 0 {
-				perm = 0o755
-			}
-			data := d.Data
-			if d.Lazy {
-				var err error
-				if data, err = d.From.LoadBlob(d.ID); err != nil {
-					unread = append(unread, memfs.Refused{Path: d.Path, Err: err})
-					continue
-				}
-			}
-			f, err := files.CreateFile(full, perm)
-			if err != nil {
-				return n, unread, err
-			}
-			_, err = f.Write(data)
-			if cerr := f.Close(); err == nil {
-				err = cerr
-			}
-			if err != nil {
-				return n, unread, err
-			}
-			n++
-		}
-	}
-	for _, d := range links {
-		if err := os.Symlink(string(d.Data), filepath.Join(dir, filepath.FromSlash(d.Path))); err != nil {
-			return n, unread, err
-		}
-		n++
-	}
-	return n, unread, nil
-}
-
-// WriteBundle writes the staged commits as a git bundle (version 2) whose
-// branch ref names the tip: `git fetch FILE REF` in a repository that has
-// the base commit brings them in. It fails when nothing is staged.
-func (in *Inspection) WriteBundle(w io.Writer, ref string) error {
-	if len(in.Staged) == 0 {
-		return errors.New("the session has no staged commits to bundle; export its files instead")
-	}
-	tip := in.Staged[len(in.Staged)-1]
-	// What the base reaches, the receiving repository has already.
-	have := map[plumbing.Hash]bool{}
-	if !in.Base.IsZero() {
-		in.store.Walk([]plumbing.Hash{in.Base}, func(plumbing.Hash, bool) bool { return false }, func(o plumbing.EncodedObject, deep bool) error {
-			if deep {
-				have[o.Hash()] = true
-			}
-			return nil
-		})
-	}
-	var send []plumbing.Hash
-	roots := make([]plumbing.Hash, len(in.Staged))
-	for i, c := range in.Staged {
-		roots[i] = c.ID
-	}
-	err := in.store.Walk(roots, func(h plumbing.Hash, deep bool) bool { return have[h] }, func(o plumbing.EncodedObject, deep bool) error {
-		if deep {
-			send = append(send, o.Hash())
-		}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	bw := bufio.NewWriter(w)
-	fmt.Fprintf(bw, "# v2 git bundle\n")
-	if !in.Base.IsZero() {
-		subject := ""
-		if c, err := object.GetCommit(in.store, in.Base); err == nil {
-			subject = strings.SplitN(c.Message, "\n", 2)[0]
-		}
-		fmt.Fprintf(bw, "-%s %s\n", in.Base, subject)
-	}
-	fmt.Fprintf(bw, "%s %s\n\n", tip.ID, ref)
-	if _, err := packfile.NewEncoder(bw, in.store, false).Encode(send, 10); err != nil {
-		return err
-	}
-	return bw.Flush()
 }

@@ -91,7 +91,7 @@ func (c counting) List() ([]Listed, error) {
 func (c counting) recount(l *Listed) {
 	if in, err := readSaved(c.Store, l.ID); err == nil {
 		in.Listed = *l
-		in.count()
+		in.Count()
 		*l = in.Listed
 	}
 }
