@@ -149,7 +149,7 @@ func (r *runner) options(t *testing.T, lease store.Lease) (session.Options, func
 	must(t, err)
 	r.gate = approval.NewGate(l, approval.Policy{})
 	opts := session.Options{Gate: r.gate, Timeout: time.Millisecond, State: lease, Now: r.clock.now, Warn: func(string) {}}
-	return opts, func() { l.Close() }
+	return opts, func() { must(t, l.Close()) }
 }
 
 // resume takes the killed session up again from the store, and returns

@@ -75,6 +75,14 @@ func must(t *testing.T, err error) {
 	}
 }
 
+// closeJournal closes j at the end of a check.
+func closeJournal(t *testing.T, j store.Journal) {
+	t.Helper()
+	if err := j.Close(); err != nil {
+		t.Errorf("closing the journal: %v", err)
+	}
+}
+
 func create(t *testing.T, st store.Store, worker string) store.Lease {
 	t.Helper()
 	l, err := st.Create(store.Meta{Worker: worker, WorkerKey: "key:" + worker})
@@ -209,7 +217,7 @@ func testReplay(t *testing.T, st store.Store) {
 	must(t, j.Close())
 	l = reopen(t, st, l)
 	j, got = open(t, l)
-	defer j.Close()
+	defer closeJournal(t, j)
 	want(t, "reopened", got, "a", "b", "c", big)
 	if n := len(got); got[n-1].typ != commit || got[2].typ != commit {
 		t.Fatalf("commit records not replayed in place: %v", got[:3])
@@ -218,7 +226,7 @@ func testReplay(t *testing.T, st store.Store) {
 		t.Fatalf("reopened journal of %d bytes, written %d", j.Size(), size)
 	}
 	// A batch a callback refuses stops the open.
-	j.Close()
+	must(t, j.Close())
 	boom := errors.New("refused")
 	if _, err := l.OpenJournal(isCommit, func(byte, []byte) error { return boom }); !errors.Is(err, boom) {
 		t.Fatalf("a replay that fails: %v", err)
@@ -240,7 +248,7 @@ func testUncommitted(t *testing.T, st store.Store) {
 	must(t, j.Close())
 	l = reopen(t, st, l)
 	j, got = open(t, l)
-	defer j.Close()
+	defer closeJournal(t, j)
 	want(t, "written after the cut", got, "a", "b")
 }
 
@@ -272,7 +280,7 @@ func testRewrite(t *testing.T, st store.Store) {
 	must(t, j.Close())
 	l = reopen(t, st, l)
 	j, got := open(t, l)
-	defer j.Close()
+	defer closeJournal(t, j)
 	want(t, "rewritten", got, "new", "after")
 }
 
@@ -387,7 +395,7 @@ func testTorn(t *testing.T, st store.Store, cut func(*testing.T, store.Store, st
 	must(t, err)
 	defer l2.Unlock()
 	j, got := open(t, l2)
-	defer j.Close()
+	defer closeJournal(t, j)
 	want(t, "written again after the cuts", got, "a", "b", "again")
 }
 
@@ -426,6 +434,6 @@ func testVanish(t *testing.T, st store.Store, vanish func(*testing.T, store.Stor
 	}
 	l = reopen(t, st, l)
 	j, got := open(t, l)
-	defer j.Close()
+	defer closeJournal(t, j)
 	want(t, "after Remake", got, "a")
 }
