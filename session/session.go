@@ -41,9 +41,10 @@ type Options struct {
 	// Now is the sandbox's clock (file times, checkpoints, commits); nil
 	// is time.Now.
 	Now func() time.Time
-	// State is the session's directory: with it, every change is saved
-	// there before the call that made it answers (a durable session);
-	// nil keeps the session in memory only.
+	// State is the session's state in a store (a *StateDir for the local
+	// files): with it, every change is saved there before the call that
+	// made it answers (a durable session); nil keeps the session in
+	// memory only.
 	State store.Lease
 	// DropUnchanged removes a new durable session's directory when it
 	// closes having changed nothing since it started (no change of the
