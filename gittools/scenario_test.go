@@ -96,7 +96,7 @@ func (c *inProcessClient) Restart(t *testing.T) scenario.Client {
 	if !durable {
 		next.sess, err = session.New(context.Background(), c.w, opts)
 	} else {
-		if opts.State, err = session.OpenStateDir(c.s.Sessions(), dir.ID); err != nil {
+		if opts.State, err = session.OpenStateDir(c.s.Sessions(), dir.SessionID()); err != nil {
 			t.Fatal(err)
 		}
 		next.sess, _, err = session.Resume(context.Background(), c.w, opts)

@@ -19,12 +19,39 @@ import (
 type warnings struct {
 	mu   sync.Mutex
 	msgs []string
+	// more is closed (and replaced) when a warning comes.
+	more chan struct{}
 }
 
 func (w *warnings) add(m string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.msgs = append(w.msgs, m)
+	if w.more != nil {
+		close(w.more)
+		w.more = nil
+	}
+}
+
+// wait returns when a warning holding sub has come, or after 10 s.
+func (w *warnings) wait(sub string) {
+	timeout := time.After(10 * time.Second)
+	for {
+		w.mu.Lock()
+		if w.more == nil {
+			w.more = make(chan struct{})
+		}
+		more := w.more
+		w.mu.Unlock()
+		if w.has(sub) {
+			return
+		}
+		select {
+		case <-more:
+		case <-timeout:
+			return
+		}
+	}
 }
 
 func (w *warnings) has(sub string) bool {
@@ -246,9 +273,7 @@ func TestPushEndTheJournalCannotTakeIsTold(t *testing.T) {
 	if _, err := d.gate.Resolve(approval.Decision{Request: id, Verdict: approval.Approve}); err != nil {
 		t.Fatal(err)
 	}
-	for deadline := time.Now().Add(10 * time.Second); !w.has("after a push landed") && time.Now().Before(deadline); {
-		time.Sleep(5 * time.Millisecond)
-	}
+	w.wait("after a push landed")
 	if !w.has("saving the session after a push landed failed") {
 		t.Fatalf("the operator was not told the push's end was not saved; warnings:\n%s", w.String())
 	}

@@ -4,9 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -14,9 +11,9 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/airlock-dev/airlock/memfs"
-	"github.com/airlock-dev/airlock/session/journal"
+	"github.com/airlock-dev/airlock/session/record"
+	"github.com/airlock-dev/airlock/session/store"
 	"github.com/airlock-dev/airlock/staging"
-	"github.com/airlock-dev/airlock/targets"
 )
 
 // syncEvery is how often a durable session flushes its journal to the
@@ -59,36 +56,54 @@ func (s *Session) Dropped() bool {
 // that started afresh.
 func (s *Session) Recovered() *Recovered { return s.recovered }
 
-// Durable reports whether the session is saved to a state directory, and
-// which.
-func (s *Session) Durable() (*StateDir, bool) {
+// Durable reports whether the session is saved to a store, and where.
+func (s *Session) Durable() (store.Lease, bool) {
 	if s.pst == nil {
 		return nil, false
 	}
-	return s.pst.dir, true
+	return s.pst.lease, true
 }
 
-// startSaving opens the journal of dir for a session whose state is
-// already in memory (l nil: a new session, written whole now).
-func (s *Session) startSaving(dir *StateDir, j *journal.Journal) error {
-	p := &persister{dir: dir, j: j, known: map[plumbing.Hash]uint8{}, commits: map[plumbing.Hash]*staging.Commit{},
-		stop: make(chan struct{}), stopped: make(chan struct{}), summarize: s.summarize, keep: s.keepState, warn: s.warn}
-	if j == nil {
-		var err error
-		p.j, err = journal.Open(dir.journalPath(), isState, func(byte, []byte) error { return nil })
-		if err != nil {
-			return err
-		}
+// noLease is o.State, or nil: a nil *StateDir (a caller's "none") is
+// none.
+func noLease(l store.Lease) store.Lease {
+	if d, ok := l.(*StateDir); ok && d == nil {
+		return nil
 	}
+	return l
+}
+
+// localStateDir is the directory of a session the local store keeps; ""
+// for one in memory or in another store.
+func (s *Session) localStateDir() string {
+	if d, ok := s.opts.State.(*StateDir); ok {
+		return d.Path
+	}
+	return ""
+}
+
+// newPersister is the persister of a session held by lease, its journal
+// j, the record writer w.
+func (s *Session) newPersister(lease store.Lease, j store.Journal, w *record.Writer) *persister {
+	return &persister{lease: lease, j: j, w: w, stop: make(chan struct{}), stopped: make(chan struct{}), poke: make(chan chan struct{}),
+		summarize: s.summarize, keep: s.keepState, warn: s.warn}
+}
+
+// startSaving opens the journal of lease for a new session, whose state
+// is in memory, and writes it whole.
+func (s *Session) startSaving(lease store.Lease) error {
+	j, err := lease.OpenJournal(record.IsCommit, func(byte, []byte) error { return nil })
+	if err != nil {
+		return err
+	}
+	p := s.newPersister(lease, j, record.NewWriter())
 	s.pst = p
 	if err := s.compactLocked(); err != nil {
 		s.pst = nil
 		_ = p.j.Close() // the rewrite failed: the error is err
 		return err
 	}
-	if j == nil {
-		p.started = p.seq
-	}
+	p.started = p.w.Seq()
 	go p.syncLoop()
 	return nil
 }
@@ -98,25 +113,36 @@ func (p *persister) syncLoop() {
 	t := time.NewTicker(syncEvery)
 	defer t.Stop()
 	for {
+		var done chan struct{}
 		select {
 		case <-p.stop:
 			return
 		case <-t.C:
-			p.keep()
-			if err := p.j.Sync(); err != nil {
-				p.noteSyncErr(err)
-			}
-			p.sumMu.Lock()
-			changed := p.changed
-			p.sumMu.Unlock()
-			if changed {
-				if sum, ok := p.summarize(); ok {
-					p.setSummary(sum)
-				}
-			}
-			p.writeSummary()
+		case done = <-p.poke:
+		}
+		p.tick()
+		if done != nil {
+			close(done)
 		}
 	}
+}
+
+// tick is the sync loop's work: the state kept where it belongs, the
+// journal flushed, the summary counted and written.
+func (p *persister) tick() {
+	p.keep()
+	if err := p.j.Sync(); err != nil {
+		p.noteSyncErr(err)
+	}
+	p.sumMu.Lock()
+	changed := p.changed
+	p.sumMu.Unlock()
+	if changed {
+		if sum, ok := p.summarize(); ok {
+			p.setSummary(sum)
+		}
+	}
+	p.writeSummary()
 }
 
 // noteSyncErr keeps a failed flush for the next call to report, and tells
@@ -175,7 +201,7 @@ func (p *persister) writeSummary() {
 	if p.sumDone {
 		return
 	}
-	if writeJSONAtomic(filepath.Join(p.dir.Path, "summary.json"), p.summary) == nil {
+	if p.lease.WriteSummary(p.summary) == nil {
 		p.sumDone = true
 	}
 }
@@ -215,14 +241,14 @@ func (s *Session) closeSavingLocked() {
 	s.saveOrWarnLocked("as it closed")
 	close(p.stop)
 	<-p.stopped
-	if s.opts.DropUnchanged && p.started != 0 && p.seq == p.started && len(s.pushes) == 0 {
+	if s.opts.DropUnchanged && p.started != 0 && p.w.Seq() == p.started && len(s.pushes) == 0 {
 		// Nothing was ever saved after the start: no work to keep. It
 		// goes while its lock is held, so no other server takes it up.
 		_ = p.j.Close() // it holds nothing to keep: its directory goes next
-		if os.RemoveAll(p.dir.Path) == nil {
+		if p.lease.Remove() == nil {
 			s.dropped = true
 		}
-		p.dir.Unlock()
+		p.lease.Unlock()
 		s.pst = nil
 		return
 	}
@@ -233,75 +259,8 @@ func (s *Session) closeSavingLocked() {
 		s.warn("closing the journal failed: %v; what it flushed last is what a resume finds", err)
 	}
 	p.writeSummary()
-	p.dir.Unlock()
+	p.lease.Unlock()
 	s.pst = nil
-}
-
-// Recovered is what a resumed session found in its state directory.
-type Recovered struct {
-	ID          string
-	Saved       time.Time // when the last call was saved
-	Changed     []memfs.Change
-	Staged      []*staging.Commit
-	Checkpoints []string
-	// Waiting lists the pushes offered to reviewers again, by request id.
-	Waiting []string
-	// Ended says what became of pushes a crash interrupted while they
-	// were landing: found on their branch (pushed) or not (failed).
-	Ended []string
-}
-
-// Text is the recovery as the worker is told it.
-func (r *Recovered) Text() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "This session (%s) was resumed after airlock restarted; nothing the sandbox answered before is lost. ", r.ID)
-	fmt.Fprintf(&b, "%d file(s) changed and not staged", len(r.Changed))
-	if len(r.Changed) > 0 {
-		var ps []string
-		for i, c := range r.Changed {
-			if i == 10 {
-				ps = append(ps, fmt.Sprintf("and %d more", len(r.Changed)-10))
-				break
-			}
-			ps = append(ps, c.Path)
-		}
-		fmt.Fprintf(&b, " (%s)", strings.Join(ps, ", "))
-	}
-	fmt.Fprintf(&b, "; %d staged commit(s)", len(r.Staged))
-	if len(r.Staged) > 0 {
-		var ids []string
-		for _, c := range r.Staged {
-			ids = append(ids, short(c.ID))
-		}
-		fmt.Fprintf(&b, " (%s)", strings.Join(ids, ", "))
-	}
-	fmt.Fprintf(&b, "; %d checkpoint(s)", len(r.Checkpoints))
-	if len(r.Waiting) > 0 {
-		fmt.Fprintf(&b, "; pushes waiting for a reviewer again: %s (git_push the same commit to wait for the answer)", strings.Join(r.Waiting, ", "))
-	}
-	b.WriteString(".")
-	for _, e := range r.Ended {
-		b.WriteString(" " + e)
-	}
-	b.WriteString(" Call git_status for the details.")
-	return b.String()
-}
-
-// attachSources opens the blob sources keys name (newest first) and adds
-// them to store; it returns a sentence for each one that cannot be opened.
-func attachSources(ctx context.Context, store *staging.Store, keys []string) []string {
-	var notes []string
-	for i := len(keys) - 1; i >= 0; i-- {
-		src, err := targets.OpenSourceWith(ctx, keys[i], githubOptions())
-		if err != nil {
-			// Said to the operator (stderr) and the worker (the
-			// instructions): each has a way out.
-			notes = append(notes, fmt.Sprintf("Files of the base not read before the restart cannot be read now (%v): restore that repository and restart airlock serve, or git_pull the files from a target that has them.", err))
-			continue
-		}
-		store.AddSource(keys[i], src)
-	}
-	return notes
 }
 
 // Resume rebuilds a session from its state directory (opts.State): the
@@ -312,30 +271,35 @@ func attachSources(ctx context.Context, store *staging.Store, keys []string) []s
 // as failed otherwise. It fails with errNoState (wrapped) when the
 // journal holds nothing: the caller should start the session afresh.
 func Resume(ctx context.Context, w *Worker, opts Options) (*Session, *Recovered, error) {
-	if opts.State == nil {
+	if opts.State = noLease(opts.State); opts.State == nil {
 		return nil, nil, errors.New("session: Resume needs a state directory")
 	}
+	id := opts.State.SessionID()
 	s, err := newSession(w, opts)
 	if err != nil {
 		return nil, nil, err
 	}
-	l := &loaded{ws: s.ws, ld: s.store, objs: map[plumbing.Hash]rawObject{}, commits: map[plumbing.Hash]*staging.Commit{}}
-	j, err := journal.Open(opts.State.journalPath(), isState, l.record)
+	l := record.NewLoaded(s.ws, s.store)
+	j, err := opts.State.OpenJournal(record.IsCommit, l.Record)
 	if err != nil {
-		return nil, nil, fmt.Errorf("session %s: %w", opts.State.ID, err)
-	}
-	if l.seq == 0 || len(l.areas) == 0 {
-		_ = j.Close() // nothing was written to it
-		return nil, nil, fmt.Errorf("session %s: %w", opts.State.ID, errNoState)
+		return nil, nil, fmt.Errorf("session %s: %w", id, err)
 	}
 	fail := func(err error) (*Session, *Recovered, error) {
 		_ = j.Close() // nothing was written to it
-		return nil, nil, fmt.Errorf("session %s: resuming: %w", opts.State.ID, err)
+		return nil, nil, fmt.Errorf("session %s: resuming: %w", id, err)
+	}
+	if l.Empty() {
+		_ = j.Close() // nothing was written to it
+		return nil, nil, fmt.Errorf("session %s: %w", id, errNoState)
+	}
+	sess, err := decodeSess(l)
+	if err != nil {
+		return fail(err)
 	}
 	// Lazy files read from where they were pulled: those repositories
 	// are opened again before anything can read one.
-	notes := attachSources(ctx, s.store, l.sess.Sources)
-	if err := s.restore(l); err != nil {
+	notes := attachSources(ctx, s.store, sess.Sources)
+	if err := s.restore(l, sess); err != nil {
 		return fail(err)
 	}
 	if s.run != nil {
@@ -343,31 +307,16 @@ func Resume(ctx context.Context, w *Worker, opts Options) (*Session, *Recovered,
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	p := &persister{dir: opts.State, j: j, known: map[plumbing.Hash]uint8{}, commits: map[plumbing.Hash]*staging.Commit{},
-		stop: make(chan struct{}), stopped: make(chan struct{}), seq: l.seq, compacted: j.Size() / 2, summarize: s.summarize, keep: s.keepState, warn: s.warn}
-	for h, o := range l.objs {
-		p.known[h] = 1
-		if o.deep {
-			p.known[h] = 2
-		}
+	st, err := s.stateLocked()
+	if err != nil {
+		return fail(err)
 	}
-	p.live, p.cps = s.ws.Saved()
-	p.areas = s.areasLocked()
-	p.setCommits(p.areas)
-	p.slots = map[string]*memfs.Snapshot{"live": p.live}
-	for name, ast := range p.areas {
-		p.slots[slotBase(name)] = ast.Base.Snap
-		for _, l := range ast.Chain {
-			p.slots[slotCommits(name)+l.ID.String()] = l.Snap
-		}
-	}
-	for _, cp := range p.cps {
-		p.slots["cp:"+cp.Name] = cp.Snap
-	}
+	p := s.newPersister(opts.State, j, record.ResumeWriter(l, st))
+	p.compacted = j.Size() / 2
 	s.pst = p
-	rec := &Recovered{ID: opts.State.ID, Checkpoints: nil, Ended: notes}
-	s.resumePushesLocked(ctx, l.sess.Pushes, rec)
-	p.sess = nil // the pushes may have changed: the next save writes the record
+	rec := &Recovered{ID: id, Checkpoints: nil, Ended: notes}
+	s.resumePushesLocked(ctx, sess.Pushes, rec)
+	p.w.ForgetSess() // the pushes may have changed: the next save writes the record
 	if err := s.saveLocked(); err != nil {
 		s.pst = nil
 		return fail(err)
@@ -376,14 +325,14 @@ func Resume(ctx context.Context, w *Worker, opts Options) (*Session, *Recovered,
 	rec.Changed, rec.Staged = s.changesLocked()
 	rec.Checkpoints = s.ws.CheckpointNames()
 	p.setSummary(s.summaryLocked())
-	rec.Saved = l.saved
+	rec.Saved = l.Saved()
 	s.recovered = rec
 	return s, rec, nil
 }
 
 // restore installs a loaded journal's state in a new, empty session.
-func (s *Session) restore(l *loaded) error {
-	saved := slices.Sorted(maps.Keys(l.areas))
+func (s *Session) restore(l *record.Loaded, sess sessRec) error {
+	saved := l.Repos()
 	var want []string
 	for _, r := range s.repos {
 		want = append(want, r.name)
@@ -392,81 +341,14 @@ func (s *Session) restore(l *loaded) error {
 		return fmt.Errorf("the session was saved with the repositories %s, and the worker file now names %s: start a new session (airlock serve --new), or restore the worker file",
 			repoListing(saved), repoListing(want))
 	}
-	type repoLinks struct {
-		r     *repo
-		ar    *areaRec
-		links []linkRec
-		at    int // where its trees start in the interned list
+	rs, err := l.Restore(want)
+	if err != nil {
+		return err
 	}
-	// One pass makes every tree share what it shared before it was
-	// written down: the quotas count each version once.
-	var snaps []*memfs.Snapshot
-	snaps = append(snaps, l.slots["live"])
-	for _, cp := range l.cps {
-		snaps = append(snaps, cp.Snap)
-	}
-	var rls []repoLinks
-	for _, r := range s.repos {
-		ar := l.areas[r.name]
-		rl := repoLinks{r: r, ar: ar, links: append([]linkRec{ar.Base}, ar.Chain...), at: len(snaps)}
-		for i, lr := range rl.links {
-			slot := slotBase(r.name)
-			if i > 0 {
-				slot = slotCommits(r.name) + lr.ID
-			}
-			sn := l.slots[slot]
-			if sn == nil {
-				return fmt.Errorf("%w: no tree for %s", journal.ErrCorrupt, slot)
-			}
-			snaps = append(snaps, sn)
-		}
-		rls = append(rls, rl)
-	}
-	in := memfs.Intern(snaps...)
-	live := in[0]
-	cps := make([]memfs.SavedCheckpoint, len(l.cps))
-	for i, cp := range l.cps {
-		cps[i] = memfs.SavedCheckpoint{Name: cp.Name, Time: cp.Time, Snap: in[1+i]}
-	}
-
 	// The objects the session needs go into its store; what only the
 	// workspace needs lives in its snapshots.
-	all := staging.NewStore(1 << 62)
-	for h, o := range l.objs {
-		if got, err := all.PutRaw(o.t, o.data); err != nil || got != h {
-			return fmt.Errorf("%w: object %s does not hash to its id", journal.ErrCorrupt, h)
-		}
-	}
-	states := make([]staging.AreaState, len(rls))
-	roots := []plumbing.Hash{}
-	for k, rl := range rls {
-		st, err := areaState(l, rl.ar, rl.links, in[rl.at:rl.at+len(rl.links)])
-		if err != nil {
-			return err
-		}
-		states[k] = st
-		for _, lk := range append([]staging.Link{st.Base}, st.Chain...) {
-			roots = append(roots, lk.ID, lk.Tree, lk.View)
-		}
-	}
-	repoRecs := l.sess.repoRecs()
-	for _, rr := range repoRecs {
-		for _, b := range rr.Cps {
-			for _, x := range b {
-				if h, err := hashOf(x); err == nil {
-					roots = append(roots, h)
-				}
-			}
-		}
-	}
-	for _, pr := range l.sess.Pushes {
-		for _, x := range []string{pr.Commit, pr.Old} {
-			if h, err := hashOf(x); err == nil {
-				roots = append(roots, h)
-			}
-		}
-	}
-	err := all.Walk(roots, func(plumbing.Hash, bool) bool { return false }, func(o plumbing.EncodedObject, _ bool) error {
+	roots := append(rs.Roots, sess.roots()...)
+	err = rs.Objects.Walk(roots, func(plumbing.Hash, bool) bool { return false }, func(o plumbing.EncodedObject, _ bool) error {
 		_, err := s.store.SetEncodedObject(o)
 		return err
 	})
@@ -475,19 +357,50 @@ func (s *Session) restore(l *loaded) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for k, rl := range rls {
-		if err := rl.r.area.Resume(states[k]); err != nil {
-			return rl.r.wrap(err)
+	for k, r := range s.repos {
+		if err := r.area.Resume(rs.Areas[k]); err != nil {
+			return r.wrap(err)
 		}
 	}
-	if err := s.ws.Resume(live, cps); err != nil {
+	if err := s.ws.Resume(rs.Live, rs.Cps); err != nil {
 		return err
 	}
-	for hx, where := range l.sess.Published {
+	s.restoreSessLocked(sess)
+	return nil
+}
+
+// roots are the objects the session's own record names: its checkpoints'
+// bases and its pushes' commits.
+func (r sessRec) roots() []plumbing.Hash {
+	var roots []plumbing.Hash
+	for _, rr := range r.repoRecs() {
+		for _, b := range rr.Cps {
+			for _, x := range b {
+				if h, err := hashOf(x); err == nil {
+					roots = append(roots, h)
+				}
+			}
+		}
+	}
+	for _, pr := range r.Pushes {
+		for _, x := range []string{pr.Commit, pr.Old} {
+			if h, err := hashOf(x); err == nil {
+				roots = append(roots, h)
+			}
+		}
+	}
+	return roots
+}
+
+// restoreSessLocked installs the session's own record: what was
+// published, and each repository's base and checkpoints' bases.
+func (s *Session) restoreSessLocked(sess sessRec) {
+	for hx, where := range sess.Published {
 		if h, err := hashOf(hx); err == nil {
 			s.published[h] = where
 		}
 	}
+	repoRecs := sess.repoRecs()
 	for _, r := range s.repos {
 		rr := repoRecs[r.name]
 		r.base, r.baseRef = rr.Base, rr.BaseRef
@@ -502,7 +415,6 @@ func (s *Session) restore(l *loaded) error {
 			s.cps[name][r.name] = cpBase{base: hs[0], baseView: hs[1], tip: hs[2], view: hs[3]}
 		}
 	}
-	return nil
 }
 
 // repoRecs is the record's repositories, a single-repository session's
@@ -519,36 +431,4 @@ func repoListing(names []string) string {
 		return "(one, the whole workspace)"
 	}
 	return strings.Join(names, ", ")
-}
-
-// areaState turns a repository's area record, with its links' trees,
-// back into the area's state.
-func areaState(l *loaded, ar *areaRec, links []linkRec, snaps []*memfs.Snapshot) (staging.AreaState, error) {
-	st := staging.AreaState{}
-	for i, lr := range links {
-		id, err1 := hashOf(lr.ID)
-		tree, err2 := hashOf(lr.Tree)
-		view, err3 := hashOf(lr.View)
-		if err := errors.Join(err1, err2, err3); err != nil {
-			return st, err
-		}
-		link := staging.Link{ID: id, Tree: tree, View: view, Snap: snaps[i], Paths: lr.Paths}
-		if i == 0 {
-			st.Base = link
-			continue
-		}
-		c, ok := l.commits[id]
-		if !ok {
-			return st, fmt.Errorf("%w: staged commit %s has no record", journal.ErrCorrupt, id)
-		}
-		link.Commit = c
-		st.Chain = append(st.Chain, link)
-	}
-	if ar.Pulled != nil {
-		st.Pulled = append([]string{}, (*ar.Pulled)...)
-	}
-	for _, r := range ar.Dropped {
-		st.Dropped = append(st.Dropped, staging.Refusal{Path: r.Path, Rule: memfs.Rule(r.Rule), Why: r.Why})
-	}
-	return st, nil
 }

@@ -294,7 +294,7 @@ func TestTornLastBatch(t *testing.T) {
 	must(t, d.s.Save())
 	want := look(t, d.s)
 	dir, _ := d.s.Durable()
-	jpath := filepath.Join(dir.Path, "journal")
+	jpath := filepath.Join(dir.Where(), "journal")
 	before, err := os.ReadFile(jpath)
 	must(t, err)
 	must(t, d.s.Workspace().WriteFile("two.txt", []byte(strings.Repeat("2", 5000)), 0o644))
@@ -564,7 +564,7 @@ func TestJournalStaysBounded(t *testing.T) {
 		must(t, d.s.Save())
 	}
 	dir, _ := d.s.Durable()
-	fi, err := os.Stat(filepath.Join(dir.Path, "journal"))
+	fi, err := os.Stat(filepath.Join(dir.Where(), "journal"))
 	must(t, err)
 	if max := min(lim, 8<<20) + 4<<20; fi.Size() > max {
 		t.Fatalf("the journal holds %d bytes after 40 MiB of rewrites (quota %d)", fi.Size(), lim)

@@ -10,7 +10,7 @@ func Crash(s *Session) {
 		close(p.stop)
 		<-p.stopped
 		p.j.Close()
-		p.dir.Unlock()
+		p.lease.Unlock()
 		s.pst = nil
 	}
 }
@@ -30,4 +30,15 @@ func FailFlush(s *Session, err error) {
 	p := s.pst
 	s.mu.Unlock()
 	p.noteSyncErr(err)
+}
+
+// SyncNow runs s's sync loop's work (state kept, journal flushed, summary
+// written) now, and returns when it is done.
+func SyncNow(s *Session) {
+	s.mu.Lock()
+	p := s.pst
+	s.mu.Unlock()
+	done := make(chan struct{})
+	p.poke <- done
+	<-done
 }

@@ -1,122 +1,93 @@
 package session
 
 import (
-	"bufio"
 	"context"
-	"errors"
 	"fmt"
-	"io"
-	"io/fs"
-	"maps"
-	"os"
-	"path/filepath"
-	"slices"
-	"strings"
-
-	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/format/packfile"
-	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/airlock-dev/airlock/memfs"
 	"github.com/airlock-dev/airlock/session/journal"
+	"github.com/airlock-dev/airlock/session/record"
+	"github.com/airlock-dev/airlock/session/rescue"
+	"github.com/airlock-dev/airlock/session/store/files"
 	"github.com/airlock-dev/airlock/staging"
 )
 
-// Inspection is a saved session read back for a person, without resuming
-// it: nothing is written, no target is opened, no request is offered. It
-// is how airlock sessions show and export rescue a dead session's work.
-type Inspection struct {
-	Listed
-	Base        plumbing.Hash // the commit the work stands on; zero if none
-	Changes     []memfs.Change
-	Staged      []*staging.Commit
-	Checkpoints []memfs.CheckpointInfo
-	Pushes      []PendingPush
-	Published   map[string]string // commit -> where it went
+type (
+	// Inspection is a saved session read back for a person, without
+	// resuming it.
+	Inspection = rescue.Inspection
+	// PendingPush is a push a saved session had in flight.
+	PendingPush = rescue.PendingPush
+)
 
-	live    *memfs.Snapshot
-	store   *staging.Store
-	sources []string // where lazy files are read (see sessRec.Sources)
-}
-
-// PendingPush is a push a saved session had in flight.
-type PendingPush struct {
-	Request string
-	Commit  string
-	Target  string
-	Ref     string
-	State   string
-}
+// ErrExportTarget: where an export would write is not an empty directory.
+var ErrExportTarget = rescue.ErrExportTarget
 
 // Inspect reads the session id under root.
 func Inspect(root, id string) (*Inspection, error) {
-	if err := checkID(id); err != nil {
-		return nil, err
-	}
-	dir := filepath.Join(root, id)
-	l, err := listOne(dir)
+	st := files.Store{Root: root}
+	l, err := st.Listing(id)
 	if err != nil {
 		return nil, err
 	}
-	in, err := inspectJournal(dir)
+	in, err := readSaved(st, id)
 	if err != nil {
 		return nil, err
 	}
 	in.Listed = l
+	if !l.Running && !l.Closed {
+		in.Count()
+	}
 	return in, nil
 }
 
-// inspectJournal reads a session's journal into an Inspection (without
-// its listing).
-func inspectJournal(dir string) (*Inspection, error) {
-	id := filepath.Base(dir)
+// journalReader is the part of a store that reads a session's journal
+// without taking it.
+type journalReader interface {
+	ReadJournal(id string, commit func(typ byte) bool, fn func(typ byte, payload []byte) error) error
+}
+
+// readSaved reads session id's journal into an Inspection (without its
+// listing).
+func readSaved(st journalReader, id string) (*Inspection, error) {
 	ws, err := memfs.New(memfs.WithLimits(memfs.Limits{MaxFileBytes: 1 << 40, MaxTotalBytes: 1 << 50, MaxFiles: 1 << 30, MaxDirs: 1 << 30, MaxCheckpoints: 1 << 20}))
 	if err != nil {
 		return nil, err
 	}
-	in := &Inspection{store: staging.NewStore(1 << 62)}
-	ld := &loaded{ws: ws, ld: in.store, objs: map[plumbing.Hash]rawObject{}, commits: map[plumbing.Hash]*staging.Commit{}}
-	if err := journal.Read(filepath.Join(dir, "journal"), isState, ld.record); err != nil {
+	in := &Inspection{Objects: staging.NewStore(1 << 62)}
+	ld := record.NewLoaded(ws, in.Objects)
+	if err := st.ReadJournal(id, record.IsCommit, ld.Record); err != nil {
 		return nil, fmt.Errorf("session %s: %w", id, err)
 	}
-	if ld.seq == 0 || len(ld.areas) == 0 {
+	if ld.Empty() {
 		return nil, fmt.Errorf("session %s: %w", id, errNoState)
 	}
-	in.live, in.Published, in.sources = ld.slots["live"], ld.sess.Published, ld.sess.Sources
-	for _, o := range ld.objs {
-		if _, err := in.store.PutRaw(o.t, o.data); err != nil {
-			return nil, err
-		}
+	sess, err := decodeSess(ld)
+	if err != nil {
+		return nil, err
 	}
-	if in.live == nil {
+	in.Live, in.Published, in.Saved = ld.Live(), sess.Published, ld.Saved()
+	if sources := sess.Sources; len(sources) > 0 {
+		// Files of the base not read before the session ended are read
+		// from where they were pulled.
+		in.Attach = func(st *staging.Store) { attachSources(context.Background(), st, sources) }
+	}
+	if err := ld.PutObjects(in.Objects); err != nil {
+		return nil, err
+	}
+	if in.Live == nil {
 		return nil, fmt.Errorf("%w: the session's trees are missing", journal.ErrCorrupt)
 	}
-	for _, name := range slices.Sorted(maps.Keys(ld.areas)) {
-		ar := ld.areas[name]
-		if name == "" {
-			if in.Base, err = hashOf(ar.Base.ID); err != nil {
-				return nil, err
-			}
+	for _, name := range ld.Repos() {
+		base, staged, tip, err := ld.Repo(name)
+		if err != nil {
+			return nil, err
 		}
-		tip := ld.slots[slotBase(name)]
-		for _, lr := range ar.Chain {
-			h, err := hashOf(lr.ID)
-			if err != nil {
-				return nil, err
-			}
-			c, ok := ld.commits[h]
-			if !ok {
-				return nil, fmt.Errorf("%w: staged commit %s has no record", journal.ErrCorrupt, lr.ID)
-			}
-			in.Staged = append(in.Staged, c)
-			tip = ld.slots[slotCommits(name)+lr.ID]
-		}
-		if tip == nil {
-			return nil, fmt.Errorf("%w: the session's trees are missing", journal.ErrCorrupt)
-		}
+		in.Staged = append(in.Staged, staged...)
 		// The changes are what differs from each repository's tip, as
 		// the session's own areas keep it.
 		if name == "" {
+			in.Base = base
 			ws.SetBase(tip)
 			continue
 		}
@@ -126,12 +97,12 @@ func inspectJournal(dir string) (*Inspection, error) {
 		}
 		sub.SetBase(tip)
 	}
-	if err := ws.Resume(in.live, ld.cps); err != nil {
+	if err := ws.Resume(in.Live, ld.Checkpoints()); err != nil {
 		return nil, err
 	}
 	in.Changes = ws.Changes()
 	in.Checkpoints = ws.Checkpoints()
-	for _, p := range ld.sess.Pushes {
+	for _, p := range sess.Pushes {
 		target := ""
 		if p.Spec != nil {
 			target = p.Spec.String()
@@ -139,122 +110,4 @@ func inspectJournal(dir string) (*Inspection, error) {
 		in.Pushes = append(in.Pushes, PendingPush{Request: p.ID, Commit: p.Commit, Target: target, Ref: p.Ref, State: p.State})
 	}
 	return in, nil
-}
-
-// ErrExportTarget: where an export would write is not an empty directory.
-var ErrExportTarget = errors.New("export needs a new or empty directory")
-
-// ExportFiles writes the workspace's files, as the session last left
-// them, into dir, which must not exist or be empty: regular files with
-// their executable bit, symlinks, and empty directories. It returns how
-// many files and symlinks it wrote, and the files it could not write
-// because their content could not be read (a lazy file its repository no
-// longer has): one of those does not stop the rest.
-func (in *Inspection) ExportFiles(dir string) (int, []memfs.Refused, error) {
-	if ents, err := os.ReadDir(dir); err == nil && len(ents) > 0 {
-		return 0, nil, fmt.Errorf("%w: %s holds %d entries; name a new directory", ErrExportTarget, dir, len(ents))
-	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return 0, nil, err
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return 0, nil, err
-	}
-	var unread []memfs.Refused
-	// Files of the base not read before the session ended are read from
-	// where they were pulled.
-	attachSources(context.Background(), in.store, in.sources)
-	defer in.store.CloseSources()
-	n := 0
-	var links []memfs.Delta
-	for _, d := range memfs.DeltaOf(nil, in.live) {
-		full := filepath.Join(dir, filepath.FromSlash(d.Path))
-		switch {
-		case d.Mode.IsDir():
-			if err := os.Mkdir(full, 0o755); err != nil {
-				return n, unread, err
-			}
-		case d.Mode&fs.ModeSymlink != 0:
-			links = append(links, d) // last: nothing is written through one
-		default:
-			perm := fs.FileMode(0o644)
-			if d.Mode&0o100 != 0 {
-				perm = 0o755
-			}
-			data := d.Data
-			if d.Lazy {
-				var err error
-				if data, err = d.From.LoadBlob(d.ID); err != nil {
-					unread = append(unread, memfs.Refused{Path: d.Path, Err: err})
-					continue
-				}
-			}
-			f, err := os.OpenFile(full, os.O_WRONLY|os.O_CREATE|os.O_EXCL|noFollow, perm)
-			if err != nil {
-				return n, unread, err
-			}
-			_, err = f.Write(data)
-			if cerr := f.Close(); err == nil {
-				err = cerr
-			}
-			if err != nil {
-				return n, unread, err
-			}
-			n++
-		}
-	}
-	for _, d := range links {
-		if err := os.Symlink(string(d.Data), filepath.Join(dir, filepath.FromSlash(d.Path))); err != nil {
-			return n, unread, err
-		}
-		n++
-	}
-	return n, unread, nil
-}
-
-// WriteBundle writes the staged commits as a git bundle (version 2) whose
-// branch ref names the tip: `git fetch FILE REF` in a repository that has
-// the base commit brings them in. It fails when nothing is staged.
-func (in *Inspection) WriteBundle(w io.Writer, ref string) error {
-	if len(in.Staged) == 0 {
-		return errors.New("the session has no staged commits to bundle; export its files instead")
-	}
-	tip := in.Staged[len(in.Staged)-1]
-	// What the base reaches, the receiving repository has already.
-	have := map[plumbing.Hash]bool{}
-	if !in.Base.IsZero() {
-		in.store.Walk([]plumbing.Hash{in.Base}, func(plumbing.Hash, bool) bool { return false }, func(o plumbing.EncodedObject, deep bool) error {
-			if deep {
-				have[o.Hash()] = true
-			}
-			return nil
-		})
-	}
-	var send []plumbing.Hash
-	roots := make([]plumbing.Hash, len(in.Staged))
-	for i, c := range in.Staged {
-		roots[i] = c.ID
-	}
-	err := in.store.Walk(roots, func(h plumbing.Hash, deep bool) bool { return have[h] }, func(o plumbing.EncodedObject, deep bool) error {
-		if deep {
-			send = append(send, o.Hash())
-		}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	bw := bufio.NewWriter(w)
-	fmt.Fprintf(bw, "# v2 git bundle\n")
-	if !in.Base.IsZero() {
-		subject := ""
-		if c, err := object.GetCommit(in.store, in.Base); err == nil {
-			subject = strings.SplitN(c.Message, "\n", 2)[0]
-		}
-		fmt.Fprintf(bw, "-%s %s\n", in.Base, subject)
-	}
-	fmt.Fprintf(bw, "%s %s\n\n", tip.ID, ref)
-	if _, err := packfile.NewEncoder(bw, in.store, false).Encode(send, 10); err != nil {
-		return err
-	}
-	return bw.Flush()
 }

@@ -82,7 +82,7 @@ func TestUnchangedSessionNotKept(t *testing.T) {
 			c.work(t, s)
 			must(t, s.Save())
 			s.Close()
-			_, err := os.Stat(dir.Path)
+			_, err := os.Stat(dir.Where())
 			if kept := err == nil; kept != c.kept || s.Dropped() == c.kept {
 				t.Fatalf("kept %v (%v), dropped %v; want kept %v", kept, err, s.Dropped(), c.kept)
 			}
@@ -102,7 +102,7 @@ func TestUnchangedSessionNotKept(t *testing.T) {
 	must(t, s.Save())
 	dir, _ := s.Durable()
 	s.Close()
-	d, err := session.OpenStateDir(root, dir.ID)
+	d, err := session.OpenStateDir(root, dir.SessionID())
 	must(t, err)
 	l, err := ledger.Open(filepath.Join(t.TempDir(), "ledger.jsonl"))
 	must(t, err)
@@ -110,7 +110,7 @@ func TestUnchangedSessionNotKept(t *testing.T) {
 	r, _, err := session.Resume(context.Background(), s.Worker(), session.Options{Gate: approval.NewGate(l, approval.Policy{}), State: d, DropUnchanged: true})
 	must(t, err)
 	r.Close()
-	if _, err := os.Stat(dir.Path); err != nil || r.Dropped() {
+	if _, err := os.Stat(dir.Where()); err != nil || r.Dropped() {
 		t.Fatalf("a resumed session was dropped: %v", err)
 	}
 }
@@ -127,7 +127,7 @@ func TestPrune(t *testing.T) {
 		work(s)
 		must(t, s.Save())
 		dir, _ := s.Durable()
-		ids[name] = dir.ID
+		ids[name] = dir.SessionID()
 		if !open {
 			s.Close()
 		}

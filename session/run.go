@@ -56,10 +56,11 @@ func (h runHost) RunsDir() string                    { return h.runsDir() }
 
 // runsDir is where a durable session's run outputs live; "" in memory.
 func (s *Session) runsDir() string {
-	if s.opts.State == nil {
+	dir := s.localStateDir()
+	if dir == "" {
 		return ""
 	}
-	return filepath.Join(s.opts.State.Path, "runs")
+	return filepath.Join(dir, "runs")
 }
 
 // ReadOnly reports whether the operator made the workspace read-only

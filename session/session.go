@@ -17,6 +17,7 @@ import (
 	"github.com/airlock-dev/airlock/approval"
 	"github.com/airlock-dev/airlock/memfs"
 	"github.com/airlock-dev/airlock/session/runs"
+	"github.com/airlock-dev/airlock/session/store"
 	"github.com/airlock-dev/airlock/staging"
 	"github.com/airlock-dev/airlock/targets"
 )
@@ -41,10 +42,11 @@ type Options struct {
 	// Now is the sandbox's clock (file times, checkpoints, commits); nil
 	// is time.Now.
 	Now func() time.Time
-	// State is the session's directory: with it, every change is saved
-	// there before the call that made it answers (a durable session);
-	// nil keeps the session in memory only.
-	State *StateDir
+	// State is the session's state in a store (a *StateDir for the local
+	// files): with it, every change is saved there before the call that
+	// made it answers (a durable session); nil keeps the session in
+	// memory only.
+	State store.Lease
 	// DropUnchanged removes a new durable session's directory when it
 	// closes having changed nothing since it started (no change of the
 	// workspace, commit, checkpoint, pull or push was ever saved): there
@@ -144,8 +146,8 @@ func New(ctx context.Context, w *Worker, opts Options) (*Session, error) {
 		}
 	}
 	s.collectLocked()
-	if opts.State != nil {
-		if err := s.startSaving(opts.State, nil); err != nil {
+	if s.opts.State != nil {
+		if err := s.startSaving(s.opts.State); err != nil {
 			return nil, err
 		}
 	}
@@ -157,6 +159,7 @@ func newSession(w *Worker, opts Options) (*Session, error) {
 	if opts.Gate == nil {
 		return nil, errors.New("session: a session needs a gate")
 	}
+	opts.State = noLease(opts.State)
 	if opts.Timeout <= 0 {
 		opts.Timeout = DefaultPushWait
 	}
@@ -186,7 +189,7 @@ func newSession(w *Worker, opts Options) (*Session, error) {
 	}
 	id := "mem-" + randomHex(6)
 	if opts.State != nil {
-		id = opts.State.ID
+		id = opts.State.SessionID()
 	}
 	s := &Session{id: id, w: w, ws: ws, store: store, repos: repos, gate: opts.Gate, opts: opts,
 		opened: map[string]targets.Target{}, pushes: map[string]*push{}, byCommit: map[pushKey]*push{},

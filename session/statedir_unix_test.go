@@ -5,12 +5,13 @@ package session_test
 import (
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/airlock-dev/airlock/approval"
 	"github.com/airlock-dev/airlock/session"
+	"github.com/airlock-dev/airlock/session/store/files"
 )
 
 // TestKilledServersLockHeldAMoment: a server killed while it started a
@@ -30,15 +31,19 @@ func TestKilledServersLockHeldAMoment(t *testing.T) {
 	defer child.Close()
 	must(t, syscall.Flock(int(child.Fd()), syscall.LOCK_EX))
 	fd := int(child.Fd())
-	execd := make(chan struct{})
-	go func() {
-		defer close(execd)
-		time.Sleep(200 * time.Millisecond) // it execs
-		syscall.Flock(fd, syscall.LOCK_UN)
-	}()
+	// The child execs once the restart has found the lock held.
+	var execd atomic.Bool
+	files.SetBusyHook(func() {
+		if execd.CompareAndSwap(false, true) {
+			syscall.Flock(fd, syscall.LOCK_UN)
+		}
+	})
 	dir, _, err := session.LatestUnfinished(d.root, "test", session.Binding{})
-	<-execd
+	files.SetBusyHook(nil)
 	must(t, err)
+	if !execd.Load() {
+		t.Fatal("the restart never found the lock held")
+	}
 	if dir == nil || dir.ID != d.id {
 		t.Fatalf("a restart passed over the session a killed server's child held a moment: %+v", dir)
 	}

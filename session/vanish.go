@@ -9,7 +9,8 @@ import (
 // directory's place). What is then written goes to files no path names,
 // and a restart would find none of it. So after each save the session
 // checks that its directory and journal are still the ones it writes
-// (StateDir.Here, journal.Here: two lstat(2)s and two fstat(2)s, no read),
+// (Lease.Here and Journal.Here; for the local store two lstat(2)s and
+// two fstat(2)s, no read),
 // and the sync loop checks once a second. When they are not, the
 // directory is made again and the journal written again whole from
 // memory before the call answers: nothing answered is lost. Where that
@@ -22,15 +23,15 @@ import (
 // whole. It runs under s.mu.
 func (s *Session) keepStateLocked() (rewrote bool, err error) {
 	p := s.pst
-	why := p.dir.Here()
+	why := p.lease.Here()
 	if why == nil {
 		why = p.j.Here()
 	}
 	if why == nil {
 		return false, nil
 	}
-	if err := p.dir.remake(); err != nil {
-		return false, fmt.Errorf("the session's state was removed or replaced under the server (%v), and it cannot be written again at %s: %w; until it can, a restart would lose what changed", why, p.dir.Path, err)
+	if err := p.lease.Remake(); err != nil {
+		return false, fmt.Errorf("the session's state was removed or replaced under the server (%v), and it cannot be written again at %s: %w; until it can, a restart would lose what changed", why, p.lease.Where(), err)
 	}
 	if err := s.compactLocked(); err != nil {
 		return false, fmt.Errorf("the session's state was removed or replaced under the server (%v), and writing it again failed: %w", why, err)

@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/airlock-dev/airlock/approval"
 	"github.com/airlock-dev/airlock/session"
@@ -51,7 +50,10 @@ func TestStateRemovedUnderTheSessionIsWrittenAgain(t *testing.T) {
 			n := 13
 			if tc.byLoop {
 				n = 0
-				waitFor(t, func() bool { _, err := os.Stat(filepath.Join(dir, "journal")); return err == nil })
+				session.SyncNow(d.s)
+				if _, err := os.Stat(filepath.Join(dir, "journal")); err != nil {
+					t.Fatalf("the sync loop did not write the state again: %v", err)
+				}
 			}
 			for i := range n {
 				must(t, ws.WriteFile(fmt.Sprintf("after/%02d.txt", i), []byte(fmt.Sprintf("file %d\n", i)), 0o644))
@@ -176,14 +178,4 @@ func mustRead(t *testing.T, path string) []byte {
 	data, err := os.ReadFile(path)
 	must(t, err)
 	return data
-}
-
-// waitFor polls cond for up to 10 s.
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("timed out")
-		}
-	}
 }

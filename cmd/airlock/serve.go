@@ -389,12 +389,12 @@ func sayKept(sess *session.Session, why string, stderr io.Writer) {
 		return
 	}
 	if sess.Dropped() {
-		fmt.Fprintf(stderr, "airlock serve: stopped by %s; session %s changed nothing, so it is not kept.\n", why, dir.ID)
+		fmt.Fprintf(stderr, "airlock serve: stopped by %s; session %s changed nothing, so it is not kept.\n", why, dir.SessionID())
 		return
 	}
 	fmt.Fprintf(stderr, "airlock serve: stopped by %s; session %s is saved in %s.\n"+
 		"airlock serve: run airlock serve again with the same worker to resume it, or see it with `airlock sessions show %s`.\n",
-		why, dir.ID, dir.Path, dir.ID)
+		why, dir.SessionID(), dir.Where(), dir.SessionID())
 }
 
 // openSession starts the worker's session: the latest unfinished one

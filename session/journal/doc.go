@@ -13,4 +13,8 @@
 // batch that was torn by a crash, and Open cuts it off. Rewrite replaces
 // the whole file atomically (write a new one, fsync, rename), which is how
 // the owner compacts it.
+//
+// The file is the local store's (package store/files); Batch and Records
+// are how every store takes records (store.Journal), and package record
+// what they hold.
 package journal
