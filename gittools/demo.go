@@ -15,6 +15,7 @@ import (
 	"github.com/airlock-dev/airlock/approval/ledger"
 	"github.com/airlock-dev/airlock/approval/review"
 	"github.com/airlock-dev/airlock/session"
+	"github.com/airlock-dev/airlock/worker"
 )
 
 // DemoOptions configure RunDemo.
@@ -71,12 +72,12 @@ func RunDemo(ctx context.Context, o DemoOptions) error {
 	}
 	say("A repository at %s, with one commit on main.", repo)
 
-	w := &session.Worker{
+	w := &worker.Worker{
 		Name: "demo-writer", Description: "Writes a quarterly report",
-		Author:        session.Person{Name: "Demo Writer", Email: "demo@airlock.invalid"},
-		DefaultTarget: &session.TargetSpec{Type: "local", Path: repo, Branch: "reports"},
-		Targets:       map[string]*session.TargetSpec{},
-		AutoPull:      []session.PullSpec{{Path: ".", Source: &session.TargetSpec{Type: "local", Path: repo, Branch: "main"}}},
+		Author:        worker.Person{Name: "Demo Writer", Email: "demo@airlock.invalid"},
+		DefaultTarget: &worker.TargetSpec{Type: "local", Path: repo, Branch: "reports"},
+		Targets:       map[string]*worker.TargetSpec{},
+		AutoPull:      []worker.PullSpec{{Path: ".", Source: &worker.TargetSpec{Type: "local", Path: repo, Branch: "main"}}},
 	}
 	lg, err := ledger.Open(filepath.Join(dir, "state", "ledger.jsonl"))
 	if err != nil {
@@ -85,7 +86,7 @@ func RunDemo(ctx context.Context, o DemoOptions) error {
 	defer lg.Close()
 	policy := approval.Policy{}
 	if o.Yes {
-		policy.AutoApprove = []string{session.TargetID(w.DefaultTarget)}
+		policy.AutoApprove = []string{w.DefaultTarget.ID()}
 	}
 	gate := approval.NewGate(lg, policy)
 	s, err := session.New(ctx, w, session.Options{Gate: gate})

@@ -12,6 +12,7 @@ import (
 	"github.com/airlock-dev/airlock/approval"
 	"github.com/airlock-dev/airlock/approval/ledger"
 	"github.com/airlock-dev/airlock/session"
+	"github.com/airlock-dev/airlock/worker"
 )
 
 // The git tools of a two-repository session: status shows each, stage
@@ -20,11 +21,11 @@ import (
 // repository's target and the reviewer is told which repository asks.
 func TestMultiRepoTools(t *testing.T) {
 	api, web := project(t), project(t)
-	spec := func(p string) *session.TargetSpec { return &session.TargetSpec{Type: "local", Path: p, Branch: "main"} }
-	w := &session.Worker{Name: "fullstack", Author: session.Person{Name: "Tester", Email: "tester@example.com"},
-		Repos: []*session.RepoConfig{
-			{Name: "api", DefaultTarget: spec(api), Targets: map[string]*session.TargetSpec{}, AutoPull: []session.PullSpec{{Path: ".", Source: spec(api)}}},
-			{Name: "web", DefaultTarget: spec(web), Targets: map[string]*session.TargetSpec{}, AutoPull: []session.PullSpec{{Path: ".", Source: spec(web)}}},
+	spec := func(p string) *worker.TargetSpec { return &worker.TargetSpec{Type: "local", Path: p, Branch: "main"} }
+	w := &worker.Worker{Name: "fullstack", Author: worker.Person{Name: "Tester", Email: "tester@example.com"},
+		Repos: []*worker.RepoConfig{
+			{Name: "api", DefaultTarget: spec(api), Targets: map[string]*worker.TargetSpec{}, AutoPull: []worker.PullSpec{{Path: ".", Source: spec(api)}}},
+			{Name: "web", DefaultTarget: spec(web), Targets: map[string]*worker.TargetSpec{}, AutoPull: []worker.PullSpec{{Path: ".", Source: spec(web)}}},
 		}}
 	l, err := ledger.Open(filepath.Join(t.TempDir(), "ledger.jsonl"))
 	if err != nil {

@@ -17,6 +17,7 @@ import (
 	"github.com/airlock-dev/airlock/session/journal"
 	"github.com/airlock-dev/airlock/staging"
 	"github.com/airlock-dev/airlock/targets"
+	"github.com/airlock-dev/airlock/worker"
 )
 
 // syncEvery is how often a durable session flushes its journal to the
@@ -311,7 +312,7 @@ func attachSources(ctx context.Context, store *staging.Store, keys []string) []s
 // while it landed is recorded as pushed when its branch has the commit,
 // as failed otherwise. It fails with errNoState (wrapped) when the
 // journal holds nothing: the caller should start the session afresh.
-func Resume(ctx context.Context, w *Worker, opts Options) (*Session, *Recovered, error) {
+func Resume(ctx context.Context, w *worker.Worker, opts Options) (*Session, *Recovered, error) {
 	if opts.State == nil {
 		return nil, nil, errors.New("session: Resume needs a state directory")
 	}

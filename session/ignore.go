@@ -36,7 +36,7 @@ func (r *repo) exclude() []byte {
 	if spec == nil || spec.Type != "local" && spec.Type != "local-bare" {
 		return nil
 	}
-	if key := specKey(spec); r.excl.key != key {
+	if key := spec.ID(); r.excl.key != key {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		path, _ := targets.ExcludeFile(ctx, spec.Path)
 		cancel()

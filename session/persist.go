@@ -22,6 +22,7 @@ import (
 	"github.com/airlock-dev/airlock/memfs"
 	"github.com/airlock-dev/airlock/session/journal"
 	"github.com/airlock-dev/airlock/staging"
+	"github.com/airlock-dev/airlock/worker"
 )
 
 // A durable session writes what it holds to a journal (package journal):
@@ -203,7 +204,7 @@ type refusalRec struct {
 type sessRec struct {
 	Repos map[string]repoRec `json:"repos,omitempty"`
 
-	Base *TargetSpec `json:"base,omitempty"`
+	Base *worker.TargetSpec `json:"base,omitempty"`
 	// Sources are where the store reads lazy files from (targets' ids,
 	// newest first): a resumed session opens them again.
 	Sources   []string             `json:"sources,omitempty"`
@@ -215,23 +216,23 @@ type sessRec struct {
 
 // repoRec is one repository's part of sessRec.
 type repoRec struct {
-	Base    *TargetSpec          `json:"base,omitempty"`
+	Base    *worker.TargetSpec   `json:"base,omitempty"`
 	BaseRef string               `json:"base_ref,omitempty"`
 	Cps     map[string][4]string `json:"cps,omitempty"`
 }
 
 // pushRec is a push in flight.
 type pushRec struct {
-	ID      string      `json:"id"`
-	Repo    string      `json:"repo,omitempty"`
-	Spec    *TargetSpec `json:"spec"`
-	Ref     string      `json:"ref"`
-	Commit  string      `json:"commit"`
-	Old     string      `json:"old,omitempty"`
-	State   string      `json:"state"`
-	Keys    []string    `json:"keys,omitempty"`
-	Notes   []string    `json:"notes,omitempty"`
-	Retries int         `json:"retries,omitempty"`
+	ID      string             `json:"id"`
+	Repo    string             `json:"repo,omitempty"`
+	Spec    *worker.TargetSpec `json:"spec"`
+	Ref     string             `json:"ref"`
+	Commit  string             `json:"commit"`
+	Old     string             `json:"old,omitempty"`
+	State   string             `json:"state"`
+	Keys    []string           `json:"keys,omitempty"`
+	Notes   []string           `json:"notes,omitempty"`
+	Retries int                `json:"retries,omitempty"`
 }
 
 func hexOf(h plumbing.Hash) string {

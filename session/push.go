@@ -17,6 +17,7 @@ import (
 	"github.com/airlock-dev/airlock/internal/textcap"
 	"github.com/airlock-dev/airlock/staging"
 	"github.com/airlock-dev/airlock/targets"
+	"github.com/airlock-dev/airlock/worker"
 )
 
 // maxRequestDiff bounds the diff a request carries to the reviewer.
@@ -46,7 +47,7 @@ const defaultRetries = 100
 // commit rebased onto the new head, with a new request.
 type push struct {
 	r       *repo // the repository it pushes from
-	spec    *TargetSpec
+	spec    *worker.TargetSpec
 	t       targets.Target
 	ref     string
 	commit  *staging.Commit // what the current request asks to push
@@ -142,7 +143,7 @@ func (h *Repo) push(ctx context.Context, commitID, target string, progress Progr
 
 // startLocked finds or starts the push of commitID. A nil push comes with
 // the final answer (the branch is already there, or an error).
-func (s *Session) startLocked(ctx context.Context, r *repo, spec *TargetSpec, t targets.Target, ref, commitID string) (*push, PushResult, error) {
+func (s *Session) startLocked(ctx context.Context, r *repo, spec *worker.TargetSpec, t targets.Target, ref, commitID string) (*push, PushResult, error) {
 	commits := r.area.Commits()
 	var c *staging.Commit
 	var err error
@@ -652,7 +653,7 @@ func (r *repo) stagedOrPublished(id plumbing.Hash) bool {
 
 // advanceLocked records that id reached t's ref: the staged commits up to
 // it are published and it is the base, which later pulls update from.
-func (s *Session) advanceLocked(r *repo, id plumbing.Hash, spec *TargetSpec, ref string, t targets.Target) {
+func (s *Session) advanceLocked(r *repo, id plumbing.Hash, spec *worker.TargetSpec, ref string, t targets.Target) {
 	where := fmt.Sprintf("%s (%s)", t.Describe(), targets.BranchName(ref))
 	if _, ok := s.published[id]; !ok {
 		s.published[id] = where
@@ -687,7 +688,7 @@ func listOrNone(s []string) string {
 }
 
 // request describes pushing commit c over head for the reviewer.
-func (s *Session) request(ctx context.Context, r *repo, spec *TargetSpec, t targets.Target, ref string, head plumbing.Hash, c *staging.Commit) (*approval.Request, error) {
+func (s *Session) request(ctx context.Context, r *repo, spec *worker.TargetSpec, t targets.Target, ref string, head plumbing.Hash, c *staging.Commit) (*approval.Request, error) {
 	var oldTree plumbing.Hash
 	if !head.IsZero() {
 		hc, err := object.GetCommit(s.store, head)
@@ -819,6 +820,6 @@ func droppedFlags(dropped []staging.Refusal) []approval.Flag {
 
 // baseFrom reports whether r's base was pulled from spec's target, which
 // therefore holds it.
-func (r *repo) baseFrom(spec *TargetSpec) bool {
-	return r.base != nil && specKey(r.base) == specKey(spec)
+func (r *repo) baseFrom(spec *worker.TargetSpec) bool {
+	return r.base != nil && r.base.ID() == spec.ID()
 }

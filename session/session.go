@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -18,6 +17,7 @@ import (
 	"github.com/airlock-dev/airlock/memfs"
 	"github.com/airlock-dev/airlock/staging"
 	"github.com/airlock-dev/airlock/targets"
+	"github.com/airlock-dev/airlock/worker"
 )
 
 // Options are the operator's settings for a session: they come from
@@ -32,7 +32,7 @@ type Options struct {
 	// target moved between the request and the push; 0 means 5.
 	Retries int
 	// OpenTarget opens a target; nil means OpenTarget.
-	OpenTarget func(ctx context.Context, spec *TargetSpec) (targets.Target, error)
+	OpenTarget func(ctx context.Context, spec *worker.TargetSpec) (targets.Target, error)
 	// Rules configures the push risk flags.
 	Rules approval.Rules
 	// Run enables the run tool; nil leaves it out.
@@ -56,7 +56,7 @@ type Options struct {
 }
 
 // OpenTarget opens the target a spec names.
-func OpenTarget(ctx context.Context, spec *TargetSpec) (targets.Target, error) {
+func OpenTarget(ctx context.Context, spec *worker.TargetSpec) (targets.Target, error) {
 	switch spec.Type {
 	case "local":
 		return targets.OpenLocal(ctx, spec.Path)
@@ -97,7 +97,7 @@ const DefaultPushWait = 2 * time.Minute
 // this state goes through a method here. It is safe for concurrent use.
 type Session struct {
 	id    string // the state directory's id, or a random one in memory
-	w     *Worker
+	w     *worker.Worker
 	ws    *memfs.Workspace
 	store *staging.Store
 	repos []*repo // by name; one, named "", for a single-repository worker
@@ -130,7 +130,7 @@ type Session struct {
 
 // New makes a worker's sandbox and runs its auto_pull. With a state
 // directory, the session is saved there from the start.
-func New(ctx context.Context, w *Worker, opts Options) (*Session, error) {
+func New(ctx context.Context, w *worker.Worker, opts Options) (*Session, error) {
 	s, err := newSession(w, opts)
 	if err != nil {
 		return nil, err
@@ -152,7 +152,7 @@ func New(ctx context.Context, w *Worker, opts Options) (*Session, error) {
 }
 
 // newSession makes an empty sandbox for w.
-func newSession(w *Worker, opts Options) (*Session, error) {
+func newSession(w *worker.Worker, opts Options) (*Session, error) {
 	if opts.Gate == nil {
 		return nil, errors.New("session: a session needs a gate")
 	}
@@ -201,7 +201,7 @@ func newSession(w *Worker, opts Options) (*Session, error) {
 func (s *Session) ID() string { return s.id }
 
 // Worker returns the session's worker configuration.
-func (s *Session) Worker() *Worker { return s.w }
+func (s *Session) Worker() *worker.Worker { return s.w }
 
 // Workspace returns the sandbox's filesystem, which the file tools read and
 // write directly: its own locks and guard keep it consistent.
@@ -240,16 +240,9 @@ func (s *Session) Close() {
 	}
 }
 
-func specKey(t *TargetSpec) string {
-	if t.Type == "github" {
-		return "github:" + t.Repo
-	}
-	return t.Type + ":" + t.Path
-}
-
 // target opens (once) the target of spec.
-func (s *Session) target(ctx context.Context, spec *TargetSpec) (targets.Target, error) {
-	key := specKey(spec)
+func (s *Session) target(ctx context.Context, spec *worker.TargetSpec) (targets.Target, error) {
+	key := spec.ID()
 	s.openMu.Lock()
 	defer s.openMu.Unlock()
 	if t, ok := s.opened[key]; ok {
@@ -265,7 +258,7 @@ func (s *Session) target(ctx context.Context, spec *TargetSpec) (targets.Target,
 
 // targetRef opens spec's target and names the full ref it pushes to and
 // pulls from: its branch, or the target's default branch.
-func (s *Session) targetRef(ctx context.Context, spec *TargetSpec) (targets.Target, string, error) {
+func (s *Session) targetRef(ctx context.Context, spec *worker.TargetSpec) (targets.Target, string, error) {
 	t, err := s.target(ctx, spec)
 	if err != nil {
 		return nil, "", err
@@ -287,7 +280,7 @@ func (s *Session) targetRef(ctx context.Context, spec *TargetSpec) (targets.Targ
 
 // resolveSpec finds a target of r by name ("" or "default": the default
 // one).
-func (r *repo) resolveSpec(name string) (*TargetSpec, error) {
+func (r *repo) resolveSpec(name string) (*worker.TargetSpec, error) {
 	name = strings.TrimSpace(name)
 	if name == "" || name == "default" {
 		return r.cfg.DefaultTarget, nil
@@ -306,8 +299,8 @@ func (s *Session) autoPull(ctx context.Context, r *repo) error {
 	// from, as `git switch -c` would. Entries from anywhere else come in as
 	// the worker's own files.
 	def := r.cfg.DefaultTarget
-	sameRepo := func(src *TargetSpec) bool { return specKey(src) == specKey(def) }
-	var base *TargetSpec
+	sameRepo := func(src *worker.TargetSpec) bool { return src.ID() == def.ID() }
+	var base *worker.TargetSpec
 	for _, ap := range r.cfg.AutoPull {
 		if sameRepo(ap.Source) && ap.Source.Branch == def.Branch {
 			base = def
@@ -339,7 +332,7 @@ func (s *Session) autoPull(ctx context.Context, r *repo) error {
 	var basePaths []string
 	all := false
 	imports := map[string][]string{}
-	specs := map[string]*TargetSpec{}
+	specs := map[string]*worker.TargetSpec{}
 	for _, ap := range r.cfg.AutoPull {
 		if base != nil && sameRepo(ap.Source) && (forked || ap.Source.Branch == base.Branch) {
 			all = all || ap.Path == "."
@@ -374,7 +367,7 @@ func (s *Session) autoPull(ctx context.Context, r *repo) error {
 }
 
 // branchExists reports whether spec's branch exists on its target.
-func (s *Session) branchExists(ctx context.Context, spec *TargetSpec) (bool, error) {
+func (s *Session) branchExists(ctx context.Context, spec *worker.TargetSpec) (bool, error) {
 	t, ref, err := s.targetRef(ctx, spec)
 	if err != nil {
 		return false, err
@@ -384,7 +377,7 @@ func (s *Session) branchExists(ctx context.Context, spec *TargetSpec) (bool, err
 }
 
 // seed makes the workspace the tree of spec's branch (all, or paths).
-func (s *Session) seed(ctx context.Context, r *repo, spec *TargetSpec, paths []string) (pullResult, error) {
+func (s *Session) seed(ctx context.Context, r *repo, spec *worker.TargetSpec, paths []string) (pullResult, error) {
 	t, ref, err := s.targetRef(ctx, spec)
 	if err != nil {
 		return pullResult{}, err
@@ -414,7 +407,7 @@ type pullResult struct {
 
 // importFiles copies the files of spec's branch at or under paths into
 // r's part of the workspace (under dest), as the worker's own new changes.
-func (s *Session) importFiles(ctx context.Context, r *repo, spec *TargetSpec, paths []string, dest string) (pullResult, error) {
+func (s *Session) importFiles(ctx context.Context, r *repo, spec *worker.TargetSpec, paths []string, dest string) (pullResult, error) {
 	t, ref, err := s.targetRef(ctx, spec)
 	if err != nil {
 		return pullResult{}, err
@@ -467,95 +460,4 @@ func (s *Session) importFiles(ctx context.Context, r *repo, spec *TargetSpec, pa
 		return nil
 	})
 	return res, err
-}
-
-// TargetID is the id a target of spec has (what grants and auto-approval
-// name): "local:/abs/path", "local-bare:/abs/path", "github:owner/repo".
-func TargetID(spec *TargetSpec) string { return specKey(spec) }
-
-// ResolveTargetID turns what an operator wrote (a target name of the
-// worker, or a target id) into a target id. A multi-repository worker's
-// targets are named REPO:TARGET (api:default, web:staging).
-func ResolveTargetID(w *Worker, s string) (string, error) {
-	repos := w.RepoList()
-	if len(w.Repos) > 0 {
-		name, target, _ := strings.Cut(s, ":")
-		for _, r := range w.Repos {
-			if r.Name == name {
-				if target == "" {
-					target = "default"
-				}
-				if spec, ok := r.resolveName(target); ok {
-					return TargetID(spec), nil
-				}
-				return "", fmt.Errorf("repository %s has no target named %q; name one of %s as %s:NAME", name, target, strings.Join(r.TargetNames(), ", "), name)
-			}
-		}
-		if kind, _, _ := strings.Cut(s, ":"); kind != "local" && kind != "local-bare" && kind != "github" {
-			return "", fmt.Errorf("%q names no repository's target: this worker has the repositories %s, so name a target as REPO:TARGET (such as %s:default), or give an id such as local:/path/to/repo",
-				s, strings.Join(w.RepoNames(), ", "), w.Repos[0].Name)
-		}
-	} else if spec, ok := repos[0].resolveName(s); ok {
-		return TargetID(spec), nil
-	}
-	kind, rest, ok := strings.Cut(s, ":")
-	var id string
-	switch {
-	case !ok:
-		return "", fmt.Errorf("no target is named %q; name one of %s, or give an id such as local:/path/to/repo", s, strings.Join(w.TargetNames(), ", "))
-	case kind == "github" && repoRe.MatchString(rest):
-		id = s
-	case (kind == "local" || kind == "local-bare") && filepath.IsAbs(rest):
-		id = kind + ":" + filepath.Clean(rest)
-	default:
-		return "", fmt.Errorf("%q is not a target id: use local:/abs/path, local-bare:/abs/path or github:owner/repo", s)
-	}
-	// An id must be one of the worker's targets, or approving it would
-	// silently approve nothing. Paths compare after symlinks are resolved,
-	// and the id returned is the one the target itself reports.
-	var ids []string
-	for _, r := range repos {
-		for _, spec := range append([]*TargetSpec{r.DefaultTarget}, mapValues(r.Targets)...) {
-			tid := TargetID(spec)
-			ids = append(ids, tid)
-			if sameTargetID(tid, id) {
-				return tid, nil
-			}
-		}
-	}
-	sort.Strings(ids)
-	return "", fmt.Errorf("%s is none of this worker's targets (%s; ids %s): it would approve nothing; name one of them",
-		s, strings.Join(w.TargetNames(), ", "), strings.Join(ids, ", "))
-}
-
-// resolveName finds a target of r by its name in the worker file.
-func (r *RepoConfig) resolveName(name string) (*TargetSpec, bool) {
-	if name == "default" {
-		return r.DefaultTarget, true
-	}
-	spec, ok := r.Targets[name]
-	return spec, ok
-}
-
-func mapValues(m map[string]*TargetSpec) []*TargetSpec {
-	var out []*TargetSpec
-	for _, v := range m {
-		out = append(out, v)
-	}
-	return out
-}
-
-// sameTargetID compares ids, local paths by where their symlinks lead.
-func sameTargetID(a, b string) bool {
-	if a == b {
-		return true
-	}
-	ka, pa, _ := strings.Cut(a, ":")
-	kb, pb, _ := strings.Cut(b, ":")
-	if ka != kb || ka == "github" {
-		return false
-	}
-	ra, err1 := filepath.EvalSymlinks(pa)
-	rb, err2 := filepath.EvalSymlinks(pb)
-	return err1 == nil && err2 == nil && ra == rb
 }

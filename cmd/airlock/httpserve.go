@@ -25,6 +25,7 @@ import (
 	"github.com/airlock-dev/airlock/internal/rpcguard"
 	"github.com/airlock-dev/airlock/internal/termsafe"
 	"github.com/airlock-dev/airlock/session"
+	workerfile "github.com/airlock-dev/airlock/worker"
 )
 
 // sandboxes are the sessions of airlock serve --http: every MCP client
@@ -40,7 +41,7 @@ import (
 // handler gives it (the sandbox's id), that the MCP session is that
 // sandbox's.
 type sandboxes struct {
-	w          *session.Worker
+	w          *workerfile.Worker
 	workerFile string
 	opts       session.Options // without State
 	root       string          // the sessions directory; "" keeps sandboxes in memory only
@@ -93,7 +94,7 @@ func isLoopback(hostport string) bool {
 
 func hashToken(t string) [32]byte { return sha256.Sum256([]byte(t)) }
 
-func newSandboxes(w *session.Worker, workerFile string, opts session.Options, root, version, token string,
+func newSandboxes(w *workerfile.Worker, workerFile string, opts session.Options, root, version, token string,
 	maxLive int, maxBytes int64, idle time.Duration, stderr io.Writer) *sandboxes {
 	h := &sandboxes{w: w, workerFile: workerFile, opts: opts, root: root, version: version, server: hashToken(token),
 		maxLive: maxLive, maxBytes: maxBytes, idle: idle, stderr: stderr, live: map[string]*sandboxSess{}, lim: messageLimits(w)}

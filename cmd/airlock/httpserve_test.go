@@ -17,6 +17,7 @@ import (
 	"github.com/airlock-dev/airlock/approval"
 	"github.com/airlock-dev/airlock/approval/ledger"
 	"github.com/airlock-dev/airlock/session"
+	workerfile "github.com/airlock-dev/airlock/worker"
 )
 
 // sessionHeaders sends a bearer token and remembers the Airlock-Session
@@ -82,7 +83,7 @@ func sandboxesAt(t testing.TB, root string, max int, idle time.Duration) (string
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { l.Close() })
-	w := session.DefaultWorker(emptyRepo(t))
+	w := workerfile.Default(emptyRepo(t))
 	sbs := newSandboxes(w, "", session.Options{Gate: approval.NewGate(l, approval.Policy{})}, root, "test", "server-token", max, 1<<40, idle, io.Discard)
 	srv := &http.Server{Handler: httpHandler(sbs)}
 	ln := listenLoopback(t)

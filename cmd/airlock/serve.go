@@ -26,6 +26,7 @@ import (
 	"github.com/airlock-dev/airlock/sandbox"
 	"github.com/airlock-dev/airlock/session"
 	"github.com/airlock-dev/airlock/session/runcache"
+	workerfile "github.com/airlock-dev/airlock/worker"
 )
 
 // multiFlag is a repeatable string flag.
@@ -146,14 +147,14 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	var w *session.Worker
+	var w *workerfile.Worker
 	if *workerFile != "" {
-		if w, err = session.LoadWorker(*workerFile); err != nil {
+		if w, err = workerfile.Load(*workerFile); err != nil {
 			return err
 		}
 	} else {
 		cwd, _ := os.Getwd()
-		w = session.DefaultWorker(cwd)
+		w = workerfile.Default(cwd)
 	}
 	// A wrong path or branch is refused here, with where the file says
 	// it, not at the first push.
@@ -165,7 +166,7 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		policy.Mode = approval.ModeNever
 	}
 	for _, a := range auto {
-		id, err := session.ResolveTargetID(w, a)
+		id, err := w.ResolveTargetID(a)
 		if err != nil {
 			return usageError("--auto-approve %s: %v", a, err)
 		}
@@ -304,7 +305,7 @@ func sayProbed(runOpts *session.RunOptions, stderr io.Writer) {
 
 // openRunCache opens the worker's cache under the state directory, bounded
 // by size; nil for a size of 0.
-func openRunCache(w *session.Worker, workerFile, state string, max int64) (*runcache.Cache, error) {
+func openRunCache(w *workerfile.Worker, workerFile, state string, max int64) (*runcache.Cache, error) {
 	key, file := workerKey(w, workerFile)
 	return runcache.Open(filepath.Join(state, "cache"), runcache.Meta{Worker: w.Name, WorkerKey: key, WorkerFile: file}, max)
 }
@@ -348,7 +349,7 @@ func sayKept(sess *session.Session, why string, stderr io.Writer) {
 // openSession starts the worker's session: the latest unfinished one
 // made under bind resumed (unless fresh), the one named (if made under
 // bind), or a new one; in memory only when ephemeral.
-func openSession(ctx context.Context, w *session.Worker, workerFile string, bind session.Binding, opts session.Options, state string,
+func openSession(ctx context.Context, w *workerfile.Worker, workerFile string, bind session.Binding, opts session.Options, state string,
 	fresh, ephemeral bool, resumeID string, retention time.Duration, stderr io.Writer) (*session.Session, error) {
 	if ephemeral {
 		fmt.Fprintf(stderr, "airlock serve: the session is in memory only (--ephemeral): nothing survives its end\n")
@@ -419,9 +420,9 @@ func openSession(ctx context.Context, w *session.Worker, workerFile string, bind
 
 // workerKey names the worker whose sessions resume one another: its file,
 // or for the default worker the repository it works on.
-func workerKey(w *session.Worker, workerFile string) (key, file string) {
+func workerKey(w *workerfile.Worker, workerFile string) (key, file string) {
 	if workerFile == "" {
-		return "default:" + session.TargetID(w.DefaultTarget), ""
+		return "default:" + w.DefaultTarget.ID(), ""
 	}
 	abs, err := filepath.Abs(workerFile)
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/airlock-dev/airlock/approval"
 	"github.com/airlock-dev/airlock/approval/ledger"
 	"github.com/airlock-dev/airlock/session"
+	workerfile "github.com/airlock-dev/airlock/worker"
 )
 
 func TestLoopbackOnly(t *testing.T) {
@@ -76,7 +77,7 @@ func testSandboxes(t testing.TB, token string, max int) (*httptest.Server, *sand
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { l.Close() })
-	w := session.DefaultWorker(emptyRepo(t))
+	w := workerfile.Default(emptyRepo(t))
 	sbs := newSandboxes(w, "", session.Options{Gate: approval.NewGate(l, approval.Policy{})}, "", "test", token, max, 1<<40, time.Hour, io.Discard)
 	ts := httptest.NewServer(httpHandler(sbs))
 	sbs.base = ts.URL + mcpPath

@@ -1,4 +1,4 @@
-package session
+package worker
 
 import (
 	"errors"
@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/airlock-dev/airlock/targets"
+	"github.com/go-git/go-git/v5/plumbing"
 )
 
 // Check looks at the repositories the worker names, as airlock serve starts:
@@ -27,7 +28,7 @@ func (w *Worker) Check() error {
 	probes := map[string]*targets.Probe{}
 	own := map[string]bool{} // each repository's default target and branch
 	for _, r := range w.RepoList() {
-		own[specKey(r.DefaultTarget)+"\x00"+r.DefaultTarget.Branch] = true
+		own[r.DefaultTarget.ID()+"\x00"+r.DefaultTarget.Branch] = true
 	}
 	for _, ref := range w.Refs {
 		spec := ref.Spec
@@ -51,7 +52,7 @@ func (w *Worker) Check() error {
 			return w.refError(ref, ref.TypeAt, ".type", "%s is a working-tree repository (its git directory is %s); write type: local for it", p.Path, p.GitDir)
 		}
 		if ref.Pull {
-			if err := w.checkPull(ref, p, own[specKey(spec)+"\x00"+spec.Branch]); err != nil {
+			if err := w.checkPull(ref, p, own[spec.ID()+"\x00"+spec.Branch]); err != nil {
 				return err
 			}
 		}
@@ -154,3 +155,5 @@ func listSome(names []string) string {
 	}
 	return strings.Join(names, ", ")
 }
+
+func short(h plumbing.Hash) string { return h.String()[:7] }
