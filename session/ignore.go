@@ -33,7 +33,7 @@ const maxExclude = 1 << 20
 // area calls it with Session.mu held (it guards r.base and r.excl).
 func (r *repo) exclude() []byte {
 	spec := r.base
-	if spec == nil || spec.Type != "local" && spec.Type != "local-bare" {
+	if spec == nil || !spec.Local() {
 		return nil
 	}
 	if key := spec.ID(); r.excl.key != key {

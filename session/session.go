@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"sort"
 	"strings"
 	"sync"
@@ -55,31 +54,10 @@ type Options struct {
 	Warn func(msg string)
 }
 
-// OpenTarget opens the target a spec names.
+// OpenTarget opens the target a spec names, as its kind opens one, where
+// the operator's environment says (targets.Environ).
 func OpenTarget(ctx context.Context, spec *worker.TargetSpec) (targets.Target, error) {
-	switch spec.Type {
-	case "local":
-		return targets.OpenLocal(ctx, spec.Path)
-	case "local-bare":
-		return targets.OpenLocalBare(ctx, spec.Path)
-	case "github":
-		g, err := targets.OpenGitHub(ctx, spec.Repo, githubOptions())
-		if err != nil {
-			return nil, err
-		}
-		return g, nil
-	}
-	return nil, fmt.Errorf("unknown target type %q", spec.Type)
-}
-
-// githubOptions says where GitHub is: GitHub Enterprise (or an emulator)
-// is named by the environment, never by a worker file, so that a worker
-// cannot redirect where its token goes.
-func githubOptions() targets.GitHubOptions {
-	return targets.GitHubOptions{
-		APIURL: os.Getenv("AIRLOCK_GITHUB_API_URL"),
-		GitURL: os.Getenv("AIRLOCK_GITHUB_GIT_URL"),
-	}
+	return targets.Open(ctx, spec.Type, spec.Where(), targets.Environ())
 }
 
 // Progress reports how a long call is going (MCP progress notifications).

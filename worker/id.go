@@ -2,18 +2,33 @@ package worker
 
 import (
 	"fmt"
-	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/airlock-dev/airlock/targets"
 )
 
 // ID is the id the target of t has (what grants and auto-approval name):
 // "local:/abs/path", "local-bare:/abs/path", "github:owner/repo".
-func (t *TargetSpec) ID() string {
-	if t.Type == "github" {
-		return "github:" + t.Repo
+func (t *TargetSpec) ID() string { return t.Type + ":" + t.Where() }
+
+// Where is where the target is: its path for a kind of local repository,
+// else its repository's name.
+func (t *TargetSpec) Where() string {
+	if t.Local() {
+		return t.Path
 	}
-	return t.Type + ":" + t.Path
+	return t.Repo
+}
+
+// Kind is the target's kind; nil for a type no kind has (only a spec not
+// read from a worker file can have one).
+func (t *TargetSpec) Kind() *targets.Kind { return targets.KindNamed(t.Type) }
+
+// Local reports whether the target is a repository on this host.
+func (t *TargetSpec) Local() bool {
+	k := t.Kind()
+	return k != nil && k.Local
 }
 
 // ResolveTargetID turns what an operator wrote (a target name of the
@@ -34,24 +49,19 @@ func (w *Worker) ResolveTargetID(s string) (string, error) {
 				return "", fmt.Errorf("repository %s has no target named %q; name one of %s as %s:NAME", name, target, strings.Join(r.TargetNames(), ", "), name)
 			}
 		}
-		if kind, _, _ := strings.Cut(s, ":"); kind != "local" && kind != "local-bare" && kind != "github" {
+		if kind, _, _ := strings.Cut(s, ":"); targets.KindNamed(kind) == nil {
 			return "", fmt.Errorf("%q names no repository's target: this worker has the repositories %s, so name a target as REPO:TARGET (such as %s:default), or give an id such as local:/path/to/repo",
 				s, strings.Join(w.RepoNames(), ", "), w.Repos[0].Name)
 		}
 	} else if spec, ok := repos[0].Resolve(s); ok {
 		return spec.ID(), nil
 	}
-	kind, rest, ok := strings.Cut(s, ":")
-	var id string
-	switch {
-	case !ok:
+	if !strings.Contains(s, ":") {
 		return "", fmt.Errorf("no target is named %q; name one of %s, or give an id such as local:/path/to/repo", s, strings.Join(w.TargetNames(), ", "))
-	case kind == "github" && repoRe.MatchString(rest):
-		id = s
-	case (kind == "local" || kind == "local-bare") && filepath.IsAbs(rest):
-		id = kind + ":" + filepath.Clean(rest)
-	default:
-		return "", fmt.Errorf("%q is not a target id: use local:/abs/path, local-bare:/abs/path or github:owner/repo", s)
+	}
+	id, err := targets.ParseID(s)
+	if err != nil {
+		return "", err
 	}
 	// An id must be one of the worker's targets, or approving it would
 	// silently approve nothing. Paths compare after symlinks are resolved,
@@ -61,7 +71,7 @@ func (w *Worker) ResolveTargetID(s string) (string, error) {
 		for _, spec := range append([]*TargetSpec{r.DefaultTarget}, mapValues(r.Targets)...) {
 			tid := spec.ID()
 			ids = append(ids, tid)
-			if sameTargetID(tid, id) {
+			if targets.SameID(tid, id) {
 				return tid, nil
 			}
 		}
@@ -87,19 +97,4 @@ func mapValues(m map[string]*TargetSpec) []*TargetSpec {
 		out = append(out, v)
 	}
 	return out
-}
-
-// sameTargetID compares ids, local paths by where their symlinks lead.
-func sameTargetID(a, b string) bool {
-	if a == b {
-		return true
-	}
-	ka, pa, _ := strings.Cut(a, ":")
-	kb, pb, _ := strings.Cut(b, ":")
-	if ka != kb || ka == "github" {
-		return false
-	}
-	ra, err1 := filepath.EvalSymlinks(pa)
-	rb, err2 := filepath.EvalSymlinks(pb)
-	return err1 == nil && err2 == nil && ra == rb
 }

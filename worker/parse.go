@@ -16,6 +16,7 @@ import (
 
 	"github.com/airlock-dev/airlock/internal/bytesize"
 	"github.com/airlock-dev/airlock/memfs"
+	"github.com/airlock-dev/airlock/targets"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -390,8 +391,6 @@ func (p *parser) git(n *yaml.Node, prefix string) (*RepoConfig, error) {
 	return w, nil
 }
 
-var repoRe = regexp.MustCompile(`^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/[A-Za-z0-9._-]{1,100}$`)
-
 func (p *parser) target(n *yaml.Node, key string) (*TargetSpec, error) {
 	f, err := p.fields(n, key, "type", "path", "repo", "branch")
 	if err != nil {
@@ -399,7 +398,7 @@ func (p *parser) target(n *yaml.Node, key string) (*TargetSpec, error) {
 	}
 	tn, ok := f["type"]
 	if !ok {
-		return nil, p.errAt(n, key+".type", "missing; use local, local-bare or github")
+		return nil, p.errAt(n, key+".type", "missing; use %s", targets.KindNames())
 	}
 	typ, err := p.str(tn[1], key+".type")
 	if err != nil {
@@ -408,39 +407,16 @@ func (p *parser) target(n *yaml.Node, key string) (*TargetSpec, error) {
 	spec := &TargetSpec{Type: typ}
 	at := RepoRef{At: p.pos(n), TypeAt: p.pos(tn[1])}
 	defer func() { p.specs[spec] = at }()
-	switch typ {
-	case "local", "local-bare":
-		if _, ok := f["repo"]; ok {
-			return nil, p.errAt(f["repo"][0], key+".repo", "is for github targets; a %s target takes path", typ)
-		}
-		pv, ok := f["path"]
-		if !ok {
-			return nil, p.errAt(n, key+".path", "missing; give the repository's path, e.g. path: .")
-		}
-		path, err := p.str(pv[1], key+".path")
-		if err != nil {
-			return nil, err
-		}
-		if spec.Path, err = p.resolvePath(path); err != nil {
-			return nil, p.errAt(pv[1], key+".path", "%v", err)
-		}
-		at.PathAt = p.pos(pv[1])
-	case "github":
-		if _, ok := f["path"]; ok {
-			return nil, p.errAt(f["path"][0], key+".path", "is for local targets; a github target takes repo: owner/name")
-		}
-		rv, ok := f["repo"]
-		if !ok {
-			return nil, p.errAt(n, key+".repo", "missing; give the repository as owner/name")
-		}
-		if spec.Repo, err = p.str(rv[1], key+".repo"); err != nil {
-			return nil, err
-		}
-		if !repoRe.MatchString(spec.Repo) {
-			return nil, p.errAt(rv[1], key+".repo", "%q is not a GitHub repository; write it as owner/name", spec.Repo)
-		}
-	default:
-		return nil, p.errAt(tn[1], key+".type", "unknown target type %q; use local, local-bare or github", typ)
+	kind := targets.KindNamed(typ)
+	if kind == nil {
+		return nil, p.errAt(tn[1], key+".type", "unknown target type %q; use %s", typ, targets.KindNames())
+	}
+	if where, err := p.where(n, f, key, kind); err != nil {
+		return nil, err
+	} else if kind.Local {
+		spec.Path, at.PathAt = where, p.pos(f["path"][1])
+	} else {
+		spec.Repo = where
 	}
 	if b, ok := f["branch"]; ok {
 		if spec.Branch, err = p.str(b[1], key+".branch"); err != nil {
@@ -452,6 +428,35 @@ func (p *parser) target(n *yaml.Node, key string) (*TargetSpec, error) {
 		at.BranchAt = p.pos(b[1])
 	}
 	return spec, nil
+}
+
+// where reads where a target of kind is: its path (made absolute) or its
+// repository, under kind's key; the other kinds' key is refused.
+func (p *parser) where(n *yaml.Node, f map[string][2]*yaml.Node, key string, kind *targets.Kind) (string, error) {
+	for _, k := range targets.Kinds() {
+		if other, ok := f[k.Key()]; ok && k.Key() != kind.Key() {
+			return "", p.errAt(other[0], key+"."+k.Key(), "is for %s targets; a %s target takes %s", k.Group, kind.Name, kind.Takes)
+		}
+	}
+	key += "." + kind.Key()
+	v, ok := f[kind.Key()]
+	if !ok {
+		return "", p.errAt(n, key, "%s", kind.Missing)
+	}
+	where, err := p.str(v[1], key)
+	if err != nil {
+		return "", err
+	}
+	if kind.Local {
+		where, err = p.resolvePath(where)
+	}
+	if err == nil && kind.Check != nil {
+		err = kind.Check(where)
+	}
+	if err != nil {
+		return "", p.errAt(v[1], key, "%v", err)
+	}
+	return where, nil
 }
 
 // resolvePath makes a target path absolute. A relative path is taken from

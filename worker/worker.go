@@ -110,18 +110,15 @@ type Person struct {
 
 // TargetSpec says where a target is.
 type TargetSpec struct {
-	Type   string // "local", "local-bare" or "github"
-	Path   string // local and local-bare: absolute, resolved against the worker file
-	Repo   string // github: "owner/repo"
+	Type   string // a kind of target (targets.KindNamed): "local", "local-bare", "github"
+	Path   string // a local kind's: absolute, resolved against the worker file
+	Repo   string // another kind's (github's "owner/repo")
 	Branch string // "" means the target's default branch
 }
 
 // String is the target as people and error messages name it.
 func (t *TargetSpec) String() string {
-	s := t.Type + ":" + t.Path
-	if t.Type == "github" {
-		s = "github:" + t.Repo
-	}
+	s := t.ID()
 	if t.Branch != "" {
 		s += " (branch " + t.Branch + ")"
 	}
@@ -159,7 +156,7 @@ func (e *ConfigError) Error() string {
 // its files' content), as a clone would.
 func Default(dir string) *Worker {
 	abs, _ := filepath.Abs(dir)
-	def := &TargetSpec{Type: "local", Path: abs}
+	def := &TargetSpec{Type: targets.LocalKind(false).Name, Path: abs}
 	return &Worker{
 		Name: "default", Description: "A worker on " + abs,
 		Author:        Person{Name: "airlock worker", Email: "worker@airlock.invalid"},
