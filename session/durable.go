@@ -342,6 +342,9 @@ func Resume(ctx context.Context, w *worker.Worker, opts Options) (*Session, *Rec
 	if s.run != nil {
 		s.run.resumeOutputs(s.runsDir())
 	}
+	// The targets of the pushes in flight are opened before the lock is
+	// taken, as every call opens them (Session.openMu).
+	pre := s.preopenPushes(ctx, l.sess.Pushes)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	p := &persister{dir: opts.State, j: j, known: map[plumbing.Hash]uint8{}, commits: map[plumbing.Hash]*staging.Commit{},
@@ -367,7 +370,7 @@ func Resume(ctx context.Context, w *worker.Worker, opts Options) (*Session, *Rec
 	}
 	s.pst = p
 	rec := &Recovered{ID: opts.State.ID, Checkpoints: nil, Ended: notes}
-	s.resumePushesLocked(ctx, l.sess.Pushes, rec)
+	s.resumePushesLocked(ctx, l.sess.Pushes, pre, rec)
 	p.sess = nil // the pushes may have changed: the next save writes the record
 	if err := s.saveLocked(); err != nil {
 		s.pst = nil
@@ -554,8 +557,9 @@ func areaState(l *loaded, ar *areaRec, links []linkRec, snaps []*memfs.Snapshot)
 	return st, nil
 }
 
-// resumePushesLocked takes up the pushes a saved session had in flight.
-func (s *Session) resumePushesLocked(ctx context.Context, recs []pushRec, rec *Recovered) {
+// resumePushesLocked takes up the pushes a saved session had in flight;
+// pre holds their targets, opened before the lock was taken.
+func (s *Session) resumePushesLocked(ctx context.Context, recs []pushRec, pre preopened, rec *Recovered) {
 	for _, pr := range recs {
 		commit, _ := hashOf(pr.Commit)
 		old, _ := hashOf(pr.Old)
@@ -563,7 +567,7 @@ func (s *Session) resumePushesLocked(ctx context.Context, recs []pushRec, rec *R
 		if pr.Spec == nil || r == nil {
 			continue
 		}
-		t, err := s.target(ctx, pr.Spec)
+		t, err := pre.target(pr.Spec)
 		if err != nil {
 			lost := s.recordOutcome(pr.ID, "", pr.Ref, old, commit, "failed", fmt.Sprintf("the session resumed but could not open the target: %v", err))
 			rec.Ended = append(rec.Ended, fmt.Sprintf("The push of %s (request %s) could not be taken up again: %v; git_push it again.%s", short(commit), pr.ID, err, lost))
@@ -578,9 +582,9 @@ func (s *Session) resumePushesLocked(ctx context.Context, recs []pushRec, rec *R
 				if lost == "" {
 					// As a push that lands does before it answers: the
 					// head, now with this outcome, kept in the target.
-					// Under the lock, as the resume's other calls to the
-					// target (Head, opening it) are: nothing answers
-					// before the resume ends.
+					// Under the lock, as the resume's other call to the
+					// target (Head) is: nothing answers before the resume
+					// ends.
 					if err := s.recordLedgerHead(ctx, t); err != nil {
 						lost = fmt.Sprintf(" The ledger's head could not be kept in the target for `airlock ledger verify` to check against: %v.", err)
 					}

@@ -272,40 +272,56 @@ func (h *Repo) pull(ctx context.Context, source string, paths []string, dest str
 			return PullResult{}, err
 		}
 	}
-	s.mu.Lock()
+	// The target is opened before Session.mu is taken (see openMu); the
+	// base it depends on is read under the lock, and read again after.
+	var o opened
+	named := spec
+	for {
+		s.mu.Lock()
+		base := r.base
+		s.mu.Unlock()
+		spec = named
+		if strings.TrimSpace(source) == "" && base != nil {
+			// No source: update from where the sandbox's base came from
+			// (the branch it forked from, until its first push lands
+			// elsewhere).
+			spec = base
+		}
+		if o, err = s.open(ctx, spec); err != nil {
+			return PullResult{}, err
+		}
+		s.mu.Lock()
+		if r.base == base {
+			break
+		}
+		s.mu.Unlock() // another pull moved the base meanwhile
+	}
 	defer s.mu.Unlock()
 	defer s.collectLocked()
 	base := r.base
-	if strings.TrimSpace(source) == "" && base != nil {
-		// No source: update from where the sandbox's base came from (the
-		// branch it forked from, until its first push lands elsewhere).
-		spec = base
-	}
 	sameBase := base != nil && base.ID() == spec.ID() && base.Branch == spec.Branch
 	switch {
 	case dest != "" || (base != nil && !sameBase):
-		res, err := s.importFiles(ctx, r, spec, paths, dest)
+		res, err := s.importFiles(ctx, r, o, paths, dest)
 		if err != nil {
 			return PullResult{}, err
 		}
 		return PullResult{Kind: Copied, From: spec.ID(), Head: res.Head, Files: res.Files, Updated: res.Updated, Refused: res.Refused}, nil
 	case base == nil && len(r.area.Commits()) == 0 && r.area.Status().Clean():
-		res, err := s.seed(ctx, r, spec, paths)
+		res, err := s.seed(ctx, r, o, spec, paths)
 		if err != nil {
 			return PullResult{}, err
 		}
 		return PullResult{Kind: Seeded, From: spec.ID(), Head: res.Head, Files: res.Files, Refused: res.Refused}, nil
 	}
-	return s.syncBaseLocked(ctx, r, spec, paths)
+	return s.syncBaseLocked(ctx, r, o, spec, paths)
 }
 
 // syncBaseLocked brings the sandbox up to the target's latest commit
-// (rebasing staged work onto it) and brings in paths not pulled before.
-func (s *Session) syncBaseLocked(ctx context.Context, r *repo, spec *worker.TargetSpec, paths []string) (PullResult, error) {
-	t, ref, err := s.targetRef(ctx, spec)
-	if err != nil {
-		return PullResult{}, err
-	}
+// (rebasing staged work onto it) and brings in paths not pulled before; o
+// is spec's target, opened.
+func (s *Session) syncBaseLocked(ctx context.Context, r *repo, o opened, spec *worker.TargetSpec, paths []string) (PullResult, error) {
+	t, ref := o.t, o.ref
 	fetchPaths := append(r.area.Pulled(), paths...)
 	if r.area.Pulled() == nil {
 		fetchPaths = nil

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -54,12 +52,6 @@ type Options struct {
 	Warn func(msg string)
 }
 
-// OpenTarget opens the target a spec names, as its kind opens one, where
-// the operator's environment says (targets.Environ).
-func OpenTarget(ctx context.Context, spec *worker.TargetSpec) (targets.Target, error) {
-	return targets.Open(ctx, spec.Type, spec.Where(), targets.Environ())
-}
-
 // Progress reports how a long call is going (MCP progress notifications).
 type Progress func(done, total float64, message string)
 
@@ -85,16 +77,28 @@ type Session struct {
 	// mu serialises every change to the sandbox's git side (area, store,
 	// base, pushes, checkpoints' bases) and object collection: nothing
 	// writes objects the collector cannot see the roots of. It is never
-	// held while waiting for a reviewer or a target's push. Lock order:
-	// Session.mu, then Area's, then Workspace's and Store's; the gate's
-	// lock is taken under Session.mu (Withdraw), never the other way (the
-	// gate calls a pick with its own lock released).
+	// held while waiting for a reviewer or a target's push, nor while a
+	// target is opened (openMu). Lock order: Session.mu, then Area's,
+	// then Workspace's and Store's; the gate's lock is taken under
+	// Session.mu (Withdraw), never the other way (the gate calls a pick
+	// with its own lock released).
 	mu        sync.Mutex
 	pushes    map[string]*push             // pushes in flight, by request id
 	byCommit  map[pushKey]*push            // the same, by what they push (and what they pushed before a rebase)
 	published map[plumbing.Hash]string     // commits that reached a target: where
 	cps       map[string]map[string]cpBase // each checkpoint's bases, by name, then by repository
 
+	// openMu serialises opening targets (a local one's open recovers an
+	// interrupted push) and guards opened, the targets by id. It is never
+	// taken with Session.mu held: a call opens its targets, and asks a
+	// target without a branch for its default one, before it takes
+	// Session.mu (targetRef; planAutoPull for New, preopenPushes for
+	// Resume), so that a slow target (GitHub over the network) holds up
+	// no other call of the session (TestOpenTargetNotUnderLock). What an
+	// opened target is asked under Session.mu is what must be consistent
+	// with the sandbox's git side: Fetch writes the store, whose writers
+	// all hold Session.mu for the collector (collectLocked), and a push's
+	// and a resume's Head and ledger head.
 	openMu sync.Mutex
 	opened map[string]targets.Target
 
@@ -113,10 +117,18 @@ func New(ctx context.Context, w *worker.Worker, opts Options) (*Session, error) 
 	if err != nil {
 		return nil, err
 	}
+	// The targets auto_pull reads from are opened before the lock is
+	// taken, as every call opens them (Session.openMu).
+	plans := make([]*autoPlan, len(s.repos))
+	for i, r := range s.repos {
+		if plans[i], err = s.planAutoPull(ctx, r); err != nil {
+			return nil, fmt.Errorf("%sauto_pull: %w", r.label(), err)
+		}
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, r := range s.repos {
-		if err := s.autoPull(ctx, r); err != nil {
+	for i, r := range s.repos {
+		if err := s.autoPull(ctx, r, plans[i]); err != nil {
 			return nil, fmt.Errorf("%sauto_pull: %w", r.label(), err)
 		}
 	}
@@ -218,44 +230,6 @@ func (s *Session) Close() {
 	}
 }
 
-// target opens (once) the target of spec.
-func (s *Session) target(ctx context.Context, spec *worker.TargetSpec) (targets.Target, error) {
-	key := spec.ID()
-	s.openMu.Lock()
-	defer s.openMu.Unlock()
-	if t, ok := s.opened[key]; ok {
-		return t, nil
-	}
-	t, err := s.opts.OpenTarget(ctx, spec)
-	if err != nil {
-		return nil, err
-	}
-	s.opened[key] = t
-	return t, nil
-}
-
-// targetRef opens spec's target and names the full ref it pushes to and
-// pulls from: its branch, or the target's default branch.
-func (s *Session) targetRef(ctx context.Context, spec *worker.TargetSpec) (targets.Target, string, error) {
-	t, err := s.target(ctx, spec)
-	if err != nil {
-		return nil, "", err
-	}
-	branch := spec.Branch
-	if branch == "" {
-		if db, ok := t.(targets.DefaultBrancher); ok {
-			if b, err := db.DefaultBranch(ctx); err == nil && b != "" {
-				branch = b
-			}
-		}
-	}
-	if branch == "" {
-		branch = "main"
-	}
-	ref, err := targets.BranchRef(branch)
-	return t, ref, err
-}
-
 // resolveSpec finds a target of r by name ("" or "default": the default
 // one).
 func (r *repo) resolveSpec(name string) (*worker.TargetSpec, error) {
@@ -267,175 +241,4 @@ func (r *repo) resolveSpec(name string) (*worker.TargetSpec, error) {
 		return t, nil
 	}
 	return nil, fmt.Errorf("no target is named %q; the targets are %s", name, strings.Join(r.cfg.TargetNames(), ", "))
-}
-
-func (s *Session) autoPull(ctx context.Context, r *repo) error {
-	// Entries from the default target's branch make the base (one pull of
-	// all their paths; "." means everything). When that branch does not
-	// exist yet, entries from another branch of the same repository make
-	// the base instead: the new branch forks from the branch its files came
-	// from, as `git switch -c` would. Entries from anywhere else come in as
-	// the worker's own files.
-	def := r.cfg.DefaultTarget
-	sameRepo := func(src *worker.TargetSpec) bool { return src.ID() == def.ID() }
-	var base *worker.TargetSpec
-	for _, ap := range r.cfg.AutoPull {
-		if sameRepo(ap.Source) && ap.Source.Branch == def.Branch {
-			base = def
-		}
-	}
-	// forked: the default branch exists and was forked from another branch
-	// of its repository that auto_pull names. Its paths come from the
-	// default branch, which has its own history since the fork (what the
-	// worker pushed, what others pushed there): as after `git switch
-	// reports`, the other branch's later changes come in only when asked
-	// for (git_pull with that source).
-	forked := false
-	if base == nil {
-		for _, ap := range r.cfg.AutoPull {
-			if sameRepo(ap.Source) {
-				exists, err := s.branchExists(ctx, def)
-				if err != nil {
-					return err
-				}
-				if exists {
-					base, forked = def, true
-				} else {
-					base = ap.Source
-				}
-				break
-			}
-		}
-	}
-	var basePaths []string
-	all := false
-	imports := map[string][]string{}
-	specs := map[string]*worker.TargetSpec{}
-	for _, ap := range r.cfg.AutoPull {
-		if base != nil && sameRepo(ap.Source) && (forked || ap.Source.Branch == base.Branch) {
-			all = all || ap.Path == "."
-			basePaths = append(basePaths, ap.Path)
-			continue
-		}
-		key := ap.Source.String()
-		specs[key] = ap.Source
-		imports[key] = append(imports[key], ap.Path)
-	}
-	if all {
-		basePaths = nil
-	}
-	if base != nil {
-		// A default branch that does not exist yet is created by the
-		// first push.
-		if _, err := s.seed(ctx, r, base, basePaths); err != nil && !errors.Is(err, targets.ErrRefNotFound) {
-			return err
-		}
-	}
-	keys := make([]string, 0, len(imports))
-	for k := range imports {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		if _, err := s.importFiles(ctx, r, specs[k], imports[k], ""); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// branchExists reports whether spec's branch exists on its target.
-func (s *Session) branchExists(ctx context.Context, spec *worker.TargetSpec) (bool, error) {
-	t, ref, err := s.targetRef(ctx, spec)
-	if err != nil {
-		return false, err
-	}
-	head, err := t.Head(ctx, ref)
-	return !head.IsZero(), err
-}
-
-// seed makes the workspace the tree of spec's branch (all, or paths).
-func (s *Session) seed(ctx context.Context, r *repo, spec *worker.TargetSpec, paths []string) (pullResult, error) {
-	t, ref, err := s.targetRef(ctx, spec)
-	if err != nil {
-		return pullResult{}, err
-	}
-	head, err := t.Fetch(ctx, ref, paths, s.store)
-	if err != nil {
-		return pullResult{}, err
-	}
-	refused, err := r.area.SeedFrom(head, paths)
-	if err != nil {
-		return pullResult{}, err
-	}
-	r.base, r.baseRef = spec, ref
-	n := 0
-	r.ws.Base().Walk(func(memfs.Entry) error { n++; return nil })
-	return pullResult{Head: head, Ref: ref, Target: t, Files: n, Refused: refused}, nil
-}
-
-type pullResult struct {
-	Head    plumbing.Hash
-	Ref     string
-	Target  targets.Target
-	Files   int
-	Updated []string
-	Refused []memfs.Refused
-}
-
-// importFiles copies the files of spec's branch at or under paths into
-// r's part of the workspace (under dest), as the worker's own new changes.
-func (s *Session) importFiles(ctx context.Context, r *repo, spec *worker.TargetSpec, paths []string, dest string) (pullResult, error) {
-	t, ref, err := s.targetRef(ctx, spec)
-	if err != nil {
-		return pullResult{}, err
-	}
-	// The session's own store, so that the import counts against the one
-	// budget; what only the import needed is collected afterwards.
-	head, err := t.Fetch(ctx, ref, paths, s.store)
-	if err != nil {
-		return pullResult{}, err
-	}
-	scratch, err := memfs.New(memfs.WithLimits(s.w.Limits), memfs.WithDeny(s.w.Deny...))
-	if err != nil {
-		return pullResult{}, err
-	}
-	sa, err := staging.New(scratch, s.store, staging.Config{Author: staging.Signature{Name: "x", Email: "x@x"}})
-	if err != nil {
-		return pullResult{}, err
-	}
-	refused, err := sa.SeedFrom(head, paths)
-	if err != nil {
-		return pullResult{}, err
-	}
-	res := pullResult{Head: head, Ref: ref, Target: t, Refused: refused}
-	err = scratch.Base().Walk(func(e memfs.Entry) error {
-		p := e.Path
-		if dest != "" {
-			p = strings.TrimSuffix(dest, "/") + "/" + p
-		}
-		if b, ok := r.ws.Base().Lookup(p); ok && b.Same(e) {
-			// What the base already holds is not the worker's change.
-			return nil
-		}
-		at := r.path(p) // where it goes in the workspace
-		data, werr := e.Content()
-		switch {
-		case werr != nil:
-		case e.Mode&fs.ModeSymlink != 0:
-			werr = s.ws.Symlink(string(data), at)
-		default:
-			if werr = s.ws.WriteFile(at, data, e.Mode.Perm()); werr == nil {
-				werr = s.ws.Chmod(at, e.Mode.Perm())
-			}
-		}
-		if werr != nil {
-			res.Refused = append(res.Refused, memfs.Refused{Path: p, Err: werr})
-			return nil
-		}
-		res.Updated = append(res.Updated, p)
-		res.Files++
-		return nil
-	})
-	return res, err
 }
