@@ -13,7 +13,7 @@
 // (TestReadOnlyModeIsDeclared).
 //
 // What the tools act on belongs elsewhere: the sandbox's state and its
-// locks to session (a Session, configured by a session.Worker), the search
+// locks to session (a Session, configured by a worker.Worker), the search
 // engine behind search_files to search, the reviewer's prompt to
 // approval/review; the demo is cmd/airlock's.
 //

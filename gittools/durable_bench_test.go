@@ -15,16 +15,17 @@ import (
 	"github.com/airlock-dev/airlock/approval/ledger"
 	"github.com/airlock-dev/airlock/gittools"
 	"github.com/airlock-dev/airlock/session"
+	"github.com/airlock-dev/airlock/worker"
 )
 
 // benchClient opens a session over a small repository (durable when
 // stateRoot is set) and serves it over MCP in memory.
 func benchClient(b *testing.B, repo, stateRoot string) *mcp.ClientSession {
 	b.Helper()
-	w := &session.Worker{
-		Name: "bench", Author: session.Person{Name: "Bench", Email: "bench@example.com"},
-		DefaultTarget: &session.TargetSpec{Type: "local", Path: repo, Branch: "main"}, Targets: map[string]*session.TargetSpec{},
-		AutoPull: []session.PullSpec{{Path: ".", Source: &session.TargetSpec{Type: "local", Path: repo, Branch: "main"}}},
+	w := &worker.Worker{
+		Name: "bench", Author: worker.Person{Name: "Bench", Email: "bench@example.com"},
+		DefaultTarget: &worker.TargetSpec{Type: "local", Path: repo, Branch: "main"}, Targets: map[string]*worker.TargetSpec{},
+		AutoPull: []worker.PullSpec{{Path: ".", Source: &worker.TargetSpec{Type: "local", Path: repo, Branch: "main"}}},
 	}
 	l, err := ledger.Open(filepath.Join(b.TempDir(), "ledger.jsonl"))
 	if err != nil {

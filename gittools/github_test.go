@@ -12,6 +12,7 @@ import (
 	"github.com/airlock-dev/airlock/session"
 	"github.com/airlock-dev/airlock/targets"
 	"github.com/airlock-dev/airlock/targets/githubemu"
+	"github.com/airlock-dev/airlock/worker"
 )
 
 // A worker whose targets are on GitHub (the emulator): auto_pull from the
@@ -30,12 +31,12 @@ func TestWorkerOnGitHub(t *testing.T) {
 	git(t, seed, "commit", "-q", "--allow-empty", "-m", "init")
 	git(t, seed, "push", "-q", emu.Dir(), "main")
 
-	main := &session.TargetSpec{Type: "github", Repo: "octo-org/reports", Branch: "main"}
-	w := &session.Worker{
-		Name: "gh", Author: session.Person{Name: "GH Worker", Email: "gh@example.com"},
-		DefaultTarget: &session.TargetSpec{Type: "github", Repo: "octo-org/reports", Branch: "airlock/q3"},
-		Targets:       map[string]*session.TargetSpec{"main": main},
-		AutoPull:      []session.PullSpec{{Path: ".", Source: main}},
+	main := &worker.TargetSpec{Type: "github", Repo: "octo-org/reports", Branch: "main"}
+	w := &worker.Worker{
+		Name: "gh", Author: worker.Person{Name: "GH Worker", Email: "gh@example.com"},
+		DefaultTarget: &worker.TargetSpec{Type: "github", Repo: "octo-org/reports", Branch: "airlock/q3"},
+		Targets:       map[string]*worker.TargetSpec{"main": main},
+		AutoPull:      []worker.PullSpec{{Path: ".", Source: main}},
 	}
 	l, err := ledger.Open(filepath.Join(t.TempDir(), "ledger.jsonl"))
 	if err != nil {
@@ -50,7 +51,7 @@ func TestWorkerOnGitHub(t *testing.T) {
 	})
 	s, err := session.New(context.Background(), w, session.Options{
 		Gate: gate, Timeout: 10 * time.Second,
-		OpenTarget: func(ctx context.Context, spec *session.TargetSpec) (targets.Target, error) {
+		OpenTarget: func(ctx context.Context, spec *worker.TargetSpec) (targets.Target, error) {
 			return targets.OpenGitHub(ctx, spec.Repo, targets.GitHubOptions{APIURL: emu.URL, GitURL: emu.GitURL, Token: token})
 		},
 	})

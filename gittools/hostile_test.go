@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/airlock-dev/airlock/approval"
-	"github.com/airlock-dev/airlock/session"
+	"github.com/airlock-dev/airlock/worker"
 )
 
 // hostileUpstream makes a repository whose main branch holds entries git
@@ -64,16 +64,16 @@ func gitIn(t *testing.T, dir, stdin string, args ...string) string {
 
 // hostileSession pulls the hostile upstream's main and pushes to branch of
 // target (auto-approved), after staging one honest file.
-func hostileSession(t *testing.T, upstream, target, branch string, others map[string]*session.TargetSpec) (*harness, *[]*approval.Request) {
+func hostileSession(t *testing.T, upstream, target, branch string, others map[string]*worker.TargetSpec) (*harness, *[]*approval.Request) {
 	t.Helper()
 	if others == nil {
-		others = map[string]*session.TargetSpec{}
+		others = map[string]*worker.TargetSpec{}
 	}
-	w := &session.Worker{
-		Name: "hostile", Author: session.Person{Name: "Tester", Email: "tester@example.com"},
-		DefaultTarget: &session.TargetSpec{Type: "local", Path: target, Branch: branch},
+	w := &worker.Worker{
+		Name: "hostile", Author: worker.Person{Name: "Tester", Email: "tester@example.com"},
+		DefaultTarget: &worker.TargetSpec{Type: "local", Path: target, Branch: branch},
 		Targets:       others,
-		AutoPull:      []session.PullSpec{{Path: ".", Source: &session.TargetSpec{Type: "local", Path: upstream, Branch: "main"}}},
+		AutoPull:      []worker.PullSpec{{Path: ".", Source: &worker.TargetSpec{Type: "local", Path: upstream, Branch: "main"}}},
 	}
 	var seen []*approval.Request
 	h := openSession(t, w, approval.Policy{}, func(r *approval.Request) approval.Decision {
@@ -176,7 +176,7 @@ func TestHostileBaseNeverLeaves(t *testing.T) {
 		upstream, marker := hostileUpstream(t)
 		bare := t.TempDir()
 		git(t, bare, "init", "-q", "--bare", ".")
-		h, _ := hostileSession(t, upstream, upstream, "main", map[string]*session.TargetSpec{
+		h, _ := hostileSession(t, upstream, upstream, "main", map[string]*worker.TargetSpec{
 			"backup": {Type: "local-bare", Path: bare, Branch: "copy"},
 		})
 		_, err := h.try("git_push", map[string]any{"target": "backup"})

@@ -16,6 +16,7 @@ import (
 	"github.com/airlock-dev/airlock/gittools"
 	"github.com/airlock-dev/airlock/sandbox"
 	"github.com/airlock-dev/airlock/session"
+	"github.com/airlock-dev/airlock/worker"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden answers in testdata")
@@ -43,11 +44,11 @@ func pyProject(t *testing.T) string {
 // commands enabled when run is true.
 func pySession(t *testing.T, repo string, run bool) *session.Session {
 	t.Helper()
-	w := &session.Worker{
-		Name: "tester", Author: session.Person{Name: "Tester", Email: "tester@example.com"},
-		DefaultTarget: &session.TargetSpec{Type: "local", Path: repo, Branch: "main"},
-		Targets:       map[string]*session.TargetSpec{},
-		AutoPull:      []session.PullSpec{{Path: ".", Source: &session.TargetSpec{Type: "local", Path: repo, Branch: "main"}}},
+	w := &worker.Worker{
+		Name: "tester", Author: worker.Person{Name: "Tester", Email: "tester@example.com"},
+		DefaultTarget: &worker.TargetSpec{Type: "local", Path: repo, Branch: "main"},
+		Targets:       map[string]*worker.TargetSpec{},
+		AutoPull:      []worker.PullSpec{{Path: ".", Source: &worker.TargetSpec{Type: "local", Path: repo, Branch: "main"}}},
 	}
 	opts := session.Options{Timeout: 10 * time.Second}
 	if run {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/airlock-dev/airlock/sandbox"
 	"github.com/airlock-dev/airlock/session"
+	"github.com/airlock-dev/airlock/worker"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -83,7 +84,7 @@ func NewMCPServerWith(s *session.Session, version, more string, sessionID func()
 	return srv
 }
 
-func promptDescription(w *session.Worker) string {
+func promptDescription(w *worker.Worker) string {
 	if w.Description != "" {
 		return w.Description
 	}

@@ -12,7 +12,7 @@ import (
 
 	"github.com/airlock-dev/airlock/approval"
 	"github.com/airlock-dev/airlock/gittools"
-	"github.com/airlock-dev/airlock/session"
+	"github.com/airlock-dev/airlock/worker"
 )
 
 // connect serves h's session over MCP in memory and returns a client
@@ -232,14 +232,14 @@ func TestMCPInstructionsSayWhatIsThere(t *testing.T) {
 
 	empty := t.TempDir()
 	git(t, empty, "init", "-q", "-b", "trunk", ".")
-	e := openSession(t, session.DefaultWorker(empty), approval.Policy{}, nil)
+	e := openSession(t, worker.Default(empty), approval.Policy{}, nil)
 	got = connect(t, e, nil).InitializeResult().Instructions
 	mustContain(t, "the default worker's instructions on an empty repository", got,
 		"The workspace holds no files yet: the branch this worker pulls has no commits", "local:"+empty+" (its default branch)")
 
 	// The default worker on a repository with commits starts with its
 	// current branch pulled.
-	w := session.DefaultWorker(h.repo)
+	w := worker.Default(h.repo)
 	git(t, h.repo, "switch", "-q", "-c", "feature")
 	d := openSession(t, w, approval.Policy{}, nil)
 	got = connect(t, d, nil).InitializeResult().Instructions

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/airlock-dev/airlock/approval"
-	"github.com/airlock-dev/airlock/session"
+	"github.com/airlock-dev/airlock/worker"
 )
 
 // The README's own worker file, as a new user copies it, works in every
@@ -33,7 +33,7 @@ func TestREADMEWorkerThroughThreeSessions(t *testing.T) {
 	}
 	// The worker file is not part of the project's history.
 	os.WriteFile(filepath.Join(repo, ".git", "info", "exclude"), []byte("report-writer.md\n"), 0o644)
-	w, err := session.LoadWorker(workerFile)
+	w, err := worker.Load(workerFile)
 	if err != nil {
 		t.Fatal(err)
 	}

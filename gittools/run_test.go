@@ -13,6 +13,7 @@ import (
 	"github.com/airlock-dev/airlock/gittools"
 	"github.com/airlock-dev/airlock/sandbox"
 	"github.com/airlock-dev/airlock/session"
+	"github.com/airlock-dev/airlock/worker"
 )
 
 func TestMain(m *testing.M) {
@@ -25,11 +26,11 @@ func TestMain(m *testing.M) {
 // and refuse, saying why; reading still works.
 func TestReadOnlyModeRefusesFileWrites(t *testing.T) {
 	repo := project(t)
-	w := &session.Worker{
-		Name: "tester", Author: session.Person{Name: "Tester", Email: "tester@example.com"},
-		DefaultTarget: &session.TargetSpec{Type: "local", Path: repo, Branch: "main"},
-		Targets:       map[string]*session.TargetSpec{},
-		AutoPull:      []session.PullSpec{{Path: ".", Source: &session.TargetSpec{Type: "local", Path: repo, Branch: "main"}}},
+	w := &worker.Worker{
+		Name: "tester", Author: worker.Person{Name: "Tester", Email: "tester@example.com"},
+		DefaultTarget: &worker.TargetSpec{Type: "local", Path: repo, Branch: "main"},
+		Targets:       map[string]*worker.TargetSpec{},
+		AutoPull:      []worker.PullSpec{{Path: ".", Source: &worker.TargetSpec{Type: "local", Path: repo, Branch: "main"}}},
 	}
 	l, err := ledger.Open(filepath.Join(t.TempDir(), "ledger.jsonl"))
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/airlock-dev/airlock/internal/mcptest"
 	"github.com/airlock-dev/airlock/internal/scenario"
 	"github.com/airlock-dev/airlock/session"
+	"github.com/airlock-dev/airlock/worker"
 )
 
 // The scenario suite in process: a session made as airlock serve makes
@@ -25,19 +26,19 @@ type inProcess struct{}
 type inProcessClient struct {
 	mcptest.Client
 	s    scenario.Setup
-	w    *session.Worker
+	w    *worker.Worker
 	gate *approval.Gate
 	sess *session.Session
 }
 
 func (inProcess) Start(t *testing.T, s scenario.Setup) scenario.Client {
-	w, err := session.LoadWorker(s.WorkerFile)
+	w, err := worker.Load(s.WorkerFile)
 	if err != nil {
 		t.Fatal(err)
 	}
 	policy := approval.Policy{Mode: approval.ModeAsk}
 	for _, a := range s.AutoApprove {
-		id, err := session.ResolveTargetID(w, a)
+		id, err := w.ResolveTargetID(a)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -20,6 +20,7 @@ import (
 	"github.com/airlock-dev/airlock/gittools"
 	"github.com/airlock-dev/airlock/memfs"
 	"github.com/airlock-dev/airlock/session"
+	"github.com/airlock-dev/airlock/worker"
 )
 
 // BenchmarkSearchFiles is search_files over the Go toolchain's source
@@ -221,10 +222,10 @@ func searchSession(b *testing.B, repo string) *session.Session {
 // target of type typ.
 func searchSessionOf(b *testing.B, typ, path string) *session.Session {
 	b.Helper()
-	w := &session.Worker{
-		Name: "bench", Author: session.Person{Name: "Bench", Email: "bench@example.com"},
-		DefaultTarget: &session.TargetSpec{Type: typ, Path: path, Branch: "main"}, Targets: map[string]*session.TargetSpec{},
-		AutoPull: []session.PullSpec{{Path: ".", Source: &session.TargetSpec{Type: typ, Path: path, Branch: "main"}}},
+	w := &worker.Worker{
+		Name: "bench", Author: worker.Person{Name: "Bench", Email: "bench@example.com"},
+		DefaultTarget: &worker.TargetSpec{Type: typ, Path: path, Branch: "main"}, Targets: map[string]*worker.TargetSpec{},
+		AutoPull: []worker.PullSpec{{Path: ".", Source: &worker.TargetSpec{Type: typ, Path: path, Branch: "main"}}},
 		Limits:   memfs.Limits{MaxTotalBytes: 2 << 30, MaxFileBytes: 64 << 20},
 	}
 	l, err := ledger.Open(filepath.Join(b.TempDir(), "ledger.jsonl"))

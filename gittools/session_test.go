@@ -17,6 +17,7 @@ import (
 	"github.com/airlock-dev/airlock/gittools"
 	"github.com/airlock-dev/airlock/internal/gittest"
 	"github.com/airlock-dev/airlock/session"
+	"github.com/airlock-dev/airlock/worker"
 )
 
 func git(t testing.TB, dir string, args ...string) string {
@@ -48,11 +49,11 @@ type harness struct {
 func newHarness(t *testing.T, policy approval.Policy, timeout time.Duration) *harness {
 	t.Helper()
 	repo := project(t)
-	w := &session.Worker{
-		Name: "tester", Author: session.Person{Name: "Tester", Email: "tester@example.com"},
-		DefaultTarget: &session.TargetSpec{Type: "local", Path: repo, Branch: "main"},
-		Targets:       map[string]*session.TargetSpec{},
-		AutoPull:      []session.PullSpec{{Path: ".", Source: &session.TargetSpec{Type: "local", Path: repo, Branch: "main"}}},
+	w := &worker.Worker{
+		Name: "tester", Author: worker.Person{Name: "Tester", Email: "tester@example.com"},
+		DefaultTarget: &worker.TargetSpec{Type: "local", Path: repo, Branch: "main"},
+		Targets:       map[string]*worker.TargetSpec{},
+		AutoPull:      []worker.PullSpec{{Path: ".", Source: &worker.TargetSpec{Type: "local", Path: repo, Branch: "main"}}},
 	}
 	l, err := ledger.Open(filepath.Join(t.TempDir(), "ledger.jsonl"))
 	if err != nil {
@@ -73,7 +74,7 @@ func newHarness(t *testing.T, policy approval.Policy, timeout time.Duration) *ha
 
 // openSession opens a session of w on a ledger of its own, with a gate of
 // policy; decide, when given, answers every request as a reviewer would.
-func openSession(t *testing.T, w *session.Worker, policy approval.Policy, decide func(*approval.Request) approval.Decision) *harness {
+func openSession(t *testing.T, w *worker.Worker, policy approval.Policy, decide func(*approval.Request) approval.Decision) *harness {
 	t.Helper()
 	l, err := ledger.Open(filepath.Join(t.TempDir(), "ledger.jsonl"))
 	if err != nil {
@@ -391,11 +392,11 @@ func TestPullTools(t *testing.T) {
 // in as the worker's own files instead.
 func TestNewBranchForksFromPulledBranch(t *testing.T) {
 	repo := project(t)
-	w := &session.Worker{
-		Name: "reports", Author: session.Person{Name: "Reporter", Email: "r@example.com"},
-		DefaultTarget: &session.TargetSpec{Type: "local", Path: repo, Branch: "reports"},
-		Targets:       map[string]*session.TargetSpec{},
-		AutoPull:      []session.PullSpec{{Path: "templates/", Source: &session.TargetSpec{Type: "local", Path: repo}}},
+	w := &worker.Worker{
+		Name: "reports", Author: worker.Person{Name: "Reporter", Email: "r@example.com"},
+		DefaultTarget: &worker.TargetSpec{Type: "local", Path: repo, Branch: "reports"},
+		Targets:       map[string]*worker.TargetSpec{},
+		AutoPull:      []worker.PullSpec{{Path: "templates/", Source: &worker.TargetSpec{Type: "local", Path: repo}}},
 	}
 	open := func() *harness {
 		return openSession(t, w, approval.Policy{AutoApprove: []string{"local:" + repo}}, nil)

@@ -19,6 +19,7 @@ import (
 	"github.com/airlock-dev/airlock/internal/rpcguard"
 	"github.com/airlock-dev/airlock/internal/termsafe"
 	"github.com/airlock-dev/airlock/session"
+	"github.com/airlock-dev/airlock/worker"
 )
 
 // Path is the Streamable HTTP endpoint: Path for a new session (with the
@@ -27,7 +28,7 @@ const Path = "/mcp"
 
 // Config is what a Hub serves and within which bounds.
 type Config struct {
-	Worker     *session.Worker
+	Worker     *worker.Worker
 	WorkerKey  string // names the worker whose saved sessions a client may resume (see session.Meta)
 	WorkerFile string // the worker's file, absolute; "" for the default worker
 	// Options are every session's, without State.
@@ -63,7 +64,7 @@ type Config struct {
 // handler gives it (the sandbox's id), that the MCP session is that
 // sandbox's.
 type Hub struct {
-	w          *session.Worker
+	w          *worker.Worker
 	workerKey  string
 	workerFile string
 	opts       session.Options // without State

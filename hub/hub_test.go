@@ -20,6 +20,7 @@ import (
 	"github.com/airlock-dev/airlock/internal/rpcguard"
 	"github.com/airlock-dev/airlock/memfs"
 	"github.com/airlock-dev/airlock/session"
+	"github.com/airlock-dev/airlock/worker"
 )
 
 // emptyRepo is a repository without a commit: the default worker on it
@@ -42,7 +43,7 @@ func testHub(t testing.TB, root, token string, max int, idle time.Duration, base
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { l.Close() })
-	w := session.DefaultWorker(emptyRepo(t))
+	w := worker.Default(emptyRepo(t))
 	lim := rpcguard.ForMaxFile(memfs.DefaultLimits().MaxFileBytes)
 	return New(Config{Worker: w, WorkerKey: "default:test", Options: session.Options{Gate: approval.NewGate(l, approval.Policy{})},
 		Root: root, Version: "test", Token: token, MaxLive: max, MaxBytes: 1 << 40, Idle: idle, Base: base,

@@ -25,6 +25,7 @@ import (
 	"github.com/airlock-dev/airlock/session"
 	"github.com/airlock-dev/airlock/staging"
 	"github.com/airlock-dev/airlock/targets"
+	"github.com/airlock-dev/airlock/worker"
 )
 
 // gated is a target whose Push waits until released, and says when it
@@ -665,13 +666,13 @@ func TestAdversarialConcurrentStorm(t *testing.T) {
 // newPartialEnv is newEnv with only paths pulled at the start.
 func newPartialEnv(t testing.TB, path string, paths ...string) *env {
 	t.Helper()
-	spec := &session.TargetSpec{Type: "local-bare", Path: path, Branch: "main"}
-	w := &session.Worker{
-		Name: "tester", Author: session.Person{Name: "Tester", Email: "tester@example.com"},
-		DefaultTarget: spec, Targets: map[string]*session.TargetSpec{},
+	spec := &worker.TargetSpec{Type: "local-bare", Path: path, Branch: "main"}
+	w := &worker.Worker{
+		Name: "tester", Author: worker.Person{Name: "Tester", Email: "tester@example.com"},
+		DefaultTarget: spec, Targets: map[string]*worker.TargetSpec{},
 	}
 	for _, p := range paths {
-		w.AutoPull = append(w.AutoPull, session.PullSpec{Path: p, Source: &session.TargetSpec{Type: "local-bare", Path: path, Branch: "main"}})
+		w.AutoPull = append(w.AutoPull, worker.PullSpec{Path: p, Source: &worker.TargetSpec{Type: "local-bare", Path: path, Branch: "main"}})
 	}
 	l, err := ledger.Open(filepath.Join(t.TempDir(), "ledger.jsonl"))
 	must(t, err)

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/airlock-dev/airlock/session/store"
+	"github.com/airlock-dev/airlock/worker"
 )
 
 // A saved session belongs to the server that made it (package store says
@@ -73,7 +74,7 @@ func sortedSet(xs []string) []string {
 }
 
 // BindingOf is the binding of a session of w under p.
-func BindingOf(w *Worker, p Policy) Binding {
+func BindingOf(w *worker.Worker, p Policy) Binding {
 	b := Binding{WorkerSHA256: w.Digest, Policy: p}
 	for _, r := range w.RepoList() {
 		prefix := ""
@@ -81,13 +82,13 @@ func BindingOf(w *Worker, p Policy) Binding {
 			prefix = r.Name + ":"
 		}
 		for _, name := range r.TargetNames() {
-			if spec, ok := r.resolveName(name); ok && spec != nil {
-				b.Targets = append(b.Targets, prefix+name+"="+TargetID(spec))
+			if spec, ok := r.Resolve(name); ok && spec != nil {
+				b.Targets = append(b.Targets, prefix+name+"="+spec.ID())
 			}
 		}
 		for _, pl := range r.AutoPull {
 			if pl.Source != nil {
-				b.Targets = append(b.Targets, prefix+"pull="+TargetID(pl.Source))
+				b.Targets = append(b.Targets, prefix+"pull="+pl.Source.ID())
 			}
 		}
 	}

@@ -10,13 +10,14 @@ import (
 	"time"
 
 	"github.com/airlock-dev/airlock/session"
+	"github.com/airlock-dev/airlock/worker"
 )
 
-func testWorker(t *testing.T, dir, text string) *session.Worker {
+func testWorker(t *testing.T, dir, text string) *worker.Worker {
 	t.Helper()
 	path := filepath.Join(dir, "worker.md")
 	must(t, os.WriteFile(path, []byte(text), 0o600))
-	w, err := session.LoadWorker(path)
+	w, err := worker.Load(path)
 	must(t, err)
 	return w
 }

@@ -42,10 +42,10 @@ func (s *Session) Contents() []Contents {
 	for _, r := range s.repos {
 		st := r.area.Status()
 		c := Contents{Repo: r.name, Commit: r.area.Base(), Paths: r.area.Pulled(),
-			PushTo: specKey(r.cfg.DefaultTarget), PushBranch: r.cfg.DefaultTarget.Branch,
+			PushTo: r.cfg.DefaultTarget.ID(), PushBranch: r.cfg.DefaultTarget.Branch,
 			Pulls: len(r.cfg.AutoPull) > 0, Unstaged: len(st.Unstaged), Staged: len(st.Staged)}
 		if r.base != nil {
-			c.From, c.Branch = specKey(r.base), targets.BranchName(r.baseRef)
+			c.From, c.Branch = r.base.ID(), targets.BranchName(r.baseRef)
 		}
 		if !c.Commit.IsZero() {
 			if commit, err := object.GetCommit(s.store, c.Commit); err == nil {

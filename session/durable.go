@@ -14,6 +14,7 @@ import (
 	"github.com/airlock-dev/airlock/session/record"
 	"github.com/airlock-dev/airlock/session/store"
 	"github.com/airlock-dev/airlock/staging"
+	"github.com/airlock-dev/airlock/worker"
 )
 
 // syncEvery is how often a durable session flushes its journal to the
@@ -270,7 +271,7 @@ func (s *Session) closeSavingLocked() {
 // while it landed is recorded as pushed when its branch has the commit,
 // as failed otherwise. It fails with errNoState (wrapped) when the
 // journal holds nothing: the caller should start the session afresh.
-func Resume(ctx context.Context, w *Worker, opts Options) (*Session, *Recovered, error) {
+func Resume(ctx context.Context, w *worker.Worker, opts Options) (*Session, *Recovered, error) {
 	if opts.State = noLease(opts.State); opts.State == nil {
 		return nil, nil, errors.New("session: Resume needs a state directory")
 	}
@@ -305,6 +306,9 @@ func Resume(ctx context.Context, w *Worker, opts Options) (*Session, *Recovered,
 	if s.run != nil {
 		s.run.Resume(s.runsDir())
 	}
+	// The targets of the pushes in flight are opened before the lock is
+	// taken, as every call opens them (Session.openMu).
+	pre := s.preopenPushes(ctx, sess.Pushes)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st, err := s.stateLocked()
@@ -315,7 +319,7 @@ func Resume(ctx context.Context, w *Worker, opts Options) (*Session, *Recovered,
 	p.compacted = j.Size() / 2
 	s.pst = p
 	rec := &Recovered{ID: id, Checkpoints: nil, Ended: notes}
-	s.resumePushesLocked(ctx, sess.Pushes, rec)
+	s.resumePushesLocked(ctx, sess.Pushes, pre, rec)
 	p.w.ForgetSess() // the pushes may have changed: the next save writes the record
 	if err := s.saveLocked(); err != nil {
 		s.pst = nil

@@ -13,6 +13,7 @@ import (
 	"github.com/airlock-dev/airlock/approval/ledger"
 	"github.com/airlock-dev/airlock/memfs"
 	"github.com/airlock-dev/airlock/session"
+	"github.com/airlock-dev/airlock/worker"
 )
 
 // BenchmarkDurableStage10k stages 10,000 new 2 KB files, durable (saved to
@@ -24,10 +25,10 @@ func BenchmarkDurableStage10k(b *testing.B) {
 	bare := repo(b, true, map[string]string{"README.md": "# r\n"})
 	content := []byte(strings.Repeat("y", 2047) + "\n")
 	open := func(durable bool) *session.Session {
-		w := &session.Worker{
-			Name: "bench", Author: session.Person{Name: "Bench", Email: "bench@example.com"},
-			DefaultTarget: &session.TargetSpec{Type: "local-bare", Path: bare, Branch: "main"}, Targets: map[string]*session.TargetSpec{},
-			AutoPull: []session.PullSpec{{Path: ".", Source: &session.TargetSpec{Type: "local-bare", Path: bare, Branch: "main"}}},
+		w := &worker.Worker{
+			Name: "bench", Author: worker.Person{Name: "Bench", Email: "bench@example.com"},
+			DefaultTarget: &worker.TargetSpec{Type: "local-bare", Path: bare, Branch: "main"}, Targets: map[string]*worker.TargetSpec{},
+			AutoPull: []worker.PullSpec{{Path: ".", Source: &worker.TargetSpec{Type: "local-bare", Path: bare, Branch: "main"}}},
 			Limits:   memfs.Limits{MaxFiles: 50000, MaxTotalBytes: 1 << 30},
 		}
 		l, err := ledger.Open(filepath.Join(b.TempDir(), "ledger.jsonl"))

@@ -20,13 +20,14 @@ import (
 	"github.com/airlock-dev/airlock/session"
 	"github.com/airlock-dev/airlock/staging"
 	"github.com/airlock-dev/airlock/targets"
+	"github.com/airlock-dev/airlock/worker"
 )
 
 // durable is a durable session over a repository, with what it takes to
 // kill it and bring it back.
 type durable struct {
 	root, repo, ledgerPath string
-	w                      *session.Worker
+	w                      *worker.Worker
 	policy                 approval.Policy
 	wrap                   func(targets.Target) targets.Target
 	warn                   func(string) // the operator's warnings (Options.Warn)
@@ -42,17 +43,17 @@ func newDurable(t testing.TB, repoPath string, policy approval.Policy, wrap func
 	if strings.HasSuffix(repoPath, ".git") {
 		typ = "local-bare"
 	}
-	d := newDurableWorker(t, &session.Worker{
-		Name: "tester", Author: session.Person{Name: "Tester", Email: "tester@example.com"},
-		DefaultTarget: &session.TargetSpec{Type: typ, Path: repoPath, Branch: "main"}, Targets: map[string]*session.TargetSpec{},
-		AutoPull: []session.PullSpec{{Path: ".", Source: &session.TargetSpec{Type: typ, Path: repoPath, Branch: "main"}}},
+	d := newDurableWorker(t, &worker.Worker{
+		Name: "tester", Author: worker.Person{Name: "Tester", Email: "tester@example.com"},
+		DefaultTarget: &worker.TargetSpec{Type: typ, Path: repoPath, Branch: "main"}, Targets: map[string]*worker.TargetSpec{},
+		AutoPull: []worker.PullSpec{{Path: ".", Source: &worker.TargetSpec{Type: typ, Path: repoPath, Branch: "main"}}},
 	}, policy, wrap)
 	d.repo = repoPath
 	return d
 }
 
 // newDurableWorker is newDurable for any worker.
-func newDurableWorker(t testing.TB, w *session.Worker, policy approval.Policy, wrap func(targets.Target) targets.Target) *durable {
+func newDurableWorker(t testing.TB, w *worker.Worker, policy approval.Policy, wrap func(targets.Target) targets.Target) *durable {
 	t.Helper()
 	d := &durable{root: t.TempDir(), ledgerPath: filepath.Join(t.TempDir(), "ledger.jsonl"), policy: policy, wrap: wrap, w: w}
 	dir, err := session.CreateStateDir(d.root, session.Meta{Worker: "tester", WorkerKey: "test"})
@@ -88,7 +89,7 @@ func (d *durable) options(t testing.TB, dir *session.StateDir) session.Options {
 			}
 		}}
 	if d.wrap != nil {
-		opts.OpenTarget = func(ctx context.Context, spec *session.TargetSpec) (targets.Target, error) {
+		opts.OpenTarget = func(ctx context.Context, spec *worker.TargetSpec) (targets.Target, error) {
 			t, err := session.OpenTarget(ctx, spec)
 			if err != nil {
 				return nil, err

@@ -10,6 +10,7 @@ import (
 	"github.com/airlock-dev/airlock/memfs"
 	"github.com/airlock-dev/airlock/staging"
 	"github.com/airlock-dev/airlock/targets"
+	"github.com/airlock-dev/airlock/worker"
 )
 
 // Status is the sandbox's git side as git_status shows it.
@@ -102,7 +103,7 @@ func (h *Repo) Status() Status {
 	st := Status{Status: r.area.Status()}
 	st.Checkpoints, st.Latest = s.ws.LatestCheckpoint()
 	if r.base != nil {
-		st.From, st.Branch = specKey(r.base), targets.BranchName(r.baseRef)
+		st.From, st.Branch = r.base.ID(), targets.BranchName(r.baseRef)
 	}
 	return st
 }
@@ -271,40 +272,56 @@ func (h *Repo) pull(ctx context.Context, source string, paths []string, dest str
 			return PullResult{}, err
 		}
 	}
-	s.mu.Lock()
+	// The target is opened before Session.mu is taken (see openMu); the
+	// base it depends on is read under the lock, and read again after.
+	var o opened
+	named := spec
+	for {
+		s.mu.Lock()
+		base := r.base
+		s.mu.Unlock()
+		spec = named
+		if strings.TrimSpace(source) == "" && base != nil {
+			// No source: update from where the sandbox's base came from
+			// (the branch it forked from, until its first push lands
+			// elsewhere).
+			spec = base
+		}
+		if o, err = s.open(ctx, spec); err != nil {
+			return PullResult{}, err
+		}
+		s.mu.Lock()
+		if r.base == base {
+			break
+		}
+		s.mu.Unlock() // another pull moved the base meanwhile
+	}
 	defer s.mu.Unlock()
 	defer s.collectLocked()
 	base := r.base
-	if strings.TrimSpace(source) == "" && base != nil {
-		// No source: update from where the sandbox's base came from (the
-		// branch it forked from, until its first push lands elsewhere).
-		spec = base
-	}
-	sameBase := base != nil && specKey(base) == specKey(spec) && base.Branch == spec.Branch
+	sameBase := base != nil && base.ID() == spec.ID() && base.Branch == spec.Branch
 	switch {
 	case dest != "" || (base != nil && !sameBase):
-		res, err := s.importFiles(ctx, r, spec, paths, dest)
+		res, err := s.importFiles(ctx, r, o, paths, dest)
 		if err != nil {
 			return PullResult{}, err
 		}
-		return PullResult{Kind: Copied, From: specKey(spec), Head: res.Head, Files: res.Files, Updated: res.Updated, Refused: res.Refused}, nil
+		return PullResult{Kind: Copied, From: spec.ID(), Head: res.Head, Files: res.Files, Updated: res.Updated, Refused: res.Refused}, nil
 	case base == nil && len(r.area.Commits()) == 0 && r.area.Status().Clean():
-		res, err := s.seed(ctx, r, spec, paths)
+		res, err := s.seed(ctx, r, o, spec, paths)
 		if err != nil {
 			return PullResult{}, err
 		}
-		return PullResult{Kind: Seeded, From: specKey(spec), Head: res.Head, Files: res.Files, Refused: res.Refused}, nil
+		return PullResult{Kind: Seeded, From: spec.ID(), Head: res.Head, Files: res.Files, Refused: res.Refused}, nil
 	}
-	return s.syncBaseLocked(ctx, r, spec, paths)
+	return s.syncBaseLocked(ctx, r, o, spec, paths)
 }
 
 // syncBaseLocked brings the sandbox up to the target's latest commit
-// (rebasing staged work onto it) and brings in paths not pulled before.
-func (s *Session) syncBaseLocked(ctx context.Context, r *repo, spec *TargetSpec, paths []string) (PullResult, error) {
-	t, ref, err := s.targetRef(ctx, spec)
-	if err != nil {
-		return PullResult{}, err
-	}
+// (rebasing staged work onto it) and brings in paths not pulled before; o
+// is spec's target, opened.
+func (s *Session) syncBaseLocked(ctx context.Context, r *repo, o opened, spec *worker.TargetSpec, paths []string) (PullResult, error) {
+	t, ref := o.t, o.ref
 	fetchPaths := append(r.area.Pulled(), paths...)
 	if r.area.Pulled() == nil {
 		fetchPaths = nil
@@ -313,7 +330,7 @@ func (s *Session) syncBaseLocked(ctx context.Context, r *repo, spec *TargetSpec,
 	if err != nil {
 		return PullResult{}, err
 	}
-	res := PullResult{Kind: Current, From: specKey(spec), Head: head}
+	res := PullResult{Kind: Current, From: spec.ID(), Head: head}
 	if head != r.area.Base() {
 		withdrawn, err := s.unpinLocked(r.area.Commits(), "the worker pulled, which rebuilt the commit on the target's new head", nil)
 		if err != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/airlock-dev/airlock/memfs"
 	"github.com/airlock-dev/airlock/session"
 	"github.com/airlock-dev/airlock/targets"
+	"github.com/airlock-dev/airlock/worker"
 )
 
 func git(t testing.TB, dir string, args ...string) string {
@@ -85,14 +86,14 @@ func newEnv(t testing.TB, path string, c config) *env {
 	if strings.HasSuffix(path, ".git") {
 		typ = "local-bare"
 	}
-	spec := &session.TargetSpec{Type: typ, Path: path, Branch: "main"}
-	w := &session.Worker{
-		Name: "tester", Author: session.Person{Name: "Tester", Email: "tester@example.com"},
-		DefaultTarget: spec, Targets: map[string]*session.TargetSpec{}, Limits: c.limits,
-		AutoPull: []session.PullSpec{{Path: ".", Source: &session.TargetSpec{Type: typ, Path: path, Branch: "main"}}},
+	spec := &worker.TargetSpec{Type: typ, Path: path, Branch: "main"}
+	w := &worker.Worker{
+		Name: "tester", Author: worker.Person{Name: "Tester", Email: "tester@example.com"},
+		DefaultTarget: spec, Targets: map[string]*worker.TargetSpec{}, Limits: c.limits,
+		AutoPull: []worker.PullSpec{{Path: ".", Source: &worker.TargetSpec{Type: typ, Path: path, Branch: "main"}}},
 	}
 	for name, p := range c.targets {
-		w.Targets[name] = &session.TargetSpec{Type: "local-bare", Path: p, Branch: "main"}
+		w.Targets[name] = &worker.TargetSpec{Type: "local-bare", Path: p, Branch: "main"}
 	}
 	e := newEnvWorker(t, w, c)
 	e.repo = path
@@ -100,7 +101,7 @@ func newEnv(t testing.TB, path string, c config) *env {
 }
 
 // newEnvWorker opens a session of w, as newEnv does.
-func newEnvWorker(t testing.TB, w *session.Worker, c config) *env {
+func newEnvWorker(t testing.TB, w *worker.Worker, c config) *env {
 	t.Helper()
 	l, err := ledger.Open(filepath.Join(t.TempDir(), "ledger.jsonl"))
 	if err != nil {
@@ -113,7 +114,7 @@ func newEnvWorker(t testing.TB, w *session.Worker, c config) *env {
 	}
 	opts := session.Options{Gate: gate, Timeout: c.timeout, Run: c.run, Warn: c.warn}
 	if c.wrap != nil {
-		opts.OpenTarget = func(ctx context.Context, spec *session.TargetSpec) (targets.Target, error) {
+		opts.OpenTarget = func(ctx context.Context, spec *worker.TargetSpec) (targets.Target, error) {
 			t, err := session.OpenTarget(ctx, spec)
 			if err != nil {
 				return nil, err

@@ -33,10 +33,10 @@ const maxExclude = 1 << 20
 // area calls it with Session.mu held (it guards r.base and r.excl).
 func (r *repo) exclude() []byte {
 	spec := r.base
-	if spec == nil || spec.Type != "local" && spec.Type != "local-bare" {
+	if spec == nil || !spec.Local() {
 		return nil
 	}
-	if key := specKey(spec); r.excl.key != key {
+	if key := spec.ID(); r.excl.key != key {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		path, _ := targets.ExcludeFile(ctx, spec.Path)
 		cancel()

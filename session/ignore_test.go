@@ -15,6 +15,7 @@ import (
 	"github.com/airlock-dev/airlock/sandbox"
 	"github.com/airlock-dev/airlock/session"
 	"github.com/airlock-dev/airlock/staging"
+	"github.com/airlock-dev/airlock/worker"
 )
 
 // ignoreScenario is a repository's base (committed with git add -f, so a
@@ -345,15 +346,15 @@ func TestMultiRepoIgnoreRules(t *testing.T) {
 	api := repo(t, true, map[string]string{".gitignore": "*.o\n/build\n", "main.go": "package api\n"})
 	web := repo(t, false, map[string]string{".gitignore": "node_modules/\n", "index.html": "<p>web</p>\n"})
 	writeTree(t, web, map[string]string{".git/info/exclude": "*.local\n"})
-	spec := func(typ, path string) *session.TargetSpec {
-		return &session.TargetSpec{Type: typ, Path: path, Branch: "main"}
+	spec := func(typ, path string) *worker.TargetSpec {
+		return &worker.TargetSpec{Type: typ, Path: path, Branch: "main"}
 	}
-	w := &session.Worker{Name: "fullstack", Author: session.Person{Name: "Tester", Email: "tester@example.com"},
-		Repos: []*session.RepoConfig{
-			{Name: "api", DefaultTarget: spec("local-bare", api), Targets: map[string]*session.TargetSpec{},
-				AutoPull: []session.PullSpec{{Path: ".", Source: spec("local-bare", api)}}},
-			{Name: "web", DefaultTarget: spec("local", web), Targets: map[string]*session.TargetSpec{},
-				AutoPull: []session.PullSpec{{Path: ".", Source: spec("local", web)}}},
+	w := &worker.Worker{Name: "fullstack", Author: worker.Person{Name: "Tester", Email: "tester@example.com"},
+		Repos: []*worker.RepoConfig{
+			{Name: "api", DefaultTarget: spec("local-bare", api), Targets: map[string]*worker.TargetSpec{},
+				AutoPull: []worker.PullSpec{{Path: ".", Source: spec("local-bare", api)}}},
+			{Name: "web", DefaultTarget: spec("local", web), Targets: map[string]*worker.TargetSpec{},
+				AutoPull: []worker.PullSpec{{Path: ".", Source: spec("local", web)}}},
 		}}
 	dir := t.TempDir()
 	for d := dir; d != "/" && d != os.TempDir(); d = filepath.Dir(d) {

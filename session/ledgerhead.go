@@ -61,8 +61,3 @@ func (s *Session) keptAhead(first string, a *targets.LedgerAheadError) error {
 	return fmt.Errorf("%s keeps record %d (hash %s) of a ledger this one does not hold at that number: this ledger was cut or rewritten since, or the target's ref %s was written by someone else; `airlock ledger verify --target %s` says which. The ref was left where it is",
 		a.Target, a.Kept.Seq, a.Kept.Hash, targets.LedgerRef(a.Kept.Host, a.Kept.Path), a.Target)
 }
-
-// GitHubOptions says where GitHub is, as the session's targets open it
-// (from the environment): `airlock ledger verify` reads the ledger's head
-// from the same place.
-func GitHubOptions() targets.GitHubOptions { return githubOptions() }

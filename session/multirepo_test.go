@@ -14,28 +14,29 @@ import (
 	"github.com/airlock-dev/airlock/approval"
 	"github.com/airlock-dev/airlock/approval/ledger"
 	"github.com/airlock-dev/airlock/session"
+	"github.com/airlock-dev/airlock/worker"
 )
 
 // twoRepos is a worker with two repositories: api, a bare repository, and
 // web, a working tree, each pulled whole at the start.
-func twoRepos(t *testing.T) (w *session.Worker, api, web string) {
+func twoRepos(t *testing.T) (w *worker.Worker, api, web string) {
 	t.Helper()
 	api = repo(t, true, map[string]string{"main.go": "package api\n", "docs/README.md": "the api\n"})
 	web = repo(t, false, map[string]string{"index.html": "<p>web</p>\n", "app.js": "let x = 1\n"})
-	spec := func(typ, path string) *session.TargetSpec {
-		return &session.TargetSpec{Type: typ, Path: path, Branch: "main"}
+	spec := func(typ, path string) *worker.TargetSpec {
+		return &worker.TargetSpec{Type: typ, Path: path, Branch: "main"}
 	}
-	w = &session.Worker{Name: "fullstack", Author: session.Person{Name: "Tester", Email: "tester@example.com"},
-		Repos: []*session.RepoConfig{
-			{Name: "api", DefaultTarget: spec("local-bare", api), Targets: map[string]*session.TargetSpec{},
-				AutoPull: []session.PullSpec{{Path: ".", Source: spec("local-bare", api)}}},
-			{Name: "web", DefaultTarget: spec("local", web), Targets: map[string]*session.TargetSpec{},
-				AutoPull: []session.PullSpec{{Path: ".", Source: spec("local", web)}}},
+	w = &worker.Worker{Name: "fullstack", Author: worker.Person{Name: "Tester", Email: "tester@example.com"},
+		Repos: []*worker.RepoConfig{
+			{Name: "api", DefaultTarget: spec("local-bare", api), Targets: map[string]*worker.TargetSpec{},
+				AutoPull: []worker.PullSpec{{Path: ".", Source: spec("local-bare", api)}}},
+			{Name: "web", DefaultTarget: spec("local", web), Targets: map[string]*worker.TargetSpec{},
+				AutoPull: []worker.PullSpec{{Path: ".", Source: spec("local", web)}}},
 		}}
 	return w, api, web
 }
 
-func newMulti(t *testing.T, w *session.Worker, policy approval.Policy) (*session.Session, *ledger.Ledger) {
+func newMulti(t *testing.T, w *worker.Worker, policy approval.Policy) (*session.Session, *ledger.Ledger) {
 	t.Helper()
 	l, err := ledger.Open(filepath.Join(t.TempDir(), "ledger.jsonl"))
 	if err != nil {
@@ -50,11 +51,11 @@ func newMulti(t *testing.T, w *session.Worker, policy approval.Policy) (*session
 	return s, l
 }
 
-func autoBoth(t *testing.T, w *session.Worker) approval.Policy {
+func autoBoth(t *testing.T, w *worker.Worker) approval.Policy {
 	t.Helper()
 	p := approval.Policy{Mode: approval.ModeAsk}
 	for _, a := range []string{"api:default", "web"} {
-		id, err := session.ResolveTargetID(w, a)
+		id, err := w.ResolveTargetID(a)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -327,7 +328,7 @@ func TestMultiRepoResolveTargetID(t *testing.T) {
 		{"api:backup", "", "repository api has no target named \"backup\""},
 		{"ios:default", "", "this worker has the repositories api, web"},
 	} {
-		got, err := session.ResolveTargetID(w, c.in)
+		got, err := w.ResolveTargetID(c.in)
 		if c.err != "" {
 			if err == nil || !strings.Contains(err.Error(), c.err) {
 				t.Errorf("%s: %q, %v; want an error with %q", c.in, got, err, c.err)

@@ -14,6 +14,7 @@ import (
 	"github.com/airlock-dev/airlock/session/record"
 	"github.com/airlock-dev/airlock/session/store"
 	"github.com/airlock-dev/airlock/staging"
+	"github.com/airlock-dev/airlock/worker"
 )
 
 // A durable session writes what it holds to its store's journal: after
@@ -59,7 +60,7 @@ type persister struct {
 type sessRec struct {
 	Repos map[string]repoRec `json:"repos,omitempty"`
 
-	Base *TargetSpec `json:"base,omitempty"`
+	Base *worker.TargetSpec `json:"base,omitempty"`
 	// Sources are where the store reads lazy files from (targets' ids,
 	// newest first): a resumed session opens them again.
 	Sources   []string             `json:"sources,omitempty"`
@@ -71,23 +72,23 @@ type sessRec struct {
 
 // repoRec is one repository's part of sessRec.
 type repoRec struct {
-	Base    *TargetSpec          `json:"base,omitempty"`
+	Base    *worker.TargetSpec   `json:"base,omitempty"`
 	BaseRef string               `json:"base_ref,omitempty"`
 	Cps     map[string][4]string `json:"cps,omitempty"`
 }
 
 // pushRec is a push in flight.
 type pushRec struct {
-	ID      string      `json:"id"`
-	Repo    string      `json:"repo,omitempty"`
-	Spec    *TargetSpec `json:"spec"`
-	Ref     string      `json:"ref"`
-	Commit  string      `json:"commit"`
-	Old     string      `json:"old,omitempty"`
-	State   string      `json:"state"`
-	Keys    []string    `json:"keys,omitempty"`
-	Notes   []string    `json:"notes,omitempty"`
-	Retries int         `json:"retries,omitempty"`
+	ID      string             `json:"id"`
+	Repo    string             `json:"repo,omitempty"`
+	Spec    *worker.TargetSpec `json:"spec"`
+	Ref     string             `json:"ref"`
+	Commit  string             `json:"commit"`
+	Old     string             `json:"old,omitempty"`
+	State   string             `json:"state"`
+	Keys    []string           `json:"keys,omitempty"`
+	Notes   []string           `json:"notes,omitempty"`
+	Retries int                `json:"retries,omitempty"`
 }
 
 func hexOf(h plumbing.Hash) string { return record.HexOf(h) }

@@ -14,6 +14,7 @@ import (
 	"github.com/airlock-dev/airlock/approval"
 	"github.com/airlock-dev/airlock/approval/ledger"
 	"github.com/airlock-dev/airlock/session"
+	"github.com/airlock-dev/airlock/worker"
 )
 
 // startIn starts a new durable session of a worker pulling bare under
@@ -25,9 +26,9 @@ func startIn(t *testing.T, root, bare string, drop bool) *session.Session {
 	t.Cleanup(func() { l.Close() })
 	dir, err := session.CreateStateDir(root, session.Meta{Worker: "tester", WorkerKey: "test"})
 	must(t, err)
-	spec := &session.TargetSpec{Type: "local-bare", Path: bare, Branch: "main"}
-	w := &session.Worker{Name: "tester", Author: session.Person{Name: "T", Email: "t@example.com"},
-		DefaultTarget: spec, Targets: map[string]*session.TargetSpec{}, AutoPull: []session.PullSpec{{Path: ".", Source: spec}}}
+	spec := &worker.TargetSpec{Type: "local-bare", Path: bare, Branch: "main"}
+	w := &worker.Worker{Name: "tester", Author: worker.Person{Name: "T", Email: "t@example.com"},
+		DefaultTarget: spec, Targets: map[string]*worker.TargetSpec{}, AutoPull: []worker.PullSpec{{Path: ".", Source: spec}}}
 	s, err := session.New(context.Background(), w, session.Options{Gate: approval.NewGate(l, approval.Policy{AutoApprove: []string{"local-bare:" + bare}}),
 		State: dir, DropUnchanged: drop})
 	must(t, err)

@@ -14,6 +14,7 @@ import (
 	"github.com/airlock-dev/airlock/approval"
 	"github.com/airlock-dev/airlock/staging"
 	"github.com/airlock-dev/airlock/targets"
+	"github.com/airlock-dev/airlock/worker"
 )
 
 // maxRequestDiff bounds the diff a request carries to the reviewer.
@@ -43,7 +44,7 @@ const defaultRetries = 100
 // commit rebased onto the new head, with a new request.
 type push struct {
 	r       *repo // the repository it pushes from
-	spec    *TargetSpec
+	spec    *worker.TargetSpec
 	t       targets.Target
 	ref     string
 	facts   targets.Facts   // what the target said when the current request was made
@@ -151,7 +152,7 @@ func (h *Repo) push(ctx context.Context, commitID, target string, progress Progr
 // the final answer (the branch is already there, or an error). headErr is
 // the error reading the target's head: a call that joins a push in flight
 // does not need it.
-func (s *Session) startLocked(ctx context.Context, r *repo, spec *TargetSpec, t targets.Target, facts targets.Facts, headErr error, commitID string) (*push, PushResult, error) {
+func (s *Session) startLocked(ctx context.Context, r *repo, spec *worker.TargetSpec, t targets.Target, facts targets.Facts, headErr error, commitID string) (*push, PushResult, error) {
 	ref := facts.Ref
 	commits := r.area.Commits()
 	var c *staging.Commit
@@ -507,7 +508,7 @@ func (r *repo) stagedOrPublished(id plumbing.Hash) bool {
 
 // advanceLocked records that id reached t's ref: the staged commits up to
 // it are published and it is the base, which later pulls update from.
-func (s *Session) advanceLocked(r *repo, id plumbing.Hash, spec *TargetSpec, ref string, t targets.Target) {
+func (s *Session) advanceLocked(r *repo, id plumbing.Hash, spec *worker.TargetSpec, ref string, t targets.Target) {
 	where := fmt.Sprintf("%s (%s)", t.Describe(), targets.BranchName(ref))
 	if _, ok := s.published[id]; !ok {
 		s.published[id] = where

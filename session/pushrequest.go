@@ -8,6 +8,7 @@ import (
 	"github.com/airlock-dev/airlock/approval"
 	"github.com/airlock-dev/airlock/internal/textcap"
 	"github.com/airlock-dev/airlock/staging"
+	"github.com/airlock-dev/airlock/worker"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
 )
@@ -120,6 +121,6 @@ func droppedFlags(dropped []staging.Refusal) []approval.Flag {
 
 // baseFrom reports whether r's base was pulled from spec's target, which
 // therefore holds it.
-func (r *repo) baseFrom(spec *TargetSpec) bool {
-	return r.base != nil && specKey(r.base) == specKey(spec)
+func (r *repo) baseFrom(spec *worker.TargetSpec) bool {
+	return r.base != nil && r.base.ID() == spec.ID()
 }

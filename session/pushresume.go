@@ -11,7 +11,7 @@ import (
 )
 
 // resumePushesLocked takes up the pushes a saved session had in flight.
-func (s *Session) resumePushesLocked(ctx context.Context, recs []pushRec, rec *Recovered) {
+func (s *Session) resumePushesLocked(ctx context.Context, recs []pushRec, pre preopened, rec *Recovered) {
 	for _, pr := range recs {
 		commit, _ := hashOf(pr.Commit)
 		old, _ := hashOf(pr.Old)
@@ -19,7 +19,7 @@ func (s *Session) resumePushesLocked(ctx context.Context, recs []pushRec, rec *R
 		if pr.Spec == nil || r == nil {
 			continue
 		}
-		t, err := s.target(ctx, pr.Spec)
+		t, err := pre.target(pr.Spec)
 		if err != nil {
 			lost := s.recordOutcome(pr.ID, "", pr.Ref, old, commit, "failed", fmt.Sprintf("the session resumed but could not open the target: %v", err))
 			rec.Ended = append(rec.Ended, fmt.Sprintf("The push of %s (request %s) could not be taken up again: %v; git_push it again.%s", short(commit), pr.ID, err, lost))

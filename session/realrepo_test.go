@@ -10,8 +10,8 @@ import (
 
 	"github.com/airlock-dev/airlock/internal/gittest"
 	"github.com/airlock-dev/airlock/memfs"
-	"github.com/airlock-dev/airlock/session"
 	"github.com/airlock-dev/airlock/targets/githubemu"
+	"github.com/airlock-dev/airlock/worker"
 )
 
 // Every blob of real repositories, pulled into a session as a lazy base
@@ -84,11 +84,11 @@ func TestEveryBlobOfRealRepositoriesReadsExact(t *testing.T) {
 		t.Setenv("AIRLOCK_GITHUB_API_URL", emu.URL)
 		t.Setenv("AIRLOCK_GITHUB_GIT_URL", emu.GitURL)
 		t.Setenv("GITHUB_TOKEN", token)
-		spec := &session.TargetSpec{Type: "github", Repo: "octo-org/src", Branch: "main"}
-		e := newEnvWorker(t, &session.Worker{
-			Name: "tester", Author: session.Person{Name: "Tester", Email: "tester@example.com"},
-			DefaultTarget: spec, Targets: map[string]*session.TargetSpec{}, Limits: realLimits,
-			AutoPull: []session.PullSpec{{Path: ".", Source: spec}},
+		spec := &worker.TargetSpec{Type: "github", Repo: "octo-org/src", Branch: "main"}
+		e := newEnvWorker(t, &worker.Worker{
+			Name: "tester", Author: worker.Person{Name: "Tester", Email: "tester@example.com"},
+			DefaultTarget: spec, Targets: map[string]*worker.TargetSpec{}, Limits: realLimits,
+			AutoPull: []worker.PullSpec{{Path: ".", Source: spec}},
 		}, config{})
 		// A file read alone is a request to GitHub: a hundred of them,
 		// and the stream's batches read the rest.

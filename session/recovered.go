@@ -66,7 +66,7 @@ func (r *Recovered) Text() string {
 func attachSources(ctx context.Context, store *staging.Store, keys []string) []string {
 	var notes []string
 	for i := len(keys) - 1; i >= 0; i-- {
-		src, err := targets.OpenSourceWith(ctx, keys[i], githubOptions())
+		src, err := targets.OpenSourceWith(ctx, keys[i], targets.Environ().GitHub)
 		if err != nil {
 			// Said to the operator (stderr) and the worker (the
 			// instructions): each has a way out.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/airlock-dev/airlock/memfs"
 	"github.com/airlock-dev/airlock/staging"
+	"github.com/airlock-dev/airlock/worker"
 )
 
 // repo is one repository of a session: its part of the workspace (the
@@ -15,13 +16,13 @@ import (
 // multi-repository one), its staging area, and where its base came from.
 // Everything but cfg, name, ws and sub is guarded by Session.mu.
 type repo struct {
-	cfg  *RepoConfig
+	cfg  *worker.RepoConfig
 	name string            // "" for a single-repository session
 	ws   staging.Workspace // the area's view of the workspace
 	sub  *memfs.Sub        // ws, when the repository is a directory of it
 	area *staging.Area
 
-	base    *TargetSpec // where the base was pulled from; nil: nowhere yet
+	base    *worker.TargetSpec // where the base was pulled from; nil: nowhere yet
 	baseRef string
 	excl    excludeFile // where base's exclude file is (ignore.go)
 }
@@ -188,7 +189,7 @@ func (h *Repo) Rel(paths []string) ([]string, error) {
 func (h *Repo) Abs(p string) string { return h.r.path(p) }
 
 // newRepos makes the session's repositories over ws, each with its area.
-func newRepos(w *Worker, ws *memfs.Workspace, store *staging.Store, cfg staging.Config) ([]*repo, error) {
+func newRepos(w *worker.Worker, ws *memfs.Workspace, store *staging.Store, cfg staging.Config) ([]*repo, error) {
 	var out []*repo
 	for _, rc := range w.RepoList() {
 		r := &repo{cfg: rc, name: rc.Name, ws: ws}

@@ -11,6 +11,7 @@ import (
 	"github.com/airlock-dev/airlock/approval"
 	"github.com/airlock-dev/airlock/approval/ledger"
 	"github.com/airlock-dev/airlock/session"
+	"github.com/airlock-dev/airlock/worker"
 )
 
 // A run's output outlives the server, as an answered call does: after a
@@ -25,9 +26,9 @@ func TestRunOutputSurvivesRestart(t *testing.T) {
 		os.Chmod(d, 0o711)
 	}
 	root := t.TempDir()
-	spec := &session.TargetSpec{Type: "local-bare", Path: bare, Branch: "main"}
-	w := &session.Worker{Name: "tester", Author: session.Person{Name: "T", Email: "t@example.com"},
-		DefaultTarget: spec, Targets: map[string]*session.TargetSpec{}, AutoPull: []session.PullSpec{{Path: ".", Source: spec}}}
+	spec := &worker.TargetSpec{Type: "local-bare", Path: bare, Branch: "main"}
+	w := &worker.Worker{Name: "tester", Author: worker.Person{Name: "T", Email: "t@example.com"},
+		DefaultTarget: spec, Targets: map[string]*worker.TargetSpec{}, AutoPull: []worker.PullSpec{{Path: ".", Source: spec}}}
 	l, err := ledger.Open(filepath.Join(t.TempDir(), "ledger.jsonl"))
 	must(t, err)
 	defer l.Close()

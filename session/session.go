@@ -4,10 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -20,6 +16,7 @@ import (
 	"github.com/airlock-dev/airlock/session/store"
 	"github.com/airlock-dev/airlock/staging"
 	"github.com/airlock-dev/airlock/targets"
+	"github.com/airlock-dev/airlock/worker"
 )
 
 // Options are the operator's settings for a session: they come from
@@ -34,7 +31,7 @@ type Options struct {
 	// target moved between the request and the push; 0 means 5.
 	Retries int
 	// OpenTarget opens a target; nil means OpenTarget.
-	OpenTarget func(ctx context.Context, spec *TargetSpec) (targets.Target, error)
+	OpenTarget func(ctx context.Context, spec *worker.TargetSpec) (targets.Target, error)
 	// Rules configures the push risk flags.
 	Rules approval.Rules
 	// Run enables the run tool; nil leaves it out.
@@ -58,33 +55,6 @@ type Options struct {
 	Warn func(msg string)
 }
 
-// OpenTarget opens the target a spec names.
-func OpenTarget(ctx context.Context, spec *TargetSpec) (targets.Target, error) {
-	switch spec.Type {
-	case "local":
-		return targets.OpenLocal(ctx, spec.Path)
-	case "local-bare":
-		return targets.OpenLocalBare(ctx, spec.Path)
-	case "github":
-		g, err := targets.OpenGitHub(ctx, spec.Repo, githubOptions())
-		if err != nil {
-			return nil, err
-		}
-		return g, nil
-	}
-	return nil, fmt.Errorf("unknown target type %q", spec.Type)
-}
-
-// githubOptions says where GitHub is: GitHub Enterprise (or an emulator)
-// is named by the environment, never by a worker file, so that a worker
-// cannot redirect where its token goes.
-func githubOptions() targets.GitHubOptions {
-	return targets.GitHubOptions{
-		APIURL: os.Getenv("AIRLOCK_GITHUB_API_URL"),
-		GitURL: os.Getenv("AIRLOCK_GITHUB_GIT_URL"),
-	}
-}
-
 // Progress reports how a long call is going (MCP progress notifications).
 type Progress func(done, total float64, message string)
 
@@ -100,7 +70,7 @@ const DefaultPushWait = 2 * time.Minute
 // this state goes through a method here. It is safe for concurrent use.
 type Session struct {
 	id    string // the state directory's id, or a random one in memory
-	w     *Worker
+	w     *worker.Worker
 	ws    *memfs.Workspace
 	store *staging.Store
 	repos []*repo // by name; one, named "", for a single-repository worker
@@ -110,16 +80,28 @@ type Session struct {
 	// mu serialises every change to the sandbox's git side (area, store,
 	// base, pushes, checkpoints' bases) and object collection: nothing
 	// writes objects the collector cannot see the roots of. It is never
-	// held while waiting for a reviewer or a target's push. Lock order:
-	// Session.mu, then Area's, then Workspace's and Store's; the gate's
-	// lock is taken under Session.mu (Withdraw), never the other way (the
-	// gate calls a pick with its own lock released).
+	// held while waiting for a reviewer or a target's push, nor while a
+	// target is opened (openMu). Lock order: Session.mu, then Area's,
+	// then Workspace's and Store's; the gate's lock is taken under
+	// Session.mu (Withdraw), never the other way (the gate calls a pick
+	// with its own lock released).
 	mu        sync.Mutex
 	pushes    map[string]*push             // pushes in flight, by request id
 	byCommit  map[pushKey]*push            // the same, by what they push (and what they pushed before a rebase)
 	published map[plumbing.Hash]string     // commits that reached a target: where
 	cps       map[string]map[string]cpBase // each checkpoint's bases, by name, then by repository
 
+	// openMu serialises opening targets (a local one's open recovers an
+	// interrupted push) and guards opened, the targets by id. It is never
+	// taken with Session.mu held: a call opens its targets, and asks a
+	// target without a branch for its default one, before it takes
+	// Session.mu (targetRef; planAutoPull for New, preopenPushes for
+	// Resume), so that a slow target (GitHub over the network) holds up
+	// no other call of the session (TestOpenTargetNotUnderLock). What an
+	// opened target is asked under Session.mu is what must be consistent
+	// with the sandbox's git side: Fetch writes the store, whose writers
+	// all hold Session.mu for the collector (collectLocked), and a push's
+	// and a resume's Head and ledger head.
 	openMu sync.Mutex
 	opened map[string]targets.Target
 
@@ -133,15 +115,23 @@ type Session struct {
 
 // New makes a worker's sandbox and runs its auto_pull. With a state
 // directory, the session is saved there from the start.
-func New(ctx context.Context, w *Worker, opts Options) (*Session, error) {
+func New(ctx context.Context, w *worker.Worker, opts Options) (*Session, error) {
 	s, err := newSession(w, opts)
 	if err != nil {
 		return nil, err
 	}
+	// The targets auto_pull reads from are opened before the lock is
+	// taken, as every call opens them (Session.openMu).
+	plans := make([]*autoPlan, len(s.repos))
+	for i, r := range s.repos {
+		if plans[i], err = s.planAutoPull(ctx, r); err != nil {
+			return nil, fmt.Errorf("%sauto_pull: %w", r.label(), err)
+		}
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, r := range s.repos {
-		if err := s.autoPull(ctx, r); err != nil {
+	for i, r := range s.repos {
+		if err := s.autoPull(ctx, r, plans[i]); err != nil {
 			return nil, fmt.Errorf("%sauto_pull: %w", r.label(), err)
 		}
 	}
@@ -155,7 +145,7 @@ func New(ctx context.Context, w *Worker, opts Options) (*Session, error) {
 }
 
 // newSession makes an empty sandbox for w.
-func newSession(w *Worker, opts Options) (*Session, error) {
+func newSession(w *worker.Worker, opts Options) (*Session, error) {
 	if opts.Gate == nil {
 		return nil, errors.New("session: a session needs a gate")
 	}
@@ -203,7 +193,7 @@ func newSession(w *Worker, opts Options) (*Session, error) {
 func (s *Session) ID() string { return s.id }
 
 // Worker returns the session's worker configuration.
-func (s *Session) Worker() *Worker { return s.w }
+func (s *Session) Worker() *worker.Worker { return s.w }
 
 // Workspace returns the sandbox's filesystem, which the file tools read and
 // write directly: its own locks and guard keep it consistent.
@@ -237,54 +227,9 @@ func (s *Session) Close() {
 	}
 }
 
-func specKey(t *TargetSpec) string {
-	if t.Type == "github" {
-		return "github:" + t.Repo
-	}
-	return t.Type + ":" + t.Path
-}
-
-// target opens (once) the target of spec.
-func (s *Session) target(ctx context.Context, spec *TargetSpec) (targets.Target, error) {
-	key := specKey(spec)
-	s.openMu.Lock()
-	defer s.openMu.Unlock()
-	if t, ok := s.opened[key]; ok {
-		return t, nil
-	}
-	t, err := s.opts.OpenTarget(ctx, spec)
-	if err != nil {
-		return nil, err
-	}
-	s.opened[key] = t
-	return t, nil
-}
-
-// targetRef opens spec's target and names the full ref it pushes to and
-// pulls from: its branch, or the target's default branch.
-func (s *Session) targetRef(ctx context.Context, spec *TargetSpec) (targets.Target, string, error) {
-	t, err := s.target(ctx, spec)
-	if err != nil {
-		return nil, "", err
-	}
-	branch := spec.Branch
-	if branch == "" {
-		if db, ok := t.(targets.DefaultBrancher); ok {
-			if b, err := db.DefaultBranch(ctx); err == nil && b != "" {
-				branch = b
-			}
-		}
-	}
-	if branch == "" {
-		branch = "main"
-	}
-	ref, err := targets.BranchRef(branch)
-	return t, ref, err
-}
-
 // resolveSpec finds a target of r by name ("" or "default": the default
 // one).
-func (r *repo) resolveSpec(name string) (*TargetSpec, error) {
+func (r *repo) resolveSpec(name string) (*worker.TargetSpec, error) {
 	name = strings.TrimSpace(name)
 	if name == "" || name == "default" {
 		return r.cfg.DefaultTarget, nil
@@ -293,266 +238,4 @@ func (r *repo) resolveSpec(name string) (*TargetSpec, error) {
 		return t, nil
 	}
 	return nil, fmt.Errorf("no target is named %q; the targets are %s", name, strings.Join(r.cfg.TargetNames(), ", "))
-}
-
-func (s *Session) autoPull(ctx context.Context, r *repo) error {
-	// Entries from the default target's branch make the base (one pull of
-	// all their paths; "." means everything). When that branch does not
-	// exist yet, entries from another branch of the same repository make
-	// the base instead: the new branch forks from the branch its files came
-	// from, as `git switch -c` would. Entries from anywhere else come in as
-	// the worker's own files.
-	def := r.cfg.DefaultTarget
-	sameRepo := func(src *TargetSpec) bool { return specKey(src) == specKey(def) }
-	var base *TargetSpec
-	for _, ap := range r.cfg.AutoPull {
-		if sameRepo(ap.Source) && ap.Source.Branch == def.Branch {
-			base = def
-		}
-	}
-	// forked: the default branch exists and was forked from another branch
-	// of its repository that auto_pull names. Its paths come from the
-	// default branch, which has its own history since the fork (what the
-	// worker pushed, what others pushed there): as after `git switch
-	// reports`, the other branch's later changes come in only when asked
-	// for (git_pull with that source).
-	forked := false
-	if base == nil {
-		for _, ap := range r.cfg.AutoPull {
-			if sameRepo(ap.Source) {
-				exists, err := s.branchExists(ctx, def)
-				if err != nil {
-					return err
-				}
-				if exists {
-					base, forked = def, true
-				} else {
-					base = ap.Source
-				}
-				break
-			}
-		}
-	}
-	var basePaths []string
-	all := false
-	imports := map[string][]string{}
-	specs := map[string]*TargetSpec{}
-	for _, ap := range r.cfg.AutoPull {
-		if base != nil && sameRepo(ap.Source) && (forked || ap.Source.Branch == base.Branch) {
-			all = all || ap.Path == "."
-			basePaths = append(basePaths, ap.Path)
-			continue
-		}
-		key := ap.Source.String()
-		specs[key] = ap.Source
-		imports[key] = append(imports[key], ap.Path)
-	}
-	if all {
-		basePaths = nil
-	}
-	if base != nil {
-		// A default branch that does not exist yet is created by the
-		// first push.
-		if _, err := s.seed(ctx, r, base, basePaths); err != nil && !errors.Is(err, targets.ErrRefNotFound) {
-			return err
-		}
-	}
-	keys := make([]string, 0, len(imports))
-	for k := range imports {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		if _, err := s.importFiles(ctx, r, specs[k], imports[k], ""); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// branchExists reports whether spec's branch exists on its target.
-func (s *Session) branchExists(ctx context.Context, spec *TargetSpec) (bool, error) {
-	t, ref, err := s.targetRef(ctx, spec)
-	if err != nil {
-		return false, err
-	}
-	head, err := t.Head(ctx, ref)
-	return !head.IsZero(), err
-}
-
-// seed makes the workspace the tree of spec's branch (all, or paths).
-func (s *Session) seed(ctx context.Context, r *repo, spec *TargetSpec, paths []string) (pullResult, error) {
-	t, ref, err := s.targetRef(ctx, spec)
-	if err != nil {
-		return pullResult{}, err
-	}
-	head, err := t.Fetch(ctx, ref, paths, s.store)
-	if err != nil {
-		return pullResult{}, err
-	}
-	refused, err := r.area.SeedFrom(head, paths)
-	if err != nil {
-		return pullResult{}, err
-	}
-	r.base, r.baseRef = spec, ref
-	n := 0
-	r.ws.Base().Walk(func(memfs.Entry) error { n++; return nil })
-	return pullResult{Head: head, Ref: ref, Target: t, Files: n, Refused: refused}, nil
-}
-
-type pullResult struct {
-	Head    plumbing.Hash
-	Ref     string
-	Target  targets.Target
-	Files   int
-	Updated []string
-	Refused []memfs.Refused
-}
-
-// importFiles copies the files of spec's branch at or under paths into
-// r's part of the workspace (under dest), as the worker's own new changes.
-func (s *Session) importFiles(ctx context.Context, r *repo, spec *TargetSpec, paths []string, dest string) (pullResult, error) {
-	t, ref, err := s.targetRef(ctx, spec)
-	if err != nil {
-		return pullResult{}, err
-	}
-	// The session's own store, so that the import counts against the one
-	// budget; what only the import needed is collected afterwards.
-	head, err := t.Fetch(ctx, ref, paths, s.store)
-	if err != nil {
-		return pullResult{}, err
-	}
-	scratch, err := memfs.New(memfs.WithLimits(s.w.Limits), memfs.WithDeny(s.w.Deny...))
-	if err != nil {
-		return pullResult{}, err
-	}
-	sa, err := staging.New(scratch, s.store, staging.Config{Author: staging.Signature{Name: "x", Email: "x@x"}})
-	if err != nil {
-		return pullResult{}, err
-	}
-	refused, err := sa.SeedFrom(head, paths)
-	if err != nil {
-		return pullResult{}, err
-	}
-	res := pullResult{Head: head, Ref: ref, Target: t, Refused: refused}
-	err = scratch.Base().Walk(func(e memfs.Entry) error {
-		p := e.Path
-		if dest != "" {
-			p = strings.TrimSuffix(dest, "/") + "/" + p
-		}
-		if b, ok := r.ws.Base().Lookup(p); ok && b.Same(e) {
-			// What the base already holds is not the worker's change.
-			return nil
-		}
-		at := r.path(p) // where it goes in the workspace
-		data, werr := e.Content()
-		switch {
-		case werr != nil:
-		case e.Mode&fs.ModeSymlink != 0:
-			werr = s.ws.Symlink(string(data), at)
-		default:
-			if werr = s.ws.WriteFile(at, data, e.Mode.Perm()); werr == nil {
-				werr = s.ws.Chmod(at, e.Mode.Perm())
-			}
-		}
-		if werr != nil {
-			res.Refused = append(res.Refused, memfs.Refused{Path: p, Err: werr})
-			return nil
-		}
-		res.Updated = append(res.Updated, p)
-		res.Files++
-		return nil
-	})
-	return res, err
-}
-
-// TargetID is the id a target of spec has (what grants and auto-approval
-// name): "local:/abs/path", "local-bare:/abs/path", "github:owner/repo".
-func TargetID(spec *TargetSpec) string { return specKey(spec) }
-
-// ResolveTargetID turns what an operator wrote (a target name of the
-// worker, or a target id) into a target id. A multi-repository worker's
-// targets are named REPO:TARGET (api:default, web:staging).
-func ResolveTargetID(w *Worker, s string) (string, error) {
-	repos := w.RepoList()
-	if len(w.Repos) > 0 {
-		name, target, _ := strings.Cut(s, ":")
-		for _, r := range w.Repos {
-			if r.Name == name {
-				if target == "" {
-					target = "default"
-				}
-				if spec, ok := r.resolveName(target); ok {
-					return TargetID(spec), nil
-				}
-				return "", fmt.Errorf("repository %s has no target named %q; name one of %s as %s:NAME", name, target, strings.Join(r.TargetNames(), ", "), name)
-			}
-		}
-		if kind, _, _ := strings.Cut(s, ":"); kind != "local" && kind != "local-bare" && kind != "github" {
-			return "", fmt.Errorf("%q names no repository's target: this worker has the repositories %s, so name a target as REPO:TARGET (such as %s:default), or give an id such as local:/path/to/repo",
-				s, strings.Join(w.RepoNames(), ", "), w.Repos[0].Name)
-		}
-	} else if spec, ok := repos[0].resolveName(s); ok {
-		return TargetID(spec), nil
-	}
-	kind, rest, ok := strings.Cut(s, ":")
-	var id string
-	switch {
-	case !ok:
-		return "", fmt.Errorf("no target is named %q; name one of %s, or give an id such as local:/path/to/repo", s, strings.Join(w.TargetNames(), ", "))
-	case kind == "github" && repoRe.MatchString(rest):
-		id = s
-	case (kind == "local" || kind == "local-bare") && filepath.IsAbs(rest):
-		id = kind + ":" + filepath.Clean(rest)
-	default:
-		return "", fmt.Errorf("%q is not a target id: use local:/abs/path, local-bare:/abs/path or github:owner/repo", s)
-	}
-	// An id must be one of the worker's targets, or approving it would
-	// silently approve nothing. Paths compare after symlinks are resolved,
-	// and the id returned is the one the target itself reports.
-	var ids []string
-	for _, r := range repos {
-		for _, spec := range append([]*TargetSpec{r.DefaultTarget}, mapValues(r.Targets)...) {
-			tid := TargetID(spec)
-			ids = append(ids, tid)
-			if sameTargetID(tid, id) {
-				return tid, nil
-			}
-		}
-	}
-	sort.Strings(ids)
-	return "", fmt.Errorf("%s is none of this worker's targets (%s; ids %s): it would approve nothing; name one of them",
-		s, strings.Join(w.TargetNames(), ", "), strings.Join(ids, ", "))
-}
-
-// resolveName finds a target of r by its name in the worker file.
-func (r *RepoConfig) resolveName(name string) (*TargetSpec, bool) {
-	if name == "default" {
-		return r.DefaultTarget, true
-	}
-	spec, ok := r.Targets[name]
-	return spec, ok
-}
-
-func mapValues(m map[string]*TargetSpec) []*TargetSpec {
-	var out []*TargetSpec
-	for _, v := range m {
-		out = append(out, v)
-	}
-	return out
-}
-
-// sameTargetID compares ids, local paths by where their symlinks lead.
-func sameTargetID(a, b string) bool {
-	if a == b {
-		return true
-	}
-	ka, pa, _ := strings.Cut(a, ":")
-	kb, pb, _ := strings.Cut(b, ":")
-	if ka != kb || ka == "github" {
-		return false
-	}
-	ra, err1 := filepath.EvalSymlinks(pa)
-	rb, err2 := filepath.EvalSymlinks(pb)
-	return err1 == nil && err2 == nil && ra == rb
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/airlock-dev/airlock/internal/gittest"
 	"github.com/airlock-dev/airlock/memfs"
 	"github.com/airlock-dev/airlock/session"
+	"github.com/airlock-dev/airlock/worker"
 )
 
 // readFails reads p, which must fail as unreadable content, with an error
@@ -108,11 +109,11 @@ func TestSourceGoneAdviceWorks(t *testing.T) {
 	bare := repo(t, true, files)
 	// Another target that has f1.txt's content (and no other).
 	backup := repo(t, true, map[string]string{"f1.txt": "one\n"})
-	d := newDurableWorker(t, &session.Worker{
-		Name: "tester", Author: session.Person{Name: "Tester", Email: "tester@example.com"},
-		DefaultTarget: &session.TargetSpec{Type: "local-bare", Path: bare, Branch: "main"},
-		Targets:       map[string]*session.TargetSpec{"backup": {Type: "local-bare", Path: backup, Branch: "main"}},
-		AutoPull:      []session.PullSpec{{Path: ".", Source: &session.TargetSpec{Type: "local-bare", Path: bare, Branch: "main"}}},
+	d := newDurableWorker(t, &worker.Worker{
+		Name: "tester", Author: worker.Person{Name: "Tester", Email: "tester@example.com"},
+		DefaultTarget: &worker.TargetSpec{Type: "local-bare", Path: bare, Branch: "main"},
+		Targets:       map[string]*worker.TargetSpec{"backup": {Type: "local-bare", Path: backup, Branch: "main"}},
+		AutoPull:      []worker.PullSpec{{Path: ".", Source: &worker.TargetSpec{Type: "local-bare", Path: bare, Branch: "main"}}},
 	}, approval.Policy{}, nil)
 	must(t, d.s.Save())
 	must(t, os.Rename(bare, bare+".gone"))

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"path/filepath"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -149,30 +148,6 @@ func (g *GitHub) ReadLedgerHead(ctx context.Context, host, path string) (LedgerH
 		return LedgerHead{}, false, g.clean(fmt.Errorf("%s: %w", g.ID(), err))
 	}
 	return h, ok, nil
-}
-
-// OpenForLedger opens the target id ("local:PATH", "local-bare:PATH",
-// "github:OWNER/REPO") only to read the ledger's head it keeps: unlike
-// OpenLocal it recovers no interrupted push, so reading changes nothing.
-func OpenForLedger(ctx context.Context, id string, gh GitHubOptions) (interface {
-	ReadLedgerHead(ctx context.Context, host, path string) (LedgerHead, bool, error)
-}, error) {
-	kind, where, _ := strings.Cut(id, ":")
-	switch kind {
-	case "local", "local-bare":
-		abs, err := filepath.Abs(where)
-		if err != nil {
-			return nil, err
-		}
-		l := &Local{path: abs, bare: kind == "local-bare"}
-		if _, err := l.open(); err != nil {
-			return nil, fmt.Errorf("%s: %w", id, err)
-		}
-		return l, nil
-	case "github":
-		return OpenGitHub(ctx, where, gh)
-	}
-	return nil, fmt.Errorf("%q is not a target: write local:PATH, local-bare:PATH or github:OWNER/REPO", id)
 }
 
 // readLedgerHead reads the head at ref, and the commit the ref holds (zero

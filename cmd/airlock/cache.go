@@ -14,8 +14,8 @@ import (
 	"github.com/airlock-dev/airlock/approval/broker"
 	"github.com/airlock-dev/airlock/internal/bytesize"
 	"github.com/airlock-dev/airlock/internal/termsafe"
-	"github.com/airlock-dev/airlock/session"
 	"github.com/airlock-dev/airlock/session/runcache"
+	workerfile "github.com/airlock-dev/airlock/worker"
 )
 
 const cacheUsage = `Usage: airlock cache list
@@ -51,18 +51,18 @@ func cachesRoot() (string, error) {
 // workerCacheMeta names the cache of a worker: its file's, or the default
 // worker's of the current directory.
 func workerCacheMeta(workerFile string) (runcache.Meta, error) {
-	var w *session.Worker
+	var w *workerfile.Worker
 	if workerFile != "" {
 		if _, err := os.Stat(workerFile); err != nil {
 			return runcache.Meta{}, fmt.Errorf("--worker %s: %w", workerFile, err)
 		}
-		w = &session.Worker{}
+		w = &workerfile.Worker{}
 	} else {
 		cwd, err := os.Getwd()
 		if err != nil {
 			return runcache.Meta{}, err
 		}
-		w = session.DefaultWorker(cwd)
+		w = workerfile.Default(cwd)
 	}
 	key, file := workerKey(w, workerFile)
 	return runcache.Meta{ID: runcache.ID(key), Worker: w.Name, WorkerKey: key, WorkerFile: file}, nil

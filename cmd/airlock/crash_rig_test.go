@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	workerfile "github.com/airlock-dev/airlock/worker"
+
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/airlock-dev/airlock/approval"
@@ -48,7 +50,7 @@ func (s *crashServer) call(name string, args map[string]any) (string, bool, erro
 // crashRef is the reference: a session in memory, on a copy of the target.
 type crashRef struct {
 	s    *session.Session
-	w    *session.Worker
+	w    *workerfile.Worker
 	gate *approval.Gate
 }
 
@@ -147,14 +149,14 @@ func newCrashRig(t *testing.T, seed uint64, auto bool) *crashRig {
 	}
 	r.ledgerPath = filepath.Join(r.root, "state", "airlock", "ledger.jsonl")
 
-	w, err := session.ParseWorker(filepath.Join(r.root, "reference.md"), []byte(crashWorkerText(r.refBare)))
+	w, err := workerfile.Parse(filepath.Join(r.root, "reference.md"), []byte(crashWorkerText(r.refBare)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if r.refLedger, err = ledger.Open(filepath.Join(r.root, "reference-ledger.jsonl")); err != nil {
 		t.Fatal(err)
 	}
-	gate := approval.NewGate(r.refLedger, approval.Policy{Mode: approval.ModeAsk, AutoApprove: []string{session.TargetID(w.DefaultTarget)}})
+	gate := approval.NewGate(r.refLedger, approval.Policy{Mode: approval.ModeAsk, AutoApprove: []string{w.DefaultTarget.ID()}})
 	r.ref = &crashRef{w: w, gate: gate}
 	r.ref.s = r.newRefSession()
 	t.Cleanup(func() {

@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	workerfile "github.com/airlock-dev/airlock/worker"
+
 	"github.com/airlock-dev/airlock/approval"
 	"github.com/airlock-dev/airlock/approval/ledger"
 	"github.com/airlock-dev/airlock/approval/review"
@@ -112,12 +114,12 @@ func runDemo(ctx context.Context, o demoOptions) error {
 	if err := d.makeRepo(); err != nil {
 		return err
 	}
-	w := &session.Worker{
+	w := &workerfile.Worker{
 		Name: "demo-writer", Description: "Writes a quarterly report",
-		Author:        session.Person{Name: "Demo Writer", Email: "demo@airlock.invalid"},
-		DefaultTarget: &session.TargetSpec{Type: "local", Path: d.repo, Branch: "reports"},
-		Targets:       map[string]*session.TargetSpec{},
-		AutoPull:      []session.PullSpec{{Path: ".", Source: &session.TargetSpec{Type: "local", Path: d.repo, Branch: "main"}}},
+		Author:        workerfile.Person{Name: "Demo Writer", Email: "demo@airlock.invalid"},
+		DefaultTarget: &workerfile.TargetSpec{Type: "local", Path: d.repo, Branch: "reports"},
+		Targets:       map[string]*workerfile.TargetSpec{},
+		AutoPull:      []workerfile.PullSpec{{Path: ".", Source: &workerfile.TargetSpec{Type: "local", Path: d.repo, Branch: "main"}}},
 	}
 	lg, err := ledger.Open(filepath.Join(dir, "state", "ledger.jsonl"))
 	if err != nil {
@@ -126,7 +128,7 @@ func runDemo(ctx context.Context, o demoOptions) error {
 	defer lg.Close()
 	policy := approval.Policy{}
 	if o.Yes {
-		policy.AutoApprove = []string{session.TargetID(w.DefaultTarget)}
+		policy.AutoApprove = []string{w.DefaultTarget.ID()}
 	}
 	gate := approval.NewGate(lg, policy)
 	if d.s, err = session.New(ctx, w, session.Options{Gate: gate}); err != nil {

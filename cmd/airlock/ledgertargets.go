@@ -8,12 +8,10 @@ import (
 	"io"
 	"os"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/airlock-dev/airlock/approval/ledger"
 	"github.com/airlock-dev/airlock/internal/termsafe"
-	"github.com/airlock-dev/airlock/session"
 	"github.com/airlock-dev/airlock/targets"
 	"github.com/airlock-dev/airlock/targets/gitdir"
 )
@@ -55,8 +53,8 @@ func ledgerTargets(recs []ledger.Record, flags []string) (ids []string, explicit
 }
 
 func isTargetID(id string) bool {
-	kind, rest, ok := strings.Cut(id, ":")
-	return ok && rest != "" && (kind == "local" || kind == "local-bare" || kind == "github")
+	_, _, ok := targets.SplitID(id)
+	return ok
 }
 
 // checkTargets holds the ledger at path against the head each target keeps
@@ -105,7 +103,7 @@ func checkTargets(path string, recs []ledger.Record, flags []string, stdout io.W
 func readKeptHead(id, host, path string) (targets.LedgerHead, bool, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	t, err := targets.OpenForLedger(ctx, id, session.GitHubOptions())
+	t, err := targets.OpenForLedger(ctx, id, targets.Environ().GitHub)
 	if err != nil {
 		return targets.LedgerHead{}, false, err
 	}

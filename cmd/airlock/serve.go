@@ -26,6 +26,7 @@ import (
 	"github.com/airlock-dev/airlock/sandbox"
 	"github.com/airlock-dev/airlock/session"
 	"github.com/airlock-dev/airlock/session/runcache"
+	workerfile "github.com/airlock-dev/airlock/worker"
 )
 
 // multiFlag is a repeatable string flag.
@@ -145,7 +146,7 @@ func parseServe(args []string, stderr io.Writer) (*serveFlags, error) {
 // options every session gets.
 type served struct {
 	f             *serveFlags
-	w             *session.Worker
+	w             *workerfile.Worker
 	bind          session.Binding
 	opts          session.Options
 	state, socket string
@@ -219,12 +220,12 @@ func (sv *served) loadWorker(runOpts *session.RunOptions) (approval.Policy, erro
 	f := sv.f
 	var err error
 	if f.workerFile != "" {
-		if sv.w, err = session.LoadWorker(f.workerFile); err != nil {
+		if sv.w, err = workerfile.Load(f.workerFile); err != nil {
 			return approval.Policy{}, err
 		}
 	} else {
 		cwd, _ := os.Getwd()
-		sv.w = session.DefaultWorker(cwd)
+		sv.w = workerfile.Default(cwd)
 	}
 	// A wrong path or branch is refused here, with where the file says
 	// it, not at the first push.
@@ -236,7 +237,7 @@ func (sv *served) loadWorker(runOpts *session.RunOptions) (approval.Policy, erro
 		policy.Mode = approval.ModeNever
 	}
 	for _, a := range f.auto {
-		id, err := session.ResolveTargetID(sv.w, a)
+		id, err := sv.w.ResolveTargetID(a)
 		if err != nil {
 			return approval.Policy{}, usageError("--auto-approve %s: %v", a, err)
 		}
@@ -356,7 +357,7 @@ func sayProbed(runOpts *session.RunOptions, stderr io.Writer) {
 
 // openRunCache opens the worker's cache under the state directory, bounded
 // by size; nil for a size of 0.
-func openRunCache(w *session.Worker, workerFile, state string, max int64) (*runcache.Cache, error) {
+func openRunCache(w *workerfile.Worker, workerFile, state string, max int64) (*runcache.Cache, error) {
 	key, file := workerKey(w, workerFile)
 	return runcache.Open(filepath.Join(state, "cache"), runcache.Meta{Worker: w.Name, WorkerKey: key, WorkerFile: file}, max)
 }
@@ -400,7 +401,7 @@ func sayKept(sess *session.Session, why string, stderr io.Writer) {
 // openSession starts the worker's session: the latest unfinished one
 // made under bind resumed (unless fresh), the one named (if made under
 // bind), or a new one; in memory only when ephemeral.
-func openSession(ctx context.Context, w *session.Worker, workerFile string, bind session.Binding, opts session.Options, state string,
+func openSession(ctx context.Context, w *workerfile.Worker, workerFile string, bind session.Binding, opts session.Options, state string,
 	fresh, ephemeral bool, resumeID string, retention time.Duration, stderr io.Writer) (*session.Session, error) {
 	if ephemeral {
 		fmt.Fprintf(stderr, "airlock serve: the session is in memory only (--ephemeral): nothing survives its end\n")
@@ -471,9 +472,9 @@ func openSession(ctx context.Context, w *session.Worker, workerFile string, bind
 
 // workerKey names the worker whose sessions resume one another: its file,
 // or for the default worker the repository it works on.
-func workerKey(w *session.Worker, workerFile string) (key, file string) {
+func workerKey(w *workerfile.Worker, workerFile string) (key, file string) {
 	if workerFile == "" {
-		return "default:" + session.TargetID(w.DefaultTarget), ""
+		return "default:" + w.DefaultTarget.ID(), ""
 	}
 	abs, err := filepath.Abs(workerFile)
 	if err != nil {

@@ -10,7 +10,7 @@ import (
 	"github.com/airlock-dev/airlock/internal/rpcguard"
 	"github.com/airlock-dev/airlock/internal/termsafe"
 	"github.com/airlock-dev/airlock/memfs"
-	"github.com/airlock-dev/airlock/session"
+	workerfile "github.com/airlock-dev/airlock/worker"
 )
 
 // lockedWriter serialises whole-message writes: the SDK writes each message
@@ -31,7 +31,7 @@ func (l *lockedWriter) Close() error { return nil }
 // messageLimits bound one JSON-RPC message of the worker's client, over
 // stdio and HTTP alike: large enough for every legal write_file whatever
 // its escaping.
-func messageLimits(w *session.Worker) rpcguard.Limits {
+func messageLimits(w *workerfile.Worker) rpcguard.Limits {
 	maxFile := w.Limits.MaxFileBytes
 	if maxFile <= 0 {
 		maxFile = memfs.DefaultLimits().MaxFileBytes

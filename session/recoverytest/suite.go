@@ -24,6 +24,7 @@ import (
 	"github.com/airlock-dev/airlock/session"
 	"github.com/airlock-dev/airlock/session/journal"
 	"github.com/airlock-dev/airlock/session/store"
+	"github.com/airlock-dev/airlock/worker"
 )
 
 // Suite runs the scenario once whole, noting what the worker could see
@@ -97,7 +98,7 @@ type step struct {
 // runner is one run of the scenario.
 type runner struct {
 	st         store.Store
-	w          *session.Worker
+	w          *worker.Worker
 	ledgerPath string
 	id         string
 	clock      *clock
@@ -110,10 +111,10 @@ type runner struct {
 // run plays the scenario through a store that takes only the first
 // budget batches (all, when budget < 0), and kills the session after.
 func run(t *testing.T, st store.Store, bare string, budget int) *runner {
-	spec := &session.TargetSpec{Type: "local-bare", Path: bare, Branch: "main"}
-	r := &runner{st: st, ledgerPath: filepath.Join(t.TempDir(), "ledger.jsonl"), clock: &clock{}, w: &session.Worker{
-		Name: "tester", Author: session.Person{Name: "Tester", Email: "tester@example.com"},
-		DefaultTarget: spec, Targets: map[string]*session.TargetSpec{}, AutoPull: []session.PullSpec{{Path: ".", Source: spec}},
+	spec := &worker.TargetSpec{Type: "local-bare", Path: bare, Branch: "main"}
+	r := &runner{st: st, ledgerPath: filepath.Join(t.TempDir(), "ledger.jsonl"), clock: &clock{}, w: &worker.Worker{
+		Name: "tester", Author: worker.Person{Name: "Tester", Email: "tester@example.com"},
+		DefaultTarget: spec, Targets: map[string]*worker.TargetSpec{}, AutoPull: []worker.PullSpec{{Path: ".", Source: spec}},
 	}}
 	c := &counter{budget: budget}
 	r.c = c

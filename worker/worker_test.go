@@ -1,4 +1,4 @@
-package session_test
+package worker_test
 
 import (
 	"errors"
@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/airlock-dev/airlock/session"
+	"github.com/airlock-dev/airlock/worker"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -41,24 +41,24 @@ Write the quarterly report from templates/.
 `
 
 func TestParseWorkerExample(t *testing.T) {
-	w, err := session.ParseWorker("/work/proj/workers/report.md", []byte(exampleWorker))
+	w, err := worker.Parse("/work/proj/workers/report.md", []byte(exampleWorker))
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := &session.Worker{
+	want := &worker.Worker{
 		Name: "report-writer", Description: "Writes analysis reports",
-		Author:        session.Person{Name: "Report Writer", Email: "reports@example.com"},
+		Author:        worker.Person{Name: "Report Writer", Email: "reports@example.com"},
 		Instructions:  "# Report writer\n\nWrite the quarterly report from templates/.",
-		DefaultTarget: &session.TargetSpec{Type: "local", Path: "/work/proj/workers", Branch: "reports"},
-		Targets: map[string]*session.TargetSpec{
+		DefaultTarget: &worker.TargetSpec{Type: "local", Path: "/work/proj/workers", Branch: "reports"},
+		Targets: map[string]*worker.TargetSpec{
 			"backup": {Type: "local-bare", Path: "/srv/backup.git"},
 			"site":   {Type: "github", Repo: "acme/site", Branch: "main"},
 		},
 		Deny: []string{"*.sqlite"},
 		File: "/work/proj/workers/report.md",
 	}
-	want.AutoPull = []session.PullSpec{
-		{Path: "templates/", Source: &session.TargetSpec{Type: "local", Path: "/work/proj/workers"}},
+	want.AutoPull = []worker.PullSpec{
+		{Path: "templates/", Source: &worker.TargetSpec{Type: "local", Path: "/work/proj/workers"}},
 		{Path: "data/", Source: want.Targets["backup"]},
 	}
 	want.Limits.MaxFileBytes, want.Limits.MaxTotalBytes, want.Limits.MaxFiles = 10<<20, 256<<20, 5000
@@ -141,8 +141,8 @@ func TestParseWorkerMistakes(t *testing.T) {
 	}
 	var got strings.Builder
 	for _, c := range cases {
-		_, err := session.ParseWorker("/proj/worker.md", []byte(c.doc))
-		var ce *session.ConfigError
+		_, err := worker.Parse("/proj/worker.md", []byte(c.doc))
+		var ce *worker.ConfigError
 		if !errors.As(err, &ce) {
 			t.Errorf("%s: %v, want a ConfigError", c.name, err)
 			continue
@@ -175,7 +175,7 @@ func checkGolden(t *testing.T, name, got string) {
 func TestLoadWorkerTooLarge(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "big.md")
 	os.WriteFile(p, []byte("---\nname: w\n---\n"+strings.Repeat("x", 2<<20)), 0o644)
-	if _, err := session.LoadWorker(p); err == nil || !strings.Contains(err.Error(), "larger than") {
+	if _, err := worker.Load(p); err == nil || !strings.Contains(err.Error(), "larger than") {
 		t.Errorf("a 2 MB worker file: %v", err)
 	}
 }
@@ -189,9 +189,9 @@ func TestResolveTargetID(t *testing.T) {
 	if err := os.Symlink(repo, link); err != nil {
 		t.Fatal(err)
 	}
-	w := &session.Worker{
-		DefaultTarget: &session.TargetSpec{Type: "local", Path: link, Branch: "main"},
-		Targets:       map[string]*session.TargetSpec{"backup": {Type: "local-bare", Path: "/srv/backup.git"}},
+	w := &worker.Worker{
+		DefaultTarget: &worker.TargetSpec{Type: "local", Path: link, Branch: "main"},
+		Targets:       map[string]*worker.TargetSpec{"backup": {Type: "local-bare", Path: "/srv/backup.git"}},
 	}
 	for _, tc := range []struct{ in, want, err string }{
 		{"default", "local:" + link, ""},
@@ -202,7 +202,7 @@ func TestResolveTargetID(t *testing.T) {
 		{"github:octo/other", "", "none of this worker's targets"},
 		{"bakup", "", `no target is named "bakup"`},
 	} {
-		got, err := session.ResolveTargetID(w, tc.in)
+		got, err := w.ResolveTargetID(tc.in)
 		if got != tc.want || (err == nil) != (tc.err == "") || err != nil && !strings.Contains(err.Error(), tc.err) {
 			t.Errorf("ResolveTargetID(%q) = %q, %v; want %q, %q", tc.in, got, err, tc.want, tc.err)
 		}
@@ -227,7 +227,7 @@ repos:
 ---
 Work on both.
 `
-	w, err := session.ParseWorker("/work/proj/worker.md", []byte(doc))
+	w, err := worker.Parse("/work/proj/worker.md", []byte(doc))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -238,11 +238,11 @@ Work on both.
 		t.Fatalf("repositories %v, want [api web]", got)
 	}
 	api, web := w.Repos[0], w.Repos[1]
-	mirror := &session.TargetSpec{Type: "github", Repo: "acme/api"}
-	wantAPI := &session.RepoConfig{Name: "api",
-		DefaultTarget: &session.TargetSpec{Type: "local-bare", Path: "/srv/api.git", Branch: "work"},
-		Targets:       map[string]*session.TargetSpec{"mirror": mirror},
-		AutoPull:      []session.PullSpec{{Path: "src/", Source: mirror}}}
+	mirror := &worker.TargetSpec{Type: "github", Repo: "acme/api"}
+	wantAPI := &worker.RepoConfig{Name: "api",
+		DefaultTarget: &worker.TargetSpec{Type: "local-bare", Path: "/srv/api.git", Branch: "work"},
+		Targets:       map[string]*worker.TargetSpec{"mirror": mirror},
+		AutoPull:      []worker.PullSpec{{Path: "src/", Source: mirror}}}
 	if !reflect.DeepEqual(api, wantAPI) {
 		t.Errorf("api = %+v, want %+v", api, wantAPI)
 	}
@@ -252,7 +252,7 @@ Work on both.
 	if got := w.RepoList(); len(got) != 2 || got[0] != api {
 		t.Errorf("RepoList = %v", got)
 	}
-	single := session.DefaultWorker("/work/proj")
+	single := worker.Default("/work/proj")
 	if l := single.RepoList(); len(l) != 1 || l[0].Name != "" || l[0].DefaultTarget != single.DefaultTarget {
 		t.Errorf("a single-repository worker's RepoList = %+v", l)
 	}

@@ -1,4 +1,4 @@
-package session
+package worker
 
 import (
 	"bytes"
@@ -14,161 +14,17 @@ import (
 	"strconv"
 	"strings"
 
-	"go.yaml.in/yaml/v3"
-
 	"github.com/airlock-dev/airlock/internal/bytesize"
 	"github.com/airlock-dev/airlock/memfs"
 	"github.com/airlock-dev/airlock/targets"
+	"go.yaml.in/yaml/v3"
 )
-
-// Worker is a worker's configuration: the YAML frontmatter of its Markdown
-// file, and the body as its instructions.
-type Worker struct {
-	Name         string
-	Description  string
-	Author       Person
-	Instructions string // the Markdown body
-
-	// The repository of a single-repository worker (the git key): where
-	// pushes go by default, further named targets, and what to pull at
-	// start. All nil for a multi-repository worker.
-	DefaultTarget *TargetSpec
-	Targets       map[string]*TargetSpec // further named targets
-	AutoPull      []PullSpec
-	// Repos are a multi-repository worker's repositories (the repos key),
-	// by name; each appears in the workspace under its name. Nil for a
-	// single-repository worker.
-	Repos []*RepoConfig
-
-	Deny   []string     // added to memfs.DefaultDenyPatterns
-	Limits memfs.Limits // zero fields: defaults
-
-	File string // where it was read from; "" for the built-in default
-	// Digest is the SHA-256 (hex) of the file's content; "" for the
-	// default worker. A saved session records it (Binding).
-	Digest string
-
-	// Refs are the repositories the worker names (each target, each
-	// auto_pull source), in the file's order, with where the file names
-	// them: what Check looks at.
-	Refs []RepoRef
-}
-
-// RepoRef is one place a worker file names a repository: a target, or an
-// auto_pull source.
-type RepoRef struct {
-	Key  string // the dotted key: git.default_target, repos.api.auto_pull[0].source
-	Spec *TargetSpec
-	// Pull marks an auto_pull source: the branch it pulls must exist.
-	Pull bool
-	// Where the file says it: the entry, and its type, path and branch
-	// (zero where the file does not say them there, as for an auto_pull
-	// source that names a target).
-	At, TypeAt, PathAt, BranchAt Pos
-}
-
-// Pos is a line and a column of a worker file.
-type Pos struct{ Line, Column int }
-
-// RepoConfig is one repository of a worker: the keys a single-repository
-// worker has under git.
-type RepoConfig struct {
-	// Name is the repository's name, and the directory it appears under
-	// in the workspace; "" for a single-repository worker's, which is the
-	// whole workspace.
-	Name          string
-	DefaultTarget *TargetSpec
-	Targets       map[string]*TargetSpec
-	AutoPull      []PullSpec
-}
-
-// RepoList returns the worker's repositories: its Repos, or the one
-// repository of a single-repository worker, named "".
-func (w *Worker) RepoList() []*RepoConfig {
-	if len(w.Repos) > 0 {
-		return w.Repos
-	}
-	return []*RepoConfig{{DefaultTarget: w.DefaultTarget, Targets: w.Targets, AutoPull: w.AutoPull}}
-}
-
-// RepoNames lists a multi-repository worker's repositories; nil for one
-// of a single repository.
-func (w *Worker) RepoNames() []string {
-	var out []string
-	for _, r := range w.Repos {
-		out = append(out, r.Name)
-	}
-	return out
-}
-
-// Describe says where the worker pushes by default, for the operator.
-func (w *Worker) Describe() string {
-	if len(w.Repos) == 0 {
-		return w.DefaultTarget.String()
-	}
-	var parts []string
-	for _, r := range w.Repos {
-		parts = append(parts, r.Name+"/ to "+r.DefaultTarget.String())
-	}
-	return strings.Join(parts, ", ")
-}
-
-// Person is a commit author.
-type Person struct {
-	Name  string
-	Email string
-}
-
-// TargetSpec says where a target is.
-type TargetSpec struct {
-	Type   string // "local", "local-bare" or "github"
-	Path   string // local and local-bare: absolute, resolved against the worker file
-	Repo   string // github: "owner/repo"
-	Branch string // "" means the target's default branch
-}
-
-// String is the target as people and error messages name it.
-func (t *TargetSpec) String() string {
-	s := t.Type + ":" + t.Path
-	if t.Type == "github" {
-		s = "github:" + t.Repo
-	}
-	if t.Branch != "" {
-		s += " (branch " + t.Branch + ")"
-	}
-	return s
-}
-
-// PullSpec is one auto_pull entry.
-type PullSpec struct {
-	Path   string
-	Source *TargetSpec
-}
-
-// ConfigError is a mistake in a worker file, with where it is.
-type ConfigError struct {
-	File         string
-	Line, Column int
-	Key          string // the dotted key, e.g. git.default_target.type
-	Msg          string
-}
-
-func (e *ConfigError) Error() string {
-	loc := e.File
-	if e.Line > 0 {
-		loc = fmt.Sprintf("%s:%d:%d", e.File, e.Line, e.Column)
-	}
-	if e.Key != "" {
-		return fmt.Sprintf("%s: %s: %s", loc, e.Key, e.Msg)
-	}
-	return fmt.Sprintf("%s: %s", loc, e.Msg)
-}
 
 // maxWorkerFile bounds a worker file.
 const maxWorkerFile = 1 << 20
 
-// LoadWorker reads and checks a worker file.
-func LoadWorker(path string) (*Worker, error) {
+// Load reads and checks a worker file.
+func Load(path string) (*Worker, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -182,12 +38,12 @@ func LoadWorker(path string) (*Worker, error) {
 		return nil, &ConfigError{File: path, Msg: fmt.Sprintf("the file is larger than %d bytes; a worker file is a short Markdown file", maxWorkerFile)}
 	}
 	abs, _ := filepath.Abs(path)
-	return ParseWorker(abs, data)
+	return Parse(abs, data)
 }
 
-// ParseWorker parses a worker file's content. file names it in errors and
+// Parse parses a worker file's content. file names it in errors and
 // anchors relative paths (its directory).
-func ParseWorker(file string, data []byte) (*Worker, error) {
+func Parse(file string, data []byte) (*Worker, error) {
 	p := &parser{file: file, dir: filepath.Dir(file), specs: map[*TargetSpec]RepoRef{}}
 	front, body, offset, err := splitFrontmatter(data)
 	if err != nil {
@@ -535,8 +391,6 @@ func (p *parser) git(n *yaml.Node, prefix string) (*RepoConfig, error) {
 	return w, nil
 }
 
-var repoRe = regexp.MustCompile(`^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/[A-Za-z0-9._-]{1,100}$`)
-
 func (p *parser) target(n *yaml.Node, key string) (*TargetSpec, error) {
 	f, err := p.fields(n, key, "type", "path", "repo", "branch")
 	if err != nil {
@@ -544,7 +398,7 @@ func (p *parser) target(n *yaml.Node, key string) (*TargetSpec, error) {
 	}
 	tn, ok := f["type"]
 	if !ok {
-		return nil, p.errAt(n, key+".type", "missing; use local, local-bare or github")
+		return nil, p.errAt(n, key+".type", "missing; use %s", targets.KindNames())
 	}
 	typ, err := p.str(tn[1], key+".type")
 	if err != nil {
@@ -553,39 +407,16 @@ func (p *parser) target(n *yaml.Node, key string) (*TargetSpec, error) {
 	spec := &TargetSpec{Type: typ}
 	at := RepoRef{At: p.pos(n), TypeAt: p.pos(tn[1])}
 	defer func() { p.specs[spec] = at }()
-	switch typ {
-	case "local", "local-bare":
-		if _, ok := f["repo"]; ok {
-			return nil, p.errAt(f["repo"][0], key+".repo", "is for github targets; a %s target takes path", typ)
-		}
-		pv, ok := f["path"]
-		if !ok {
-			return nil, p.errAt(n, key+".path", "missing; give the repository's path, e.g. path: .")
-		}
-		path, err := p.str(pv[1], key+".path")
-		if err != nil {
-			return nil, err
-		}
-		if spec.Path, err = p.resolvePath(path); err != nil {
-			return nil, p.errAt(pv[1], key+".path", "%v", err)
-		}
-		at.PathAt = p.pos(pv[1])
-	case "github":
-		if _, ok := f["path"]; ok {
-			return nil, p.errAt(f["path"][0], key+".path", "is for local targets; a github target takes repo: owner/name")
-		}
-		rv, ok := f["repo"]
-		if !ok {
-			return nil, p.errAt(n, key+".repo", "missing; give the repository as owner/name")
-		}
-		if spec.Repo, err = p.str(rv[1], key+".repo"); err != nil {
-			return nil, err
-		}
-		if !repoRe.MatchString(spec.Repo) {
-			return nil, p.errAt(rv[1], key+".repo", "%q is not a GitHub repository; write it as owner/name", spec.Repo)
-		}
-	default:
-		return nil, p.errAt(tn[1], key+".type", "unknown target type %q; use local, local-bare or github", typ)
+	kind := targets.KindNamed(typ)
+	if kind == nil {
+		return nil, p.errAt(tn[1], key+".type", "unknown target type %q; use %s", typ, targets.KindNames())
+	}
+	if where, err := p.where(n, f, key, kind); err != nil {
+		return nil, err
+	} else if kind.Local {
+		spec.Path, at.PathAt = where, p.pos(f["path"][1])
+	} else {
+		spec.Repo = where
 	}
 	if b, ok := f["branch"]; ok {
 		if spec.Branch, err = p.str(b[1], key+".branch"); err != nil {
@@ -597,6 +428,35 @@ func (p *parser) target(n *yaml.Node, key string) (*TargetSpec, error) {
 		at.BranchAt = p.pos(b[1])
 	}
 	return spec, nil
+}
+
+// where reads where a target of kind is: its path (made absolute) or its
+// repository, under kind's key; the other kinds' key is refused.
+func (p *parser) where(n *yaml.Node, f map[string][2]*yaml.Node, key string, kind *targets.Kind) (string, error) {
+	for _, k := range targets.Kinds() {
+		if other, ok := f[k.Key()]; ok && k.Key() != kind.Key() {
+			return "", p.errAt(other[0], key+"."+k.Key(), "is for %s targets; a %s target takes %s", k.Group, kind.Name, kind.Takes)
+		}
+	}
+	key += "." + kind.Key()
+	v, ok := f[kind.Key()]
+	if !ok {
+		return "", p.errAt(n, key, "%s", kind.Missing)
+	}
+	where, err := p.str(v[1], key)
+	if err != nil {
+		return "", err
+	}
+	if kind.Local {
+		where, err = p.resolvePath(where)
+	}
+	if err == nil && kind.Check != nil {
+		err = kind.Check(where)
+	}
+	if err != nil {
+		return "", p.errAt(v[1], key, "%v", err)
+	}
+	return where, nil
 }
 
 // resolvePath makes a target path absolute. A relative path is taken from
@@ -686,51 +546,3 @@ func (p *parser) sandbox(n *yaml.Node, w *Worker) error {
 
 // parseSize reads "10MiB", "512 KB", "1048576".
 func parseSize(s string) (int64, error) { return bytesize.Parse(s) }
-
-// DefaultWorker is the worker airlock serve runs without --worker: it
-// works on the repository at dir, pushing to its current branch, and
-// starts with that branch pulled (lazily: the start costs its trees, not
-// its files' content), as a clone would.
-func DefaultWorker(dir string) *Worker {
-	abs, _ := filepath.Abs(dir)
-	def := &TargetSpec{Type: "local", Path: abs}
-	return &Worker{
-		Name: "default", Description: "A worker on " + abs,
-		Author:        Person{Name: "airlock worker", Email: "worker@airlock.invalid"},
-		DefaultTarget: def,
-		Targets:       map[string]*TargetSpec{},
-		AutoPull:      []PullSpec{{Path: ".", Source: def}},
-		Refs:          []RepoRef{{Spec: def, Pull: true}},
-	}
-}
-
-// TargetNames lists the worker's target names, "default" first; for a
-// multi-repository worker, as REPO:TARGET.
-func (w *Worker) TargetNames() []string {
-	if len(w.Repos) == 0 {
-		return w.RepoList()[0].TargetNames()
-	}
-	var out []string
-	for _, r := range w.Repos {
-		for _, n := range r.TargetNames() {
-			out = append(out, r.Name+":"+n)
-		}
-	}
-	return out
-}
-
-// TargetNames lists the repository's target names, "default" first.
-func (r *RepoConfig) TargetNames() []string {
-	names := []string{"default"}
-	var rest []string
-	for n := range r.Targets {
-		rest = append(rest, n)
-	}
-	sort.Strings(rest)
-	return append(names, rest...)
-}
-
-func checkBranch(b string) error {
-	_, err := targets.BranchRef(b)
-	return err
-}

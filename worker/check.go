@@ -1,4 +1,4 @@
-package session
+package worker
 
 import (
 	"errors"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/airlock-dev/airlock/targets"
 	"github.com/airlock-dev/airlock/targets/gitdir"
+	"github.com/go-git/go-git/v5/plumbing"
 )
 
 // Check looks at the repositories the worker names, as airlock serve starts:
@@ -28,11 +29,12 @@ func (w *Worker) Check() error {
 	probes := map[string]*gitdir.Probe{}
 	own := map[string]bool{} // each repository's default target and branch
 	for _, r := range w.RepoList() {
-		own[specKey(r.DefaultTarget)+"\x00"+r.DefaultTarget.Branch] = true
+		own[r.DefaultTarget.ID()+"\x00"+r.DefaultTarget.Branch] = true
 	}
 	for _, ref := range w.Refs {
 		spec := ref.Spec
-		if spec.Type != "local" && spec.Type != "local-bare" {
+		kind := spec.Kind()
+		if kind == nil || !kind.Local {
 			continue
 		}
 		p := probes[spec.Path]
@@ -44,15 +46,15 @@ func (w *Worker) Check() error {
 			probes[spec.Path] = p
 		}
 		switch {
-		case spec.Type == "local" && p.Bare && w.File == "":
-			return fmt.Errorf("%s is a bare repository, and airlock serve without --worker works on a working tree: run it in a clone, or give --worker FILE with a local-bare target", p.Path)
-		case spec.Type == "local" && p.Bare:
-			return w.refError(ref, ref.TypeAt, ".type", "%s is a bare repository; write type: local-bare for it", p.Path)
-		case spec.Type == "local-bare" && !p.Bare:
-			return w.refError(ref, ref.TypeAt, ".type", "%s is a working-tree repository (its git directory is %s); write type: local for it", p.Path, p.GitDir)
+		case !kind.Bare && p.Bare && w.File == "":
+			return fmt.Errorf("%s is a bare repository, and airlock serve without --worker works on a working tree: run it in a clone, or give --worker FILE with a %s target", p.Path, targets.LocalKind(true).Name)
+		case !kind.Bare && p.Bare:
+			return w.refError(ref, ref.TypeAt, ".type", "%s is a bare repository; write type: %s for it", p.Path, targets.LocalKind(true).Name)
+		case kind.Bare && !p.Bare:
+			return w.refError(ref, ref.TypeAt, ".type", "%s is a working-tree repository (its git directory is %s); write type: %s for it", p.Path, p.GitDir, targets.LocalKind(false).Name)
 		}
 		if ref.Pull {
-			if err := w.checkPull(ref, p, own[specKey(spec)+"\x00"+spec.Branch]); err != nil {
+			if err := w.checkPull(ref, p, own[spec.ID()+"\x00"+spec.Branch]); err != nil {
 				return err
 			}
 		}
@@ -112,7 +114,7 @@ func (w *Worker) checkPull(ref RepoRef, p *gitdir.Probe, own bool) error {
 func (w *Worker) pathError(ref RepoRef, err error) error {
 	path := ref.Spec.Path
 	create := "git init " + path
-	if ref.Spec.Type == "local-bare" {
+	if ref.Spec.Kind().Bare {
 		create = "git init --bare " + path
 	}
 	if w.File == "" {
@@ -155,3 +157,5 @@ func listSome(names []string) string {
 	}
 	return strings.Join(names, ", ")
 }
+
+func short(h plumbing.Hash) string { return h.String()[:7] }

@@ -1,4 +1,4 @@
-package session_test
+package worker_test
 
 import (
 	"context"
@@ -12,7 +12,9 @@ import (
 
 	"github.com/airlock-dev/airlock/approval"
 	"github.com/airlock-dev/airlock/approval/ledger"
+	"github.com/airlock-dev/airlock/internal/gittest"
 	"github.com/airlock-dev/airlock/session"
+	"github.com/airlock-dev/airlock/worker"
 )
 
 // checkRoot is a directory of real repositories a worker file may name:
@@ -37,13 +39,13 @@ func checkRoot(t *testing.T) string {
 	return root
 }
 
-func checkWorker(t *testing.T, root, front string) (*session.Worker, error) {
+func checkWorker(t *testing.T, root, front string) (*worker.Worker, error) {
 	t.Helper()
 	file := filepath.Join(root, "worker.md")
 	if err := os.WriteFile(file, []byte("---\nname: w\n"+front+"---\nbody\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	w, err := session.LoadWorker(file)
+	w, err := worker.Load(file)
 	if err != nil {
 		t.Fatalf("%s: %v", front, err)
 	}
@@ -76,7 +78,7 @@ func TestWorkerCheck(t *testing.T) {
 	var got strings.Builder
 	for _, c := range mistakes {
 		_, err := checkWorker(t, root, c.front)
-		var ce *session.ConfigError
+		var ce *worker.ConfigError
 		if !errors.As(err, &ce) || ce.Line == 0 {
 			t.Errorf("%s: %v, want a ConfigError with a line", c.name, err)
 			continue
@@ -118,8 +120,8 @@ func TestWorkerCheckAdviceWorks(t *testing.T) {
 	if err != nil {
 		t.Fatalf("following the advice (%s): %v", advice, err)
 	}
-	e := newEnvFor(t, w)
-	if st := e.s.Status(); st.Base.IsZero() || st.Branch != "main" {
+	s := newSession(t, w)
+	if st := s.Status(); st.Base.IsZero() || st.Branch != "main" {
 		t.Errorf("the worker started from %v of %q, want main's commit", st.Base, st.Branch)
 	}
 }
@@ -141,15 +143,15 @@ func TestDefaultWorkerCheck(t *testing.T) {
 		{"bare.git", "is a bare repository"},
 		{"detached", "HEAD is detached at"},
 	} {
-		err := session.DefaultWorker(filepath.Join(root, c.dir)).Check()
+		err := worker.Default(filepath.Join(root, c.dir)).Check()
 		if (err == nil) != (c.want == "") || err != nil && !strings.Contains(err.Error(), c.want) {
 			t.Errorf("the default worker in %s: %v, want %q", c.dir, err, c.want)
 		}
 	}
 }
 
-// newEnvFor opens a session of w with a gate that asks.
-func newEnvFor(t *testing.T, w *session.Worker) *env {
+// newSession opens a session of w with a gate that asks.
+func newSession(t *testing.T, w *worker.Worker) *session.Session {
 	t.Helper()
 	l, err := ledger.Open(filepath.Join(t.TempDir(), "ledger.jsonl"))
 	if err != nil {
@@ -162,5 +164,10 @@ func newEnvFor(t *testing.T, w *session.Worker) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(s.Close)
-	return &env{s: s, gate: gate, l: l}
+	return s
+}
+
+func git(t testing.TB, dir string, args ...string) string {
+	t.Helper()
+	return gittest.Git(t, dir, args...)
 }
