@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+
+	"github.com/airlock-dev/airlock/internal/lockedwriter"
 )
 
 // helperEnv marks the re-executed helper.
@@ -265,7 +267,7 @@ func Run(ctx context.Context, spec Spec, stdin io.Reader, stdout, stderr io.Writ
 	if stdout != nil && stdout == stderr {
 		// One writer for both streams, as os/exec allows: copied from two
 		// pipes, it must not be written by two goroutines at once.
-		lw := &lockedWriter{w: stdout}
+		lw := lockedwriter.New(stdout)
 		stdout, stderr = lw, lw
 	}
 	// The helper sends its stores once the jail is up (or closes the
@@ -416,15 +418,4 @@ func DefaultMirrorDir() string {
 		return filepath.Join("/dev/shm", fmt.Sprintf("airlock-%d", os.Getuid()))
 	}
 	return filepath.Join(os.TempDir(), fmt.Sprintf("airlock-%d", os.Getuid()))
-}
-
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
 }
