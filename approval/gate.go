@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/airlock-dev/airlock/approval/ledger"
+	"github.com/airlock-dev/airlock/internal/shortid"
 	"github.com/go-git/go-git/v5/plumbing"
 )
 
@@ -102,22 +103,15 @@ func (g Grant) Check(target, ref string, old, new plumbing.Hash) error {
 		diffs = append(diffs, fmt.Sprintf("ref %s, not %s", g.g.ref, ref))
 	}
 	if g.g.old != old {
-		diffs = append(diffs, fmt.Sprintf("the ref at %s, but it is at %s now", short(g.g.old), short(old)))
+		diffs = append(diffs, fmt.Sprintf("the ref at %s, but it is at %s now", shortid.HashOr(g.g.old, "(none)"), shortid.HashOr(old, "(none)")))
 	}
 	if g.g.new != new {
-		diffs = append(diffs, fmt.Sprintf("commit %s, not %s", short(g.g.new), short(new)))
+		diffs = append(diffs, fmt.Sprintf("commit %s, not %s", shortid.HashOr(g.g.new, "(none)"), shortid.HashOr(new, "(none)")))
 	}
 	if len(diffs) > 0 {
 		return fmt.Errorf("%w: it approved %s", ErrGrantMismatch, strings.Join(diffs, "; "))
 	}
 	return nil
-}
-
-func short(h plumbing.Hash) string {
-	if h.IsZero() {
-		return "(none)"
-	}
-	return h.String()[:7]
 }
 
 // Mode is how requests are decided.
@@ -369,7 +363,7 @@ func (g *Gate) SubmitRebased(req *Request, prev *Ticket, pick PickFunc) (*Ticket
 		return nil, err
 	}
 	return t, g.settleLocked(t, Decision{Verdict: Approve, By: "rebased:" + prev.req.ID,
-		Reason: fmt.Sprintf("the changes approved in %s, rebased onto the branch's new commit %s", prev.req.ID, short(req.Old))})
+		Reason: fmt.Sprintf("the changes approved in %s, rebased onto the branch's new commit %s", prev.req.ID, shortid.HashOr(req.Old, "(none)"))})
 }
 
 // sameReview reports whether prev was approved whole and req would show

@@ -14,6 +14,7 @@ import (
 	"github.com/airlock-dev/airlock/approval"
 	"github.com/airlock-dev/airlock/approval/ledger"
 	"github.com/airlock-dev/airlock/approval/review"
+	"github.com/airlock-dev/airlock/internal/shortid"
 	"github.com/airlock-dev/airlock/session"
 )
 
@@ -131,7 +132,7 @@ func RunDemo(ctx context.Context, o DemoOptions) error {
 	if len(commits) == 0 {
 		return errors.New("demo: nothing was staged")
 	}
-	id := commits[len(commits)-1].ID.String()[:7]
+	id := shortid.Hash(commits[len(commits)-1].ID)
 	if _, err := call("git_diff", map[string]any{"commit_id": id}); err != nil {
 		return err
 	}

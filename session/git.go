@@ -340,5 +340,3 @@ func (s *Session) syncBaseLocked(ctx context.Context, r *repo, spec *TargetSpec,
 
 // errPushLanding: a commit a change would touch is on its way to a target.
 var errPushLanding = errors.New("it is on its way to the target")
-
-func short(h plumbing.Hash) string { return h.String()[:7] }

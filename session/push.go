@@ -14,6 +14,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/airlock-dev/airlock/approval"
+	"github.com/airlock-dev/airlock/internal/shortid"
 	"github.com/airlock-dev/airlock/internal/textcap"
 	"github.com/airlock-dev/airlock/staging"
 	"github.com/airlock-dev/airlock/targets"
@@ -197,9 +198,9 @@ func (s *Session) notStagedLocked(ctx context.Context, t targets.Target, ref, co
 	for h, where := range s.published {
 		if len(commitID) >= 4 && len(commitID) <= 40 && h.String()[:len(commitID)] == commitID {
 			if head, err := t.Head(ctx, ref); err == nil && head == h {
-				return fmt.Errorf("%s is already pushed: %s (%s) is at it; nothing to do", short(h), t.Describe(), targets.BranchName(ref))
+				return fmt.Errorf("%s is already pushed: %s (%s) is at it; nothing to do", shortid.Hash(h), t.Describe(), targets.BranchName(ref))
 			}
-			return fmt.Errorf("%s was already pushed to %s, so it is not staged any more; git_stage new work to push more", short(h), where)
+			return fmt.Errorf("%s was already pushed to %s, so it is not staged any more; git_stage new work to push more", shortid.Hash(h), where)
 		}
 	}
 	return lookupErr
@@ -222,7 +223,7 @@ func settledByRebase(tk *approval.Ticket) bool {
 type alreadyThereError struct{ head plumbing.Hash }
 
 func (e *alreadyThereError) Error() string {
-	return fmt.Sprintf("the branch is at %s, which holds the commit already", short(e.head))
+	return fmt.Sprintf("the branch is at %s, which holds the commit already", shortid.Hash(e.head))
 }
 
 // reachesLocked reports whether commit head (in the store) is c or has c
@@ -283,10 +284,10 @@ func (s *Session) askLocked(ctx context.Context, p *push, c *staging.Commit, hea
 		}
 		nu, ok := res.Rebuilt[c.ID]
 		if !ok {
-			return fmt.Errorf("rebasing onto %s lost commit %s", short(head), short(c.ID))
+			return fmt.Errorf("rebasing onto %s lost commit %s", shortid.Hash(head), shortid.Hash(c.ID))
 		}
 		p.notes = append(p.notes, fmt.Sprintf("%s moved to %s since your pull; your commit %s was rebased onto it and is now %s (files that came in from there: %s)",
-			targets.BranchName(p.ref), short(head), short(c.ID), short(nu), listOrNone(res.Updated)))
+			targets.BranchName(p.ref), shortid.Hash(head), shortid.Hash(c.ID), shortid.Hash(nu), listOrNone(res.Updated)))
 		if len(withdrawn) > 0 {
 			p.notes = append(p.notes, fmt.Sprintf("withdrew request %s, whose commits the rebase changed", listOrNone(withdrawn)))
 		}
@@ -311,7 +312,7 @@ func (s *Session) askLocked(ctx context.Context, p *push, c *staging.Commit, hea
 	}
 	if other := s.pushes[tk.Request().ID]; other != nil && other != p {
 		// The gate already holds this very request: that push is this one.
-		return fmt.Errorf("push of %s is already waiting as request %s", short(c.ID), tk.Request().ID)
+		return fmt.Errorf("push of %s is already waiting as request %s", shortid.Hash(c.ID), tk.Request().ID)
 	}
 	if p.req != nil {
 		delete(s.pushes, p.req.ID)
@@ -384,7 +385,7 @@ func (s *Session) drive(p *push) {
 		if _, carried := s.published[grant.New()]; !carried && !p.r.stagedOrPublished(grant.New()) {
 			// Pinning should make this impossible; never push a commit
 			// the sandbox no longer stands behind.
-			err := fmt.Errorf("%s changed while it was under review, so nothing was pushed; git_push again", short(grant.New()))
+			err := fmt.Errorf("%s changed while it was under review, so nothing was pushed; git_push again", shortid.Hash(grant.New()))
 			s.endLocked(p, PushResult{}, s.recordFailedLocked(grant, errors.New("the commit changed while under review"), err))
 			s.mu.Unlock()
 			return
@@ -434,7 +435,7 @@ func (s *Session) drive(p *push) {
 				// The branch holds it whatever the ledger says: the
 				// worker is told it landed, the operator that the
 				// ledger lacks it.
-				s.warn("the push of %s to %s landed, but the ledger could not record it: %v", short(grant.New()), p.t.Describe(), lerr)
+				s.warn("the push of %s to %s landed, but the ledger could not record it: %v", shortid.Hash(grant.New()), p.t.Describe(), lerr)
 				notes = append(notes, fmt.Sprintf("the push landed, but the ledger could not record it (%v); the operator was told", lerr))
 			}
 			s.advanceLocked(p.r, grant.New(), p.spec, p.ref, p.t)
@@ -442,7 +443,7 @@ func (s *Session) drive(p *push) {
 				// The commits this push was asked for before a rebase or
 				// a pick made them grant.New(): pushed too, under that id.
 				if _, ok := s.published[k.commit]; !ok {
-					s.published[k.commit] = fmt.Sprintf("%s as %s", s.published[grant.New()], short(grant.New()))
+					s.published[k.commit] = fmt.Sprintf("%s as %s", s.published[grant.New()], shortid.Hash(grant.New()))
 				}
 			}
 			res := PushResult{Commit: grant.New(), Target: p.t.Describe(), Branch: targets.BranchName(p.ref),
@@ -580,15 +581,15 @@ func (s *Session) endLocked(p *push, res PushResult, err error) {
 // withdrawLocked withdraws p's request; its driver then ends it.
 func (s *Session) withdrawLocked(p *push, why string) error {
 	if p.state != requested {
-		return fmt.Errorf("push of %s: %w", short(p.commit.ID), errPushLanding)
+		return fmt.Errorf("push of %s: %w", shortid.Hash(p.commit.ID), errPushLanding)
 	}
 	if err := s.gate.Withdraw(p.req.ID, why); err != nil {
 		if !errors.Is(err, approval.ErrNotPending) {
 			// The ledger could not record it: the request stays open.
-			return fmt.Errorf("the request to push %s could not be withdrawn (%w); it is still waiting for a reviewer", short(p.commit.ID), err)
+			return fmt.Errorf("the request to push %s could not be withdrawn (%w); it is still waiting for a reviewer", shortid.Hash(p.commit.ID), err)
 		}
 		// Decided meanwhile, or a pick is being built: it is under way.
-		return fmt.Errorf("push of %s: %w", short(p.commit.ID), errPushLanding)
+		return fmt.Errorf("push of %s: %w", shortid.Hash(p.commit.ID), errPushLanding)
 	}
 	return nil
 }
@@ -601,7 +602,7 @@ func (s *Session) recordFailedLocked(grant approval.Grant, why, err error) error
 	if lerr == nil {
 		return err
 	}
-	s.warn("a push of %s failed (%v), and the ledger could not record it: %v", short(grant.New()), why, lerr)
+	s.warn("a push of %s failed (%v), and the ledger could not record it: %v", shortid.Hash(grant.New()), why, lerr)
 	return fmt.Errorf("%w (and the ledger could not record that it failed: %v; the operator was told)", err, lerr)
 }
 
@@ -618,7 +619,7 @@ func (s *Session) unpinLocked(commits []*staging.Commit, why string, except *pus
 	for _, p := range s.pushes {
 		if p != except && p.state != ended && touched[p.commit.ID] {
 			if p.state != requested {
-				return nil, fmt.Errorf("the push of %s to %s is under way: wait for its git_push to answer, then try again", short(p.commit.ID), p.t.Describe())
+				return nil, fmt.Errorf("the push of %s to %s is under way: wait for its git_push to answer, then try again", shortid.Hash(p.commit.ID), p.t.Describe())
 			}
 			hit = append(hit, p)
 		}
@@ -629,7 +630,7 @@ func (s *Session) unpinLocked(commits []*staging.Commit, why string, except *pus
 			if !errors.Is(err, errPushLanding) {
 				return ids, err
 			}
-			return ids, fmt.Errorf("the push of %s to %s is under way: wait for its git_push to answer, then try again", short(p.commit.ID), p.t.Describe())
+			return ids, fmt.Errorf("the push of %s to %s is under way: wait for its git_push to answer, then try again", shortid.Hash(p.commit.ID), p.t.Describe())
 		}
 		ids = append(ids, p.req.ID)
 	}
@@ -662,7 +663,7 @@ func (s *Session) advanceLocked(r *repo, id plumbing.Hash, spec *TargetSpec, ref
 	if i := slices.IndexFunc(chain, func(c *staging.Commit) bool { return c.ID == id }); i > 0 {
 		for _, c := range chain[:i] {
 			if _, ok := s.published[c.ID]; !ok {
-				s.published[c.ID] = fmt.Sprintf("%s with %s", where, short(id))
+				s.published[c.ID] = fmt.Sprintf("%s with %s", where, shortid.Hash(id))
 			}
 		}
 	}
@@ -692,7 +693,7 @@ func (s *Session) request(ctx context.Context, r *repo, spec *TargetSpec, t targ
 	if !head.IsZero() {
 		hc, err := object.GetCommit(s.store, head)
 		if err != nil {
-			return nil, fmt.Errorf("the target's commit %s is not in the sandbox: %w", head.String()[:7], err)
+			return nil, fmt.Errorf("the target's commit %s is not in the sandbox: %w", shortid.Hash(head), err)
 		}
 		oldTree = hc.TreeHash
 	} else if co, ok := t.(checkedOuter); ok && writesFiles(ctx, co, ref) {

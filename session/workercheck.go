@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/airlock-dev/airlock/internal/shortid"
 	"github.com/airlock-dev/airlock/targets"
 )
 
@@ -70,10 +71,10 @@ func (w *Worker) checkPull(ref RepoRef, p *targets.Probe, own bool) error {
 		if p.Head == "" {
 			if w.File == "" {
 				return fmt.Errorf("airlock serve without --worker works on the branch checked out in %s, and none is (HEAD is detached at %s): check one out (git switch NAME), or give --worker FILE naming the branch",
-					p.Path, short(p.Detached))
+					p.Path, shortid.Hash(p.Detached))
 			}
 			return w.refError(ref, ref.At, "", "%s has no branch checked out (HEAD is detached at %s), and this names none: add branch: NAME",
-				p.ID(), short(p.Detached))
+				p.ID(), shortid.Hash(p.Detached))
 		}
 		branch = p.Head
 	}

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"strings"
 
+	"github.com/airlock-dev/airlock/internal/shortid"
 	"github.com/airlock-dev/airlock/internal/termsafe"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -118,11 +119,11 @@ func (f *FilePatch) format(b *bytes.Buffer, color bool) error {
 	switch f.Op {
 	case Create:
 		meta("new file mode %06o", uint32(f.NewMode))
-		meta("index %s..%s", abbrev(plumbing.ZeroHash), abbrev(f.NewHash))
+		meta("index %s..%s", shortid.Hash(plumbing.ZeroHash), shortid.Hash(f.NewHash))
 		old = "/dev/null"
 	case Delete:
 		meta("deleted file mode %06o", uint32(f.OldMode))
-		meta("index %s..%s", abbrev(f.OldHash), abbrev(plumbing.ZeroHash))
+		meta("index %s..%s", shortid.Hash(f.OldHash), shortid.Hash(plumbing.ZeroHash))
 		nw = "/dev/null"
 	case Update:
 		if f.OldMode != f.NewMode {
@@ -131,9 +132,9 @@ func (f *FilePatch) format(b *bytes.Buffer, color bool) error {
 			if f.OldHash == f.NewHash {
 				return nil
 			}
-			meta("index %s..%s", abbrev(f.OldHash), abbrev(f.NewHash))
+			meta("index %s..%s", shortid.Hash(f.OldHash), shortid.Hash(f.NewHash))
 		} else {
-			meta("index %s..%s %06o", abbrev(f.OldHash), abbrev(f.NewHash), uint32(f.NewMode))
+			meta("index %s..%s %06o", shortid.Hash(f.OldHash), shortid.Hash(f.NewHash), uint32(f.NewMode))
 		}
 	}
 	if f.Unavailable != "" {
@@ -353,8 +354,6 @@ func tabIfSpace(name string) string {
 	}
 	return ""
 }
-
-func abbrev(h plumbing.Hash) string { return h.String()[:7] }
 
 // quotePath quotes a path as git does with core.quotePath on: in double
 // quotes, with C escapes, when it has a quote, a backslash, a control byte

@@ -12,6 +12,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/airlock-dev/airlock/internal/shortid"
 	"github.com/airlock-dev/airlock/memfs"
 	"github.com/airlock-dev/airlock/staging"
 )
@@ -381,7 +382,7 @@ func TestLookup(t *testing.T) {
 	e := newEnv(t)
 	e.write(t, "a", "a")
 	c, _ := e.area.Stage(nil, "A")
-	for _, id := range []string{c.ID.String(), c.ID.String()[:7], strings.ToUpper(c.ID.String()[:10])} {
+	for _, id := range []string{c.ID.String(), shortid.Hash(c.ID), strings.ToUpper(c.ID.String()[:10])} {
 		if got, err := e.area.Lookup(id); err != nil || got.ID != c.ID {
 			t.Errorf("Lookup(%q) = %v, %v", id, got, err)
 		}

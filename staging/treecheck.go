@@ -13,6 +13,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
+	"github.com/airlock-dev/airlock/internal/shortid"
 	"github.com/airlock-dev/airlock/memfs"
 )
 
@@ -55,7 +56,7 @@ func (e *TreeError) Error() string {
 		more = fmt.Sprintf(" and %d more", e.More)
 	}
 	return fmt.Sprintf("%v: tree %s holds entries that git or a checkout would treat as dangerous: %s%s; nothing was pushed",
-		ErrRefusedTree, short(e.Tree), strings.Join(parts, "; "), more)
+		ErrRefusedTree, shortid.Hash(e.Tree), strings.Join(parts, "; "), more)
 }
 
 func (e *TreeError) Unwrap() error { return ErrRefusedTree }
@@ -225,10 +226,10 @@ func (c *treeChecker) readTree(h plumbing.Hash, prefix string) (*rawTree, error)
 	o, err := c.s.EncodedObject(plumbing.TreeObject, h)
 	if err != nil {
 		if errors.Is(err, plumbing.ErrObjectNotFound) {
-			c.refuse(orRoot(prefix), RuleMissing, "tree %s is not in the sandbox", short(h))
+			c.refuse(orRoot(prefix), RuleMissing, "tree %s is not in the sandbox", shortid.Hash(h))
 			return nil, nil
 		}
-		return nil, fmt.Errorf("reading tree %s at %q: %w", short(h), orRoot(prefix), err)
+		return nil, fmt.Errorf("reading tree %s at %q: %w", shortid.Hash(h), orRoot(prefix), err)
 	}
 	rd, err := o.Reader()
 	if err != nil {
@@ -244,7 +245,7 @@ func (c *treeChecker) readTree(h plumbing.Hash, prefix string) (*rawTree, error)
 		sp := bytes.IndexByte(data, ' ')
 		nul := bytes.IndexByte(data, 0)
 		if sp < 0 || nul < sp || len(data) < nul+21 {
-			c.refuse(orRoot(prefix), RuleMode, "tree %s is malformed", short(h))
+			c.refuse(orRoot(prefix), RuleMode, "tree %s is malformed", shortid.Hash(h))
 			return nil, nil
 		}
 		modeText, name := string(data[:sp]), string(data[sp+1:nul])
@@ -301,7 +302,7 @@ func (c *treeChecker) entry(e object.TreeEntry, p string, depth int) (object.Tre
 	}
 	size, err := c.s.BlobSize(e.Hash)
 	if err != nil {
-		c.refuse(p, RuleMissing, "its content (blob %s) is not in the sandbox", short(e.Hash))
+		c.refuse(p, RuleMissing, "its content (blob %s) is not in the sandbox", shortid.Hash(e.Hash))
 		return e, false, nil
 	}
 	if size > maxGitFileBytes {

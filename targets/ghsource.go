@@ -19,6 +19,7 @@ import (
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
 	"github.com/google/go-github/v93/github"
 
+	"github.com/airlock-dev/airlock/internal/shortid"
 	"github.com/airlock-dev/airlock/memfs"
 	"github.com/airlock-dev/airlock/staging"
 )
@@ -119,7 +120,7 @@ func specialBlobs(ctx context.Context, objects storer.EncodedObjectStorer, tree 
 		}
 		t, err := object.GetTree(objects, h)
 		if err != nil {
-			return fmt.Errorf("reading tree %s at %q: %w", h.String()[:7], orRoot(prefix), err)
+			return fmt.Errorf("reading tree %s at %q: %w", shortid.Hash(h), orRoot(prefix), err)
 		}
 		for _, e := range t.Entries {
 			switch {
@@ -148,14 +149,14 @@ var errListingTruncated = errors.New("GitHub's listing of a tree is truncated")
 func (g *GitHub) listSizes(ctx context.Context, tree plumbing.Hash, src *ghSource) error {
 	t, _, err := g.client.Git.GetTree(ctx, g.owner, g.repo, tree.String(), true)
 	if err != nil {
-		return g.explain("listing tree "+tree.String()[:7], err)
+		return g.explain("listing tree "+shortid.Hash(tree), err)
 	}
 	if !t.GetTruncated() {
 		src.note(t.Entries)
 		return nil
 	}
 	if t, _, err = g.client.Git.GetTree(ctx, g.owner, g.repo, tree.String(), false); err != nil {
-		return g.explain("listing tree "+tree.String()[:7], err)
+		return g.explain("listing tree "+shortid.Hash(tree), err)
 	}
 	if t.GetTruncated() {
 		return errListingTruncated

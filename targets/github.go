@@ -25,6 +25,7 @@ import (
 	"github.com/google/go-github/v93/github"
 
 	"github.com/airlock-dev/airlock/approval"
+	"github.com/airlock-dev/airlock/internal/shortid"
 	"github.com/airlock-dev/airlock/staging"
 )
 
@@ -400,7 +401,7 @@ func (g *GitHub) Push(ctx context.Context, gr approval.Grant, store *staging.Sto
 			case http.StatusNotFound, http.StatusUnprocessableEntity, http.StatusConflict:
 				return false, nil
 			}
-			return false, g.explain("looking for commit "+h.String()[:7], err)
+			return false, g.explain("looking for commit "+shortid.Hash(h), err)
 		}); err != nil {
 			return err
 		}
@@ -486,7 +487,7 @@ func (g *GitHub) sendCommit(ctx context.Context, store *staging.Store, c *object
 	}
 	out, _, err := g.client.Git.CreateCommit(ctx, g.owner, g.repo, in, nil)
 	if err != nil {
-		return g.explain("creating commit "+c.Hash.String()[:7], err)
+		return g.explain("creating commit "+shortid.Hash(c.Hash), err)
 	}
 	if got := out.GetSHA(); got != c.Hash.String() {
 		return fmt.Errorf("%s: %w: commit %s came back as %s (author, committer, dates or message were changed on the way); nothing was pushed",
@@ -658,7 +659,7 @@ func (g *GitHub) moveRef(ctx context.Context, ref string, old, next plumbing.Has
 		// fast-forward of it, which a staged chain always is.
 		return fmt.Errorf("%s: GitHub refused to move %s to %s (422), though it is still where the push expected: "+
 			"the branch is likely protected on GitHub (required reviews or checks); push to another branch and open a pull request: %w",
-			g.ID(), BranchName(ref), next.String()[:7], g.clean(err))
+			g.ID(), BranchName(ref), shortid.Hash(next), g.clean(err))
 	}
 	return g.explain("moving "+ref, err)
 }

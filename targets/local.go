@@ -22,6 +22,7 @@ import (
 
 	"github.com/airlock-dev/airlock/approval"
 	"github.com/airlock-dev/airlock/internal/durable"
+	"github.com/airlock-dev/airlock/internal/shortid"
 	"github.com/airlock-dev/airlock/memfs"
 	"github.com/airlock-dev/airlock/staging"
 )
@@ -202,7 +203,7 @@ func (l *Local) DefaultBranch(ctx context.Context) (string, error) {
 			return "", err
 		}
 		if p.Head == "" {
-			return "", fmt.Errorf("the HEAD of %s is detached (at %s): it names no branch", l.path, p.Detached.String()[:7])
+			return "", fmt.Errorf("the HEAD of %s is detached (at %s): it names no branch", l.path, shortid.Hash(p.Detached))
 		}
 		return strings.TrimPrefix(p.Head, "refs/heads/"), nil
 	}
@@ -296,7 +297,7 @@ func copyCommit(ctx context.Context, src objectReader, head plumbing.Hash, paths
 		}); ok {
 			if n, err := sz.EncodedObjectSize(h); err == nil {
 				if err := store.Room(n); err != nil {
-					return fmt.Errorf("%w (object %s at %q): %w; pull fewer paths, or raise the sandbox's limits", ErrObjectTooLarge, h.String()[:7], orRoot(at), err)
+					return fmt.Errorf("%w (object %s at %q): %w; pull fewer paths, or raise the sandbox's limits", ErrObjectTooLarge, shortid.Hash(h), orRoot(at), err)
 				}
 			}
 		}
@@ -305,7 +306,7 @@ func copyCommit(ctx context.Context, src objectReader, head plumbing.Hash, paths
 			return fmt.Errorf("reading object %s: %w", h, err)
 		}
 		if err := store.Room(o.Size()); err != nil {
-			return fmt.Errorf("%w (%s %s at %q): %w; pull fewer paths, or raise the sandbox's limits", ErrObjectTooLarge, o.Type(), h.String()[:7], orRoot(at), err)
+			return fmt.Errorf("%w (%s %s at %q): %w; pull fewer paths, or raise the sandbox's limits", ErrObjectTooLarge, o.Type(), shortid.Hash(h), orRoot(at), err)
 		}
 		rd, err := o.Reader()
 		if err != nil {
@@ -934,7 +935,7 @@ func (l *Local) recoverLocked(ctx context.Context, dir string) error {
 		return drop()
 	}
 	return fmt.Errorf("an interrupted airlock push to %s left %s; the branch has moved since (to %s), so airlock will not touch the working tree: check it, then remove that file",
-		j.Ref, jpath, shortHash(cur))
+		j.Ref, jpath, shortid.HashOr(cur, "(no commit: the ref does not exist)"))
 }
 
 // changedPaths lists what differs between two commits' trees.

@@ -16,6 +16,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
+	"github.com/airlock-dev/airlock/internal/shortid"
 	"github.com/airlock-dev/airlock/memfs"
 	"github.com/airlock-dev/airlock/staging"
 )
@@ -153,7 +154,7 @@ func (l *Local) listTree(ctx context.Context, head plumbing.Hash, store *staging
 			return false, nil
 		}
 		if _, err := store.PutRaw(plumbing.BlobObject, data); err != nil {
-			return false, fmt.Errorf("%w (blob %s): %w; pull fewer paths, or raise the sandbox's limits", ErrObjectTooLarge, h.String()[:7], err)
+			return false, fmt.Errorf("%w (blob %s): %w; pull fewer paths, or raise the sandbox's limits", ErrObjectTooLarge, shortid.Hash(h), err)
 		}
 	}
 	return true, nil
