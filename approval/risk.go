@@ -10,6 +10,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 
+	"github.com/airlock-dev/airlock/internal/bytesize"
 	"github.com/airlock-dev/airlock/internal/termsafe"
 )
 
@@ -175,7 +176,7 @@ func Assess(r *Request, rules Rules, content Content) []Flag {
 			add(FlagBinary, Low, f.Path, "%s is binary: the diff cannot show what it holds", f.Path)
 		}
 		if f.Size > rules.LargeFile {
-			add(FlagLarge, Low, f.Path, "%s is %s", f.Path, SizeText(f.Size))
+			add(FlagLarge, Low, f.Path, "%s is %s", f.Path, bytesize.Format(f.Size))
 		}
 		if f.NewMode == filemode.Executable && f.OldMode != filemode.Executable {
 			add(FlagExecutable, Medium, f.Path, "makes %s executable", f.Path)
@@ -288,15 +289,4 @@ func clip(s string, n int) string {
 		return s
 	}
 	return s[:n] + "..."
-}
-
-// SizeText is a size as the reviewer's prompt and the flags show it: "0.8 KB", "2.1 MB".
-func SizeText(n int64) string {
-	switch {
-	case n < 100:
-		return fmt.Sprintf("%d B", n)
-	case n < 1<<20:
-		return fmt.Sprintf("%.1f KB", float64(n)/1024)
-	}
-	return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))
 }
