@@ -7,10 +7,12 @@ import (
 	"path"
 	"regexp"
 	"sort"
+	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 
 	"github.com/airlock-dev/airlock/internal/bytesize"
+	"github.com/airlock-dev/airlock/internal/glob"
 	"github.com/airlock-dev/airlock/internal/termsafe"
 )
 
@@ -93,9 +95,12 @@ var DefaultProtected = []string{"main", "master", "production", "release/*"}
 
 // Rules configures Assess.
 type Rules struct {
-	// Protected lists branch patterns (path.Match syntax, on the branch
-	// name); nil means DefaultProtected. The target's default branch is
-	// always protected.
+	// Protected lists branch patterns, in airlock's one glob dialect
+	// (internal/glob, as the deny list and the file tools): "*" matches
+	// within one component of the branch name ("release/*" protects
+	// release/1.2, not release/1/2), "**" any number of components; nil
+	// means DefaultProtected. The target's default branch is always
+	// protected.
 	Protected []string
 	// ManyDeletions is how many deleted files count as many; 0 means 10.
 	ManyDeletions int
@@ -133,7 +138,7 @@ func Assess(r *Request, rules Rules, content Content) []Flag {
 		add(FlagProtectedRef, High, "", "pushes to %s, the target's default branch", branch)
 	} else {
 		for _, p := range rules.Protected {
-			if ok, _ := path.Match(p, branch); ok {
+			if g, err := glob.Compile(p); err == nil && g.Match(strings.Split(branch, "/")) {
 				add(FlagProtectedRef, High, "", "pushes to protected branch %s", branch)
 				break
 			}
