@@ -8,6 +8,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/airlock-dev/airlock/internal/pathguard"
 	"github.com/benbjohnson/immutable"
 )
 
@@ -67,11 +68,11 @@ func (w *Workspace) Seed(files []SeedFile) ([]Refused, error) {
 // seedNode checks one seed entry and makes its node, not yet linked.
 func (t *txn) seedNode(sf SeedFile) ([]string, *node, error) {
 	w := t.w
-	comps, err := CheckPath(sf.Path)
+	comps, err := pathguard.CheckPath(sf.Path)
 	if err != nil {
 		return nil, nil, withOp(err, "seed")
 	}
-	if err := w.deny.check(sf.Path, comps); err != nil {
+	if err := w.deny.CheckComps(sf.Path, comps); err != nil {
 		return nil, nil, withOp(err, "seed")
 	}
 	k, perm := kindFile, sf.Mode.Perm()

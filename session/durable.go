@@ -13,6 +13,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/airlock-dev/airlock/internal/pathguard"
 	"github.com/airlock-dev/airlock/internal/shortid"
 	"github.com/airlock-dev/airlock/memfs"
 	"github.com/airlock-dev/airlock/session/journal"
@@ -549,7 +550,7 @@ func areaState(l *loaded, ar *areaRec, links []linkRec, snaps []*memfs.Snapshot)
 		st.Pulled = append([]string{}, (*ar.Pulled)...)
 	}
 	for _, r := range ar.Dropped {
-		st.Dropped = append(st.Dropped, staging.Refusal{Path: r.Path, Rule: memfs.Rule(r.Rule), Why: r.Why})
+		st.Dropped = append(st.Dropped, staging.Refusal{Path: r.Path, Rule: pathguard.Rule(r.Rule), Why: r.Why})
 	}
 	return st, nil
 }

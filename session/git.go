@@ -7,6 +7,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/airlock-dev/airlock/internal/pathguard"
 	"github.com/airlock-dev/airlock/memfs"
 	"github.com/airlock-dev/airlock/staging"
 	"github.com/airlock-dev/airlock/targets"
@@ -261,13 +262,13 @@ func (h *Repo) pull(ctx context.Context, source string, paths []string, dest str
 	}
 	for _, p := range paths {
 		if q := strings.TrimSuffix(p, "/"); q != "." && q != "" {
-			if _, err := memfs.CheckPath(q); err != nil {
+			if _, err := pathguard.CheckPath(q); err != nil {
 				return PullResult{}, err
 			}
 		}
 	}
 	if dest != "" {
-		if _, err := memfs.CheckPath(strings.TrimSuffix(dest, "/")); err != nil {
+		if _, err := pathguard.CheckPath(strings.TrimSuffix(dest, "/")); err != nil {
 			return PullResult{}, err
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/airlock-dev/airlock/approval"
+	"github.com/airlock-dev/airlock/internal/pathguard"
 	"github.com/airlock-dev/airlock/internal/textcap"
 	"github.com/airlock-dev/airlock/memfs"
 	"github.com/airlock-dev/airlock/sandbox"
@@ -196,7 +197,7 @@ func (s *Session) Run(ctx context.Context, a RunArgs, progress Progress) (RunRes
 		dir = ""
 	}
 	if dir != "" {
-		comps, err := memfs.CheckPath(dir)
+		comps, err := pathguard.CheckPath(dir)
 		if err != nil {
 			return RunResult{}, err
 		}

@@ -17,6 +17,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/airlock-dev/airlock/internal/bytesize"
+	"github.com/airlock-dev/airlock/internal/pathguard"
 	"github.com/airlock-dev/airlock/memfs"
 	"github.com/airlock-dev/airlock/targets"
 )
@@ -40,7 +41,7 @@ type Worker struct {
 	// single-repository worker.
 	Repos []*RepoConfig
 
-	Deny   []string     // added to memfs.DefaultDenyPatterns
+	Deny   []string     // added to pathguard.DefaultDenyPatterns
 	Limits memfs.Limits // zero fields: defaults
 
 	File string // where it was read from; "" for the built-in default
@@ -430,7 +431,7 @@ func (p *parser) repos(n *yaml.Node, w *Worker) error {
 		if !nameRe.MatchString(k.Value) || k.Value == "default" {
 			return p.errAt(k, key, "%q is not a repository name: use lowercase letters, digits, \".\", \"_\" and \"-\" (it is also the repository's directory in the workspace)", k.Value)
 		}
-		if _, err := memfs.CheckPath(k.Value); err != nil {
+		if _, err := pathguard.CheckPath(k.Value); err != nil {
 			return p.errAt(k, key, "%q cannot be a directory of the workspace: %v", k.Value, err)
 		}
 		for _, r := range w.Repos {
@@ -507,7 +508,7 @@ func (p *parser) git(n *yaml.Node, prefix string) (*RepoConfig, error) {
 				return nil, err
 			}
 			if path != "." {
-				if _, err := memfs.CheckPath(strings.TrimSuffix(path, "/")); err != nil {
+				if _, err := pathguard.CheckPath(strings.TrimSuffix(path, "/")); err != nil {
 					return nil, p.errAt(pv[1], key+".path", "%v", err)
 				}
 			}
@@ -632,7 +633,7 @@ func (p *parser) sandbox(n *yaml.Node, w *Worker) error {
 			if err != nil {
 				return err
 			}
-			if _, err := memfs.NewDenyList(pat); err != nil {
+			if _, err := pathguard.NewDenyList(pat); err != nil {
 				return p.errAt(item, key, "%v", err)
 			}
 			w.Deny = append(w.Deny, pat)

@@ -15,6 +15,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
+	"github.com/airlock-dev/airlock/internal/pathguard"
 	"github.com/airlock-dev/airlock/memfs"
 )
 
@@ -407,7 +408,7 @@ func (a *Area) filesOf(edits []edit) []File {
 // tree that git fsck would refuse can be built, whatever reached the
 // workspace.
 func (a *Area) editFor(p string, e memfs.Entry, ok bool) (edit, error) {
-	if _, err := memfs.CheckPath(p); err != nil {
+	if _, err := pathguard.CheckPath(p); err != nil {
 		return edit{}, fmt.Errorf("stage: %w", err)
 	}
 	if !ok {
@@ -429,7 +430,7 @@ func (a *Area) editFor(p string, e memfs.Entry, ok bool) (edit, error) {
 	}
 	switch {
 	case mode == filemode.Symlink:
-		if err := memfs.CheckSymlink(p, string(data)); err != nil {
+		if err := pathguard.CheckSymlink(p, string(data)); err != nil {
 			return edit{}, fmt.Errorf("stage: %w", err)
 		}
 	case !e.Mode.IsRegular():

@@ -8,6 +8,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/airlock-dev/airlock/internal/gitignore"
+	"github.com/airlock-dev/airlock/internal/pathguard"
 	"github.com/airlock-dev/airlock/memfs"
 )
 
@@ -219,7 +220,7 @@ func selectChanges(c *gitignore.Checker, shown []memfs.Change, ignored []Ignored
 	seen, left := map[string]bool{}, map[string]bool{}
 	for _, p := range paths {
 		p = strings.TrimSuffix(p, "/")
-		if _, err := memfs.CheckPath(p); err != nil {
+		if _, err := pathguard.CheckPath(p); err != nil {
 			return nil, nil, nil, fmt.Errorf("stage: %w", err)
 		}
 		under := func(q string) bool { return q == p || strings.HasPrefix(q, p+"/") }

@@ -13,6 +13,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
+	"github.com/airlock-dev/airlock/internal/pathguard"
 	"github.com/airlock-dev/airlock/internal/shortid"
 	"github.com/airlock-dev/airlock/memfs"
 )
@@ -20,20 +21,20 @@ import (
 // ErrRefusedTree: a tree holds an entry that may not leave the sandbox.
 var ErrRefusedTree = errors.New("tree refused")
 
-// Tree rules beyond the path guard's (memfs.Rule).
+// Tree rules beyond the path guard's (pathguard.Rule).
 const (
-	RuleMode       memfs.Rule = "invalid-mode"
-	RuleDuplicate  memfs.Rule = "duplicate-entry"
-	RuleUnsorted   memfs.Rule = "tree-not-sorted"
-	RuleGitFile    memfs.Rule = "git-file-content"
-	RuleMissing    memfs.Rule = "missing-object"
-	RuleObjectSize memfs.Rule = "object-too-large"
+	RuleMode       pathguard.Rule = "invalid-mode"
+	RuleDuplicate  pathguard.Rule = "duplicate-entry"
+	RuleUnsorted   pathguard.Rule = "tree-not-sorted"
+	RuleGitFile    pathguard.Rule = "git-file-content"
+	RuleMissing    pathguard.Rule = "missing-object"
+	RuleObjectSize pathguard.Rule = "object-too-large"
 )
 
 // Refusal is one entry of a tree that may not leave the sandbox, and why.
 type Refusal struct {
 	Path string
-	Rule memfs.Rule
+	Rule pathguard.Rule
 	Why  string
 }
 
@@ -143,7 +144,7 @@ func (c *treeChecker) treeError(tree plumbing.Hash) error {
 	return e
 }
 
-func (c *treeChecker) refuse(p string, rule memfs.Rule, format string, args ...any) {
+func (c *treeChecker) refuse(p string, rule pathguard.Rule, format string, args ...any) {
 	c.refused = append(c.refused, Refusal{Path: p, Rule: rule, Why: fmt.Sprintf(format, args...)})
 }
 
@@ -157,10 +158,10 @@ func (c *treeChecker) tree(h plumbing.Hash, prefix string, depth int) (plumbing.
 	if out, ok := c.done[key]; ok {
 		return out, nil
 	}
-	if len(prefix) > memfs.MaxPathBytes {
+	if len(prefix) > pathguard.MaxPathBytes {
 		// Path length bounds depth, so a hostile chain of directories
 		// costs no more than one path.
-		c.refuse(clip(prefix), memfs.RulePathTooLong, "the directory is nested past the %d-byte path limit", memfs.MaxPathBytes)
+		c.refuse(clip(prefix), pathguard.RulePathTooLong, "the directory is nested past the %d-byte path limit", pathguard.MaxPathBytes)
 		return plumbing.ZeroHash, nil
 	}
 	t, err := c.readTree(h, prefix)
@@ -272,8 +273,8 @@ var gitModes = map[string]filemode.FileMode{
 
 // entry judges one entry; ok is false when it must go.
 func (c *treeChecker) entry(e object.TreeEntry, p string, depth int) (object.TreeEntry, bool, error) {
-	if _, err := memfs.CheckPath(p); err != nil {
-		rule := memfs.RuleOf(err)
+	if _, err := pathguard.CheckPath(p); err != nil {
+		rule := pathguard.RuleOf(err)
 		var me *memfs.Error
 		why := err.Error()
 		if errors.As(err, &me) {
@@ -314,13 +315,13 @@ func (c *treeChecker) entry(e object.TreeEntry, p string, depth int) (object.Tre
 		return e, false, fmt.Errorf("reading %s: %w", p, err)
 	}
 	if e.Mode == filemode.Symlink {
-		if err := memfs.CheckSymlink(p, string(data)); err != nil {
+		if err := pathguard.CheckSymlink(p, string(data)); err != nil {
 			why := err.Error()
 			var me *memfs.Error
 			if errors.As(err, &me) {
 				why = me.Detail
 			}
-			c.refuse(p, memfs.RuleOf(err), "%s", why)
+			c.refuse(p, pathguard.RuleOf(err), "%s", why)
 			return e, false, nil
 		}
 		if special != "" {

@@ -19,8 +19,8 @@ import (
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
 	"github.com/google/go-github/v93/github"
 
+	"github.com/airlock-dev/airlock/internal/pathguard"
 	"github.com/airlock-dev/airlock/internal/shortid"
-	"github.com/airlock-dev/airlock/memfs"
 	"github.com/airlock-dev/airlock/staging"
 )
 
@@ -115,7 +115,7 @@ func specialBlobs(ctx context.Context, objects storer.EncodedObjectStorer, tree 
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if len(prefix) > memfs.MaxPathBytes {
+		if len(prefix) > pathguard.MaxPathBytes {
 			return nil
 		}
 		t, err := object.GetTree(objects, h)

@@ -22,8 +22,8 @@ import (
 
 	"github.com/airlock-dev/airlock/approval"
 	"github.com/airlock-dev/airlock/internal/durable"
+	"github.com/airlock-dev/airlock/internal/pathguard"
 	"github.com/airlock-dev/airlock/internal/shortid"
-	"github.com/airlock-dev/airlock/memfs"
 	"github.com/airlock-dev/airlock/staging"
 )
 
@@ -356,7 +356,7 @@ func copyCommit(ctx context.Context, src objectReader, head plumbing.Hash, paths
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if len(prefix) > memfs.MaxPathBytes {
+		if len(prefix) > pathguard.MaxPathBytes {
 			// Nothing this deep can reach the workspace or leave the
 			// sandbox (the tree check drops it), so it is not read:
 			// a hostile chain of directories costs one path's length.
@@ -611,7 +611,7 @@ func (l *Local) pushCheckedOut(ctx context.Context, wt string, g approval.Grant,
 		return err
 	}
 	for _, p := range paths {
-		if _, err := memfs.CheckPath(p.Path); err != nil {
+		if _, err := pathguard.CheckPath(p.Path); err != nil {
 			return fmt.Errorf("refusing to push: %w: %v", errUnsafePath, err)
 		}
 	}
@@ -684,7 +684,7 @@ func (l *Local) rollForward(ctx context.Context, dir string, j journal) ([]touch
 		return nil, err
 	}
 	for _, p := range j.Paths {
-		if _, err := memfs.CheckPath(p.Path); err != nil {
+		if _, err := pathguard.CheckPath(p.Path); err != nil {
 			return nil, fmt.Errorf("%w: %v", errUnsafePath, err)
 		}
 	}

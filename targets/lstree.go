@@ -16,8 +16,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
+	"github.com/airlock-dev/airlock/internal/pathguard"
 	"github.com/airlock-dev/airlock/internal/shortid"
-	"github.com/airlock-dev/airlock/memfs"
 	"github.com/airlock-dev/airlock/staging"
 )
 
@@ -80,7 +80,7 @@ func (l *Local) listTree(ctx context.Context, head plumbing.Hash, store *staging
 		if err == io.EOF && len(rec) == 0 {
 			break
 		}
-		if err == bufio.ErrBufferFull || len(rec) > memfs.MaxPathBytes+128 {
+		if err == bufio.ErrBufferFull || len(rec) > pathguard.MaxPathBytes+128 {
 			return false, nil // a path longer than anything the workspace takes
 		}
 		if err != nil {
