@@ -12,6 +12,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 
 	"github.com/airlock-dev/airlock/internal/bytesize"
+	"github.com/airlock-dev/airlock/internal/change"
 	"github.com/airlock-dev/airlock/internal/glob"
 	"github.com/airlock-dev/airlock/internal/termsafe"
 )
@@ -151,7 +152,7 @@ func Assess(r *Request, rules Rules, content Content) []Flag {
 	changedDirs := map[string]bool{}
 	var deleted []string
 	for _, f := range r.Files {
-		if f.Op == OpDelete {
+		if f.Op == change.Delete {
 			deleted = append(deleted, f.Path)
 		} else {
 			changedDirs[path.Dir(f.Path)] = true
@@ -174,7 +175,7 @@ func Assess(r *Request, rules Rules, content Content) []Flag {
 			add(FlagUnavailable, High, f.Path, "the content of %s could not be read, so the diff cannot show it: %s", f.Path, clip(f.Unavailable, 160))
 		}
 		flags = append(flags, runsFlags(f, content)...)
-		if f.Op == OpDelete {
+		if f.Op == change.Delete {
 			continue
 		}
 		if f.Binary {

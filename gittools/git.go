@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/airlock-dev/airlock/internal/bytesize"
+	"github.com/airlock-dev/airlock/internal/change"
 	"github.com/airlock-dev/airlock/internal/shortid"
 	"github.com/airlock-dev/airlock/internal/textcap"
 	"github.com/airlock-dev/airlock/memfs"
@@ -133,7 +134,7 @@ func gitStatus(_ context.Context, s *session.Session, a statusArgs, _ Progress) 
 				fmt.Fprintf(&b, "\n  [%d more not shown]", len(out)-i)
 				break
 			}
-			fmt.Fprintf(&b, "\n  %s %s%s", changeSign(c.Kind), c.Path, changeSize(c))
+			fmt.Fprintf(&b, "\n  %s %s%s", c.Kind.Sign(), c.Path, changeSize(c))
 		}
 		parts = append(parts, b.String())
 	}
@@ -171,7 +172,7 @@ func repoStatus(h *session.Repo, indent string, ignored bool) string {
 				fmt.Fprintf(&b, "  [%d more not shown; git_diff path=... shows a directory]\n", len(st.Unstaged)-i)
 				break
 			}
-			fmt.Fprintf(&b, "  %s %s%s\n", changeSign(c.Kind), h.Abs(c.Path), changeSize(c))
+			fmt.Fprintf(&b, "  %s %s%s\n", c.Kind.Sign(), h.Abs(c.Path), changeSize(c))
 		}
 	}
 	writeIgnored(&b, h, st.Ignored, ignored)
@@ -233,18 +234,8 @@ func writeIgnored(b *strings.Builder, h *session.Repo, ignored []staging.Ignored
 	}
 }
 
-func changeSign(k memfs.ChangeKind) string {
-	switch k {
-	case memfs.Created:
-		return "+"
-	case memfs.Deleted:
-		return "-"
-	}
-	return "M"
-}
-
 func changeSize(c memfs.Change) string {
-	if c.Kind == memfs.Deleted {
+	if c.Kind == change.Delete {
 		return ""
 	}
 	return " (" + bytesize.Format(c.Size) + ")"
@@ -281,8 +272,7 @@ func gitStage(_ context.Context, s *session.Session, a stageArgs, _ Progress) (s
 			fmt.Fprintf(&b, "  [%d more]\n", len(c.Files)-i)
 			break
 		}
-		sign := map[staging.Op]string{staging.Create: "+", staging.Update: "M", staging.Delete: "-"}[f.Op]
-		fmt.Fprintf(&b, "  %s %s\n", sign, f.Path)
+		fmt.Fprintf(&b, "  %s %s\n", f.Op.Sign(), f.Path)
 	}
 	if len(rep.Forced) > 0 {
 		fmt.Fprintf(&b, "ignored by .gitignore, staged because files named them (as git add -f): %s\n", listOrNone(rep.Forced))

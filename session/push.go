@@ -14,6 +14,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/airlock-dev/airlock/approval"
+	"github.com/airlock-dev/airlock/internal/change"
 	"github.com/airlock-dev/airlock/internal/shortid"
 	"github.com/airlock-dev/airlock/internal/textcap"
 	"github.com/airlock-dev/airlock/staging"
@@ -763,11 +764,11 @@ func (s *Session) request(ctx context.Context, r *repo, spec *TargetSpec, t targ
 		h := nu[fc.Path]
 		switch {
 		case old[fc.Path].IsZero():
-			fc.Op = approval.OpCreate
+			fc.Op = change.Create
 		case h.IsZero():
-			fc.Op, h = approval.OpDelete, old[fc.Path]
+			fc.Op, h = change.Delete, old[fc.Path]
 		default:
-			fc.Op = approval.OpUpdate
+			fc.Op = change.Update
 		}
 		fc.Size, _ = s.store.BlobSize(h)
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/airlock-dev/airlock/approval"
+	"github.com/airlock-dev/airlock/internal/change"
 	"github.com/airlock-dev/airlock/internal/pathguard"
 	"github.com/airlock-dev/airlock/internal/textcap"
 	"github.com/airlock-dev/airlock/memfs"
@@ -735,9 +736,9 @@ func runEffect(start, now *memfs.Snapshot, changes []sandbox.Change) (created, m
 			continue
 		}
 		switch c.Kind {
-		case memfs.Created:
+		case change.Create:
 			created = append(created, c.Path)
-		case memfs.Deleted:
+		case change.Delete:
 			deleted = append(deleted, c.Path)
 		default:
 			modified = append(modified, c.Path)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/airlock-dev/airlock/internal/change"
 	"github.com/airlock-dev/airlock/internal/gitignore"
 	"github.com/airlock-dev/airlock/internal/pathguard"
 	"github.com/airlock-dev/airlock/memfs"
@@ -120,7 +121,7 @@ func (a *Area) split(live, tip *memfs.Snapshot, changes []memfs.Change, c *gitig
 	var ignored []Ignored
 	dirs := map[string]string{}
 	for _, ch := range changes {
-		if ch.Kind != memfs.Created {
+		if ch.Kind != change.Create {
 			shown = append(shown, ch)
 			continue
 		}

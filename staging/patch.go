@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"strings"
 
+	"github.com/airlock-dev/airlock/internal/change"
 	"github.com/airlock-dev/airlock/internal/shortid"
 	"github.com/airlock-dev/airlock/internal/termsafe"
 
@@ -19,7 +20,7 @@ import (
 // FilePatch is the change to one path, with both contents.
 type FilePatch struct {
 	Path             string
-	Op               Op
+	Op               change.Kind
 	OldMode, NewMode filemode.FileMode // zero where the side is absent
 	OldHash, NewHash plumbing.Hash
 	Old, New         []byte // the contents; nil where the side is absent
@@ -117,15 +118,15 @@ func (f *FilePatch) format(b *bytes.Buffer, color bool) error {
 	meta("diff --git %s %s", a, bn)
 	old, nw := a, bn
 	switch f.Op {
-	case Create:
+	case change.Create:
 		meta("new file mode %06o", uint32(f.NewMode))
 		meta("index %s..%s", shortid.Hash(plumbing.ZeroHash), shortid.Hash(f.NewHash))
 		old = "/dev/null"
-	case Delete:
+	case change.Delete:
 		meta("deleted file mode %06o", uint32(f.OldMode))
 		meta("index %s..%s", shortid.Hash(f.OldHash), shortid.Hash(plumbing.ZeroHash))
 		nw = "/dev/null"
-	case Update:
+	case change.Update:
 		if f.OldMode != f.NewMode {
 			meta("old mode %06o", uint32(f.OldMode))
 			meta("new mode %06o", uint32(f.NewMode))
@@ -142,10 +143,10 @@ func (f *FilePatch) format(b *bytes.Buffer, color bool) error {
 		return nil
 	}
 	if f.Binary {
-		if f.Op == Create {
+		if f.Op == change.Create {
 			a = "/dev/null"
 		}
-		if f.Op == Delete {
+		if f.Op == change.Delete {
 			bn = "/dev/null"
 		}
 		fmt.Fprintf(b, "Binary files %s and %s differ\n", a, bn)
@@ -177,12 +178,12 @@ const keepHunks = 64 << 10
 // unavailable, when not empty, says why a side could not be read: the
 // patch has no hunks and says so.
 func newFilePatches(c TreeChange, old, new []byte, unavailable string) ([]*FilePatch, error) {
-	if c.Op == Update && c.OldMode != c.NewMode && (c.OldMode == filemode.Symlink) != (c.NewMode == filemode.Symlink) {
-		del, err := newFilePatches(TreeChange{Path: c.Path, Op: Delete, OldMode: c.OldMode, OldHash: c.OldHash}, old, nil, unavailable)
+	if c.Op == change.Update && c.OldMode != c.NewMode && (c.OldMode == filemode.Symlink) != (c.NewMode == filemode.Symlink) {
+		del, err := newFilePatches(TreeChange{Path: c.Path, Op: change.Delete, OldMode: c.OldMode, OldHash: c.OldHash}, old, nil, unavailable)
 		if err != nil {
 			return nil, err
 		}
-		add, err := newFilePatches(TreeChange{Path: c.Path, Op: Create, NewMode: c.NewMode, NewHash: c.NewHash}, nil, new, unavailable)
+		add, err := newFilePatches(TreeChange{Path: c.Path, Op: change.Create, NewMode: c.NewMode, NewHash: c.NewHash}, nil, new, unavailable)
 		if err != nil {
 			return nil, err
 		}
@@ -201,7 +202,7 @@ func newFilePatches(c TreeChange, old, new []byte, unavailable string) ([]*FileP
 		// NULs escaped on screen), never hidden as "binary".
 		f.Binary, f.NulText = false, true
 	}
-	if !f.Binary && !(c.Op == Update && c.OldHash == c.NewHash) {
+	if !f.Binary && !(c.Op == change.Update && c.OldHash == c.NewHash) {
 		var hunks bytes.Buffer
 		st, err := linediff.Hunks(&hunks, old, new, linediff.Options{Text: f.NulText})
 		if err != nil {
@@ -322,11 +323,11 @@ func (a *Area) DiffUnstaged() (*Patch, error) {
 		}
 		switch {
 		case hadOld && hasNew:
-			tc.Op = Update
+			tc.Op = change.Update
 		case hasNew:
-			tc.Op = Create
+			tc.Op = change.Create
 		default:
-			tc.Op = Delete
+			tc.Op = change.Delete
 		}
 		fps, err := newFilePatches(tc, old, new, strings.Join(why, "; "))
 		if err != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
+	"github.com/airlock-dev/airlock/internal/change"
 	"github.com/airlock-dev/airlock/internal/shortid"
 	"github.com/airlock-dev/airlock/memfs"
 )
@@ -105,7 +106,7 @@ func (a *Area) Rebase(onto plumbing.Hash) (Rebased, error) {
 			continue
 		}
 		inView = append(inView, u)
-		if u.Op == Delete || u.NewMode == filemode.Submodule {
+		if u.Op == change.Delete || u.NewMode == filemode.Submodule {
 			continue
 		}
 		data, err := a.store.ReadBlob(u.NewHash)
@@ -131,7 +132,7 @@ func (a *Area) Rebase(onto plumbing.Hash) (Rebased, error) {
 			continue
 		}
 		paths = append(paths, u.Path)
-		if u.Op == Delete {
+		if u.Op == change.Delete {
 			viewEdits = append(viewEdits, edit{path: u.Path, remove: true})
 		} else {
 			viewEdits = append(viewEdits, edit{path: u.Path, mode: u.NewMode, hash: u.NewHash})

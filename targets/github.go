@@ -25,6 +25,7 @@ import (
 	"github.com/google/go-github/v93/github"
 
 	"github.com/airlock-dev/airlock/approval"
+	"github.com/airlock-dev/airlock/internal/change"
 	"github.com/airlock-dev/airlock/internal/shortid"
 	"github.com/airlock-dev/airlock/staging"
 )
@@ -515,7 +516,7 @@ func (g *GitHub) sendTree(ctx context.Context, store *staging.Store, parent, tre
 	}
 	known := map[plumbing.Hash]bool{}
 	for _, ch := range changes {
-		if ch.Op != staging.Create {
+		if ch.Op != change.Create {
 			known[ch.OldHash] = true // in the parent's tree, so on GitHub
 		}
 	}
@@ -560,7 +561,7 @@ func (g *GitHub) createTrees(ctx context.Context, store *staging.Store, parent p
 	for _, ch := range changes {
 		e := &github.TreeEntry{Path: new(ch.Path), Type: new("blob")}
 		switch {
-		case ch.Op == staging.Delete:
+		case ch.Op == change.Delete:
 			e.Mode = new(modeString(ch.OldMode))
 		case ch.NewMode == filemode.Submodule:
 			e.Mode, e.Type, e.SHA = new("160000"), new("commit"), new(ch.NewHash.String())

@@ -15,6 +15,7 @@ import (
 
 	"github.com/airlock-dev/airlock/approval"
 	"github.com/airlock-dev/airlock/internal/bytesize"
+	"github.com/airlock-dev/airlock/internal/change"
 	"github.com/airlock-dev/airlock/internal/shortid"
 	"github.com/airlock-dev/airlock/internal/termsafe"
 )
@@ -184,9 +185,9 @@ func renderRows(w io.Writer, r *approval.Request, color bool, size screenSize, b
 	for _, f := range r.Files {
 		sign := f.Op.Sign()
 		switch f.Op {
-		case approval.OpCreate:
+		case change.Create:
 			sign = p.paint(ansiGreen, sign)
-		case approval.OpDelete:
+		case change.Delete:
 			sign = p.paint(ansiRed, sign)
 		}
 		lines = append(lines, fmt.Sprintf("    %s %s (%s)%s\n", sign, line(f.Path), bytesize.Format(f.Size), inline(f.Path)))
