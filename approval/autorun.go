@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/airlock-dev/airlock/internal/change"
 	"github.com/airlock-dev/airlock/internal/glob"
 )
 
@@ -473,11 +474,11 @@ func side(content Content, p string, newSide bool) []byte {
 	return data
 }
 
-func verb(op Op) string {
+func verb(op change.Kind) string {
 	switch op {
-	case OpCreate:
+	case change.Create:
 		return "adds"
-	case OpDelete:
+	case change.Delete:
 		return "deletes"
 	}
 	return "changes"

@@ -7,6 +7,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 
 	"github.com/airlock-dev/airlock/approval"
+	"github.com/airlock-dev/airlock/internal/change"
 )
 
 // runsCase is one file of the table test: a push that changes path from
@@ -379,9 +380,9 @@ func TestRunsOnItsOwnFileByFile(t *testing.T) {
 	covered := map[string]bool{}
 	for _, c := range cases {
 		t.Run(c.path, func(t *testing.T) {
-			f := approval.FileChange{Path: c.path, Op: approval.OpCreate, NewMode: filemode.Regular, Size: 10}
+			f := approval.FileChange{Path: c.path, Op: change.Create, NewMode: filemode.Regular, Size: 10}
 			if c.old != nil {
-				f.Op, f.OldMode = approval.OpUpdate, filemode.Regular
+				f.Op, f.OldMode = change.Update, filemode.Regular
 			}
 			content := func(p string, newSide bool) ([]byte, bool) {
 				v := c.old
@@ -427,9 +428,9 @@ func TestRunsOnItsOwnFileByFile(t *testing.T) {
 // The flag says whether the push adds, changes or deletes the file.
 func TestRunsFlagsVerbs(t *testing.T) {
 	for _, tc := range []struct {
-		op   approval.Op
+		op   change.Kind
 		want string
-	}{{approval.OpCreate, "adds .envrc:"}, {approval.OpUpdate, "changes .envrc:"}, {approval.OpDelete, "deletes .envrc:"}} {
+	}{{change.Create, "adds .envrc:"}, {change.Update, "changes .envrc:"}, {change.Delete, "deletes .envrc:"}} {
 		req := approval.Request{Ref: "refs/heads/f", Files: []approval.FileChange{{Path: ".envrc", Op: tc.op}}}
 		flags := approval.Assess(&req, approval.Rules{}, nil)
 		if len(flags) == 0 || flags[0].Code != approval.FlagAutorun || !strings.HasPrefix(flags[0].Message, tc.want) {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/airlock-dev/airlock/approval/ledger"
+	"github.com/airlock-dev/airlock/internal/shortid"
 	"github.com/go-git/go-git/v5/plumbing"
 )
 
@@ -228,7 +229,7 @@ func (g *Gate) SubmitRebased(req *Request, prev *Ticket, picks chan<- *PickAsk) 
 		return nil, err
 	}
 	return t, g.settleLocked(t, Decision{Verdict: Approve, By: "rebased:" + prev.req.ID,
-		Reason: fmt.Sprintf("the changes approved in %s, rebased onto the branch's new commit %s", prev.req.ID, short(req.Old))})
+		Reason: fmt.Sprintf("the changes approved in %s, rebased onto the branch's new commit %s", prev.req.ID, shortid.HashOr(req.Old, "(none)"))})
 }
 
 // sameReview reports whether prev was approved whole and req would show

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/airlock-dev/airlock/approval/ledger"
+	"github.com/airlock-dev/airlock/internal/shortid"
 	"github.com/go-git/go-git/v5/plumbing"
 )
 
@@ -78,22 +79,15 @@ func (g Grant) Check(target, ref string, old, new plumbing.Hash) error {
 		diffs = append(diffs, fmt.Sprintf("ref %s, not %s", g.g.ref, ref))
 	}
 	if g.g.old != old {
-		diffs = append(diffs, fmt.Sprintf("the ref at %s, but it is at %s now", short(g.g.old), short(old)))
+		diffs = append(diffs, fmt.Sprintf("the ref at %s, but it is at %s now", shortid.HashOr(g.g.old, "(none)"), shortid.HashOr(old, "(none)")))
 	}
 	if g.g.new != new {
-		diffs = append(diffs, fmt.Sprintf("commit %s, not %s", short(g.g.new), short(new)))
+		diffs = append(diffs, fmt.Sprintf("commit %s, not %s", shortid.HashOr(g.g.new, "(none)"), shortid.HashOr(new, "(none)")))
 	}
 	if len(diffs) > 0 {
 		return fmt.Errorf("%w: it approved %s", ErrGrantMismatch, strings.Join(diffs, "; "))
 	}
 	return nil
-}
-
-func short(h plumbing.Hash) string {
-	if h.IsZero() {
-		return "(none)"
-	}
-	return h.String()[:7]
 }
 
 // PushRecord is the ledger's record of how a push went: a granted one

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/airlock-dev/airlock/internal/change"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 )
@@ -77,7 +78,7 @@ type CommitInfo struct {
 // FileChange is one path a push changes, with its final state.
 type FileChange struct {
 	Path    string            `json:"path"`
-	Op      Op                `json:"op"`
+	Op      change.Kind       `json:"op"`
 	Size    int64             `json:"size"`     // new size; for a deletion, the old one
 	OldMode filemode.FileMode `json:"old_mode"` // zero for a creation
 	NewMode filemode.FileMode `json:"new_mode"` // zero for a deletion
@@ -87,26 +88,6 @@ type FileChange struct {
 	// Unavailable says why a side of the file's content could not be
 	// read for the diff (it is not in Diff).
 	Unavailable string `json:"unavailable,omitempty"`
-}
-
-// Op is what a push does to a path.
-type Op string
-
-const (
-	OpCreate Op = "create"
-	OpUpdate Op = "update"
-	OpDelete Op = "delete"
-)
-
-// Sign is the one-character mark the prompt shows: + M -.
-func (o Op) Sign() string {
-	switch o {
-	case OpCreate:
-		return "+"
-	case OpDelete:
-		return "-"
-	}
-	return "M"
 }
 
 // Verdict is a decision's outcome.

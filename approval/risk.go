@@ -7,9 +7,13 @@ import (
 	"path"
 	"regexp"
 	"sort"
+	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 
+	"github.com/airlock-dev/airlock/internal/bytesize"
+	"github.com/airlock-dev/airlock/internal/change"
+	"github.com/airlock-dev/airlock/internal/glob"
 	"github.com/airlock-dev/airlock/internal/termsafe"
 )
 
@@ -92,9 +96,12 @@ var DefaultProtected = []string{"main", "master", "production", "release/*"}
 
 // Rules configures Assess.
 type Rules struct {
-	// Protected lists branch patterns (path.Match syntax, on the branch
-	// name); nil means DefaultProtected. The target's default branch is
-	// always protected.
+	// Protected lists branch patterns, in airlock's one glob dialect
+	// (internal/glob, as the deny list and the file tools): "*" matches
+	// within one component of the branch name ("release/*" protects
+	// release/1.2, not release/1/2), "**" any number of components; nil
+	// means DefaultProtected. The target's default branch is always
+	// protected.
 	Protected []string
 	// ManyDeletions is how many deleted files count as many; 0 means 10.
 	ManyDeletions int
@@ -132,7 +139,7 @@ func Assess(r *Request, rules Rules, content Content) []Flag {
 		add(FlagProtectedRef, High, "", "pushes to %s, the target's default branch", branch)
 	} else {
 		for _, p := range rules.Protected {
-			if ok, _ := path.Match(p, branch); ok {
+			if g, err := glob.Compile(p); err == nil && g.Match(strings.Split(branch, "/")) {
 				add(FlagProtectedRef, High, "", "pushes to protected branch %s", branch)
 				break
 			}
@@ -145,7 +152,7 @@ func Assess(r *Request, rules Rules, content Content) []Flag {
 	changedDirs := map[string]bool{}
 	var deleted []string
 	for _, f := range r.Files {
-		if f.Op == OpDelete {
+		if f.Op == change.Delete {
 			deleted = append(deleted, f.Path)
 		} else {
 			changedDirs[path.Dir(f.Path)] = true
@@ -168,14 +175,14 @@ func Assess(r *Request, rules Rules, content Content) []Flag {
 			add(FlagUnavailable, High, f.Path, "the content of %s could not be read, so the diff cannot show it: %s", f.Path, clip(f.Unavailable, 160))
 		}
 		flags = append(flags, runsFlags(f, content)...)
-		if f.Op == OpDelete {
+		if f.Op == change.Delete {
 			continue
 		}
 		if f.Binary {
 			add(FlagBinary, Low, f.Path, "%s is binary: the diff cannot show what it holds", f.Path)
 		}
 		if f.Size > rules.LargeFile {
-			add(FlagLarge, Low, f.Path, "%s is %s", f.Path, SizeText(f.Size))
+			add(FlagLarge, Low, f.Path, "%s is %s", f.Path, bytesize.Format(f.Size))
 		}
 		if f.NewMode == filemode.Executable && f.OldMode != filemode.Executable {
 			add(FlagExecutable, Medium, f.Path, "makes %s executable", f.Path)
@@ -288,15 +295,4 @@ func clip(s string, n int) string {
 		return s
 	}
 	return s[:n] + "..."
-}
-
-// SizeText is a size as the reviewer's prompt and the flags show it: "0.8 KB", "2.1 MB".
-func SizeText(n int64) string {
-	switch {
-	case n < 100:
-		return fmt.Sprintf("%d B", n)
-	case n < 1<<20:
-		return fmt.Sprintf("%.1f KB", float64(n)/1024)
-	}
-	return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))
 }

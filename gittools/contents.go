@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/airlock-dev/airlock/internal/shortid"
 	"github.com/airlock-dev/airlock/sandbox"
 	"github.com/airlock-dev/airlock/session"
 )
@@ -53,7 +54,7 @@ func describeContents(c session.Contents, where string) string {
 		}
 		fmt.Fprintf(&b, "%s at %s (%q): %s, %s; a file's content is read from there when first needed. "+
 			"git_status shows your changes against that commit; git_push sends staged commits to %s.",
-			what, c.Commit.String()[:7], c.Subject, plural(c.Files, "file"), where, push)
+			what, shortid.Hash(c.Commit), c.Subject, plural(c.Files, "file"), where, push)
 	case c.Pulls:
 		fmt.Fprintf(&b, "no files yet: the branch this worker pulls has no commits. What you write, git_stage and git_push to %s makes its first commit.", push)
 	default:

@@ -11,7 +11,7 @@ import (
 
 	"github.com/airlock-dev/airlock/internal/bytesize"
 	"github.com/airlock-dev/airlock/internal/glob"
-	"github.com/airlock-dev/airlock/memfs"
+	"github.com/airlock-dev/airlock/internal/pathguard"
 	"github.com/airlock-dev/airlock/search"
 	"github.com/airlock-dev/airlock/session"
 	"github.com/airlock-dev/airlock/staging"
@@ -326,7 +326,7 @@ func entryLine(s *session.Session, p string, fi fs.FileInfo) string {
 
 func deleteFile(_ context.Context, s *session.Session, a deleteArgs, _ Progress) (string, error) {
 	// The strict guard first: deleting is no place for "." or "dir/".
-	if _, err := memfs.CheckPath(a.Path); err != nil {
+	if _, err := pathguard.CheckPath(a.Path); err != nil {
 		return "", err
 	}
 	fi, err := s.Workspace().Lstat(a.Path)

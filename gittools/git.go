@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/airlock-dev/airlock/internal/bytesize"
+	"github.com/airlock-dev/airlock/internal/change"
+	"github.com/airlock-dev/airlock/internal/shortid"
 	"github.com/airlock-dev/airlock/internal/textcap"
 	"github.com/airlock-dev/airlock/memfs"
 	"github.com/airlock-dev/airlock/session"
@@ -132,7 +134,7 @@ func gitStatus(_ context.Context, s *session.Session, a statusArgs, _ Progress) 
 				fmt.Fprintf(&b, "\n  [%d more not shown]", len(out)-i)
 				break
 			}
-			fmt.Fprintf(&b, "\n  %s %s%s", changeSign(c.Kind), c.Path, changeSize(c))
+			fmt.Fprintf(&b, "\n  %s %s%s", c.Kind.Sign(), c.Path, changeSize(c))
 		}
 		parts = append(parts, b.String())
 	}
@@ -149,16 +151,16 @@ func repoStatus(h *session.Repo, indent string, ignored bool) string {
 	case st.Base.IsZero():
 		b.WriteString("base: none (nothing pulled yet: git_pull brings a target's files in; a push creates the branch, or rebases onto it)\n")
 	case st.From != "":
-		fmt.Fprintf(&b, "base: %s from %s (%s)\n", st.Base.String()[:7], st.From, st.Branch)
+		fmt.Fprintf(&b, "base: %s from %s (%s)\n", shortid.Hash(st.Base), st.From, st.Branch)
 	default:
-		fmt.Fprintf(&b, "base: %s\n", st.Base.String()[:7])
+		fmt.Fprintf(&b, "base: %s\n", shortid.Hash(st.Base))
 	}
 	if len(st.Staged) == 0 {
 		b.WriteString("staged: nothing\n")
 	} else {
 		b.WriteString("staged (oldest first):\n")
 		for _, c := range st.Staged {
-			fmt.Fprintf(&b, "  %s %q (%s)\n", c.ID.String()[:7], subject(c.Message), fileCount(len(c.Files)))
+			fmt.Fprintf(&b, "  %s %q (%s)\n", shortid.Hash(c.ID), subject(c.Message), fileCount(len(c.Files)))
 		}
 	}
 	if len(st.Unstaged) == 0 {
@@ -170,7 +172,7 @@ func repoStatus(h *session.Repo, indent string, ignored bool) string {
 				fmt.Fprintf(&b, "  [%d more not shown; git_diff path=... shows a directory]\n", len(st.Unstaged)-i)
 				break
 			}
-			fmt.Fprintf(&b, "  %s %s%s\n", changeSign(c.Kind), h.Abs(c.Path), changeSize(c))
+			fmt.Fprintf(&b, "  %s %s%s\n", c.Kind.Sign(), h.Abs(c.Path), changeSize(c))
 		}
 	}
 	writeIgnored(&b, h, st.Ignored, ignored)
@@ -232,18 +234,8 @@ func writeIgnored(b *strings.Builder, h *session.Repo, ignored []staging.Ignored
 	}
 }
 
-func changeSign(k memfs.ChangeKind) string {
-	switch k {
-	case memfs.Created:
-		return "+"
-	case memfs.Deleted:
-		return "-"
-	}
-	return "M"
-}
-
 func changeSize(c memfs.Change) string {
-	if c.Kind == memfs.Deleted {
+	if c.Kind == change.Delete {
 		return ""
 	}
 	return " (" + bytesize.Format(c.Size) + ")"
@@ -274,14 +266,13 @@ func gitStage(_ context.Context, s *session.Session, a stageArgs, _ Progress) (s
 	}
 	c := rep.Commit
 	var b strings.Builder
-	fmt.Fprintf(&b, "staged %s %q (%s%s):\n", c.ID.String()[:7], subject(c.Message), fileCount(len(c.Files)), inRepo(h))
+	fmt.Fprintf(&b, "staged %s %q (%s%s):\n", shortid.Hash(c.ID), subject(c.Message), fileCount(len(c.Files)), inRepo(h))
 	for i, f := range c.Files {
 		if i == 50 {
 			fmt.Fprintf(&b, "  [%d more]\n", len(c.Files)-i)
 			break
 		}
-		sign := map[staging.Op]string{staging.Create: "+", staging.Update: "M", staging.Delete: "-"}[f.Op]
-		fmt.Fprintf(&b, "  %s %s\n", sign, f.Path)
+		fmt.Fprintf(&b, "  %s %s\n", f.Op.Sign(), f.Path)
 	}
 	if len(rep.Forced) > 0 {
 		fmt.Fprintf(&b, "ignored by .gitignore, staged because files named them (as git add -f): %s\n", listOrNone(rep.Forced))
@@ -289,7 +280,7 @@ func gitStage(_ context.Context, s *session.Session, a stageArgs, _ Progress) (s
 	if len(rep.LeftOut) > 0 {
 		fmt.Fprintf(&b, "left out %s .gitignore excludes, such as %s: name one in files to stage it anyway\n", fileCount(len(rep.LeftOut)), rep.LeftOut[0])
 	}
-	fmt.Fprintf(&b, "next: git_diff commit_id=%s to check it, git_push commit_id=%s to ask for approval", c.ID.String()[:7], c.ID.String()[:7])
+	fmt.Fprintf(&b, "next: git_diff commit_id=%s to check it, git_push commit_id=%s to ask for approval", shortid.Hash(c.ID), shortid.Hash(c.ID))
 	return b.String(), nil
 }
 
@@ -320,7 +311,7 @@ func gitDiff(_ context.Context, s *session.Session, a diffArgs, _ Progress) (str
 	}
 	what := "unstaged changes"
 	if c != nil {
-		what = fmt.Sprintf("staged commit %s %q", c.ID.String()[:7], subject(c.Message))
+		what = fmt.Sprintf("staged commit %s %q", shortid.Hash(c.ID), subject(c.Message))
 	}
 	if h.Name() != "" {
 		what += " of repository " + h.Name() + " (paths relative to " + h.Name() + "/)"
@@ -363,12 +354,12 @@ func gitDiscard(_ context.Context, s *session.Session, a discardArgs, _ Progress
 		fmt.Fprintf(&b, "dropped %d staged commits; their changes are unstaged again", res.Count)
 		return b.String(), nil
 	}
-	fmt.Fprintf(&b, "dropped %s %q; unstaged again: %s", res.Commit.ID.String()[:7], subject(res.Commit.Message), listOrNone(res.Unstaged))
+	fmt.Fprintf(&b, "dropped %s %q; unstaged again: %s", shortid.Hash(res.Commit.ID), subject(res.Commit.Message), listOrNone(res.Unstaged))
 	if len(res.StillStaged) > 0 {
 		fmt.Fprintf(&b, "\nstill staged, with later commits that change them too: %s", strings.Join(res.StillStaged, ", "))
 	}
 	for old, nu := range res.Rebuilt {
-		fmt.Fprintf(&b, "\nlater commit %s is now %s", old.String()[:7], nu.String()[:7])
+		fmt.Fprintf(&b, "\nlater commit %s is now %s", shortid.Hash(old), shortid.Hash(nu))
 	}
 	return b.String(), nil
 }
@@ -410,17 +401,17 @@ func gitPull(ctx context.Context, s *session.Session, a pullArgs, _ Progress) (s
 	}
 	switch res.Kind {
 	case session.Copied:
-		msgs = append(msgs, fmt.Sprintf("copied %d files from %s (%s) as new files of yours", res.Files, res.From, res.Head.String()[:7]))
+		msgs = append(msgs, fmt.Sprintf("copied %d files from %s (%s) as new files of yours", res.Files, res.From, shortid.Hash(res.Head)))
 	case session.Seeded:
-		msgs = append(msgs, fmt.Sprintf("pulled %d files from %s at %s; changes are now tracked against it", res.Files, res.From, res.Head.String()[:7]))
+		msgs = append(msgs, fmt.Sprintf("pulled %d files from %s at %s; changes are now tracked against it", res.Files, res.From, shortid.Hash(res.Head)))
 	case session.Updated:
 		msgs = append(msgs, fmt.Sprintf("updated to %s at %s: %d files changed there came in (%s); your work is on top",
-			res.From, res.Head.String()[:7], len(res.Updated), listOrNone(res.Updated)))
+			res.From, shortid.Hash(res.Head), len(res.Updated), listOrNone(res.Updated)))
 		for old, nu := range res.Rebuilt {
-			msgs = append(msgs, fmt.Sprintf("staged commit %s is now %s", old.String()[:7], nu.String()[:7]))
+			msgs = append(msgs, fmt.Sprintf("staged commit %s is now %s", shortid.Hash(old), shortid.Hash(nu)))
 		}
 	case session.Current:
-		msgs = append(msgs, fmt.Sprintf("%s is still at %s", res.From, res.Head.String()[:7]))
+		msgs = append(msgs, fmt.Sprintf("%s is still at %s", res.From, shortid.Hash(res.Head)))
 	}
 	if res.Kind == session.Updated || res.Kind == session.Current {
 		if res.More != nil {
@@ -471,7 +462,7 @@ func gitPush(ctx context.Context, s *session.Session, a pushArgs, p Progress) (s
 		named = "HEAD"
 	}
 	if c, err := h.Lookup(named); err == nil && !strings.HasPrefix(c.ID.String(), strings.ToLower(strings.TrimSpace(named))) {
-		which = fmt.Sprintf("%s is staged commit %s %q", strings.ToUpper(named), c.ID.String()[:7], subject(c.Message))
+		which = fmt.Sprintf("%s is staged commit %s %q", strings.ToUpper(named), shortid.Hash(c.ID), subject(c.Message))
 		if before := stagedBefore(h, c); before > 0 {
 			which += fmt.Sprintf(" (it goes with the %s staged before it)", plural(before, "commit"))
 		}
@@ -492,14 +483,14 @@ func gitPush(ctx context.Context, s *session.Session, a pushArgs, p Progress) (s
 	case res.Pending:
 		lines = append(lines, fmt.Sprintf("the push of %s to %s (%s) is still waiting for a reviewer (request %s). "+
 			"Call git_push commit_id=%s again to keep waiting: the reviewer is not asked twice. A reviewer answers with `airlock review` in a terminal.",
-			res.Commit.String()[:7], res.Target, res.Branch, res.RequestID, res.Commit.String()[:7]))
+			shortid.Hash(res.Commit), res.Target, res.Branch, res.RequestID, shortid.Hash(res.Commit)))
 	case res.Already:
-		lines = append(lines, fmt.Sprintf("%s (%s) is already at %s: nothing to push", res.Target, res.Branch, res.Commit.String()[:7]))
+		lines = append(lines, fmt.Sprintf("%s (%s) is already at %s: nothing to push", res.Target, res.Branch, shortid.Hash(res.Commit)))
 	case res.Picked != nil:
 		lines = append(lines, fmt.Sprintf("pushed %s to %s (%s) with only the files the reviewer picked: %s; the other changes are unstaged in the sandbox",
-			res.Commit.String()[:7], res.Target, res.Branch, strings.Join(res.Picked, ", ")))
+			shortid.Hash(res.Commit), res.Target, res.Branch, strings.Join(res.Picked, ", ")))
 	default:
-		lines = append(lines, fmt.Sprintf("pushed %s to %s (%s): %s, +%d -%d", res.Commit.String()[:7], res.Target, res.Branch,
+		lines = append(lines, fmt.Sprintf("pushed %s to %s (%s): %s, +%d -%d", shortid.Hash(res.Commit), res.Target, res.Branch,
 			fileCount(res.Files), res.Added, res.Deleted))
 	}
 	if res.Worktree != nil {

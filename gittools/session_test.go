@@ -159,7 +159,7 @@ func errString(err error) string {
 // the rule, and no host path appears in them.
 func TestHostilePathsAreToolErrors(t *testing.T) {
 	h := newHarness(t, approval.Policy{}, time.Second)
-	data, err := os.ReadFile("../memfs/testdata/hostile-paths-rules.jsonl")
+	data, err := os.ReadFile("../internal/pathguard/testdata/hostile-paths-rules.jsonl")
 	if err != nil {
 		t.Fatal(err)
 	}

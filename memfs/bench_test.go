@@ -13,6 +13,7 @@ import (
 	billymemfs "github.com/go-git/go-billy/v5/memfs"
 	"github.com/go-git/go-billy/v5/util"
 
+	"github.com/airlock-dev/airlock/internal/pathguard"
 	"github.com/airlock-dev/airlock/memfs"
 )
 
@@ -173,7 +174,7 @@ func BenchmarkChanges10Edits(b *testing.B) {
 func BenchmarkCheckPath(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := memfs.CheckPath("src/internal/server/handlers/user_profile.go"); err != nil {
+		if _, err := pathguard.CheckPath("src/internal/server/handlers/user_profile.go"); err != nil {
 			b.Fatal(err)
 		}
 	}

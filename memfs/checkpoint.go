@@ -5,6 +5,9 @@ import (
 	"strings"
 	"time"
 	"unicode"
+
+	"github.com/airlock-dev/airlock/internal/pathguard"
+	"github.com/airlock-dev/airlock/internal/termsafe"
 )
 
 type checkpoint struct {
@@ -59,13 +62,13 @@ func (w *Workspace) Checkpoint(name string) (CheckpointInfo, error) {
 
 func checkCheckpointName(name string) error {
 	bad := func(why string) error {
-		return fmt.Errorf("checkpoint name %q %s; use a short name of letters, digits, spaces and punctuation", truncate(name), why)
+		return fmt.Errorf("checkpoint name %q %s; use a short name of letters, digits, spaces and punctuation", pathguard.Truncate(name), why)
 	}
 	if len(name) > maxCheckpointName {
 		return bad(fmt.Sprintf("is longer than %d bytes", maxCheckpointName))
 	}
 	for _, r := range name {
-		if r == unicode.ReplacementChar || unicode.IsControl(r) || isInvisible(r) {
+		if r == unicode.ReplacementChar || unicode.IsControl(r) || termsafe.Invisible(r) {
 			return bad("contains an invisible or control character")
 		}
 	}
@@ -184,7 +187,7 @@ func (w *Workspace) checkpointIndex(op, name string) (int, error) {
 	for i, cp := range w.cps {
 		names[i] = fmt.Sprintf("%q", cp.name)
 	}
-	return -1, fmt.Errorf("%s %q: %w; the checkpoints are %s", op, truncate(name), ErrNoCheckpoint, strings.Join(names, ", "))
+	return -1, fmt.Errorf("%s %q: %w; the checkpoints are %s", op, pathguard.Truncate(name), ErrNoCheckpoint, strings.Join(names, ", "))
 }
 
 // recount sets the held tally exactly, from everything still reachable:

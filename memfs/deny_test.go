@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/airlock-dev/airlock/internal/pathguard"
 	"github.com/airlock-dev/airlock/memfs"
 )
 
@@ -49,12 +50,12 @@ func TestDenyPatternsValidated(t *testing.T) {
 			t.Errorf("pattern %q accepted", p)
 		}
 	}
-	d, err := memfs.NewDenyList("*.db")
+	d, err := pathguard.NewDenyList("*.db")
 	if err != nil {
 		t.Fatal(err)
 	}
 	ps := d.Patterns()
-	if ps[len(ps)-1] != "*.db" || len(ps) != len(memfs.DefaultDenyPatterns)+1 {
+	if ps[len(ps)-1] != "*.db" || len(ps) != len(pathguard.DefaultDenyPatterns)+1 {
 		t.Errorf("patterns = %q", ps)
 	}
 }
@@ -140,28 +141,28 @@ func TestSymlinkPolicy(t *testing.T) {
 	}
 	bad := []struct {
 		target, link string
-		rule         memfs.Rule
+		rule         pathguard.Rule
 	}{
-		{"/etc/passwd", "l1", memfs.RuleSymlinkTarget},
-		{"C:/x", "l2", memfs.RuleSymlinkTarget},
-		{"../outside", "l3", memfs.RuleSymlinkEscape},
-		{"../../x", "src/l4", memfs.RuleSymlinkEscape},
-		{".git/config", "l5", memfs.RuleGitDir},
-		{"a/.GIT/x", "l6", memfs.RuleGitDir},
-		{".env", "l7", memfs.RuleDenied},
-		{"../.ssh/id_rsa", "src/l8", memfs.RuleDenied},
-		{"here/../x", "l9", memfs.RuleSymlinkEscape},       // "." then "..": escapes when followed
-		{"srcdir/../../x", "l10", memfs.RuleSymlinkEscape}, // lexically outside
-		{"docs\\readme.md", "l11", memfs.RuleBackslash},
-		{"", "l12", memfs.RuleSymlinkTarget},
-		{"x\ny", "l13", memfs.RuleControl},
-		{"docs/readme.md", ".gitmodules", memfs.RuleGitSpecialLink},
-		{"docs/readme.md", "sub/.GITATTRIBUTES", memfs.RuleGitSpecialLink},
-		{"docs/readme.md", "l14/../x", memfs.RuleDotDot},
+		{"/etc/passwd", "l1", pathguard.RuleSymlinkTarget},
+		{"C:/x", "l2", pathguard.RuleSymlinkTarget},
+		{"../outside", "l3", pathguard.RuleSymlinkEscape},
+		{"../../x", "src/l4", pathguard.RuleSymlinkEscape},
+		{".git/config", "l5", pathguard.RuleGitDir},
+		{"a/.GIT/x", "l6", pathguard.RuleGitDir},
+		{".env", "l7", pathguard.RuleDenied},
+		{"../.ssh/id_rsa", "src/l8", pathguard.RuleDenied},
+		{"here/../x", "l9", pathguard.RuleSymlinkEscape},       // "." then "..": escapes when followed
+		{"srcdir/../../x", "l10", pathguard.RuleSymlinkEscape}, // lexically outside
+		{"docs\\readme.md", "l11", pathguard.RuleBackslash},
+		{"", "l12", pathguard.RuleSymlinkTarget},
+		{"x\ny", "l13", pathguard.RuleControl},
+		{"docs/readme.md", ".gitmodules", pathguard.RuleGitSpecialLink},
+		{"docs/readme.md", "sub/.GITATTRIBUTES", pathguard.RuleGitSpecialLink},
+		{"docs/readme.md", "l14/../x", pathguard.RuleDotDot},
 	}
 	for _, c := range bad {
 		err := w.Symlink(c.target, c.link)
-		if got := memfs.RuleOf(err); got != c.rule {
+		if got := pathguard.RuleOf(err); got != c.rule {
 			t.Errorf("Symlink(%q, %q): rule %q, want %q (%v)", c.target, c.link, got, c.rule, err)
 		}
 	}
@@ -227,16 +228,16 @@ func TestRenameJudgesMovedLinks(t *testing.T) {
 	must(t, w.Symlink("x", "plain"))
 	cases := []struct {
 		from, to string
-		rule     memfs.Rule
+		rule     pathguard.Rule
 	}{
-		{"a/l", "l", memfs.RuleSymlinkEscape},              // "../x" from the root escapes
-		{"d/b", "b", memfs.RuleSymlinkEscape},              // a link inside a moved directory
-		{"plain", ".gitmodules", memfs.RuleGitSpecialLink}, // git refuses such trees
-		{"plain", "sub/.GITIGNORE", memfs.RuleGitSpecialLink},
+		{"a/l", "l", pathguard.RuleSymlinkEscape},              // "../x" from the root escapes
+		{"d/b", "b", pathguard.RuleSymlinkEscape},              // a link inside a moved directory
+		{"plain", ".gitmodules", pathguard.RuleGitSpecialLink}, // git refuses such trees
+		{"plain", "sub/.GITIGNORE", pathguard.RuleGitSpecialLink},
 	}
 	for _, c := range cases {
 		err := w.Rename(c.from, c.to)
-		if got := memfs.RuleOf(err); got != c.rule {
+		if got := pathguard.RuleOf(err); got != c.rule {
 			t.Errorf("Rename(%q, %q): rule %q, want %q (%v)", c.from, c.to, got, c.rule, err)
 		}
 	}

@@ -1,6 +1,6 @@
 // Package memfs is the worker's filesystem: an in-memory workspace that
 // nothing outside the process can see, safe for concurrent use, with one
-// guard in front of every path a worker names.
+// guard (internal/pathguard) in front of every path a worker names.
 //
 // # Views
 //
@@ -8,9 +8,9 @@
 //
 //   - its methods (ReadFile, WriteFile, Edit, ReadDir, Stat, Rename,
 //     Symlink, RemoveAll, OpenFile, ...) are the worker's: every path goes
-//     through resolve, which applies CheckPath (the path guard), the
-//     DenyList and the symlink policy, in that order, and nothing else lets
-//     a worker's path in;
+//     through resolve, which applies pathguard.CheckPath (the path guard),
+//     the deny list and the symlink policy, in that order, and nothing else
+//     lets a worker's path in;
 //   - FS is a read-only io/fs view under the same rules, and ResolveIn
 //     and WalkVisible the same view of a Snapshot (read without locks);
 //   - Billy is a billy.Filesystem for go-git and other trusted code, with

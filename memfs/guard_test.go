@@ -1,81 +1,14 @@
 package memfs_test
 
 import (
-	"bufio"
-	"encoding/json"
 	"errors"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
-	"unicode"
-	"unicode/utf8"
 
-	"github.com/airlock-dev/airlock/memfs"
+	"github.com/airlock-dev/airlock/internal/pathguard"
+	"github.com/airlock-dev/airlock/internal/pathguard/pathguardtest"
 )
-
-type ruleCase struct {
-	Path string     `json:"path"`
-	Rule memfs.Rule `json:"rule"`
-}
-
-func loadRules(t testing.TB) []ruleCase {
-	t.Helper()
-	f, err := os.Open("testdata/hostile-paths-rules.jsonl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var out []ruleCase
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		var c ruleCase
-		if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
-			t.Fatalf("%s: %v", sc.Text(), err)
-		}
-		out = append(out, c)
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
-// loadCorpus reads a file of one JSON string per line.
-func loadCorpus(t testing.TB, name string) []string {
-	t.Helper()
-	data, err := os.ReadFile(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for _, line := range strings.Split(string(data), "\n") {
-		if strings.TrimSpace(line) == "" {
-			continue
-		}
-		var s string
-		if err := json.Unmarshal([]byte(line), &s); err != nil {
-			t.Fatalf("%q: %v", line, err)
-		}
-		out = append(out, s)
-	}
-	return out
-}
-
-// Every path of the shared corpus has an expected rule in ours.
-func TestCorpusCoversSharedCorpus(t *testing.T) {
-	have := map[string]bool{}
-	for _, c := range loadRules(t) {
-		have[c.Path] = true
-	}
-	for _, p := range loadCorpus(t, "testdata/hostile-paths.jsonl") {
-		if !have[p] {
-			t.Errorf("shared corpus path %q has no expected rule in hostile-paths-rules.jsonl", p)
-		}
-	}
-}
 
 // Every corpus path is refused, through every worker operation, with the
 // rule the corpus names, and nothing in the workspace changes.
@@ -94,14 +27,14 @@ func TestCorpusRefusedWithRule(t *testing.T) {
 		"edit":    func(p string) error { return w.Edit(p, func(b []byte) ([]byte, error) { return b, nil }) },
 		"open":    func(p string) error { _, err := w.OpenFile(p, os.O_RDWR|os.O_CREATE, 0o644); return err },
 	}
-	for _, c := range loadRules(t) {
+	for _, c := range pathguardtest.Rules(t) {
 		for name, op := range ops {
 			dirOp := name == "list" || name == "stat" || name == "mkdir"
 			if dirOp && (c.Path == "." || strings.HasSuffix(c.Path, "/") && !strings.HasSuffix(c.Path, "//")) {
 				continue // where a directory is meant, "." is the root and "a/" is "a"
 			}
 			err := op(c.Path)
-			if got := memfs.RuleOf(err); got != c.Rule {
+			if got := pathguard.RuleOf(err); got != c.Rule {
 				t.Errorf("%s %q: rule %q, want %q (err: %v)", name, c.Path, got, c.Rule, err)
 				continue
 			}
@@ -124,14 +57,14 @@ func TestGuardSentinels(t *testing.T) {
 		path string
 		want error
 	}{
-		{"../x", memfs.ErrOutsideSandbox},
-		{"/etc/passwd", memfs.ErrOutsideSandbox},
-		{"C:/x", memfs.ErrOutsideSandbox},
-		{".git/config", memfs.ErrDenied},
-		{".env", memfs.ErrDenied},
-		{"a//b", memfs.ErrInvalidPath},
-		{"CON", memfs.ErrInvalidPath},
-		{"\xff.txt", memfs.ErrInvalidPath},
+		{"../x", pathguard.ErrOutsideSandbox},
+		{"/etc/passwd", pathguard.ErrOutsideSandbox},
+		{"C:/x", pathguard.ErrOutsideSandbox},
+		{".git/config", pathguard.ErrDenied},
+		{".env", pathguard.ErrDenied},
+		{"a//b", pathguard.ErrInvalidPath},
+		{"CON", pathguard.ErrInvalidPath},
+		{"\xff.txt", pathguard.ErrInvalidPath},
 	}
 	w := newWorkspace(t)
 	for _, c := range cases {
@@ -140,27 +73,8 @@ func TestGuardSentinels(t *testing.T) {
 			t.Errorf("%q: %v, want %v", c.path, err, c.want)
 		}
 	}
-	if memfs.RuleOf(w.WriteFile("\xff.txt", nil, 0)) != memfs.RuleInvalidUTF8 {
+	if pathguard.RuleOf(w.WriteFile("\xff.txt", nil, 0)) != pathguard.RuleInvalidUTF8 {
 		t.Error("invalid UTF-8 not refused by its rule")
-	}
-}
-
-func TestGuardAccepts(t *testing.T) {
-	for _, p := range []string{
-		"README.md", "a/b/c/d.txt", ".gitignore", ".github/workflows/ci.yml", ".gitmodules",
-		"git", ".gitx", "x.git", "git~", "git~a", ".git-blame-ignore-revs", "caf\u00e9/na\u00efve.md",
-		"\u65e5\u672c\u8a9e/\u30d5\u30a1\u30a4\u30eb.txt", "with space.txt", "dir/C:", "console.log",
-		"com10", "lpt", "nul-safe.txt", "...", "a..b", "emoji-\U0001F600.txt", "tab-less", "x/.envrc.example", "ab:c",
-		".environment", "env/.envoy", "keys/public.txt", strings.Repeat("n", 255), "cone",
-	} {
-		comps, err := memfs.CheckPath(p)
-		if err != nil {
-			t.Errorf("CheckPath(%q): %v", p, err)
-			continue
-		}
-		if strings.Join(comps, "/") != p {
-			t.Errorf("CheckPath(%q) = %q", p, comps)
-		}
 	}
 }
 
@@ -190,167 +104,4 @@ func TestGuardMessagesSuggest(t *testing.T) {
 			t.Errorf("%q: message carries control characters: %q", p, err)
 		}
 	}
-}
-
-// git is the oracle: every path git itself refuses (with its NTFS and HFS+
-// protections on) the guard refuses too, and every path the guard accepts
-// git accepts.
-func TestGuardAgreesWithGit(t *testing.T) {
-	gitBin, err := exec.LookPath("git")
-	if err != nil {
-		t.Skip("git not installed")
-	}
-	dir := t.TempDir()
-	run := func(stdin string, args ...string) (string, error) {
-		cmd := exec.Command(gitBin, args...)
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
-		cmd.Stdin = strings.NewReader(stdin)
-		out, err := cmd.CombinedOutput()
-		return string(out), err
-	}
-	if out, err := run("", "init", "-q", "."); err != nil {
-		t.Fatalf("git init: %v\n%s", err, out)
-	}
-	blob, err := run("", "hash-object", "-w", "--stdin")
-	if err != nil {
-		t.Fatal(err)
-	}
-	blob = strings.TrimSpace(blob)
-	gitAccepts := func(p string) bool {
-		idx := filepath.Join(dir, ".git", "oracle-index")
-		os.Remove(idx)
-		cmd := exec.Command(gitBin, "-c", "core.protectNTFS=true", "-c", "core.protectHFS=true",
-			"update-index", "--add", "-z", "--index-info")
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "GIT_INDEX_FILE="+idx, "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
-		cmd.Stdin = strings.NewReader("100644 " + blob + "\t" + p + "\x00")
-		if err := cmd.Run(); err != nil {
-			return false
-		}
-		ls := exec.Command(gitBin, "ls-files", "-z")
-		ls.Dir = dir
-		ls.Env = append(os.Environ(), "GIT_INDEX_FILE="+idx)
-		listed, err := ls.Output()
-		return err == nil && len(listed) > 0
-	}
-	var paths []string
-	for _, c := range loadRules(t) {
-		if !strings.ContainsRune(c.Path, 0) { // git's -z input cannot carry NUL
-			paths = append(paths, c.Path)
-		}
-	}
-	accepted := []string{"README.md", "a/b/c.txt", ".gitignore", "caf\u00e9.md", "ab:c", "...", "x.git", "git~a", "emoji-\U0001F600"}
-	for _, p := range append(paths, accepted...) {
-		_, guardErr := memfs.CheckPath(p)
-		git := gitAccepts(p)
-		if !git && guardErr == nil {
-			t.Errorf("git refuses %q but the guard accepts it", p)
-		}
-		if guardErr == nil && !git {
-			t.Errorf("the guard accepts %q, which git refuses", p)
-		}
-	}
-	for _, p := range accepted {
-		if !gitAccepts(p) {
-			t.Errorf("git refuses %q, a path the guard accepts", p)
-		}
-	}
-}
-
-// FuzzCheckPath checks what the guard promises for any input it accepts.
-func FuzzCheckPath(f *testing.F) {
-	for _, p := range loadCorpus(f, "testdata/hostile-paths.jsonl") {
-		f.Add(p)
-	}
-	for _, c := range loadRules(f) {
-		f.Add(c.Path)
-	}
-	for _, p := range []string{"a/b", "README.md", "src/x.go", "\u00e9", "ab:c", ".gitx"} {
-		f.Add(p)
-	}
-	f.Fuzz(func(t *testing.T, p string) {
-		comps, err := memfs.CheckPath(p)
-		if err != nil {
-			var e *memfs.Error
-			if !errors.As(err, &e) || e.Rule == "" {
-				t.Fatalf("refusal of %q names no rule: %v", p, err)
-			}
-			if strings.ContainsAny(err.Error(), "\x00\n\r\x1b") {
-				t.Fatalf("message for %q carries control characters: %q", p, err)
-			}
-			return
-		}
-		if !utf8.ValidString(p) || len(p) == 0 || len(p) > memfs.MaxPathBytes {
-			t.Fatalf("accepted %q", p)
-		}
-		if strings.HasPrefix(p, "/") || strings.Contains(p, `\`) {
-			t.Fatalf("accepted %q", p)
-		}
-		if len(p) >= 2 && p[1] == ':' && unicode.IsLetter(rune(p[0])) {
-			t.Fatalf("accepted drive path %q", p)
-		}
-		for _, r := range p {
-			if unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || r == 0x2028 || r == 0x2029 {
-				t.Fatalf("accepted %q with U+%04X", p, r)
-			}
-		}
-		if strings.Join(comps, "/") != p {
-			t.Fatalf("CheckPath(%q) = %q: not the path itself", p, comps)
-		}
-		for _, c := range comps {
-			if c == "" || c == "." || c == ".." || len(c) > memfs.MaxNameBytes {
-				t.Fatalf("accepted %q with component %q", p, c)
-			}
-			if looksLikeGitDir(c) {
-				t.Fatalf("accepted %q: component %q reads as .git", p, c)
-			}
-			if looksReserved(c) {
-				t.Fatalf("accepted %q: component %q is a Windows device", p, c)
-			}
-		}
-		again, err := memfs.CheckPath(strings.Join(comps, "/"))
-		if err != nil || strings.Join(again, "/") != p {
-			t.Fatalf("not idempotent on %q: %q, %v", p, again, err)
-		}
-	})
-}
-
-// looksLikeGitDir is an independent statement of the .git rules: drop
-// format characters and variation selectors, fold case rune by rune, drop an
-// NTFS stream and trailing dots and spaces.
-func looksLikeGitDir(c string) bool {
-	var b strings.Builder
-	for _, r := range c {
-		if unicode.Is(unicode.Cf, r) || unicode.Is(unicode.Variation_Selector, r) {
-			continue
-		}
-		for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
-			if f < r {
-				r = f
-			}
-		}
-		b.WriteRune(unicode.ToLower(r))
-	}
-	s := b.String()
-	if i := strings.IndexByte(s, ':'); i >= 0 {
-		s = s[:i]
-	}
-	s = strings.TrimRight(s, ". ")
-	if s == ".git" {
-		return true
-	}
-	rest, ok := strings.CutPrefix(s, "git~")
-	return ok && rest != "" && strings.Trim(rest, "0123456789") == ""
-}
-
-func looksReserved(c string) bool {
-	base, _, _ := strings.Cut(c, ".")
-	base, _, _ = strings.Cut(base, ":")
-	base = strings.ToUpper(strings.TrimRight(base, " "))
-	switch base {
-	case "CON", "PRN", "AUX", "NUL":
-		return true
-	}
-	return len(base) == 4 && (strings.HasPrefix(base, "COM") || strings.HasPrefix(base, "LPT")) && base[3] >= '0' && base[3] <= '9'
 }

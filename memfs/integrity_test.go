@@ -166,12 +166,12 @@ func bruteDiff(from, to map[string]entry) []string {
 		aok, bok = tracked(a, aok), tracked(b, bok)
 		switch {
 		case !aok && bok:
-			out = append(out, "created "+p)
+			out = append(out, "create "+p)
 		case aok && !bok:
-			out = append(out, "deleted "+p)
+			out = append(out, "delete "+p)
 		case aok && bok && (a.mode.Type() != b.mode.Type() || a.data != b.data ||
 			a.mode.Type() == 0 && a.mode&0o100 != b.mode&0o100):
-			out = append(out, "modified "+p)
+			out = append(out, "update "+p)
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i][len(kindOf(out[i])):] < out[j][len(kindOf(out[j])):] })

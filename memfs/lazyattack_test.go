@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/airlock-dev/airlock/internal/change"
 	"github.com/airlock-dev/airlock/memfs"
 )
 
@@ -130,11 +131,11 @@ func TestLazyStatusIsWhatGitSees(t *testing.T) {
 	must(t, w.Chmod("d", 0o600))
 	must(t, w.Chmod("e", 0o755))
 	must(t, w.WriteFile("f", []byte("SAME BYTES\n"), 0o644))
-	got := map[string]memfs.ChangeKind{}
+	got := map[string]change.Kind{}
 	for _, c := range w.Changes() {
 		got[c.Path] = c.Kind
 	}
-	if len(got) != 2 || got["e"] != memfs.Modified || got["f"] != memfs.Modified {
+	if len(got) != 2 || got["e"] != change.Update || got["f"] != change.Update {
 		t.Fatalf("changes: %v", got)
 	}
 	// And back: the executable bit cleared, the bytes restored.

@@ -8,6 +8,8 @@ import (
 	"path"
 	"strings"
 	"syscall"
+
+	"github.com/airlock-dev/airlock/internal/pathguard"
 )
 
 // find resolves name in view v. The worker view accepts "." for the root only
@@ -196,7 +198,7 @@ func (w *Workspace) listLocked(f found) []*fileInfo {
 	for it := f.node.kids.Iterator(); !it.Done(); {
 		k, c, _ := it.Next()
 		comps[len(comps)-1] = k
-		if w.deny.match(comps) != "" {
+		if w.deny.Match(comps) != "" {
 			continue
 		}
 		out = append(out, infoOf(k, c))
@@ -295,14 +297,14 @@ func (w *Workspace) checkSubtree(op, name string, n *node, oldComps, newComps []
 					continue
 				}
 				full := append(base[:len(base):len(base)], r...)
-				if pat := w.deny.match(full); pat != "" {
-					err = &Error{Op: op, Path: name, Rule: RuleDenied, Err: ErrDenied,
-						Detail: fmt.Sprintf("it holds %q, which %s", strings.Join(full, "/"), denyReason(pat))}
+				if pat := w.deny.Match(full); pat != "" {
+					err = &Error{Op: op, Path: name, Rule: pathguard.RuleDenied, Err: ErrDenied,
+						Detail: fmt.Sprintf("it holds %q, which %s", strings.Join(full, "/"), pathguard.DenyReason(pat))}
 					return
 				}
-				if p := strings.Join(full, "/"); len(p) > MaxPathBytes {
-					err = refuse(name, RulePathTooLong, ErrInvalidPath,
-						"it would place %s at a path of %d bytes, more than the %d allowed", truncate(p), len(p), MaxPathBytes)
+				if p := strings.Join(full, "/"); len(p) > pathguard.MaxPathBytes {
+					err = pathguard.Refuse(name, pathguard.RulePathTooLong, ErrInvalidPath,
+						"it would place %s at a path of %d bytes, more than the %d allowed", pathguard.Truncate(p), len(p), pathguard.MaxPathBytes)
 					err.(*Error).Op = op
 					return
 				}
@@ -387,9 +389,6 @@ func (w *Workspace) Symlink(target, link string) error {
 	return w.symlink(workerView, target, link)
 }
 
-// gitSpecialNames may not be symlinks: git fsck rejects such trees.
-var gitSpecialNames = map[string]bool{".gitmodules": true, ".gitattributes": true, ".gitignore": true, ".mailmap": true}
-
 func (w *Workspace) symlink(v view, target, link string) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -421,8 +420,8 @@ func (w *Workspace) symlink(v view, target, link string) error {
 // all judge links here. Following a link checks again, every time: that is
 // the guarantee; this check keeps bad links from being made at all.
 func (w *Workspace) checkLink(v view, root *node, name string, comps []string, target string) error {
-	if gitSpecialNames[canonicalName(comps[len(comps)-1])] {
-		return refuse(name, RuleGitSpecialLink, ErrDenied,
+	if pathguard.IsGitSpecial(comps[len(comps)-1]) {
+		return pathguard.Refuse(name, pathguard.RuleGitSpecialLink, ErrDenied,
 			"%s cannot be a symlink: git refuses such trees; write it as a regular file", comps[len(comps)-1])
 	}
 	if err := checkTargetIn(v, name, target); err != nil {
@@ -431,11 +430,11 @@ func (w *Workspace) checkLink(v view, root *node, name string, comps []string, t
 	if v == workerView {
 		joined := path.Join(strings.Join(comps[:len(comps)-1], "/"), target)
 		if joined == ".." || strings.HasPrefix(joined, "../") {
-			return refuse(name, RuleSymlinkEscape, ErrOutsideSandbox,
+			return pathguard.Refuse(name, pathguard.RuleSymlinkEscape, ErrOutsideSandbox,
 				"symlink target %q leads above the workspace root from here; a symlink must point inside the workspace", target)
 		}
 		if joined != "." {
-			if err := w.deny.check(name, strings.Split(joined, "/")); err != nil {
+			if err := w.deny.CheckComps(name, strings.Split(joined, "/")); err != nil {
 				err.Detail = "symlink target: " + err.Detail
 				return err
 			}

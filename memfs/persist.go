@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 	"unsafe"
+
+	"github.com/airlock-dev/airlock/internal/pathguard"
 )
 
 // This file is what a durable session needs of the workspace: the
@@ -129,7 +131,7 @@ func (w *Workspace) Apply(from *Snapshot, deltas []Delta) (*Snapshot, error) {
 	}
 	t := w.builder(root)
 	for _, d := range deltas {
-		comps, err := CheckPath(d.Path)
+		comps, err := pathguard.CheckPath(d.Path)
 		if err != nil {
 			return nil, fmt.Errorf("memfs: apply: %w", err)
 		}

@@ -9,6 +9,7 @@ import (
 	"syscall"
 
 	"github.com/airlock-dev/airlock/internal/bytesize"
+	"github.com/airlock-dev/airlock/internal/pathguard"
 )
 
 // Snapshot is one state of a workspace's tree, frozen: it never changes, so
@@ -150,10 +151,10 @@ func (w *Workspace) WalkVisible(s *Snapshot, dir string, fn func(Entry) error) e
 	}
 	canon := make([]string, len(comps), len(comps)+8)
 	for i, c := range comps {
-		canon[i] = canonicalName(c)
+		canon[i] = pathguard.Canonical(c)
 	}
-	if len(canon) > 0 && w.deny.matchCanon(canon) != "" {
-		return w.deny.check(dir, comps)
+	if len(canon) > 0 && w.deny.MatchCanon(canon) != "" {
+		return w.deny.CheckComps(dir, comps)
 	}
 	return w.walkVisible(n, dir, canon, fn)
 }
@@ -166,8 +167,8 @@ func (w *Workspace) WalkVisible(s *Snapshot, dir string, fn func(Entry) error) e
 func (w *Workspace) walkVisible(n *node, prefix string, canon []string, fn func(Entry) error) error {
 	for it := n.kids.Iterator(); !it.Done(); {
 		name, c, _ := it.Next()
-		cc := append(canon, canonicalName(name))
-		if w.deny.matchWhole(cc) != "" {
+		cc := append(canon, pathguard.Canonical(name))
+		if w.deny.MatchWhole(cc) != "" {
 			continue
 		}
 		p := name
@@ -308,7 +309,7 @@ func (w *Workspace) Overlay(parent, src *Snapshot, paths []string) (*Snapshot, e
 	}
 	ops := make([]op, 0, len(paths))
 	for _, p := range paths {
-		comps, err := CheckPath(p)
+		comps, err := pathguard.CheckPath(p)
 		if err != nil {
 			return nil, err
 		}

@@ -237,7 +237,7 @@ func TestSetBaseRetracksCheckpoints(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Against the new base, the checkpoint's state lacks b.
-	if got := changesOf(w); !reflect.DeepEqual(got, []string{"deleted b"}) {
+	if got := changesOf(w); !reflect.DeepEqual(got, []string{"delete b"}) {
 		t.Errorf("changes after rolling back past the new base: %v", got)
 	}
 }

@@ -3,6 +3,8 @@ package memfs
 import (
 	"fmt"
 	"strings"
+
+	"github.com/airlock-dev/airlock/internal/pathguard"
 )
 
 // Sub is the part of a workspace under one directory, seen as a workspace
@@ -34,11 +36,11 @@ type subKeep struct {
 // tree and the base) if it is missing. Directories of two Subs may not
 // contain one another.
 func (w *Workspace) Sub(dir string) (*Sub, error) {
-	comps, err := CheckPath(dir)
+	comps, err := pathguard.CheckPath(dir)
 	if err != nil {
 		return nil, withOp(err, "sub")
 	}
-	if e := w.deny.check(dir, comps); e != nil {
+	if e := w.deny.CheckComps(dir, comps); e != nil {
 		return nil, withOp(e, "sub")
 	}
 	dir = strings.Join(comps, "/")

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/airlock-dev/airlock/internal/change"
+	"github.com/airlock-dev/airlock/internal/pathguard"
 	"github.com/benbjohnson/immutable"
 )
 
@@ -67,11 +69,11 @@ func (w *Workspace) Seed(files []SeedFile) ([]Refused, error) {
 // seedNode checks one seed entry and makes its node, not yet linked.
 func (t *txn) seedNode(sf SeedFile) ([]string, *node, error) {
 	w := t.w
-	comps, err := CheckPath(sf.Path)
+	comps, err := pathguard.CheckPath(sf.Path)
 	if err != nil {
 		return nil, nil, withOp(err, "seed")
 	}
-	if err := w.deny.check(sf.Path, comps); err != nil {
+	if err := w.deny.CheckComps(sf.Path, comps); err != nil {
 		return nil, nil, withOp(err, "seed")
 	}
 	k, perm := kindFile, sf.Mode.Perm()
@@ -159,31 +161,10 @@ func (d *seedTree) build(t *txn, into *node) *node {
 	return into
 }
 
-// ChangeKind says how a path differs from the base.
-type ChangeKind uint8
-
-const (
-	Created ChangeKind = iota + 1
-	Modified
-	Deleted
-)
-
-func (k ChangeKind) String() string {
-	switch k {
-	case Created:
-		return "created"
-	case Modified:
-		return "modified"
-	case Deleted:
-		return "deleted"
-	}
-	return fmt.Sprintf("ChangeKind(%d)", uint8(k))
-}
-
 // Change is a file or symlink that differs from the base.
 type Change struct {
 	Path string
-	Kind ChangeKind
+	Kind change.Kind
 	Mode fs.FileMode // the new mode; for a deletion, the old one
 	Size int64       // the new size; for a deletion, the old one
 }
@@ -229,13 +210,13 @@ func diffEntries(a, b *node, p string) (Change, bool) {
 	case a == nil && b == nil:
 		return Change{}, false
 	case a == nil:
-		return Change{Path: p, Kind: Created, Mode: b.mode(), Size: b.size()}, true
+		return Change{Path: p, Kind: change.Create, Mode: b.mode(), Size: b.size()}, true
 	case b == nil:
-		return Change{Path: p, Kind: Deleted, Mode: a.mode(), Size: a.size()}, true
+		return Change{Path: p, Kind: change.Delete, Mode: a.mode(), Size: a.size()}, true
 	case sameContent(a, b):
 		return Change{}, false
 	}
-	return Change{Path: p, Kind: Modified, Mode: b.mode(), Size: b.size()}, true
+	return Change{Path: p, Kind: change.Update, Mode: b.mode(), Size: b.size()}, true
 }
 
 // sameContent reports whether git would see a and b as the same entry: same

@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/airlock-dev/airlock/internal/change"
 	"github.com/airlock-dev/airlock/memfs"
 )
 
@@ -110,15 +111,15 @@ func TestChanges(t *testing.T) {
 	}
 	got := w.Changes()
 	want := []memfs.Change{
-		{Path: "dir/a", Kind: memfs.Deleted, Mode: 0o644, Size: 1},
-		{Path: "dir/b", Kind: memfs.Deleted, Mode: 0o644, Size: 1},
-		{Path: "edit.txt", Kind: memfs.Modified, Mode: 0o644, Size: 2},
-		{Path: "exec.sh", Kind: memfs.Modified, Mode: 0o755, Size: 2},
-		{Path: "gone.txt", Kind: memfs.Deleted, Mode: 0o644, Size: 3},
-		{Path: "mv-from", Kind: memfs.Deleted, Mode: 0o644, Size: 1},
-		{Path: "new.txt", Kind: memfs.Created, Mode: 0o644, Size: 5},
-		{Path: "sub/mv-to", Kind: memfs.Created, Mode: 0o644, Size: 1},
-		{Path: "type", Kind: memfs.Modified, Mode: fs.ModeSymlink | 0o777, Size: 8},
+		{Path: "dir/a", Kind: change.Delete, Mode: 0o644, Size: 1},
+		{Path: "dir/b", Kind: change.Delete, Mode: 0o644, Size: 1},
+		{Path: "edit.txt", Kind: change.Update, Mode: 0o644, Size: 2},
+		{Path: "exec.sh", Kind: change.Update, Mode: 0o755, Size: 2},
+		{Path: "gone.txt", Kind: change.Delete, Mode: 0o644, Size: 3},
+		{Path: "mv-from", Kind: change.Delete, Mode: 0o644, Size: 1},
+		{Path: "new.txt", Kind: change.Create, Mode: 0o644, Size: 5},
+		{Path: "sub/mv-to", Kind: change.Create, Mode: 0o644, Size: 1},
+		{Path: "type", Kind: change.Update, Mode: fs.ModeSymlink | 0o777, Size: 8},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Changes:\n got %v\nwant %v", got, want)
@@ -168,7 +169,7 @@ func TestHandleWritesAreTracked(t *testing.T) {
 	}
 	f.WriteAt([]byte("X"), 1)
 	f.Close()
-	if ch := w.Changes(); len(ch) != 1 || ch[0].Kind != memfs.Modified {
+	if ch := w.Changes(); len(ch) != 1 || ch[0].Kind != change.Update {
 		t.Errorf("Changes = %v", ch)
 	}
 }

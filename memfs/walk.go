@@ -5,6 +5,8 @@ import (
 	"path"
 	"strings"
 	"syscall"
+
+	"github.com/airlock-dev/airlock/internal/pathguard"
 )
 
 // maxSymlinkHops is how many symlinks one lookup may follow, as Linux's
@@ -56,7 +58,7 @@ func (w *Workspace) walk(v view, root *node, name string, comps []string, follow
 				if v == billyView {
 					continue
 				}
-				return found{}, refuse(name, RuleSymlinkEscape, ErrOutsideSandbox,
+				return found{}, pathguard.Refuse(name, pathguard.RuleSymlinkEscape, ErrOutsideSandbox,
 					"a symlink on the way leads above the workspace root; only links that stay inside the workspace can be followed")
 			}
 			names, stack = names[:len(names)-1], stack[:len(stack)-1]
@@ -117,13 +119,13 @@ func (w *Workspace) walk(v view, root *node, name string, comps []string, follow
 // can lead to ".git" or a reserved name even there.
 func checkTargetIn(v view, name, target string) error {
 	if v == workerView {
-		return checkLinkTarget(name, target)
+		return pathguard.CheckLinkTarget(name, target)
 	}
 	for _, c := range strings.Split(target, "/") {
 		if c == "" || c == "." || c == ".." {
 			continue
 		}
-		if err := checkName(name, c); err != nil {
+		if err := pathguard.CheckName(name, c); err != nil {
 			err.Detail = "symlink target: " + err.Detail
 			return err
 		}
@@ -137,7 +139,7 @@ func (w *Workspace) checkHopDeny(name string, comps []string) error {
 	if len(comps) == 0 {
 		return nil
 	}
-	if err := w.deny.check(name, comps); err != nil {
+	if err := w.deny.CheckComps(name, comps); err != nil {
 		err.Detail = "through a symlink, " + err.Detail
 		return err
 	}
@@ -164,11 +166,11 @@ func (w *Workspace) resolveFrom(root *node, op, name string, followLast, allowRo
 			name = name[:len(name)-1]
 		}
 	}
-	comps, err := CheckPath(name)
+	comps, err := pathguard.CheckPath(name)
 	if err != nil {
 		return found{}, withOp(err, op)
 	}
-	if err := w.deny.check(name, comps); err != nil {
+	if err := w.deny.CheckComps(name, comps); err != nil {
 		return found{}, withOp(err, op)
 	}
 	f, err := w.walk(workerView, root, name, comps, followLast)
@@ -186,7 +188,7 @@ func (w *Workspace) resolveBilly(op, name string, followLast bool) (found, error
 	if len(comps) == 0 {
 		return found{node: w.cur.root}, nil
 	}
-	if err := w.deny.check(name, comps); err != nil {
+	if err := w.deny.CheckComps(name, comps); err != nil {
 		return found{}, withOp(err, op)
 	}
 	f, err := w.walk(billyView, w.cur.root, name, comps, followLast)
@@ -200,12 +202,12 @@ func billyComps(name string) ([]string, error) {
 	if clean == "" {
 		return nil, nil
 	}
-	if err := checkChars(clean); err != nil {
+	if err := pathguard.CheckChars(clean); err != nil {
 		return nil, err
 	}
 	comps := strings.Split(clean, "/")
 	for _, c := range comps {
-		if err := checkName(clean, c); err != nil {
+		if err := pathguard.CheckName(clean, c); err != nil {
 			return nil, err
 		}
 	}

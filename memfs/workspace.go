@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/airlock-dev/airlock/internal/pathguard"
 	"github.com/benbjohnson/immutable"
 )
 
@@ -70,7 +71,7 @@ func WithKeptBy(what string) Option { return func(c *config) { c.keptBy = what }
 // WithLimits sets the quotas; zero fields keep their defaults.
 func WithLimits(l Limits) Option { return func(c *config) { c.limits = l } }
 
-// WithDeny adds deny patterns to the defaults (see DenyList).
+// WithDeny adds deny patterns to the defaults (see pathguard.DenyList).
 func WithDeny(patterns ...string) Option {
 	return func(c *config) { c.deny = append(c.deny, patterns...) }
 }
@@ -83,7 +84,7 @@ func WithClock(now func() time.Time) Option { return func(c *config) { c.now = n
 // documentation for the whole contract.
 type Workspace struct {
 	limits Limits
-	deny   *DenyList
+	deny   *pathguard.DenyList
 	now    func() time.Time
 
 	mu       sync.RWMutex
@@ -127,7 +128,7 @@ func New(opts ...Option) (*Workspace, error) {
 	if err != nil {
 		return nil, err
 	}
-	deny, err := NewDenyList(c.deny...)
+	deny, err := pathguard.NewDenyList(c.deny...)
 	if err != nil {
 		return nil, fmt.Errorf("memfs: %w", err)
 	}
@@ -150,7 +151,7 @@ func (w *Workspace) freeze() { w.gen++ }
 func (w *Workspace) Limits() Limits { return w.limits }
 
 // Deny returns the workspace's deny list.
-func (w *Workspace) Deny() *DenyList { return w.deny }
+func (w *Workspace) Deny() *pathguard.DenyList { return w.deny }
 
 // Usage returns what the live tree holds, and what the workspace holds in
 // all (the live tree plus versions only the base or checkpoints keep). The

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/airlock-dev/airlock/internal/lockedwriter"
 	"github.com/airlock-dev/airlock/sandbox/mirror"
 )
 
@@ -313,7 +314,7 @@ func (h *helper) pipe(stdin io.Reader, stdout, stderr io.Writer) (setup *bytes.B
 	if stdout != nil && stdout == stderr {
 		// One writer for both streams, as os/exec allows: copied from two
 		// pipes, it must not be written by two goroutines at once.
-		lw := &lockedWriter{w: stdout}
+		lw := lockedwriter.New(stdout)
 		stdout, stderr = lw, lw
 	}
 	setup, streams = &bytes.Buffer{}, &sync.WaitGroup{}
@@ -439,15 +440,4 @@ func probe() error {
 		return fmt.Errorf("%w: /bin/true exited %d in it: %s", ErrUnavailable, code, stderr.String())
 	}
 	return nil
-}
-
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
 }

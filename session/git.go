@@ -7,6 +7,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/airlock-dev/airlock/internal/pathguard"
 	"github.com/airlock-dev/airlock/memfs"
 	"github.com/airlock-dev/airlock/staging"
 	"github.com/airlock-dev/airlock/targets"
@@ -262,13 +263,13 @@ func (h *Repo) pull(ctx context.Context, source string, paths []string, dest str
 	}
 	for _, p := range paths {
 		if q := strings.TrimSuffix(p, "/"); q != "." && q != "" {
-			if _, err := memfs.CheckPath(q); err != nil {
+			if _, err := pathguard.CheckPath(q); err != nil {
 				return PullResult{}, err
 			}
 		}
 	}
 	if dest != "" {
-		if _, err := memfs.CheckPath(strings.TrimSuffix(dest, "/")); err != nil {
+		if _, err := pathguard.CheckPath(strings.TrimSuffix(dest, "/")); err != nil {
 			return PullResult{}, err
 		}
 	}
@@ -357,5 +358,3 @@ func (s *Session) syncBaseLocked(ctx context.Context, r *repo, o opened, spec *w
 
 // errPushLanding: a commit a change would touch is on its way to a target.
 var errPushLanding = errors.New("it is on its way to the target")
-
-func short(h plumbing.Hash) string { return h.String()[:7] }

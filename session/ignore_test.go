@@ -11,7 +11,7 @@ import (
 
 	"github.com/airlock-dev/airlock/approval"
 	"github.com/airlock-dev/airlock/approval/ledger"
-	"github.com/airlock-dev/airlock/memfs"
+	"github.com/airlock-dev/airlock/internal/change"
 	"github.com/airlock-dev/airlock/sandbox"
 	"github.com/airlock-dev/airlock/session"
 	"github.com/airlock-dev/airlock/staging"
@@ -172,9 +172,9 @@ func gitStatusOf(t *testing.T, dir string) (untracked, modified, ignored, matchi
 func airlockStatusOf(st session.Status) (untracked, modified, ignored, matching []string) {
 	for _, c := range st.Unstaged {
 		switch c.Kind {
-		case memfs.Created:
+		case change.Create:
 			untracked = append(untracked, c.Path)
-		case memfs.Modified:
+		case change.Update:
 			modified = append(modified, c.Path)
 		}
 	}

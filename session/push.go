@@ -12,6 +12,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/airlock-dev/airlock/approval"
+	"github.com/airlock-dev/airlock/internal/shortid"
 	"github.com/airlock-dev/airlock/staging"
 	"github.com/airlock-dev/airlock/targets"
 	"github.com/airlock-dev/airlock/worker"
@@ -208,9 +209,9 @@ func (s *Session) notStagedLocked(t targets.Target, facts targets.Facts, headErr
 	for h, where := range s.published {
 		if len(commitID) >= 4 && len(commitID) <= 40 && h.String()[:len(commitID)] == commitID {
 			if headErr == nil && facts.Head == h {
-				return fmt.Errorf("%s is already pushed: %s (%s) is at it; nothing to do", short(h), t.Describe(), targets.BranchName(facts.Ref))
+				return fmt.Errorf("%s is already pushed: %s (%s) is at it; nothing to do", shortid.Hash(h), t.Describe(), targets.BranchName(facts.Ref))
 			}
-			return fmt.Errorf("%s was already pushed to %s, so it is not staged any more; git_stage new work to push more", short(h), where)
+			return fmt.Errorf("%s was already pushed to %s, so it is not staged any more; git_stage new work to push more", shortid.Hash(h), where)
 		}
 	}
 	return lookupErr
@@ -233,7 +234,7 @@ func settledByRebase(tk *approval.Ticket) bool {
 type alreadyThereError struct{ head plumbing.Hash }
 
 func (e *alreadyThereError) Error() string {
-	return fmt.Sprintf("the branch is at %s, which holds the commit already", short(e.head))
+	return fmt.Sprintf("the branch is at %s, which holds the commit already", shortid.Hash(e.head))
 }
 
 // reachesLocked reports whether commit head (in the store) is c or has c
@@ -294,10 +295,10 @@ func (s *Session) askLocked(ctx context.Context, p *push, c *staging.Commit, hea
 		}
 		nu, ok := res.Rebuilt[c.ID]
 		if !ok {
-			return fmt.Errorf("rebasing onto %s lost commit %s", short(head), short(c.ID))
+			return fmt.Errorf("rebasing onto %s lost commit %s", shortid.Hash(head), shortid.Hash(c.ID))
 		}
 		p.notes = append(p.notes, fmt.Sprintf("%s moved to %s since your pull; your commit %s was rebased onto it and is now %s (files that came in from there: %s)",
-			targets.BranchName(p.ref), short(head), short(c.ID), short(nu), listOrNone(res.Updated)))
+			targets.BranchName(p.ref), shortid.Hash(head), shortid.Hash(c.ID), shortid.Hash(nu), listOrNone(res.Updated)))
 		if len(withdrawn) > 0 {
 			p.notes = append(p.notes, fmt.Sprintf("withdrew request %s, whose commits the rebase changed", listOrNone(withdrawn)))
 		}
@@ -323,7 +324,7 @@ func (s *Session) askLocked(ctx context.Context, p *push, c *staging.Commit, hea
 	}
 	if other := s.pushes[tk.Request().ID]; other != nil && other != p {
 		// The gate already holds this very request: that push is this one.
-		return fmt.Errorf("push of %s is already waiting as request %s", short(c.ID), tk.Request().ID)
+		return fmt.Errorf("push of %s is already waiting as request %s", shortid.Hash(c.ID), tk.Request().ID)
 	}
 	s.requestedLocked(p, c, tk)
 	return nil
@@ -448,15 +449,15 @@ func (s *Session) endLocked(p *push, res PushResult, err error) {
 // withdrawLocked withdraws p's request; its driver then ends it.
 func (s *Session) withdrawLocked(p *push, why string) error {
 	if p.state != requested {
-		return fmt.Errorf("push of %s: %w", short(p.commit.ID), errPushLanding)
+		return fmt.Errorf("push of %s: %w", shortid.Hash(p.commit.ID), errPushLanding)
 	}
 	if err := s.gate.Withdraw(p.req.ID, why); err != nil {
 		if !errors.Is(err, approval.ErrNotPending) {
 			// The ledger could not record it: the request stays open.
-			return fmt.Errorf("the request to push %s could not be withdrawn (%w); it is still waiting for a reviewer", short(p.commit.ID), err)
+			return fmt.Errorf("the request to push %s could not be withdrawn (%w); it is still waiting for a reviewer", shortid.Hash(p.commit.ID), err)
 		}
 		// Decided meanwhile, or a pick is being built: it is under way.
-		return fmt.Errorf("push of %s: %w", short(p.commit.ID), errPushLanding)
+		return fmt.Errorf("push of %s: %w", shortid.Hash(p.commit.ID), errPushLanding)
 	}
 	return nil
 }
@@ -474,7 +475,7 @@ func (s *Session) unpinLocked(commits []*staging.Commit, why string, except *pus
 	for _, p := range s.pushes {
 		if p != except && p.state != ended && touched[p.commit.ID] {
 			if p.state != requested {
-				return nil, fmt.Errorf("the push of %s to %s is under way: wait for its git_push to answer, then try again", short(p.commit.ID), p.t.Describe())
+				return nil, fmt.Errorf("the push of %s to %s is under way: wait for its git_push to answer, then try again", shortid.Hash(p.commit.ID), p.t.Describe())
 			}
 			hit = append(hit, p)
 		}
@@ -485,7 +486,7 @@ func (s *Session) unpinLocked(commits []*staging.Commit, why string, except *pus
 			if !errors.Is(err, errPushLanding) {
 				return ids, err
 			}
-			return ids, fmt.Errorf("the push of %s to %s is under way: wait for its git_push to answer, then try again", short(p.commit.ID), p.t.Describe())
+			return ids, fmt.Errorf("the push of %s to %s is under way: wait for its git_push to answer, then try again", shortid.Hash(p.commit.ID), p.t.Describe())
 		}
 		ids = append(ids, p.req.ID)
 	}
@@ -518,7 +519,7 @@ func (s *Session) advanceLocked(r *repo, id plumbing.Hash, spec *worker.TargetSp
 	if i := slices.IndexFunc(chain, func(c *staging.Commit) bool { return c.ID == id }); i > 0 {
 		for _, c := range chain[:i] {
 			if _, ok := s.published[c.ID]; !ok {
-				s.published[c.ID] = fmt.Sprintf("%s with %s", where, short(id))
+				s.published[c.ID] = fmt.Sprintf("%s with %s", where, shortid.Hash(id))
 			}
 		}
 	}

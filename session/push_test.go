@@ -15,6 +15,7 @@ import (
 
 	"github.com/airlock-dev/airlock/approval"
 	"github.com/airlock-dev/airlock/approval/ledger"
+	"github.com/airlock-dev/airlock/internal/shortid"
 	"github.com/airlock-dev/airlock/session"
 	"github.com/airlock-dev/airlock/staging"
 	"github.com/airlock-dev/airlock/targets"
@@ -106,7 +107,7 @@ func TestConcurrentPushesOfOneCommitAreOne(t *testing.T) {
 			// A call reports progress first once it waits on the push:
 			// it has joined.
 			var once sync.Once
-			results[i], errs[i] = e.s.Push(context.Background(), c.ID.String()[:7], "", func(float64, float64, string) {
+			results[i], errs[i] = e.s.Push(context.Background(), shortid.Hash(c.ID), "", func(float64, float64, string) {
 				once.Do(joined.Done)
 			})
 		}()
@@ -240,7 +241,7 @@ func TestMovedTargetRebasesOnTheApproval(t *testing.T) {
 	}
 	// The worker's next call names the commit it staged; that joins the
 	// push that rebased it instead of answering "no such staged commit".
-	if again, err := e.s.Push(context.Background(), first.New.String()[:7], "", nil); err == nil || !strings.Contains(err.Error(), "already pushed") {
+	if again, err := e.s.Push(context.Background(), shortid.Hash(first.New), "", nil); err == nil || !strings.Contains(err.Error(), "already pushed") {
 		t.Errorf("pushing the pre-rebase commit again: %+v, %v", again, err)
 	}
 	notes := strings.Join(res.Notes, "\n")

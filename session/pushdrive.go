@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/airlock-dev/airlock/approval"
+	"github.com/airlock-dev/airlock/internal/shortid"
 	"github.com/airlock-dev/airlock/targets"
 )
 
@@ -60,7 +61,7 @@ func (s *Session) approved(p *push) (dec approval.Decision, grant approval.Grant
 	if _, carried := s.published[grant.New()]; !carried && !p.r.stagedOrPublished(grant.New()) {
 		// Pinning should make this impossible; never push a commit
 		// the sandbox no longer stands behind.
-		err := fmt.Errorf("%s changed while it was under review, so nothing was pushed; git_push again", short(grant.New()))
+		err := fmt.Errorf("%s changed while it was under review, so nothing was pushed; git_push again", shortid.Hash(grant.New()))
 		s.finishLocked(p, PushResult{}, s.recordFailedLocked(grant, errors.New("the commit changed while under review"), err), "after a push ended")
 		return dec, grant, false
 	}
@@ -89,7 +90,7 @@ func (s *Session) landed(ctx context.Context, p *push, dec approval.Decision, gr
 	if lerr := s.gate.RecordPush(grant.Record("pushed", err)); lerr != nil {
 		// The branch holds it whatever the ledger says: the worker is
 		// told it landed, the operator that the ledger lacks it.
-		s.warn("the push of %s to %s landed, but the ledger could not record it: %v", short(grant.New()), p.t.Describe(), lerr)
+		s.warn("the push of %s to %s landed, but the ledger could not record it: %v", shortid.Hash(grant.New()), p.t.Describe(), lerr)
 		notes = append(notes, fmt.Sprintf("the push landed, but the ledger could not record it (%v); the operator was told", lerr))
 	}
 	s.advanceLocked(p.r, grant.New(), p.spec, p.ref, p.t)
@@ -97,7 +98,7 @@ func (s *Session) landed(ctx context.Context, p *push, dec approval.Decision, gr
 		// The commits this push was asked for before a rebase or a pick
 		// made them grant.New(): pushed too, under that id.
 		if _, ok := s.published[k.commit]; !ok {
-			s.published[k.commit] = fmt.Sprintf("%s as %s", s.published[grant.New()], short(grant.New()))
+			s.published[k.commit] = fmt.Sprintf("%s as %s", s.published[grant.New()], shortid.Hash(grant.New()))
 		}
 	}
 	res := PushResult{Commit: grant.New(), Target: p.t.Describe(), Branch: targets.BranchName(p.ref),
@@ -182,6 +183,6 @@ func (s *Session) recordFailedLocked(grant approval.Grant, why, err error) error
 	if lerr == nil {
 		return err
 	}
-	s.warn("a push of %s failed (%v), and the ledger could not record it: %v", short(grant.New()), why, lerr)
+	s.warn("a push of %s failed (%v), and the ledger could not record it: %v", shortid.Hash(grant.New()), why, lerr)
 	return fmt.Errorf("%w (and the ledger could not record that it failed: %v; the operator was told)", err, lerr)
 }

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/airlock-dev/airlock/approval"
+	"github.com/airlock-dev/airlock/internal/change"
+	"github.com/airlock-dev/airlock/internal/shortid"
 	"github.com/airlock-dev/airlock/internal/textcap"
 	"github.com/airlock-dev/airlock/staging"
 	"github.com/airlock-dev/airlock/worker"
@@ -20,7 +22,7 @@ func (s *Session) request(p *push, c *staging.Commit) (*approval.Request, error)
 	if !head.IsZero() {
 		hc, err := object.GetCommit(s.store, head)
 		if err != nil {
-			return nil, fmt.Errorf("the target's commit %s is not in the sandbox: %w", head.String()[:7], err)
+			return nil, fmt.Errorf("the target's commit %s is not in the sandbox: %w", shortid.Hash(head), err)
 		}
 		oldTree = hc.TreeHash
 	} else if p.facts.WritesFiles {
@@ -85,11 +87,11 @@ func (s *Session) request(p *push, c *staging.Commit) (*approval.Request, error)
 		h := nu[fc.Path]
 		switch {
 		case old[fc.Path].IsZero():
-			fc.Op = approval.OpCreate
+			fc.Op = change.Create
 		case h.IsZero():
-			fc.Op, h = approval.OpDelete, old[fc.Path]
+			fc.Op, h = change.Delete, old[fc.Path]
 		default:
-			fc.Op = approval.OpUpdate
+			fc.Op = change.Update
 		}
 		fc.Size, _ = s.store.BlobSize(h)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/airlock-dev/airlock/approval"
+	"github.com/airlock-dev/airlock/internal/shortid"
 	"github.com/airlock-dev/airlock/staging"
 	"github.com/airlock-dev/airlock/targets"
 	"github.com/go-git/go-git/v5/plumbing"
@@ -22,7 +23,7 @@ func (s *Session) resumePushesLocked(ctx context.Context, recs []pushRec, pre pr
 		t, err := pre.target(pr.Spec)
 		if err != nil {
 			lost := s.recordOutcome(pr.ID, "", pr.Ref, old, commit, "failed", fmt.Sprintf("the session resumed but could not open the target: %v", err))
-			rec.Ended = append(rec.Ended, fmt.Sprintf("The push of %s (request %s) could not be taken up again: %v; git_push it again.%s", short(commit), pr.ID, err, lost))
+			rec.Ended = append(rec.Ended, fmt.Sprintf("The push of %s (request %s) could not be taken up again: %v; git_push it again.%s", shortid.Hash(commit), pr.ID, err, lost))
 			continue
 		}
 		branch := targets.BranchName(pr.Ref)
@@ -41,10 +42,10 @@ func (s *Session) resumePushesLocked(ctx context.Context, recs []pushRec, pre pr
 					}
 				}
 				s.advanceLocked(r, commit, pr.Spec, pr.Ref, t)
-				rec.Ended = append(rec.Ended, fmt.Sprintf("The push of %s to %s (%s), interrupted by the restart, had landed: it is pushed.%s", short(commit), t.Describe(), branch, lost))
+				rec.Ended = append(rec.Ended, fmt.Sprintf("The push of %s to %s (%s), interrupted by the restart, had landed: it is pushed.%s", shortid.Hash(commit), t.Describe(), branch, lost))
 			} else {
 				lost := s.recordOutcome(pr.ID, t.ID(), pr.Ref, old, commit, "failed", "interrupted by a restart before the branch moved")
-				rec.Ended = append(rec.Ended, fmt.Sprintf("The push of %s to %s (%s) was interrupted by the restart before it landed; nothing was pushed: git_push it again.%s", short(commit), t.Describe(), branch, lost))
+				rec.Ended = append(rec.Ended, fmt.Sprintf("The push of %s to %s (%s) was interrupted by the restart before it landed; nothing was pushed: git_push it again.%s", shortid.Hash(commit), t.Describe(), branch, lost))
 			}
 			continue
 		}
@@ -57,7 +58,7 @@ func (s *Session) resumePushesLocked(ctx context.Context, recs []pushRec, pre pr
 				why = herr.Error()
 			}
 			lost := s.recordOutcome(pr.ID, t.ID(), pr.Ref, old, commit, "withdrawn", "the session resumed, but "+why)
-			rec.Ended = append(rec.Ended, fmt.Sprintf("The request %s to push %s was withdrawn at the restart: %s.%s", pr.ID, short(commit), why, lost))
+			rec.Ended = append(rec.Ended, fmt.Sprintf("The request %s to push %s was withdrawn at the restart: %s.%s", pr.ID, shortid.Hash(commit), why, lost))
 			continue
 		}
 		p := &push{r: r, spec: pr.Spec, t: t, ref: pr.Ref, facts: facts, notes: pr.Notes, retries: pr.Retries, picks: make(chan *approval.PickAsk), done: make(chan struct{})}
@@ -72,12 +73,12 @@ func (s *Session) resumePushesLocked(ctx context.Context, recs []pushRec, pre pr
 			// The branch moved while airlock was down: the old request
 			// compares with a head that is gone. Ask anew on the new one.
 			if lost := s.recordOutcome(pr.ID, t.ID(), pr.Ref, old, commit, "withdrawn", "the session resumed and the branch had moved; asked again"); lost != "" {
-				rec.Ended = append(rec.Ended, fmt.Sprintf("The request %s to push %s was asked again on the moved branch.%s", pr.ID, short(commit), lost))
+				rec.Ended = append(rec.Ended, fmt.Sprintf("The request %s to push %s was asked again on the moved branch.%s", pr.ID, shortid.Hash(commit), lost))
 			}
 			err = s.askLocked(ctx, p, c, facts.Head)
 		}
 		if err != nil {
-			rec.Ended = append(rec.Ended, fmt.Sprintf("The request %s to push %s could not be offered again: %v; git_push it again.", pr.ID, short(commit), err))
+			rec.Ended = append(rec.Ended, fmt.Sprintf("The request %s to push %s could not be offered again: %v; git_push it again.", pr.ID, shortid.Hash(commit), err))
 			continue
 		}
 		rec.Waiting = append(rec.Waiting, p.req.ID)

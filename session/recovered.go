@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/airlock-dev/airlock/internal/shortid"
 	"github.com/airlock-dev/airlock/memfs"
 	"github.com/airlock-dev/airlock/staging"
 	"github.com/airlock-dev/airlock/targets"
@@ -45,7 +46,7 @@ func (r *Recovered) Text() string {
 	if len(r.Staged) > 0 {
 		var ids []string
 		for _, c := range r.Staged {
-			ids = append(ids, short(c.ID))
+			ids = append(ids, shortid.Hash(c.ID))
 		}
 		fmt.Fprintf(&b, " (%s)", strings.Join(ids, ", "))
 	}

@@ -13,6 +13,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
+	"github.com/airlock-dev/airlock/internal/change"
+	"github.com/airlock-dev/airlock/internal/pathguard"
 	"github.com/airlock-dev/airlock/memfs"
 	"github.com/airlock-dev/airlock/staging/commitmeta"
 	"github.com/airlock-dev/airlock/staging/treecheck"
@@ -49,27 +51,6 @@ type Config struct {
 	Location *time.Location
 }
 
-// Op is what a change does to a path.
-type Op uint8
-
-const (
-	Create Op = iota + 1
-	Update
-	Delete
-)
-
-func (o Op) String() string {
-	switch o {
-	case Create:
-		return "create"
-	case Update:
-		return "update"
-	case Delete:
-		return "delete"
-	}
-	return fmt.Sprintf("Op(%d)", uint8(o))
-}
-
 // Commit is a staged commit: a real git commit in the store, on top of the
 // previous staged commit or the base.
 type Commit struct {
@@ -87,7 +68,7 @@ type Commit struct {
 // File is one path a staged commit changes, relative to its parent.
 type File struct {
 	Path    string
-	Op      Op
+	Op      change.Kind
 	Blob    plumbing.Hash     // zero for a deletion
 	Size    int64             // the new size; for a deletion, the old one
 	Mode    filemode.FileMode // the new mode; for a deletion, the old one
@@ -374,14 +355,14 @@ func (a *Area) filesOf(edits []edit) []File {
 		case ed.remove && !ed.had:
 			continue
 		case ed.remove:
-			f.Op, f.Mode, f.OldMode, f.OldBlob = Delete, ed.old.Mode, ed.old.Mode, ed.old.Hash
+			f.Op, f.Mode, f.OldMode, f.OldBlob = change.Delete, ed.old.Mode, ed.old.Mode, ed.old.Hash
 			f.Size, _ = a.store.BlobSize(ed.old.Hash)
 		case ed.had && ed.old.Mode == ed.mode && ed.old.Hash == ed.hash:
 			continue
 		default:
-			f.Op, f.Blob, f.Mode = Create, ed.hash, ed.mode
+			f.Op, f.Blob, f.Mode = change.Create, ed.hash, ed.mode
 			if ed.had {
-				f.Op, f.OldBlob, f.OldMode = Update, ed.old.Hash, ed.old.Mode
+				f.Op, f.OldBlob, f.OldMode = change.Update, ed.old.Hash, ed.old.Mode
 			}
 			f.Size, _ = a.store.BlobSize(ed.hash)
 		}
@@ -395,7 +376,7 @@ func (a *Area) filesOf(edits []edit) []File {
 // tree that git fsck would refuse can be built, whatever reached the
 // workspace.
 func (a *Area) editFor(p string, e memfs.Entry, ok bool) (edit, error) {
-	if _, err := memfs.CheckPath(p); err != nil {
+	if _, err := pathguard.CheckPath(p); err != nil {
 		return edit{}, fmt.Errorf("stage: %w", err)
 	}
 	if !ok {
@@ -417,7 +398,7 @@ func (a *Area) editFor(p string, e memfs.Entry, ok bool) (edit, error) {
 	}
 	switch {
 	case mode == filemode.Symlink:
-		if err := memfs.CheckSymlink(p, string(data)); err != nil {
+		if err := pathguard.CheckSymlink(p, string(data)); err != nil {
 			return edit{}, fmt.Errorf("stage: %w", err)
 		}
 	case !e.Mode.IsRegular():

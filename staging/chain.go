@@ -9,6 +9,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
+	"github.com/airlock-dev/airlock/internal/shortid"
 	"github.com/airlock-dev/airlock/memfs"
 )
 
@@ -68,7 +69,7 @@ func (a *Area) Discard(id plumbing.Hash) (Discarded, error) {
 		l, err := a.rebuild(parent, old)
 		if err != nil {
 			return Discarded{}, fmt.Errorf("discard %s: the later staged commit %s %q depends on it: %w; discard that one first",
-				short(id), short(old.id), firstLine(old.c.Message), err)
+				shortid.Hash(id), shortid.Hash(old.id), firstLine(old.c.Message), err)
 		}
 		res.Rebuilt[old.id] = l.id
 		chain = append(chain, l)
@@ -155,12 +156,12 @@ func headOffset(id string) (int, bool) {
 func (a *Area) noSuchCommit(id plumbing.Hash) error {
 	var ids []string
 	for _, l := range a.chain {
-		ids = append(ids, short(l.id))
+		ids = append(ids, shortid.Hash(l.id))
 	}
 	if len(ids) == 0 {
-		return fmt.Errorf("%w %s: nothing is staged", ErrNoSuchCommit, short(id))
+		return fmt.Errorf("%w %s: nothing is staged", ErrNoSuchCommit, shortid.Hash(id))
 	}
-	return fmt.Errorf("%w %s; the staged commits are %s", ErrNoSuchCommit, short(id), strings.Join(ids, ", "))
+	return fmt.Errorf("%w %s; the staged commits are %s", ErrNoSuchCommit, shortid.Hash(id), strings.Join(ids, ", "))
 }
 
 // Lookup returns the staged commit whose id is id, or starts with id (at
@@ -247,7 +248,7 @@ func (a *Area) Checkout(tree plumbing.Hash) ([]memfs.Refused, error) {
 func (a *Area) SeedFrom(commit plumbing.Hash, paths []string) ([]memfs.Refused, error) {
 	c, err := object.GetCommit(a.store, commit)
 	if err != nil {
-		return nil, fmt.Errorf("seed from %s: %w", short(commit), err)
+		return nil, fmt.Errorf("seed from %s: %w", shortid.Hash(commit), err)
 	}
 	files, err := a.filesIn(c.TreeHash, paths)
 	if err != nil {
@@ -257,7 +258,7 @@ func (a *Area) SeedFrom(commit plumbing.Hash, paths []string) ([]memfs.Refused, 
 	// on the base's tree without them.
 	tree, dropped, err := CleanTree(a.store, c.TreeHash)
 	if err != nil {
-		return nil, fmt.Errorf("seed from %s: %w", short(commit), err)
+		return nil, fmt.Errorf("seed from %s: %w", shortid.Hash(commit), err)
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -281,7 +282,7 @@ func (a *Area) SeedFrom(commit plumbing.Hash, paths []string) ([]memfs.Refused, 
 			edits[i] = edit{path: r.Path, remove: true}
 		}
 		if view, err = editTree(a.store, tree, edits); err != nil {
-			return nil, fmt.Errorf("seed from %s: %w", short(commit), err)
+			return nil, fmt.Errorf("seed from %s: %w", shortid.Hash(commit), err)
 		}
 	}
 	a.base = link{id: commit, tree: tree, view: view, snap: snap}
@@ -325,7 +326,7 @@ func (a *Area) filesIn(tree plumbing.Hash, paths []string) ([]memfs.SeedFile, er
 			// comes from the object's header.
 			size, err := a.store.BlobSize(e.Hash)
 			if err != nil {
-				return fmt.Errorf("blob %s at %q: %w", short(e.Hash), e.Path, err)
+				return fmt.Errorf("blob %s at %q: %w", shortid.Hash(e.Hash), e.Path, err)
 			}
 			files = append(files, memfs.SeedFile{Path: e.Path, Mode: mode, ID: e.Hash, From: a.store, Size: size})
 			return nil
@@ -344,13 +345,11 @@ func (a *Area) filesIn(tree plumbing.Hash, paths []string) ([]memfs.SeedFile, er
 	for i, ok := range matched {
 		// The root always exists, even in an empty tree.
 		if root := strings.TrimSuffix(paths[i], "/"); !ok && root != "." && root != "" {
-			return nil, fmt.Errorf("%q is not in tree %s: nothing at or under that path", paths[i], short(tree))
+			return nil, fmt.Errorf("%q is not in tree %s: nothing at or under that path", paths[i], shortid.Hash(tree))
 		}
 	}
 	return files, nil
 }
-
-func short(h plumbing.Hash) string { return h.String()[:7] }
 
 func firstLine(s string) string {
 	line, _, _ := strings.Cut(s, "\n")
@@ -387,7 +386,7 @@ func (a *Area) Pick(id plumbing.Hash, paths []string) (*Commit, error) {
 	}
 	for _, p := range paths {
 		if !changed[p] {
-			return nil, fmt.Errorf("pick: %q is not changed by the commits up to %s", p, short(id))
+			return nil, fmt.Errorf("pick: %q is not changed by the commits up to %s", p, shortid.Hash(id))
 		}
 	}
 	snap, err := a.ws.Overlay(a.base.snap, at.snap, paths)
@@ -410,7 +409,7 @@ func (a *Area) Pick(id plumbing.Hash, paths []string) (*Commit, error) {
 		l, err := a.rebuild(parent, old)
 		if err != nil {
 			return nil, fmt.Errorf("pick: the later staged commit %s %q needs changes that were not picked: %w",
-				short(old.id), firstLine(old.c.Message), err)
+				shortid.Hash(old.id), firstLine(old.c.Message), err)
 		}
 		chain = append(chain, l)
 		parent = l

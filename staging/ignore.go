@@ -7,7 +7,9 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/airlock-dev/airlock/internal/change"
 	"github.com/airlock-dev/airlock/internal/gitignore"
+	"github.com/airlock-dev/airlock/internal/pathguard"
 	"github.com/airlock-dev/airlock/memfs"
 )
 
@@ -119,7 +121,7 @@ func (a *Area) split(live, tip *memfs.Snapshot, changes []memfs.Change, c *gitig
 	var ignored []Ignored
 	dirs := map[string]string{}
 	for _, ch := range changes {
-		if ch.Kind != memfs.Created {
+		if ch.Kind != change.Create {
 			shown = append(shown, ch)
 			continue
 		}
@@ -219,7 +221,7 @@ func selectChanges(c *gitignore.Checker, shown []memfs.Change, ignored []Ignored
 	seen, left := map[string]bool{}, map[string]bool{}
 	for _, p := range paths {
 		p = strings.TrimSuffix(p, "/")
-		if _, err := memfs.CheckPath(p); err != nil {
+		if _, err := pathguard.CheckPath(p); err != nil {
 			return nil, nil, nil, fmt.Errorf("stage: %w", err)
 		}
 		under := func(q string) bool { return q == p || strings.HasPrefix(q, p+"/") }

@@ -7,6 +7,8 @@ import (
 	"io/fs"
 	"strings"
 
+	"github.com/airlock-dev/airlock/internal/change"
+	"github.com/airlock-dev/airlock/internal/shortid"
 	"github.com/airlock-dev/airlock/internal/termsafe"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -18,7 +20,7 @@ import (
 // FilePatch is the change to one path, with both contents.
 type FilePatch struct {
 	Path             string
-	Op               Op
+	Op               change.Kind
 	OldMode, NewMode filemode.FileMode // zero where the side is absent
 	OldHash, NewHash plumbing.Hash
 	Old, New         []byte // the contents; nil where the side is absent
@@ -98,8 +100,8 @@ func (f *FilePatch) Format(w io.Writer, buf *bytes.Buffer, color bool) error {
 }
 
 func (f *FilePatch) format(b *bytes.Buffer, color bool) error {
-	h := linediff.File{Path: f.Path, Created: f.Op == Create, Deleted: f.Op == Delete,
-		OldMode: uint32(f.OldMode), NewMode: uint32(f.NewMode), OldID: abbrev(f.OldHash), NewID: abbrev(f.NewHash),
+	h := linediff.File{Path: f.Path, Created: f.Op == change.Create, Deleted: f.Op == change.Delete,
+		OldMode: uint32(f.OldMode), NewMode: uint32(f.NewMode), OldID: shortid.Hash(f.OldHash), NewID: shortid.Hash(f.NewHash),
 		Binary: f.Binary, Empty: len(f.Old) == 0 && len(f.New) == 0, Unavailable: f.Unavailable}
 	if !linediff.Header(b, h, color) {
 		return nil
@@ -123,12 +125,12 @@ const keepHunks = 64 << 10
 // unavailable, when not empty, says why a side could not be read: the
 // patch has no hunks and says so.
 func newFilePatches(c TreeChange, old, new []byte, unavailable string) ([]*FilePatch, error) {
-	if c.Op == Update && c.OldMode != c.NewMode && (c.OldMode == filemode.Symlink) != (c.NewMode == filemode.Symlink) {
-		del, err := newFilePatches(TreeChange{Path: c.Path, Op: Delete, OldMode: c.OldMode, OldHash: c.OldHash}, old, nil, unavailable)
+	if c.Op == change.Update && c.OldMode != c.NewMode && (c.OldMode == filemode.Symlink) != (c.NewMode == filemode.Symlink) {
+		del, err := newFilePatches(TreeChange{Path: c.Path, Op: change.Delete, OldMode: c.OldMode, OldHash: c.OldHash}, old, nil, unavailable)
 		if err != nil {
 			return nil, err
 		}
-		add, err := newFilePatches(TreeChange{Path: c.Path, Op: Create, NewMode: c.NewMode, NewHash: c.NewHash}, nil, new, unavailable)
+		add, err := newFilePatches(TreeChange{Path: c.Path, Op: change.Create, NewMode: c.NewMode, NewHash: c.NewHash}, nil, new, unavailable)
 		if err != nil {
 			return nil, err
 		}
@@ -147,7 +149,7 @@ func newFilePatches(c TreeChange, old, new []byte, unavailable string) ([]*FileP
 		// NULs escaped on screen), never hidden as "binary".
 		f.Binary, f.NulText = false, true
 	}
-	if !f.Binary && !(c.Op == Update && c.OldHash == c.NewHash) {
+	if !f.Binary && !(c.Op == change.Update && c.OldHash == c.NewHash) {
 		var hunks bytes.Buffer
 		st, err := linediff.Hunks(&hunks, old, new, linediff.Options{Text: f.NulText})
 		if err != nil {
@@ -268,11 +270,11 @@ func (a *Area) DiffUnstaged() (*Patch, error) {
 		}
 		switch {
 		case hadOld && hasNew:
-			tc.Op = Update
+			tc.Op = change.Update
 		case hasNew:
-			tc.Op = Create
+			tc.Op = change.Create
 		default:
-			tc.Op = Delete
+			tc.Op = change.Delete
 		}
 		fps, err := newFilePatches(tc, old, new, strings.Join(why, "; "))
 		if err != nil {
@@ -293,8 +295,6 @@ func gitMode(m fs.FileMode) filemode.FileMode {
 	}
 	return filemode.Regular
 }
-
-func abbrev(h plumbing.Hash) string { return h.String()[:7] }
 
 // TextDiff returns the unified diff hunks from a to b as git prints them,
 // with the lines added and deleted.

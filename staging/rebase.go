@@ -10,6 +10,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
+	"github.com/airlock-dev/airlock/internal/change"
+	"github.com/airlock-dev/airlock/internal/shortid"
 	"github.com/airlock-dev/airlock/memfs"
 )
 
@@ -26,7 +28,7 @@ func (e *ConflictError) Error() string {
 	}
 	return fmt.Sprintf("%v: the target (now at %s) changed %s%s, which the sandbox changed too; nothing was merged. "+
 		"Pull those files again to see the target's version, redo your change on top, and stage again",
-		ErrConflict, short(e.Onto), strings.Join(list, ", "), more)
+		ErrConflict, shortid.Hash(e.Onto), strings.Join(list, ", "), more)
 }
 
 func (e *ConflictError) Unwrap() error { return ErrConflict }
@@ -63,11 +65,11 @@ func (a *Area) Rebase(onto plumbing.Hash) (Rebased, error) {
 	}
 	oc, err := object.GetCommit(a.store, onto)
 	if err != nil {
-		return res, fmt.Errorf("rebase onto %s: fetch it from the target first: %w", short(onto), err)
+		return res, fmt.Errorf("rebase onto %s: fetch it from the target first: %w", shortid.Hash(onto), err)
 	}
 	ontoTree, dropped, err := CleanTree(a.store, oc.TreeHash)
 	if err != nil {
-		return res, fmt.Errorf("rebase onto %s: %w", short(onto), err)
+		return res, fmt.Errorf("rebase onto %s: %w", shortid.Hash(onto), err)
 	}
 	upstream, err := a.store.DiffTrees(a.base.tree, ontoTree)
 	if err != nil {
@@ -100,7 +102,7 @@ func (a *Area) Rebase(onto plumbing.Hash) (Rebased, error) {
 	for _, old := range a.chain {
 		l, err := a.rebuild(parent, old)
 		if err != nil {
-			return res, fmt.Errorf("rebase: %s %q: %w", short(old.id), firstLine(old.c.Message), err)
+			return res, fmt.Errorf("rebase: %s %q: %w", shortid.Hash(old.id), firstLine(old.c.Message), err)
 		}
 		res.Rebuilt[old.id] = l.id
 		chain = append(chain, l)
@@ -157,7 +159,7 @@ func (a *Area) upstreamInView(upstream []TreeChange) (*memfs.Snapshot, []string,
 			continue
 		}
 		inView = append(inView, u)
-		if u.Op == Delete || u.NewMode == filemode.Submodule {
+		if u.Op == change.Delete || u.NewMode == filemode.Submodule {
 			continue
 		}
 		data, err := a.store.ReadBlob(u.NewHash)
@@ -182,7 +184,7 @@ func (a *Area) upstreamInView(upstream []TreeChange) (*memfs.Snapshot, []string,
 			continue
 		}
 		paths = append(paths, u.Path)
-		if u.Op == Delete {
+		if u.Op == change.Delete {
 			viewEdits = append(viewEdits, edit{path: u.Path, remove: true})
 		} else {
 			viewEdits = append(viewEdits, edit{path: u.Path, mode: u.NewMode, hash: u.NewHash})

@@ -8,6 +8,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
+	"github.com/airlock-dev/airlock/internal/shortid"
 	"github.com/airlock-dev/airlock/memfs"
 )
 
@@ -44,7 +45,7 @@ func (a *Area) Replay(cp *memfs.Snapshot, then plumbing.Hash) (*memfs.Snapshot, 
 	if !then.IsZero() {
 		var err error
 		if thenTree, err = object.GetTree(a.store, then); err != nil {
-			return nil, nil, fmt.Errorf("replay: the checkpoint's base tree %s: %w", short(then), err)
+			return nil, nil, fmt.Errorf("replay: the checkpoint's base tree %s: %w", shortid.Hash(then), err)
 		}
 	}
 	var take, conflicts []string

@@ -8,6 +8,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
+	"github.com/airlock-dev/airlock/internal/shortid"
 	"github.com/airlock-dev/airlock/memfs"
 )
 
@@ -99,11 +100,11 @@ func (a *Area) Resume(st AreaState) error {
 	}
 	chain := make([]link, len(st.Chain))
 	for i, l := range st.Chain {
-		if err := check("staged commit "+short(l.ID), l); err != nil {
+		if err := check("staged commit "+shortid.Hash(l.ID), l); err != nil {
 			return err
 		}
 		if l.Commit == nil || l.Commit.ID != l.ID {
-			return fmt.Errorf("staging: resume: staged commit %s has no record", short(l.ID))
+			return fmt.Errorf("staging: resume: staged commit %s has no record", shortid.Hash(l.ID))
 		}
 		chain[i] = link{c: l.Commit, id: l.ID, tree: l.Tree, view: l.View, snap: l.Snap, paths: l.Paths}
 	}

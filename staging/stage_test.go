@@ -12,6 +12,8 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/airlock-dev/airlock/internal/change"
+	"github.com/airlock-dev/airlock/internal/shortid"
 	"github.com/airlock-dev/airlock/memfs"
 	"github.com/airlock-dev/airlock/staging"
 )
@@ -53,7 +55,7 @@ func TestStagedCommitIsRealGit(t *testing.T) {
 		t.Errorf("modes: %v", modes)
 	}
 	for _, f := range c.Files {
-		if f.Op != staging.Create {
+		if f.Op != change.Create {
 			t.Errorf("%s: op %v in a first commit", f.Path, f.Op)
 		}
 		disk := run(t, repo, "cat-file", "-p", f.Blob.String())
@@ -141,8 +143,8 @@ func TestStatusAfterEveryKindOfChange(t *testing.T) {
 		got = append(got, fmt.Sprintf("%s %s %d", c.Kind, c.Path, c.Size))
 	}
 	want := []string{
-		"deleted dir/a 8", "deleted dir/b 8", "modified edit.txt 2", "modified exec.sh 10", "deleted gone.txt 11",
-		"created moved/mv.txt 9", "deleted mv.txt 9", "created new.txt 3", "modified type 8",
+		"delete dir/a 8", "delete dir/b 8", "update edit.txt 2", "update exec.sh 10", "delete gone.txt 11",
+		"create moved/mv.txt 9", "delete mv.txt 9", "create new.txt 3", "update type 8",
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("unstaged:\n got %q\nwant %q", got, want)
@@ -318,7 +320,7 @@ func TestDiscardInTheMiddle(t *testing.T) {
 		t.Error("discard changed the workspace")
 	}
 	st := e.area.Status()
-	if len(st.Unstaged) != 1 || st.Unstaged[0].Path != "b.txt" || st.Unstaged[0].Kind != memfs.Created {
+	if len(st.Unstaged) != 1 || st.Unstaged[0].Path != "b.txt" || st.Unstaged[0].Kind != change.Create {
 		t.Errorf("unstaged after discard: %+v", st.Unstaged)
 	}
 	repo := newRepo(t)
@@ -381,7 +383,7 @@ func TestLookup(t *testing.T) {
 	e := newEnv(t)
 	e.write(t, "a", "a")
 	c, _ := e.area.Stage(nil, "A")
-	for _, id := range []string{c.ID.String(), c.ID.String()[:7], strings.ToUpper(c.ID.String()[:10])} {
+	for _, id := range []string{c.ID.String(), shortid.Hash(c.ID), strings.ToUpper(c.ID.String()[:10])} {
 		if got, err := e.area.Lookup(id); err != nil || got.ID != c.ID {
 			t.Errorf("Lookup(%q) = %v, %v", id, got, err)
 		}

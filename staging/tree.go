@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/airlock-dev/airlock/internal/change"
 	"github.com/airlock-dev/airlock/staging/rawtree"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
@@ -209,7 +210,7 @@ func walkTree(s *Store, h plumbing.Hash, prefix string, fn func(TreeEntry) error
 // TreeChange is how one path differs between two trees.
 type TreeChange struct {
 	Path    string
-	Op      Op
+	Op      change.Kind
 	OldMode filemode.FileMode // zero when created
 	OldHash plumbing.Hash
 	NewMode filemode.FileMode // zero when deleted
@@ -303,11 +304,11 @@ func diffEntry(s *Store, p string, x, y object.TreeEntry, out *[]TreeChange) err
 	switch {
 	case x.Mode == 0 && y.Mode == 0:
 	case x.Mode == 0:
-		*out = append(*out, TreeChange{Path: p, Op: Create, NewMode: y.Mode, NewHash: y.Hash})
+		*out = append(*out, TreeChange{Path: p, Op: change.Create, NewMode: y.Mode, NewHash: y.Hash})
 	case y.Mode == 0:
-		*out = append(*out, TreeChange{Path: p, Op: Delete, OldMode: x.Mode, OldHash: x.Hash})
+		*out = append(*out, TreeChange{Path: p, Op: change.Delete, OldMode: x.Mode, OldHash: x.Hash})
 	default:
-		*out = append(*out, TreeChange{Path: p, Op: Update, OldMode: x.Mode, OldHash: x.Hash, NewMode: y.Mode, NewHash: y.Hash})
+		*out = append(*out, TreeChange{Path: p, Op: change.Update, OldMode: x.Mode, OldHash: x.Hash, NewMode: y.Mode, NewHash: y.Hash})
 	}
 	return nil
 }

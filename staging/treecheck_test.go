@@ -10,11 +10,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/airlock-dev/airlock/internal/pathguard"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
-	"github.com/airlock-dev/airlock/memfs"
 	"github.com/airlock-dev/airlock/staging/treecheck"
 )
 
@@ -79,24 +79,24 @@ func TestCheckTree(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		entries []rawEntry
-		rule    memfs.Rule // "" for a tree that may leave
+		rule    pathguard.Rule // "" for a tree that may leave
 	}{
 		{"plain", []rawEntry{{path: "README.md", content: "x"}, {path: "src/main.go", content: "package main"}}, ""},
 		{"relative symlink", []rawEntry{{path: "docs/link", content: "../README.md", mode: "120000"}, {path: "README.md"}}, ""},
 		{"gitlink", []rawEntry{{path: "vendor/lib", mode: "160000"}}, ""},
 		{"honest .gitmodules", []rawEntry{{path: ".gitmodules", content: "[submodule \"lib\"]\n\tpath = vendor/lib\n\turl = https://example.com/lib.git\n"}}, ""},
-		{"dot-dot", []rawEntry{{path: "..", content: "x"}}, memfs.RuleDotDot},
-		{"climbing directory", []rawEntry{{path: "docs/../../outside.txt"}}, memfs.RuleDotDot},
-		{".git/config", []rawEntry{{path: ".git/config", content: "[core]\n\tfsmonitor = touch /tmp/x\n"}}, memfs.RuleGitDir},
-		{".GIT in disguise", []rawEntry{{path: ".Git./hooks/post-checkout"}}, memfs.RuleGitDir},
-		{"absolute symlink", []rawEntry{{path: "etc-passwd", content: "/etc/passwd", mode: "120000"}}, memfs.RuleSymlinkTarget},
-		{"escaping symlink", []rawEntry{{path: "up", content: "../../..", mode: "120000"}}, memfs.RuleSymlinkEscape},
+		{"dot-dot", []rawEntry{{path: "..", content: "x"}}, pathguard.RuleDotDot},
+		{"climbing directory", []rawEntry{{path: "docs/../../outside.txt"}}, pathguard.RuleDotDot},
+		{".git/config", []rawEntry{{path: ".git/config", content: "[core]\n\tfsmonitor = touch /tmp/x\n"}}, pathguard.RuleGitDir},
+		{".GIT in disguise", []rawEntry{{path: ".Git./hooks/post-checkout"}}, pathguard.RuleGitDir},
+		{"absolute symlink", []rawEntry{{path: "etc-passwd", content: "/etc/passwd", mode: "120000"}}, pathguard.RuleSymlinkTarget},
+		{"escaping symlink", []rawEntry{{path: "up", content: "../../..", mode: "120000"}}, pathguard.RuleSymlinkEscape},
 		{"bad mode", []rawEntry{{path: "a.txt", mode: "100664"}}, treecheck.RuleMode},
 		{"zero-padded directory mode", []rawEntry{{path: "a.txt", mode: "040000"}}, treecheck.RuleMode},
 		{"duplicate", []rawEntry{{path: "a.txt"}, {path: "a.txt"}}, treecheck.RuleDuplicate},
 		{"unsorted", []rawEntry{{path: "b.txt"}, {path: "a.txt"}}, treecheck.RuleUnsorted},
 		{"directory sorts as if slashed", []rawEntry{{path: "a.txt"}, {path: "a/b"}}, ""},
-		{".gitmodules symlink", []rawEntry{{path: ".gitmodules", content: "x", mode: "120000"}}, memfs.RuleGitSpecialLink},
+		{".gitmodules symlink", []rawEntry{{path: ".gitmodules", content: "x", mode: "120000"}}, pathguard.RuleGitSpecialLink},
 		{"url as an option", []rawEntry{{path: ".gitmodules", content: "[submodule \"x\"]\n\turl = --upload-pack=touch$IFS/tmp/x\n"}}, treecheck.RuleGitFile},
 		{"key on the section line", []rawEntry{{path: ".gitmodules", content: "[submodule \"x\"] url = -evil\n"}}, treecheck.RuleGitFile},
 		{"backslash continuation", []rawEntry{{path: ".gitmodules", content: "[submodule \"x\"]\n\turl = \\\n-evil\n"}}, treecheck.RuleGitFile},
@@ -142,7 +142,7 @@ func TestCheckTree(t *testing.T) {
 // Every name of the hostile-path corpus, as an entry of a tree that came
 // from a target, is refused by the same rule the workspace's guard uses.
 func TestCheckTreeCorpus(t *testing.T) {
-	f, err := os.Open("../memfs/testdata/hostile-paths-rules.jsonl")
+	f, err := os.Open("../internal/pathguard/testdata/hostile-paths-rules.jsonl")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,13 +151,13 @@ func TestCheckTreeCorpus(t *testing.T) {
 	n := 0
 	for sc.Scan() {
 		var c struct {
-			Path string     `json:"path"`
-			Rule memfs.Rule `json:"rule"`
+			Path string         `json:"path"`
+			Rule pathguard.Rule `json:"rule"`
 		}
 		if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
 			t.Fatal(err)
 		}
-		if c.Rule == memfs.RuleDenied || strings.Contains(c.Path, "\x00") || strings.HasPrefix(c.Path, "/") || strings.Contains(c.Path, "//") || strings.HasSuffix(c.Path, "/") || c.Path == "" {
+		if c.Rule == pathguard.RuleDenied || strings.Contains(c.Path, "\x00") || strings.HasPrefix(c.Path, "/") || strings.Contains(c.Path, "//") || strings.HasSuffix(c.Path, "/") || c.Path == "" {
 			// Deny patterns are the worker's policy, and a tree entry's
 			// name has no slashes: these cannot be tree entries.
 			continue
@@ -187,7 +187,7 @@ func TestCheckTreeDeepChain(t *testing.T) {
 	}
 	err := treecheck.CheckTree(s, tree)
 	var te *treecheck.TreeError
-	if !errors.As(err, &te) || te.Refusals[0].Rule != memfs.RulePathTooLong {
+	if !errors.As(err, &te) || te.Refusals[0].Rule != pathguard.RulePathTooLong {
 		t.Fatalf("treecheck.CheckTree = %v", err)
 	}
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/airlock-dev/airlock/internal/shortid"
 	"github.com/airlock-dev/airlock/memfs"
 	"github.com/airlock-dev/airlock/staging"
 
@@ -276,7 +277,7 @@ func TestGitHubFetchRefusesABlobByItsDeclaredSize(t *testing.T) {
 		t.Fatalf("reading the small blob answered with the huge one: %v", err)
 	}
 	n := after.TotalAlloc - before.TotalAlloc
-	t.Logf("pulling %s and refusing a %d MiB blob for a 6-byte one allocated %d MiB: %v", head.String()[:7], size>>20, n>>20, err)
+	t.Logf("pulling %s and refusing a %d MiB blob for a 6-byte one allocated %d MiB: %v", shortid.Hash(head), size>>20, n>>20, err)
 	if n > 64<<20 {
 		t.Errorf("refusing a %d MiB blob allocated %d MiB", size>>20, n>>20)
 	}

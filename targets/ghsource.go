@@ -19,7 +19,8 @@ import (
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
 	"github.com/google/go-github/v93/github"
 
-	"github.com/airlock-dev/airlock/memfs"
+	"github.com/airlock-dev/airlock/internal/pathguard"
+	"github.com/airlock-dev/airlock/internal/shortid"
 	"github.com/airlock-dev/airlock/staging"
 	"github.com/airlock-dev/airlock/targets/internal/transfer"
 )
@@ -115,12 +116,12 @@ func specialBlobs(ctx context.Context, objects storer.EncodedObjectStorer, tree 
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if len(prefix) > memfs.MaxPathBytes {
+		if len(prefix) > pathguard.MaxPathBytes {
 			return nil
 		}
 		t, err := object.GetTree(objects, h)
 		if err != nil {
-			return fmt.Errorf("reading tree %s at %q: %w", h.String()[:7], transfer.OrRoot(prefix), err)
+			return fmt.Errorf("reading tree %s at %q: %w", shortid.Hash(h), transfer.OrRoot(prefix), err)
 		}
 		for _, e := range t.Entries {
 			switch {
@@ -149,14 +150,14 @@ var errListingTruncated = errors.New("GitHub's listing of a tree is truncated")
 func (g *GitHub) listSizes(ctx context.Context, tree plumbing.Hash, src *ghSource) error {
 	t, _, err := g.client.Git.GetTree(ctx, g.owner, g.repo, tree.String(), true)
 	if err != nil {
-		return g.explain("listing tree "+tree.String()[:7], err)
+		return g.explain("listing tree "+shortid.Hash(tree), err)
 	}
 	if !t.GetTruncated() {
 		src.note(t.Entries)
 		return nil
 	}
 	if t, _, err = g.client.Git.GetTree(ctx, g.owner, g.repo, tree.String(), false); err != nil {
-		return g.explain("listing tree "+tree.String()[:7], err)
+		return g.explain("listing tree "+shortid.Hash(tree), err)
 	}
 	if t.GetTruncated() {
 		return errListingTruncated

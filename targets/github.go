@@ -25,6 +25,8 @@ import (
 	"github.com/google/go-github/v93/github"
 
 	"github.com/airlock-dev/airlock/approval"
+	"github.com/airlock-dev/airlock/internal/change"
+	"github.com/airlock-dev/airlock/internal/shortid"
 	"github.com/airlock-dev/airlock/staging"
 	"github.com/airlock-dev/airlock/targets/internal/httpretry"
 	"github.com/airlock-dev/airlock/targets/internal/transfer"
@@ -402,7 +404,7 @@ func (g *GitHub) Push(ctx context.Context, gr approval.Grant, store *staging.Sto
 			case http.StatusNotFound, http.StatusUnprocessableEntity, http.StatusConflict:
 				return false, nil
 			}
-			return false, g.explain("looking for commit "+h.String()[:7], err)
+			return false, g.explain("looking for commit "+shortid.Hash(h), err)
 		}); err != nil {
 			return err
 		}
@@ -488,7 +490,7 @@ func (g *GitHub) sendCommit(ctx context.Context, store *staging.Store, c *object
 	}
 	out, _, err := g.client.Git.CreateCommit(ctx, g.owner, g.repo, in, nil)
 	if err != nil {
-		return g.explain("creating commit "+c.Hash.String()[:7], err)
+		return g.explain("creating commit "+shortid.Hash(c.Hash), err)
 	}
 	if got := out.GetSHA(); got != c.Hash.String() {
 		return fmt.Errorf("%s: %w: commit %s came back as %s (author, committer, dates or message were changed on the way); nothing was pushed",
@@ -516,7 +518,7 @@ func (g *GitHub) sendTree(ctx context.Context, store *staging.Store, parent, tre
 	}
 	known := map[plumbing.Hash]bool{}
 	for _, ch := range changes {
-		if ch.Op != staging.Create {
+		if ch.Op != change.Create {
 			known[ch.OldHash] = true // in the parent's tree, so on GitHub
 		}
 	}
@@ -561,7 +563,7 @@ func (g *GitHub) createTrees(ctx context.Context, store *staging.Store, parent p
 	for _, ch := range changes {
 		e := &github.TreeEntry{Path: new(ch.Path), Type: new("blob")}
 		switch {
-		case ch.Op == staging.Delete:
+		case ch.Op == change.Delete:
 			e.Mode = new(modeString(ch.OldMode))
 		case ch.NewMode == filemode.Submodule:
 			e.Mode, e.Type, e.SHA = new("160000"), new("commit"), new(ch.NewHash.String())
@@ -660,7 +662,7 @@ func (g *GitHub) moveRef(ctx context.Context, ref string, old, next plumbing.Has
 		// fast-forward of it, which a staged chain always is.
 		return fmt.Errorf("%s: GitHub refused to move %s to %s (422), though it is still where the push expected: "+
 			"the branch is likely protected on GitHub (required reviews or checks); push to another branch and open a pull request: %w",
-			g.ID(), BranchName(ref), next.String()[:7], g.clean(err))
+			g.ID(), BranchName(ref), shortid.Hash(next), g.clean(err))
 	}
 	return g.explain("moving "+ref, err)
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/airlock-dev/airlock/internal/shortid"
 	"github.com/airlock-dev/airlock/staging"
 	"github.com/airlock-dev/airlock/targets/gitdir"
 	"github.com/airlock-dev/airlock/targets/internal/gitenv"
@@ -180,7 +181,7 @@ func (l *Local) DefaultBranch(ctx context.Context) (string, error) {
 			return "", err
 		}
 		if p.Head == "" {
-			return "", fmt.Errorf("the HEAD of %s is detached (at %s): it names no branch", l.path, p.Detached.String()[:7])
+			return "", fmt.Errorf("the HEAD of %s is detached (at %s): it names no branch", l.path, shortid.Hash(p.Detached))
 		}
 		return strings.TrimPrefix(p.Head, "refs/heads/"), nil
 	}

@@ -11,7 +11,7 @@ import (
 	"strings"
 
 	"github.com/airlock-dev/airlock/approval"
-	"github.com/airlock-dev/airlock/memfs"
+	"github.com/airlock-dev/airlock/internal/pathguard"
 	"github.com/airlock-dev/airlock/staging"
 	"github.com/airlock-dev/airlock/targets/internal/transfer"
 	"github.com/airlock-dev/airlock/targets/internal/worktree"
@@ -206,7 +206,7 @@ func (l *Local) pushCheckedOut(ctx context.Context, wt string, g approval.Grant,
 		return err
 	}
 	for _, p := range paths {
-		if _, err := memfs.CheckPath(p.Path); err != nil {
+		if _, err := pathguard.CheckPath(p.Path); err != nil {
 			return fmt.Errorf("refusing to push: %w: %v", worktree.ErrUnsafePath, err)
 		}
 	}

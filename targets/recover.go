@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/airlock-dev/airlock/internal/shortid"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 )
@@ -47,7 +48,7 @@ func (e *KeptError) Error() string {
 	// Every kept path is named, in the prose and in the commands: a
 	// command that left some out would not do what it says.
 	fmt.Fprintf(&b, "kept your edits at %s: you changed them (or what is in their way) in %s after airlock's push to %s (%s) began updating it, so airlock left them as they are and finished the rest; the branch holds airlock's version",
-		strings.Join(e.Paths, ", "), e.Worktree, BranchName(e.Ref), shortHash(e.New))
+		strings.Join(e.Paths, ", "), e.Worktree, BranchName(e.Ref), shortid.HashOr(e.New, "(no commit: the ref does not exist)"))
 	if len(e.Deleted) > 0 {
 		fmt.Fprintf(&b, ", which deletes %s", strings.Join(e.Deleted, ", "))
 	}

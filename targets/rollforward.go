@@ -13,7 +13,8 @@ import (
 	"strings"
 
 	"github.com/airlock-dev/airlock/internal/durable"
-	"github.com/airlock-dev/airlock/memfs"
+	"github.com/airlock-dev/airlock/internal/pathguard"
+	"github.com/airlock-dev/airlock/internal/shortid"
 	"github.com/airlock-dev/airlock/staging"
 	"github.com/airlock-dev/airlock/targets/internal/worktree"
 	"github.com/go-git/go-git/v5"
@@ -67,7 +68,7 @@ func (l *Local) rollForward(ctx context.Context, dir string, j journal) ([]touch
 		return nil, err
 	}
 	for _, p := range j.Paths {
-		if _, err := memfs.CheckPath(p.Path); err != nil {
+		if _, err := pathguard.CheckPath(p.Path); err != nil {
 			return nil, fmt.Errorf("%w: %v", worktree.ErrUnsafePath, err)
 		}
 	}
@@ -318,7 +319,7 @@ func (l *Local) recoverLocked(ctx context.Context, dir string) error {
 		return drop()
 	}
 	return fmt.Errorf("an interrupted airlock push to %s left %s; the branch has moved since (to %s), so airlock will not touch the working tree: check it, then remove that file",
-		j.Ref, jpath, shortHash(cur))
+		j.Ref, jpath, shortid.HashOr(cur, "(no commit: the ref does not exist)"))
 }
 
 // changedPaths lists what differs between two commits' trees.

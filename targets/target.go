@@ -9,6 +9,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/airlock-dev/airlock/internal/shortid"
 	"github.com/airlock-dev/airlock/internal/termsafe"
 	"github.com/airlock-dev/airlock/targets/internal/transfer"
 
@@ -96,7 +97,7 @@ func (e *LandedError) Unwrap() error { return e.Err }
 
 func (e *MovedError) Error() string {
 	return fmt.Sprintf("%v: %s is at %s now, not %s as approved; pull again, or push again to rebase onto it (a new review)",
-		ErrTargetMoved, e.Ref, shortHash(e.Head), shortHash(e.Expected))
+		ErrTargetMoved, e.Ref, shortid.HashOr(e.Head, "(no commit: the ref does not exist)"), shortid.HashOr(e.Expected, "(no commit: the ref does not exist)"))
 }
 
 func (e *MovedError) Unwrap() error { return ErrTargetMoved }
@@ -140,7 +141,7 @@ func (e *WorktreeError) Error() string {
 		return fmt.Sprintf("%v: %v", ErrWorktreeNotUpdated, kept)
 	}
 	return fmt.Sprintf("%v: %s is at %s, but updating the files in %s failed: %v; airlock finishes the update at its next push or start once the cause is gone, or run `git -C %s read-tree -m -u %s %s` to do it yourself",
-		ErrWorktreeNotUpdated, BranchName(e.Ref), shortHash(e.New), e.Worktree, e.Err, e.Worktree, oldTreeish(e.Old), e.New)
+		ErrWorktreeNotUpdated, BranchName(e.Ref), shortid.HashOr(e.New, "(no commit: the ref does not exist)"), e.Worktree, e.Err, e.Worktree, oldTreeish(e.Old), e.New)
 }
 
 func (e *WorktreeError) Unwrap() []error { return []error{ErrWorktreeNotUpdated, e.Err} }
@@ -150,13 +151,6 @@ func oldTreeish(h plumbing.Hash) string {
 		return staging.EmptyTree.String()
 	}
 	return h.String()
-}
-
-func shortHash(h plumbing.Hash) string {
-	if h.IsZero() {
-		return "(no commit: the ref does not exist)"
-	}
-	return h.String()[:7]
 }
 
 // BranchRef validates a branch name (or a full refs/heads/ name) as git

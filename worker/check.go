@@ -8,9 +8,9 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/airlock-dev/airlock/internal/shortid"
 	"github.com/airlock-dev/airlock/targets"
 	"github.com/airlock-dev/airlock/targets/gitdir"
-	"github.com/go-git/go-git/v5/plumbing"
 )
 
 // Check looks at the repositories the worker names, as airlock serve starts:
@@ -73,10 +73,10 @@ func (w *Worker) checkPull(ref RepoRef, p *gitdir.Probe, own bool) error {
 		if p.Head == "" {
 			if w.File == "" {
 				return fmt.Errorf("airlock serve without --worker works on the branch checked out in %s, and none is (HEAD is detached at %s): check one out (git switch NAME), or give --worker FILE naming the branch",
-					p.Path, short(p.Detached))
+					p.Path, shortid.Hash(p.Detached))
 			}
 			return w.refError(ref, ref.At, "", "%s has no branch checked out (HEAD is detached at %s), and this names none: add branch: NAME",
-				p.ID(), short(p.Detached))
+				p.ID(), shortid.Hash(p.Detached))
 		}
 		branch = p.Head
 	}
@@ -157,5 +157,3 @@ func listSome(names []string) string {
 	}
 	return strings.Join(names, ", ")
 }
-
-func short(h plumbing.Hash) string { return h.String()[:7] }

@@ -15,7 +15,7 @@ import (
 	"strings"
 
 	"github.com/airlock-dev/airlock/internal/bytesize"
-	"github.com/airlock-dev/airlock/memfs"
+	"github.com/airlock-dev/airlock/internal/pathguard"
 	"github.com/airlock-dev/airlock/targets"
 	"go.yaml.in/yaml/v3"
 )
@@ -286,7 +286,7 @@ func (p *parser) repos(n *yaml.Node, w *Worker) error {
 		if !nameRe.MatchString(k.Value) || k.Value == "default" {
 			return p.errAt(k, key, "%q is not a repository name: use lowercase letters, digits, \".\", \"_\" and \"-\" (it is also the repository's directory in the workspace)", k.Value)
 		}
-		if _, err := memfs.CheckPath(k.Value); err != nil {
+		if _, err := pathguard.CheckPath(k.Value); err != nil {
 			return p.errAt(k, key, "%q cannot be a directory of the workspace: %v", k.Value, err)
 		}
 		for _, r := range w.Repos {
@@ -363,7 +363,7 @@ func (p *parser) git(n *yaml.Node, prefix string) (*RepoConfig, error) {
 				return nil, err
 			}
 			if path != "." {
-				if _, err := memfs.CheckPath(strings.TrimSuffix(path, "/")); err != nil {
+				if _, err := pathguard.CheckPath(strings.TrimSuffix(path, "/")); err != nil {
 					return nil, p.errAt(pv[1], key+".path", "%v", err)
 				}
 			}
@@ -492,7 +492,7 @@ func (p *parser) sandbox(n *yaml.Node, w *Worker) error {
 			if err != nil {
 				return err
 			}
-			if _, err := memfs.NewDenyList(pat); err != nil {
+			if _, err := pathguard.NewDenyList(pat); err != nil {
 				return p.errAt(item, key, "%v", err)
 			}
 			w.Deny = append(w.Deny, pat)

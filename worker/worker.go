@@ -29,7 +29,7 @@ type Worker struct {
 	// single-repository worker.
 	Repos []*RepoConfig
 
-	Deny   []string     // added to memfs.DefaultDenyPatterns
+	Deny   []string     // added to pathguard.DefaultDenyPatterns
 	Limits memfs.Limits // zero fields: defaults
 
 	File string // where it was read from; "" for the built-in default

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"time"
+
+	"github.com/airlock-dev/airlock/internal/shortid"
 )
 
 // cutData is a cut record's data: what the anchor named and where the
@@ -97,10 +99,10 @@ func (c cutData) describe(at uint64, when time.Time) string {
 	stamp := when.UTC().Format(time.RFC3339)
 	if c.From > 0 {
 		return fmt.Sprintf("%s lost: when record %d was written (%s), the ledger ended at record %d but its anchor named record %d (%s), as a power cut of an unsynced tail or a cut leaves it",
-			lostRange(c.From, c.To, "was", "were"), at, stamp, c.HeadSeq, c.Anchor.Seq, short(c.Anchor.Hash))
+			lostRange(c.From, c.To, "was", "were"), at, stamp, c.HeadSeq, c.Anchor.Seq, shortid.Hex(c.Anchor.Hash))
 	}
 	return fmt.Sprintf("when record %d was written (%s), the ledger's last record was %d (%s), not record %d (%s) as its anchor said: the ledger had been changed outside airlock",
-		at, stamp, c.HeadSeq, short(c.HeadHash), c.Anchor.Seq, short(c.Anchor.Hash))
+		at, stamp, c.HeadSeq, shortid.Hex(c.HeadHash), c.Anchor.Seq, shortid.Hex(c.Anchor.Hash))
 }
 
 func (m CutMark) describe() string {
@@ -118,16 +120,6 @@ func lostRange(from, to uint64, one, many string) string {
 		return fmt.Sprintf("records %d to %d %s", from, to, many)
 	}
 	return fmt.Sprintf("record %d %s", from, one)
-}
-
-func short(h string) string {
-	if len(h) > 12 {
-		return h[:12]
-	}
-	if h == "" {
-		return "none"
-	}
-	return h
 }
 
 // Notices says what is wrong with the ledger at path as far as its anchor
@@ -167,7 +159,7 @@ func Notices(path string) ([]string, error) {
 			head.Seq, a.Seq, lostRange(c.From, c.To, "is", "are")))
 	} else {
 		out = append(out, fmt.Sprintf("the ledger's last record is %d (%s), not record %d (%s) as its anchor says: it was changed outside airlock; the next record airlock writes says so for good",
-			head.Seq, short(head.Hash), a.Seq, short(a.Hash)))
+			head.Seq, shortid.Hex(head.Hash), a.Seq, shortid.Hex(a.Hash)))
 	}
 	return out, nil
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/airlock-dev/airlock/approval/broker"
 	"github.com/airlock-dev/airlock/approval/internal/approvaltest"
 	"github.com/airlock-dev/airlock/approval/review"
+	"github.com/airlock-dev/airlock/internal/change"
 	"github.com/airlock-dev/airlock/internal/ptytest"
 )
 
@@ -286,7 +287,7 @@ func TestListScreenGolden(t *testing.T) {
 	b := newServer(t, dir, 4343, "writer-b\u202Egnp.exe")
 	a.submit(t, "writer-a"+clear, "mem-1a2b3c", "", "feature", "req-000000000001", func(r *approval.Request) {
 		r.Ref = "refs/heads/main"
-		r.Files = append(r.Files, approval.FileChange{Path: ".github/workflows/ci.yml", Op: approval.OpCreate, NewMode: filemode.Regular, Size: 10})
+		r.Files = append(r.Files, approval.FileChange{Path: ".github/workflows/ci.yml", Op: change.Create, NewMode: filemode.Regular, Size: 10})
 		r.Commits = append(r.Commits, approval.CommitInfo{ID: approvaltest.Hash("c2"), Message: "two"})
 		r.Added, r.Deleted = 12, 3
 		r.Flags = approval.Assess(r, approval.Rules{}, nil)

@@ -14,8 +14,10 @@ import (
 	"golang.org/x/text/width"
 
 	"github.com/airlock-dev/airlock/approval"
+	"github.com/airlock-dev/airlock/internal/bytesize"
+	"github.com/airlock-dev/airlock/internal/change"
+	"github.com/airlock-dev/airlock/internal/shortid"
 	"github.com/airlock-dev/airlock/internal/termsafe"
-	"github.com/go-git/go-git/v5/plumbing"
 )
 
 // Terminal is what the reviewer's prompt talks through. The real one is a
@@ -167,15 +169,15 @@ func renderRows(w io.Writer, r *approval.Request, color bool, size screenSize, b
 	if r.NewRef || r.Old.IsZero() {
 		b.WriteString("  Base:   none: the branch is new\n")
 	} else {
-		fmt.Fprintf(&b, "  Base:   %s (the branch's current commit)\n", short(r.Old))
+		fmt.Fprintf(&b, "  Base:   %s (the branch's current commit)\n", shortid.HashOr(r.Old, "(none)"))
 	}
 	switch n := len(r.Commits); {
 	case n == 1:
-		fmt.Fprintf(&b, "  Commit: %s \"%s\" (%s)\n", p.paint(ansiYellow, short(r.Commits[0].ID)), line(subject(r.Commits[0].Message)), r.Summary())
+		fmt.Fprintf(&b, "  Commit: %s \"%s\" (%s)\n", p.paint(ansiYellow, shortid.HashOr(r.Commits[0].ID, "(none)")), line(subject(r.Commits[0].Message)), r.Summary())
 	default:
-		fmt.Fprintf(&b, "  Commits: %d, %s..%s (%s)\n", n, short(r.Commits[0].ID), short(r.Commits[n-1].ID), r.Summary())
+		fmt.Fprintf(&b, "  Commits: %d, %s..%s (%s)\n", n, shortid.HashOr(r.Commits[0].ID, "(none)"), shortid.HashOr(r.Commits[n-1].ID, "(none)"), r.Summary())
 		for _, c := range r.Commits {
-			fmt.Fprintf(&b, "    %s \"%s\"\n", p.paint(ansiYellow, short(c.ID)), line(subject(c.Message)))
+			fmt.Fprintf(&b, "    %s \"%s\"\n", p.paint(ansiYellow, shortid.HashOr(c.ID, "(none)")), line(subject(c.Message)))
 		}
 		b.WriteString("  Files:\n")
 	}
@@ -183,12 +185,12 @@ func renderRows(w io.Writer, r *approval.Request, color bool, size screenSize, b
 	for _, f := range r.Files {
 		sign := f.Op.Sign()
 		switch f.Op {
-		case approval.OpCreate:
+		case change.Create:
 			sign = p.paint(ansiGreen, sign)
-		case approval.OpDelete:
+		case change.Delete:
 			sign = p.paint(ansiRed, sign)
 		}
-		lines = append(lines, fmt.Sprintf("    %s %s (%s)%s\n", sign, line(f.Path), approval.SizeText(f.Size), inline(f.Path)))
+		lines = append(lines, fmt.Sprintf("    %s %s (%s)%s\n", sign, line(f.Path), bytesize.Format(f.Size), inline(f.Path)))
 	}
 	more := 0
 	if size.rows > 0 {
@@ -505,13 +507,6 @@ func colorDiff(diff string, color bool) string {
 		b.WriteByte('\n')
 	}
 	return b.String()
-}
-
-func short(h plumbing.Hash) string {
-	if h.IsZero() {
-		return "(none)"
-	}
-	return h.String()[:7]
 }
 
 func clip(s string, n int) string {

@@ -14,6 +14,7 @@ import (
 	"github.com/airlock-dev/airlock/approval"
 	"github.com/airlock-dev/airlock/approval/internal/approvaltest"
 	"github.com/airlock-dev/airlock/approval/review"
+	"github.com/airlock-dev/airlock/internal/change"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -26,9 +27,9 @@ func exampleRequest() *approval.Request {
 		Ref: "refs/heads/main", Old: approvaltest.Hash("old"), New: approvaltest.Hash("new"), Tree: approvaltest.Hash("tree"),
 		Commits: []approval.CommitInfo{{ID: approvaltest.Hash("new"), Message: "Add quarterly report\n\nWith charts.\n"}},
 		Files: []approval.FileChange{
-			{Path: "report.md", Op: approval.OpCreate, Size: 1228, NewMode: filemode.Regular, Added: 120},
-			{Path: "analysis.json", Op: approval.OpUpdate, Size: 820, OldMode: filemode.Regular, NewMode: filemode.Regular, Added: 22, Deleted: 38},
-			{Path: "charts/revenue.svg", Op: approval.OpCreate, Size: 2150, NewMode: filemode.Regular, Binary: true},
+			{Path: "report.md", Op: change.Create, Size: 1228, NewMode: filemode.Regular, Added: 120},
+			{Path: "analysis.json", Op: change.Update, Size: 820, OldMode: filemode.Regular, NewMode: filemode.Regular, Added: 22, Deleted: 38},
+			{Path: "charts/revenue.svg", Op: change.Create, Size: 2150, NewMode: filemode.Regular, Binary: true},
 		},
 		Added: 142, Deleted: 38, Pickable: true,
 		Diff: "diff --git a/report.md b/report.md\nnew file mode 100644\n--- /dev/null\n+++ b/report.md\n@@ -0,0 +1 @@\n+# Q3\n",
@@ -47,10 +48,10 @@ func chainRequest() *approval.Request {
 			{ID: approvaltest.Hash("c3"), Message: "Remove the old changelog"},
 		},
 		Files: []approval.FileChange{
-			{Path: "README.md", Op: approval.OpUpdate, Size: 4096, OldMode: filemode.Regular, NewMode: filemode.Regular, Added: 3, Deleted: 3},
-			{Path: "scripts/deploy.sh", Op: approval.OpUpdate, Size: 90, OldMode: filemode.Regular, NewMode: filemode.Executable},
-			{Path: "docs/CHANGELOG.old", Op: approval.OpDelete, Size: 30000, OldMode: filemode.Regular, Deleted: 800},
-			{Path: ".github/workflows/ci.yml", Op: approval.OpUpdate, Size: 700, OldMode: filemode.Regular, NewMode: filemode.Regular, Added: 1, Deleted: 1},
+			{Path: "README.md", Op: change.Update, Size: 4096, OldMode: filemode.Regular, NewMode: filemode.Regular, Added: 3, Deleted: 3},
+			{Path: "scripts/deploy.sh", Op: change.Update, Size: 90, OldMode: filemode.Regular, NewMode: filemode.Executable},
+			{Path: "docs/CHANGELOG.old", Op: change.Delete, Size: 30000, OldMode: filemode.Regular, Deleted: 800},
+			{Path: ".github/workflows/ci.yml", Op: change.Update, Size: 700, OldMode: filemode.Regular, NewMode: filemode.Regular, Added: 1, Deleted: 1},
 		},
 		Added: 4, Deleted: 804,
 	}

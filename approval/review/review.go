@@ -9,6 +9,7 @@ import (
 
 	"github.com/airlock-dev/airlock/approval"
 	"github.com/airlock-dev/airlock/approval/broker"
+	"github.com/airlock-dev/airlock/internal/shortid"
 	"github.com/airlock-dev/airlock/internal/termsafe"
 )
 
@@ -129,7 +130,7 @@ func decideOne(ctx context.Context, t Terminal, c canceler, in *broker.Incoming,
 	case d.Verdict == approval.Reject:
 		fmt.Fprintf(t, "  Rejected; the worker is told%s.\n", reasonSuffix(d.Reason))
 	case d.Verdict == approval.Pick:
-		fmt.Fprintf(t, "  Approved %d picked files as commit %s; the push goes ahead.\n", len(d.Paths), short(d.New))
+		fmt.Fprintf(t, "  Approved %d picked files as commit %s; the push goes ahead.\n", len(d.Paths), shortid.HashOr(d.New, "(none)"))
 	case in.Request.Kind == approval.KindNetwork:
 		fmt.Fprintf(t, "  Allowed; the run goes ahead with the network.\n")
 	default:

@@ -11,17 +11,18 @@ import (
 	"github.com/airlock-dev/airlock/approval"
 	"github.com/airlock-dev/airlock/approval/internal/approvaltest"
 	"github.com/airlock-dev/airlock/approval/review"
+	"github.com/airlock-dev/airlock/internal/change"
 )
 
 // runsRequest is a push whose auto-running files are scattered among
 // ordinary ones, with other risks between them.
 func runsRequest() *approval.Request {
-	reg := func(p string, op approval.Op) approval.FileChange {
+	reg := func(p string, op change.Kind) approval.FileChange {
 		f := approval.FileChange{Path: p, Op: op, Size: 300, NewMode: filemode.Regular, Added: 3}
-		if op != approval.OpCreate {
+		if op != change.Create {
 			f.OldMode = filemode.Regular
 		}
-		if op == approval.OpDelete {
+		if op == change.Delete {
 			f.NewMode = 0
 		}
 		return f
@@ -31,18 +32,18 @@ func runsRequest() *approval.Request {
 		Ref: "refs/heads/main", Old: approvaltest.Hash("old"), New: approvaltest.Hash("new"), Tree: approvaltest.Hash("tree"),
 		Commits: []approval.CommitInfo{{ID: approvaltest.Hash("new"), Message: "Fix the flaky test"}},
 		Files: []approval.FileChange{
-			reg("internal/app/app.go", approval.OpUpdate),
-			reg("README.md", approval.OpUpdate),
-			reg(".github/workflows/release.yml", approval.OpUpdate),
-			{Path: "scripts/deploy.sh", Op: approval.OpUpdate, Size: 90, OldMode: filemode.Regular, NewMode: filemode.Executable},
-			reg("Makefile", approval.OpUpdate),
-			{Path: "assets/logo.png", Op: approval.OpCreate, Size: 2048, NewMode: filemode.Regular, Binary: true},
-			reg(".envrc", approval.OpCreate),
-			reg("go.mod", approval.OpUpdate),
-			reg(".husky/pre-push", approval.OpCreate),
-			reg("docs/old.md", approval.OpDelete),
-			reg(".vscode/tasks.json", approval.OpCreate),
-			reg("internal/app/app_test.go", approval.OpUpdate),
+			reg("internal/app/app.go", change.Update),
+			reg("README.md", change.Update),
+			reg(".github/workflows/release.yml", change.Update),
+			{Path: "scripts/deploy.sh", Op: change.Update, Size: 90, OldMode: filemode.Regular, NewMode: filemode.Executable},
+			reg("Makefile", change.Update),
+			{Path: "assets/logo.png", Op: change.Create, Size: 2048, NewMode: filemode.Regular, Binary: true},
+			reg(".envrc", change.Create),
+			reg("go.mod", change.Update),
+			reg(".husky/pre-push", change.Create),
+			reg("docs/old.md", change.Delete),
+			reg(".vscode/tasks.json", change.Create),
+			reg("internal/app/app_test.go", change.Update),
 		},
 		Added: 33, Deleted: 2, Pickable: true,
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/airlock-dev/airlock/approval"
 	"github.com/airlock-dev/airlock/approval/internal/approvaltest"
 	"github.com/airlock-dev/airlock/approval/review"
+	"github.com/airlock-dev/airlock/internal/change"
 )
 
 // rowsScript is a script terminal of a given height, as a TTY reports it.
@@ -62,9 +63,9 @@ func TestScreenShowsWhatIs(t *testing.T) {
 		Ref: "refs/heads/main", Old: approvaltest.Hash("old"), New: approvaltest.Hash("new"), Tree: approvaltest.Hash("tree"),
 		Commits: []approval.CommitInfo{{ID: approvaltest.Hash("new"), Message: "fix\x1b]52;c;cm0gLXJmIH4=\x07 typo" + fake}},
 		Files: []approval.FileChange{
-			{Path: "a" + fake, Op: approval.OpCreate, NewMode: filemode.Regular, Size: 10},
-			{Path: "deploy\u202Etxt.sh", Op: approval.OpCreate, NewMode: filemode.Executable, Size: 10},
-			{Path: ".github/workflows/release.yml", Op: approval.OpCreate, NewMode: filemode.Regular, Size: 10},
+			{Path: "a" + fake, Op: change.Create, NewMode: filemode.Regular, Size: 10},
+			{Path: "deploy\u202Etxt.sh", Op: change.Create, NewMode: filemode.Executable, Size: 10},
+			{Path: ".github/workflows/release.yml", Op: change.Create, NewMode: filemode.Regular, Size: 10},
 		},
 		Diff: "diff --git a/x b/x\n+\x1b[8mhidden line\x1b[m\n+\x1b]52;c;ZXZpbA==\x07\n+ok\u202Egnp.exe\n",
 	}
@@ -110,9 +111,9 @@ func TestScreenKeepsFlagsWithKeys(t *testing.T) {
 		Commits: []approval.CommitInfo{{ID: approvaltest.Hash("new"), Message: "many"}},
 	}
 	for i := 0; i < 300; i++ {
-		r.Files = append(r.Files, approval.FileChange{Path: fmt.Sprintf("gen/file%03d.bin", i), Op: approval.OpCreate, NewMode: filemode.Regular, Size: 10, Binary: true})
+		r.Files = append(r.Files, approval.FileChange{Path: fmt.Sprintf("gen/file%03d.bin", i), Op: change.Create, NewMode: filemode.Regular, Size: 10, Binary: true})
 	}
-	r.Files = append(r.Files, approval.FileChange{Path: ".github/workflows/exfiltrate.yml", Op: approval.OpCreate, NewMode: filemode.Regular, Size: 10})
+	r.Files = append(r.Files, approval.FileChange{Path: ".github/workflows/exfiltrate.yml", Op: change.Create, NewMode: filemode.Regular, Size: 10})
 	r.Pickable = true
 	r.Flags = approval.Assess(r, approval.Rules{}, nil)
 	s := &rowsScript{Script: approvaltest.Script{Keys: []rune("r"), Lines: []string{""}, TTY: true}, rows: 24}
@@ -172,7 +173,7 @@ func TestAutorunAndDeceptiveFlags(t *testing.T) {
 		{"notes.md", "see \x1b]52;c;ZXZpbA==\x07", approval.FlagTerminal},
 		{"run.sh", "#!/bin/sh\necho a\x00b\n", approval.FlagTerminal},
 	} {
-		r := &approval.Request{Ref: "refs/heads/f", Files: []approval.FileChange{{Path: tc.path, Op: approval.OpCreate, NewMode: filemode.Regular}}}
+		r := &approval.Request{Ref: "refs/heads/f", Files: []approval.FileChange{{Path: tc.path, Op: change.Create, NewMode: filemode.Regular}}}
 		flags := approval.Assess(r, approval.Rules{}, func(p string, newSide bool) ([]byte, bool) {
 			return []byte(tc.content), newSide
 		})
@@ -186,7 +187,7 @@ func TestAutorunAndDeceptiveFlags(t *testing.T) {
 	}
 	// package.json only when its scripts change.
 	pkg := func(old, nu string) []approval.Flag {
-		r := &approval.Request{Ref: "refs/heads/f", Files: []approval.FileChange{{Path: "package.json", Op: approval.OpUpdate, NewMode: filemode.Regular, OldMode: filemode.Regular}}}
+		r := &approval.Request{Ref: "refs/heads/f", Files: []approval.FileChange{{Path: "package.json", Op: change.Update, NewMode: filemode.Regular, OldMode: filemode.Regular}}}
 		return approval.Assess(r, approval.Rules{}, func(p string, newSide bool) ([]byte, bool) {
 			if newSide {
 				return []byte(nu), true

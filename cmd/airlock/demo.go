@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/airlock-dev/airlock/internal/shortid"
 	workerfile "github.com/airlock-dev/airlock/worker"
 
 	"github.com/airlock-dev/airlock/approval"
@@ -193,7 +194,7 @@ func (d *demoRun) work() (string, error) {
 	if len(commits) == 0 {
 		return "", errors.New("demo: nothing was staged")
 	}
-	id := commits[len(commits)-1].ID.String()[:7]
+	id := shortid.Hash(commits[len(commits)-1].ID)
 	if _, err := d.call("git_diff", map[string]any{"commit_id": id}); err != nil {
 		return "", err
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/airlock-dev/airlock/approval/broker"
 	"github.com/airlock-dev/airlock/approval/ledger"
+	"github.com/airlock-dev/airlock/internal/shortid"
 	"github.com/airlock-dev/airlock/internal/termsafe"
 )
 
@@ -105,9 +106,9 @@ func ledgerVerify(args []string, stdout, stderr io.Writer) error {
 		}
 		return &exitError{exitBroken, fmt.Errorf("%s: %d records chained, head %s, but the ledger is not whole: %s, listed above; "+
 			"a loss stays reported for as long as this ledger is kept (to start a new ledger, %s)",
-			path, rep.Records, short(rep.Head), strings.Join(why, "; "), fresh)}
+			path, rep.Records, shortid.Hex(rep.Head), strings.Join(why, "; "), fresh)}
 	}
-	fmt.Fprintf(stdout, "%s: %d records, chain intact; head %s\n", path, rep.Records, short(rep.Head))
+	fmt.Fprintf(stdout, "%s: %d records, chain intact; head %s\n", path, rep.Records, shortid.Hex(rep.Head))
 	return nil
 }
 
@@ -164,13 +165,6 @@ func warnLedger(stderr io.Writer, path string) {
 	}
 }
 
-func short(s string) string {
-	if len(s) > 12 {
-		return s[:12]
-	}
-	return s
-}
-
 // describeRecord is one line per event, for people.
 func describeRecord(r ledger.Record) string {
 	var d map[string]any
@@ -189,7 +183,7 @@ func describeRecord(r ledger.Record) string {
 			files = len(f)
 		}
 		return fmt.Sprintf("%s %s  %s asks to push %s to %s (%s), %d files", head, get("id"), get("worker"),
-			short(get("new")), get("target"), strings.TrimPrefix(get("ref"), "refs/heads/"), files)
+			shortid.Hex(get("new")), get("target"), strings.TrimPrefix(get("ref"), "refs/heads/"), files)
 	case ledger.KindDecision:
 		reason := ""
 		if rs := get("reason"); rs != "" {
@@ -197,7 +191,7 @@ func describeRecord(r ledger.Record) string {
 		}
 		return fmt.Sprintf("%s %s  %s by %s%s", head, get("request"), get("verdict"), get("by"), reason)
 	case ledger.KindPush:
-		msg := fmt.Sprintf("%s %s  %s %s to %s (%s)", head, get("request"), get("result"), short(get("new")), get("target"),
+		msg := fmt.Sprintf("%s %s  %s %s to %s (%s)", head, get("request"), get("result"), shortid.Hex(get("new")), get("target"),
 			strings.TrimPrefix(get("ref"), "refs/heads/"))
 		if e := get("error"); e != "" {
 			msg += ": " + e

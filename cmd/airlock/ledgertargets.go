@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/airlock-dev/airlock/approval/ledger"
+	"github.com/airlock-dev/airlock/internal/shortid"
 	"github.com/airlock-dev/airlock/internal/termsafe"
 	"github.com/airlock-dev/airlock/targets"
 	"github.com/airlock-dev/airlock/targets/gitdir"
@@ -85,16 +86,16 @@ func checkTargets(path string, recs []ledger.Record, flags []string, stdout io.W
 			}
 		case len(recs) > 0 && h.First != recs[0].Hash:
 			problems = append(problems, fmt.Sprintf("the ledger was rewritten from its first record, or is not the one target %s knows: it keeps record %d (%s) of a ledger at this host and path whose first record is %s, but this ledger's first record is %s (a new ledger started here, or another machine of the same name keeping its ledger at the same path, reads so too; kept under %s)",
-				shown, h.Seq, short(h.Hash), short(h.First), short(recs[0].Hash), targets.LedgerRef(host, abs)))
+				shown, h.Seq, shortid.Hex(h.Hash), shortid.Hex(h.First), shortid.Hex(recs[0].Hash), targets.LedgerRef(host, abs)))
 		case hashes[h.Seq] == h.Hash:
-			fmt.Fprintf(stdout, "checked against %s: it keeps record %d (%s), which the ledger has\n", shown, h.Seq, short(h.Hash))
+			fmt.Fprintf(stdout, "checked against %s: it keeps record %d (%s), which the ledger has\n", shown, h.Seq, shortid.Hex(h.Hash))
 		default:
 			have := fmt.Sprintf("the ledger ends at record %d", last)
 			if got, ok := hashes[h.Seq]; ok {
-				have = fmt.Sprintf("the ledger's record %d has hash %s", h.Seq, short(got))
+				have = fmt.Sprintf("the ledger's record %d has hash %s", h.Seq, shortid.Hex(got))
 			}
 			problems = append(problems, fmt.Sprintf("the ledger was cut or rewritten: target %s records record %d with hash %s (kept %s under %s), but %s",
-				shown, h.Seq, short(h.Hash), h.Time.UTC().Format(time.RFC3339), targets.LedgerRef(host, abs), have))
+				shown, h.Seq, shortid.Hex(h.Hash), h.Time.UTC().Format(time.RFC3339), targets.LedgerRef(host, abs), have))
 		}
 	}
 	return problems

@@ -3,30 +3,15 @@ package main
 import (
 	"fmt"
 	"io"
-	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/airlock-dev/airlock/internal/lockedwriter"
 	"github.com/airlock-dev/airlock/internal/rpcguard"
 	"github.com/airlock-dev/airlock/internal/termsafe"
 	"github.com/airlock-dev/airlock/memfs"
 	workerfile "github.com/airlock-dev/airlock/worker"
 )
-
-// lockedWriter serialises whole-message writes: the SDK writes each message
-// in one Write, and the guard's answers go between them, never inside.
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
-}
-
-func (l *lockedWriter) Close() error { return nil }
 
 // messageLimits bound one JSON-RPC message of the worker's client, over
 // stdio and HTTP alike: large enough for every legal write_file whatever
@@ -46,7 +31,9 @@ func messageLimits(w *workerfile.Worker) rpcguard.Limits {
 // bound is set above the guard's, so that it never ends a session on a
 // message the guard let through.
 func guardedStdio(stdin io.Reader, stdout io.Writer, lim rpcguard.Limits, stderr io.Writer) *mcp.IOTransport {
-	out := &lockedWriter{w: stdout}
+	// Whole-message writes: the SDK writes each message in one Write, and
+	// the guard's answers go between them, never inside.
+	out := lockedwriter.New(stdout)
 	in := rpcguard.NewReader(stdin, out, lim, func(why string) {
 		fmt.Fprintf(stderr, "airlock serve: refused a message from the client: %s\n", termsafe.Line(why))
 	})

@@ -1,5 +1,6 @@
 // Package glob is airlock's one glob engine: the deny list and the file
-// tools (list_files, search_files) match paths with it.
+// tools (list_files, search_files) match paths with it, and the reviewer's
+// risk flags match protected branch names with it.
 //
 // A pattern is a slash-separated list of segments. "**" as a whole segment
 // stands for any number of path components (none included); any other

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/airlock-dev/airlock/internal/change"
 	"github.com/airlock-dev/airlock/memfs"
 )
 
@@ -130,9 +131,9 @@ func Effect(start, now *memfs.Snapshot, changes []Change) (created, modified, de
 			continue
 		}
 		switch c.Kind {
-		case memfs.Created:
+		case change.Create:
 			created = append(created, c.Path)
-		case memfs.Deleted:
+		case change.Delete:
 			deleted = append(deleted, c.Path)
 		default:
 			modified = append(modified, c.Path)

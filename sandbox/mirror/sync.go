@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/airlock-dev/airlock/internal/change"
 	"github.com/airlock-dev/airlock/memfs"
 )
 
@@ -59,7 +60,7 @@ func (m *Mirror) Sync(ctx context.Context, s *memfs.Snapshot) (int, []memfs.Refu
 			delete(m.redo, c.Path)
 		}
 		for p := range m.redo {
-			changes = append(changes, memfs.Change{Path: p, Kind: memfs.Modified})
+			changes = append(changes, memfs.Change{Path: p, Kind: change.Update})
 		}
 	}
 	// Removals first: what a file left may be where a directory goes.

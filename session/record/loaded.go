@@ -13,6 +13,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 
+	"github.com/airlock-dev/airlock/internal/change"
 	"github.com/airlock-dev/airlock/memfs"
 	"github.com/airlock-dev/airlock/session/journal"
 	"github.com/airlock-dev/airlock/staging"
@@ -290,7 +291,7 @@ func decodeCommit(r *commitRec) (*staging.Commit, error) {
 	c := &staging.Commit{ID: h(r.ID), Parent: h(r.Parent), Base: h(r.Base), Tree: h(r.Tree),
 		Message: r.Message, Author: r.Author, Committer: r.Committer, Created: r.Created}
 	for _, f := range r.Files {
-		c.Files = append(c.Files, staging.File{Path: f.Path, Op: staging.Op(f.Op), Blob: h(f.Blob), Size: f.Size,
+		c.Files = append(c.Files, staging.File{Path: f.Path, Op: change.Kind(f.Op), Blob: h(f.Blob), Size: f.Size,
 			Mode: filemode.FileMode(f.Mode), OldBlob: h(f.OldBlob), OldMode: filemode.FileMode(f.OldMode)})
 	}
 	return c, err

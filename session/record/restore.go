@@ -6,6 +6,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/airlock-dev/airlock/internal/pathguard"
 	"github.com/airlock-dev/airlock/memfs"
 	"github.com/airlock-dev/airlock/session/journal"
 	"github.com/airlock-dev/airlock/staging"
@@ -103,7 +104,7 @@ func (l *Loaded) areaState(ar *areaRec, snaps []*memfs.Snapshot) (staging.AreaSt
 		st.Pulled = append([]string{}, (*ar.Pulled)...)
 	}
 	for _, r := range ar.Dropped {
-		st.Dropped = append(st.Dropped, staging.Refusal{Path: r.Path, Rule: memfs.Rule(r.Rule), Why: r.Why})
+		st.Dropped = append(st.Dropped, staging.Refusal{Path: r.Path, Rule: pathguard.Rule(r.Rule), Why: r.Why})
 	}
 	return st, nil
 }

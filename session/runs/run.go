@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/airlock-dev/airlock/internal/pathguard"
 	"github.com/airlock-dev/airlock/memfs"
 	"github.com/airlock-dev/airlock/sandbox"
 	"github.com/airlock-dev/airlock/sandbox/mirror"
@@ -76,7 +77,7 @@ func (r *Runner) cwd(cwd string) (string, error) {
 	if dir == "" {
 		return "", nil
 	}
-	comps, err := memfs.CheckPath(dir)
+	comps, err := pathguard.CheckPath(dir)
 	if err != nil {
 		return "", err
 	}

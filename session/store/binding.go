@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/airlock-dev/airlock/internal/shortid"
 )
 
 // A saved session belongs to the server that made it: its worker (the
@@ -87,7 +89,7 @@ func CheckOwner(m Meta, key string, b Binding) error {
 	if sb := m.Binding; sb != nil && m.WorkerKey == key {
 		if sb.WorkerSHA256 != b.WorkerSHA256 {
 			diffs = append(diffs, fmt.Sprintf("the worker file has changed since the session was made (SHA-256 %s then, %s now): restore it as it was",
-				shortHash(sb.WorkerSHA256), shortHash(b.WorkerSHA256)))
+				shortid.Hex(sb.WorkerSHA256), shortid.Hex(b.WorkerSHA256)))
 		}
 		if !slices.Equal(sb.Targets, b.Targets) {
 			diffs = append(diffs, fmt.Sprintf("targets %s; this server's are %s", namesOrNone(sb.Targets), namesOrNone(b.Targets)))
@@ -108,13 +110,6 @@ func describeKey(key string) string {
 		return "the default worker of " + strings.TrimPrefix(strings.TrimPrefix(rest, "local:"), "local-bare:")
 	}
 	return key
-}
-
-func shortHash(h string) string {
-	if h == "" {
-		return "none"
-	}
-	return h[:min(12, len(h))]
 }
 
 // diff lists where p (a session's) and q (this server's) differ, in the

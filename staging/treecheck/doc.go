@@ -28,8 +28,6 @@ type Objects interface {
 // emptyTree is the tree with no entries, which nothing can be refused in.
 var emptyTree = plumbing.NewHash("4b825dc642cb6eb9a060e54bf8d69288fbee4904")
 
-func short(h plumbing.Hash) string { return h.String()[:7] }
-
 // join is a tree entry's path under prefix, written as given: path.Join
 // would clean a hostile name ("..") into another path.
 func join(prefix, name string) string {

@@ -13,6 +13,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
+	"github.com/airlock-dev/airlock/internal/pathguard"
+	"github.com/airlock-dev/airlock/internal/shortid"
 	"github.com/airlock-dev/airlock/memfs"
 )
 
@@ -22,20 +24,20 @@ var ErrRefusedTree = errors.New("tree refused")
 // ErrRefusedContent: a file would make a tree that git fsck refuses.
 var ErrRefusedContent = errors.New("content refused")
 
-// Tree rules beyond the path guard's (memfs.Rule).
+// Tree rules beyond the path guard's (pathguard.Rule).
 const (
-	RuleMode       memfs.Rule = "invalid-mode"
-	RuleDuplicate  memfs.Rule = "duplicate-entry"
-	RuleUnsorted   memfs.Rule = "tree-not-sorted"
-	RuleGitFile    memfs.Rule = "git-file-content"
-	RuleMissing    memfs.Rule = "missing-object"
-	RuleObjectSize memfs.Rule = "object-too-large"
+	RuleMode       pathguard.Rule = "invalid-mode"
+	RuleDuplicate  pathguard.Rule = "duplicate-entry"
+	RuleUnsorted   pathguard.Rule = "tree-not-sorted"
+	RuleGitFile    pathguard.Rule = "git-file-content"
+	RuleMissing    pathguard.Rule = "missing-object"
+	RuleObjectSize pathguard.Rule = "object-too-large"
 )
 
 // Refusal is one entry of a tree that may not leave the sandbox, and why.
 type Refusal struct {
 	Path string
-	Rule memfs.Rule
+	Rule pathguard.Rule
 	Why  string
 }
 
@@ -58,7 +60,7 @@ func (e *TreeError) Error() string {
 		more = fmt.Sprintf(" and %d more", e.More)
 	}
 	return fmt.Sprintf("%v: tree %s holds entries that git or a checkout would treat as dangerous: %s%s; nothing was pushed",
-		ErrRefusedTree, short(e.Tree), strings.Join(parts, "; "), more)
+		ErrRefusedTree, shortid.Hash(e.Tree), strings.Join(parts, "; "), more)
 }
 
 func (e *TreeError) Unwrap() error { return ErrRefusedTree }
@@ -145,7 +147,7 @@ func (c *treeChecker) treeError(tree plumbing.Hash) error {
 	return e
 }
 
-func (c *treeChecker) refuse(p string, rule memfs.Rule, format string, args ...any) {
+func (c *treeChecker) refuse(p string, rule pathguard.Rule, format string, args ...any) {
 	c.refused = append(c.refused, Refusal{Path: p, Rule: rule, Why: fmt.Sprintf(format, args...)})
 }
 
@@ -159,10 +161,10 @@ func (c *treeChecker) tree(h plumbing.Hash, prefix string, depth int) (plumbing.
 	if out, ok := c.done[key]; ok {
 		return out, nil
 	}
-	if len(prefix) > memfs.MaxPathBytes {
+	if len(prefix) > pathguard.MaxPathBytes {
 		// Path length bounds depth, so a hostile chain of directories
 		// costs no more than one path.
-		c.refuse(clip(prefix), memfs.RulePathTooLong, "the directory is nested past the %d-byte path limit", memfs.MaxPathBytes)
+		c.refuse(clip(prefix), pathguard.RulePathTooLong, "the directory is nested past the %d-byte path limit", pathguard.MaxPathBytes)
 		return plumbing.ZeroHash, nil
 	}
 	t, err := c.readTree(h, prefix)
@@ -228,10 +230,10 @@ func (c *treeChecker) readTree(h plumbing.Hash, prefix string) (*rawTree, error)
 	o, err := c.s.EncodedObject(plumbing.TreeObject, h)
 	if err != nil {
 		if errors.Is(err, plumbing.ErrObjectNotFound) {
-			c.refuse(orRoot(prefix), RuleMissing, "tree %s is not in the sandbox", short(h))
+			c.refuse(orRoot(prefix), RuleMissing, "tree %s is not in the sandbox", shortid.Hash(h))
 			return nil, nil
 		}
-		return nil, fmt.Errorf("reading tree %s at %q: %w", short(h), orRoot(prefix), err)
+		return nil, fmt.Errorf("reading tree %s at %q: %w", shortid.Hash(h), orRoot(prefix), err)
 	}
 	rd, err := o.Reader()
 	if err != nil {
@@ -247,7 +249,7 @@ func (c *treeChecker) readTree(h plumbing.Hash, prefix string) (*rawTree, error)
 		sp := bytes.IndexByte(data, ' ')
 		nul := bytes.IndexByte(data, 0)
 		if sp < 0 || nul < sp || len(data) < nul+21 {
-			c.refuse(orRoot(prefix), RuleMode, "tree %s is malformed", short(h))
+			c.refuse(orRoot(prefix), RuleMode, "tree %s is malformed", shortid.Hash(h))
 			return nil, nil
 		}
 		modeText, name := string(data[:sp]), string(data[sp+1:nul])
@@ -274,8 +276,8 @@ var gitModes = map[string]filemode.FileMode{
 
 // entry judges one entry; ok is false when it must go.
 func (c *treeChecker) entry(e object.TreeEntry, p string, depth int) (object.TreeEntry, bool, error) {
-	if _, err := memfs.CheckPath(p); err != nil {
-		rule := memfs.RuleOf(err)
+	if _, err := pathguard.CheckPath(p); err != nil {
+		rule := pathguard.RuleOf(err)
 		var me *memfs.Error
 		why := err.Error()
 		if errors.As(err, &me) {
@@ -304,7 +306,7 @@ func (c *treeChecker) entry(e object.TreeEntry, p string, depth int) (object.Tre
 	}
 	size, err := c.s.BlobSize(e.Hash)
 	if err != nil {
-		c.refuse(p, RuleMissing, "its content (blob %s) is not in the sandbox", short(e.Hash))
+		c.refuse(p, RuleMissing, "its content (blob %s) is not in the sandbox", shortid.Hash(e.Hash))
 		return e, false, nil
 	}
 	if size > maxGitFileBytes {
@@ -316,13 +318,13 @@ func (c *treeChecker) entry(e object.TreeEntry, p string, depth int) (object.Tre
 		return e, false, fmt.Errorf("reading %s: %w", p, err)
 	}
 	if e.Mode == filemode.Symlink {
-		if err := memfs.CheckSymlink(p, string(data)); err != nil {
+		if err := pathguard.CheckSymlink(p, string(data)); err != nil {
 			why := err.Error()
 			var me *memfs.Error
 			if errors.As(err, &me) {
 				why = me.Detail
 			}
-			c.refuse(p, memfs.RuleOf(err), "%s", why)
+			c.refuse(p, pathguard.RuleOf(err), "%s", why)
 			return e, false, nil
 		}
 		if special != "" {

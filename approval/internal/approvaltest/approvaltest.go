@@ -13,6 +13,7 @@ import (
 
 	"github.com/airlock-dev/airlock/approval"
 	"github.com/airlock-dev/airlock/approval/ledger"
+	"github.com/airlock-dev/airlock/internal/change"
 )
 
 // Hash is a made-up object id, different for every s.
@@ -25,8 +26,8 @@ func SampleRequest() *approval.Request {
 		Ref: "refs/heads/reports", Old: Hash("old"), New: Hash("new"), Tree: Hash("tree"),
 		Commits: []approval.CommitInfo{{ID: Hash("new"), Message: "Add report\n"}},
 		Files: []approval.FileChange{
-			{Path: "report.md", Op: approval.OpCreate, Size: 1200},
-			{Path: "data.json", Op: approval.OpUpdate, Size: 800},
+			{Path: "report.md", Op: change.Create, Size: 1200},
+			{Path: "data.json", Op: change.Update, Size: 800},
 		},
 		Diff: "diff --git a/report.md b/report.md\n", Pickable: true,
 	}

@@ -16,7 +16,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
-	"github.com/airlock-dev/airlock/memfs"
+	"github.com/airlock-dev/airlock/internal/pathguard"
+	"github.com/airlock-dev/airlock/internal/shortid"
 	"github.com/airlock-dev/airlock/staging"
 	"github.com/airlock-dev/airlock/targets/internal/gitenv"
 	"github.com/airlock-dev/airlock/targets/internal/transfer"
@@ -75,7 +76,7 @@ func (src *Source) ListTree(ctx context.Context, repo string, head plumbing.Hash
 			return false, nil
 		}
 		if _, err := store.PutRaw(plumbing.BlobObject, data); err != nil {
-			return false, fmt.Errorf("%w (blob %s): %w; pull fewer paths, or raise the sandbox's limits", transfer.ErrTooLarge, h.String()[:7], err)
+			return false, fmt.Errorf("%w (blob %s): %w; pull fewer paths, or raise the sandbox's limits", transfer.ErrTooLarge, shortid.Hash(h), err)
 		}
 	}
 	return true, nil
@@ -119,7 +120,7 @@ func (src *Source) list(ctx context.Context, repo string, tree plumbing.Hash) (l
 		if err == io.EOF && len(rec) == 0 {
 			break
 		}
-		if err == bufio.ErrBufferFull || len(rec) > memfs.MaxPathBytes+128 {
+		if err == bufio.ErrBufferFull || len(rec) > pathguard.MaxPathBytes+128 {
 			return nil, false, nil // a path longer than anything the workspace takes
 		}
 		if err != nil || !lt.add(rec[:len(rec)-1], src) {

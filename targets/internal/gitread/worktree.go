@@ -9,12 +9,11 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/airlock-dev/airlock/internal/pathguard"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/format/index"
 
 	"github.com/go-git/go-git/v5/plumbing"
-
-	"github.com/airlock-dev/airlock/memfs"
 )
 
 // worktreeFiles reads a lazy base's blobs from the files of a working
@@ -66,7 +65,7 @@ func (w *worktreeFiles) note(h plumbing.Hash, p string) {
 	if w == nil {
 		return
 	}
-	if _, err := memfs.CheckPath(p); err != nil {
+	if _, err := pathguard.CheckPath(p); err != nil {
 		return // nothing the workspace holds, and nowhere to look
 	}
 	w.paths.LoadOrStore(h, p)

@@ -6,7 +6,8 @@ import (
 	"io"
 	"strings"
 
-	"github.com/airlock-dev/airlock/memfs"
+	"github.com/airlock-dev/airlock/internal/pathguard"
+	"github.com/airlock-dev/airlock/internal/shortid"
 	"github.com/airlock-dev/airlock/staging"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
@@ -60,7 +61,7 @@ func (cp copier) object(h plumbing.Hash, at string) error {
 	}); ok {
 		if n, err := sz.EncodedObjectSize(h); err == nil {
 			if err := store.Room(n); err != nil {
-				return fmt.Errorf("%w (object %s at %q): %w; pull fewer paths, or raise the sandbox's limits", ErrTooLarge, h.String()[:7], OrRoot(at), err)
+				return fmt.Errorf("%w (object %s at %q): %w; pull fewer paths, or raise the sandbox's limits", ErrTooLarge, shortid.Hash(h), OrRoot(at), err)
 			}
 		}
 	}
@@ -69,7 +70,7 @@ func (cp copier) object(h plumbing.Hash, at string) error {
 		return fmt.Errorf("reading object %s: %w", h, err)
 	}
 	if err := store.Room(o.Size()); err != nil {
-		return fmt.Errorf("%w (%s %s at %q): %w; pull fewer paths, or raise the sandbox's limits", ErrTooLarge, o.Type(), h.String()[:7], OrRoot(at), err)
+		return fmt.Errorf("%w (%s %s at %q): %w; pull fewer paths, or raise the sandbox's limits", ErrTooLarge, o.Type(), shortid.Hash(h), OrRoot(at), err)
 	}
 	rd, err := o.Reader()
 	if err != nil {
@@ -116,7 +117,7 @@ func (cp copier) tree(ctx context.Context, tree plumbing.Hash, prefix string) er
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if len(prefix) > memfs.MaxPathBytes {
+	if len(prefix) > pathguard.MaxPathBytes {
 		// Nothing this deep can reach the workspace or leave the
 		// sandbox (the tree check drops it), so it is not read:
 		// a hostile chain of directories costs one path's length.

@@ -9,6 +9,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/storer"
 
+	"github.com/airlock-dev/airlock/internal/shortid"
 	"github.com/airlock-dev/airlock/staging"
 )
 
@@ -34,7 +35,7 @@ func CheckOutgoing(s *staging.Store, want, have plumbing.Hash) error {
 		id = c.ParentHashes[0]
 	}
 	if err := staging.CheckTrees(s, trees...); err != nil {
-		return fmt.Errorf("refusing to push %s: %w. The commits would carry these entries of the base they were staged on; push to a branch of the repository that base came from (the push leaves them out), or pull a base without them", want.String()[:7], err)
+		return fmt.Errorf("refusing to push %s: %w. The commits would carry these entries of the base they were staged on; push to a branch of the repository that base came from (the push leaves them out), or pull a base without them", shortid.Hash(want), err)
 	}
 	return nil
 }

@@ -12,11 +12,10 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/airlock-dev/airlock/internal/pathguard"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"golang.org/x/sys/unix"
-
-	"github.com/airlock-dev/airlock/memfs"
 )
 
 // Writer writes files into a working tree without ever following a
@@ -68,7 +67,7 @@ var ErrUnsafePath = errors.New("unsafe path in the working tree")
 // dir opens the directory that holds rel, creating the missing ones when
 // create is set. The caller closes the returned descriptor.
 func (w *Writer) dir(rel string, create bool) (int, string, error) {
-	if _, err := memfs.CheckPath(rel); err != nil {
+	if _, err := pathguard.CheckPath(rel); err != nil {
 		return -1, "", fmt.Errorf("%w: %v", ErrUnsafePath, err)
 	}
 	parts := strings.Split(rel, "/")
@@ -212,7 +211,7 @@ func wrapPath(op, rel string, err error) error {
 // a symlink on the way, which is the user's to keep, rather than a FIFO or
 // a device (onWay says there is anything at all).
 func (w *Writer) Stat(rel string) (Entry, error) {
-	if _, err := memfs.CheckPath(rel); err != nil {
+	if _, err := pathguard.CheckPath(rel); err != nil {
 		return Entry{}, fmt.Errorf("%w: %v", ErrUnsafePath, err)
 	}
 	parts := strings.Split(rel, "/")

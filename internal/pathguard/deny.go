@@ -1,4 +1,4 @@
-package memfs
+package pathguard
 
 import (
 	"fmt"
@@ -58,7 +58,7 @@ func NewDenyList(extra ...string) (*DenyList, error) {
 	for _, p := range DefaultDenyPatterns {
 		dp, err := parseDenyPattern(p)
 		if err != nil {
-			panic("memfs: bad default deny pattern: " + err.Error())
+			panic("pathguard: bad default deny pattern: " + err.Error())
 		}
 		d.patterns = append(d.patterns, dp)
 	}
@@ -95,7 +95,7 @@ func parseDenyPattern(p string) (denyPattern, error) {
 	case strings.HasPrefix(p, "#"):
 		return bad(`a leading "#" is a comment in gitignore; escape it as "\#" if you mean it`)
 	}
-	if err := checkChars(p); err != nil && err.Rule == RuleControl || err != nil && err.Rule == RuleInvalidUTF8 {
+	if err := CheckChars(p); err != nil && err.Rule == RuleControl || err != nil && err.Rule == RuleInvalidUTF8 {
 		return bad(err.Detail)
 	}
 	text := p
@@ -127,19 +127,19 @@ func parseDenyPattern(p string) (denyPattern, error) {
 	return denyPattern{text: text, glob: g}, nil
 }
 
-// match reports the first pattern that covers the path with components
+// Match reports the first pattern that covers the path with components
 // comps, or "" when none does.
-func (d *DenyList) match(comps []string) string {
+func (d *DenyList) Match(comps []string) string {
 	var buf [32]string
 	canon := buf[:0]
 	for _, c := range comps {
-		canon = append(canon, canonicalName(c))
+		canon = append(canon, Canonical(c))
 	}
-	return d.matchCanon(canon)
+	return d.MatchCanon(canon)
 }
 
-// matchCanon is match of names already canonical.
-func (d *DenyList) matchCanon(canon []string) string {
+// MatchCanon is Match of names already canonical.
+func (d *DenyList) MatchCanon(canon []string) string {
 	for i := range d.patterns {
 		if d.patterns[i].glob.MatchPrefix(canon) {
 			return d.patterns[i].text
@@ -148,10 +148,10 @@ func (d *DenyList) matchCanon(canon []string) string {
 	return ""
 }
 
-// matchWhole reports the first pattern that matches the whole of canon
-// (canonical names), not counting the directories above it: what match
+// MatchWhole reports the first pattern that matches the whole of canon
+// (canonical names), not counting the directories above it: what Match
 // adds for a path whose parent it leaves alone.
-func (d *DenyList) matchWhole(canon []string) string {
+func (d *DenyList) MatchWhole(canon []string) string {
 	for i := range d.patterns {
 		if d.patterns[i].glob.Match(canon) {
 			return d.patterns[i].text
@@ -163,20 +163,23 @@ func (d *DenyList) matchWhole(canon []string) string {
 // Check refuses p, a canonical path (as CheckPath returns it), when the
 // deny list covers it. Staging re-checks every path it commits with it.
 func (d *DenyList) Check(p string) error {
-	if err := d.check(p, strings.Split(p, "/")); err != nil {
+	if err := d.CheckComps(p, strings.Split(p, "/")); err != nil {
 		return err
 	}
 	return nil
 }
 
-// check refuses a path the deny list covers.
-func (d *DenyList) check(name string, comps []string) *Error {
-	if p := d.match(comps); p != "" {
-		return refuse(name, RuleDenied, ErrDenied, "%q %s", strings.Join(comps, "/"), denyReason(p))
+// CheckComps refuses name, whose components are comps, when the deny list
+// covers it.
+func (d *DenyList) CheckComps(name string, comps []string) *Error {
+	if p := d.Match(comps); p != "" {
+		return Refuse(name, RuleDenied, ErrDenied, "%q %s", strings.Join(comps, "/"), DenyReason(p))
 	}
 	return nil
 }
 
-func denyReason(pattern string) string {
+// DenyReason says why a path that matches pattern is refused, and what to
+// do instead.
+func DenyReason(pattern string) string {
 	return fmt.Sprintf("matches deny pattern %q: files that usually hold secrets are kept out of the sandbox and cannot be read, written, moved or linked to; leave this file out or use a name the pattern does not match", pattern)
 }

@@ -1,4 +1,4 @@
-package memfs
+package pathguard
 
 import (
 	"path"
@@ -35,16 +35,16 @@ const (
 //
 // The deny list (DenyList) is a separate, configurable layer on top.
 func CheckPath(name string) ([]string, error) {
-	if err := checkChars(name); err != nil {
+	if err := CheckChars(name); err != nil {
 		return nil, err
 	}
 	if name[0] == '/' {
-		return nil, refuse(name, RuleAbsolute, ErrOutsideSandbox,
+		return nil, Refuse(name, RuleAbsolute, ErrOutsideSandbox,
 			"paths are relative to the workspace root; drop the leading slash: %q",
 			suggest(strings.TrimLeft(name, "/")))
 	}
 	if hasDriveLetter(name) {
-		return nil, refuse(name, RuleDriveLetter, ErrOutsideSandbox,
+		return nil, Refuse(name, RuleDriveLetter, ErrOutsideSandbox,
 			"drive letters name the host's disks, which the sandbox cannot reach; use a path relative to the workspace root")
 	}
 	comps := strings.Split(name, "/")
@@ -52,34 +52,34 @@ func CheckPath(name string) ([]string, error) {
 	// reported as one even when it also has other flaws.
 	for _, c := range comps {
 		if c == ".." {
-			return nil, refuse(name, RuleDotDot, ErrOutsideSandbox,
+			return nil, Refuse(name, RuleDotDot, ErrOutsideSandbox,
 				`".." segments are not allowed; name the file from the workspace root, e.g. "docs/notes.md"`)
 		}
 	}
 	for _, c := range comps {
 		switch c {
 		case ".":
-			return nil, refuse(name, RuleDot, ErrInvalidPath,
+			return nil, Refuse(name, RuleDot, ErrInvalidPath,
 				`"." segments are not allowed; name the file from the workspace root without "./"`)
 		case "":
-			return nil, refuse(name, RuleEmptySegment, ErrInvalidPath,
+			return nil, Refuse(name, RuleEmptySegment, ErrInvalidPath,
 				"the path has an empty segment (a doubled or trailing slash); write it with single slashes between names")
 		}
-		if err := checkName(name, c); err != nil {
+		if err := CheckName(name, c); err != nil {
 			return nil, err
 		}
 	}
 	return comps, nil
 }
 
-// checkChars applies the rules that look at a path as a whole string.
-func checkChars(name string) *Error {
+// CheckChars applies the rules that look at a path as a whole string.
+func CheckChars(name string) *Error {
 	if name == "" {
-		return refuse(name, RuleEmpty, ErrInvalidPath,
+		return Refuse(name, RuleEmpty, ErrInvalidPath,
 			`the path is empty; name a file relative to the workspace root, e.g. "README.md"`)
 	}
 	if len(name) > MaxPathBytes {
-		return refuse(truncate(name), RulePathTooLong, ErrInvalidPath,
+		return Refuse(Truncate(name), RulePathTooLong, ErrInvalidPath,
 			"the path is %d bytes, more than the %d allowed; use a shorter path", len(name), MaxPathBytes)
 	}
 	ascii := true
@@ -98,7 +98,7 @@ func checkChars(name string) *Error {
 		return nil
 	}
 	if !utf8.ValidString(name) {
-		return refuse(name, RuleInvalidUTF8, ErrInvalidPath, "the path is not valid UTF-8; use UTF-8 names")
+		return Refuse(name, RuleInvalidUTF8, ErrInvalidPath, "the path is not valid UTF-8; use UTF-8 names")
 	}
 	for i, r := range name {
 		if unicode.IsControl(r) {
@@ -109,19 +109,19 @@ func checkChars(name string) *Error {
 }
 
 func controlRefusal(name string, r rune, at int) *Error {
-	return refuse(name, RuleControl, ErrInvalidPath,
+	return Refuse(name, RuleControl, ErrInvalidPath,
 		"the path contains control character U+%04X at byte %d; names may not contain control characters", r, at)
 }
 
 func backslashRefusal(name string) *Error {
-	return refuse(name, RuleBackslash, ErrInvalidPath,
+	return Refuse(name, RuleBackslash, ErrInvalidPath,
 		"backslashes are not separators here; use forward slashes: %q", suggest(strings.ReplaceAll(name, `\`, "/")))
 }
 
-// checkName applies the rules for a single path component.
-func checkName(path, c string) *Error {
+// CheckName applies the rules for a single path component.
+func CheckName(path, c string) *Error {
 	if len(c) > MaxNameBytes {
-		return refuse(truncate(path), RuleNameTooLong, ErrInvalidPath,
+		return Refuse(Truncate(path), RuleNameTooLong, ErrInvalidPath,
 			"a name in the path is %d bytes, more than the %d allowed; use a shorter name", len(c), MaxNameBytes)
 	}
 	ascii := true
@@ -134,11 +134,11 @@ func checkName(path, c string) *Error {
 	// An ASCII name can only read as .git if it starts with "." or "g", and
 	// only be a device if it starts with one of their initials.
 	if (!ascii || c[0] == '.' || c[0]|0x20 == 'g') && isGitDir(c) {
-		return refuse(path, RuleGitDir, ErrDenied,
+		return Refuse(path, RuleGitDir, ErrDenied,
 			"%q is git's own directory or a disguise of it; the sandbox holds only your files, and git_stage/git_push manage history", c)
 	}
 	if strings.IndexByte("cpanlCPANL", c[0]) >= 0 && isReserved(c) {
-		return refuse(path, RuleReserved, ErrInvalidPath,
+		return Refuse(path, RuleReserved, ErrInvalidPath,
 			"%q is a reserved device name on Windows (CON, PRN, AUX, NUL, COM1-9, LPT1-9), where a checkout would break; choose another name", c)
 	}
 	if ascii {
@@ -146,35 +146,35 @@ func checkName(path, c string) *Error {
 	}
 	for _, r := range c {
 		if isInvisible(r) {
-			return refuse(path, RuleInvisible, ErrInvalidPath,
+			return Refuse(path, RuleInvisible, ErrInvalidPath,
 				"the name %q contains U+%04X, an invisible or text-direction character that would disguise it in review; use visible characters only", c, r)
 		}
 	}
 	return nil
 }
 
-// checkLinkTarget applies the worker's symlink policy to a link's target text:
+// CheckLinkTarget applies the worker's symlink policy to a link's target text:
 // relative, in the same clean alphabet as any path. "." and ".." segments are
 // allowed here; where they lead is checked when the link is made and each
 // time it is followed.
-func checkLinkTarget(link, target string) error {
+func CheckLinkTarget(link, target string) error {
 	if target == "" {
-		return refuse(link, RuleSymlinkTarget, ErrInvalidPath, "the symlink target is empty; give a relative path to a file in the workspace")
+		return Refuse(link, RuleSymlinkTarget, ErrInvalidPath, "the symlink target is empty; give a relative path to a file in the workspace")
 	}
-	if err := checkChars(target); err != nil {
+	if err := CheckChars(target); err != nil {
 		err.Detail = "symlink target: " + err.Detail
 		err.Path = link
 		return err
 	}
 	if target[0] == '/' || hasDriveLetter(target) {
-		return refuse(link, RuleSymlinkTarget, ErrOutsideSandbox,
+		return Refuse(link, RuleSymlinkTarget, ErrOutsideSandbox,
 			"symlink target %q is absolute; a symlink must point to a relative path inside the workspace, e.g. %q", target, "../docs/README.md")
 	}
 	for _, c := range strings.Split(target, "/") {
 		if c == "" || c == "." || c == ".." {
 			continue
 		}
-		if err := checkName(target, c); err != nil {
+		if err := CheckName(target, c); err != nil {
 			err.Detail = "symlink target: " + err.Detail
 			err.Path = link
 			return err
@@ -192,7 +192,7 @@ func hasDriveLetter(s string) bool {
 // is_ntfs_dotgit/is_hfs_dotgit: any short name "git~N", and case folding that
 // also maps the dotless i.
 func isGitDir(c string) bool {
-	n := canonicalName(c)
+	n := Canonical(c)
 	if n == ".git" {
 		return true
 	}
@@ -202,10 +202,10 @@ func isGitDir(c string) bool {
 	return false
 }
 
-// canonicalName is how a name compares on the most forgiving filesystem a
+// Canonical is how a name compares on the most forgiving filesystem a
 // checkout may land on: NFC, without ignorable code points, case folded,
 // without an NTFS stream suffix (":...") and without trailing dots and spaces.
-func canonicalName(c string) string {
+func Canonical(c string) string {
 	n := foldName(c)
 	if i := strings.IndexByte(n, ':'); i >= 0 {
 		n = n[:i]
@@ -288,8 +288,8 @@ func suggest(s string) string {
 	return s
 }
 
-// truncate shortens over-long paths before they are echoed in an error.
-func truncate(s string) string {
+// Truncate shortens over-long paths before they are echoed in an error.
+func Truncate(s string) string {
 	if len(s) <= 120 {
 		return s
 	}
@@ -310,17 +310,25 @@ func CheckSymlink(link, target string) error {
 	if err != nil {
 		return err
 	}
-	if name := comps[len(comps)-1]; gitSpecialNames[canonicalName(name)] {
-		return refuse(link, RuleGitSpecialLink, ErrDenied,
+	if name := comps[len(comps)-1]; IsGitSpecial(name) {
+		return Refuse(link, RuleGitSpecialLink, ErrDenied,
 			"%s cannot be a symlink: git refuses such trees; write it as a regular file", name)
 	}
-	if err := checkLinkTarget(link, target); err != nil {
+	if err := CheckLinkTarget(link, target); err != nil {
 		return err
 	}
 	joined := path.Join(path.Dir(link), target)
 	if joined == ".." || strings.HasPrefix(joined, "../") {
-		return refuse(link, RuleSymlinkEscape, ErrOutsideSandbox,
+		return Refuse(link, RuleSymlinkEscape, ErrOutsideSandbox,
 			"symlink target %q leads above the workspace root from here; a symlink must point inside the workspace", target)
 	}
 	return nil
 }
+
+// gitSpecialNames may not be symlinks: git fsck rejects such trees.
+var gitSpecialNames = map[string]bool{".gitmodules": true, ".gitattributes": true, ".gitignore": true, ".mailmap": true}
+
+// IsGitSpecial reports whether name (one component) is a file git gives a
+// meaning to (.gitmodules, .gitattributes, .gitignore, .mailmap), in any
+// disguise, which therefore may not be a symlink.
+func IsGitSpecial(name string) bool { return gitSpecialNames[Canonical(name)] }

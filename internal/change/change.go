@@ -1,0 +1,56 @@
+package change
+
+import "fmt"
+
+// Kind is what a change does to a path. Its numbers are persisted (a staged
+// commit's files in a durable session's state): never renumber them.
+type Kind uint8
+
+const (
+	Create Kind = iota + 1
+	Update
+	Delete
+)
+
+// String is the change in one word, the same everywhere: in messages, in
+// tests and on the wire (a push request's "op").
+func (k Kind) String() string {
+	if int(k) < len(wire) && k != 0 {
+		return wire[k]
+	}
+	return fmt.Sprintf("Kind(%d)", uint8(k))
+}
+
+// Sign is the one-character mark a list of files shows: + M -.
+func (k Kind) Sign() string {
+	switch k {
+	case Create:
+		return "+"
+	case Delete:
+		return "-"
+	}
+	return "M"
+}
+
+// wire are the words, as a push request's files have always carried them
+// in JSON ("op": "create"); the zero Kind is "" there.
+var wire = [...]string{"", "create", "update", "delete"}
+
+// MarshalText writes the word, "" for the zero Kind.
+func (k Kind) MarshalText() ([]byte, error) {
+	if int(k) >= len(wire) {
+		return nil, fmt.Errorf("change: cannot encode %v", k)
+	}
+	return []byte(wire[k]), nil
+}
+
+// UnmarshalText reads the word.
+func (k *Kind) UnmarshalText(b []byte) error {
+	for i, w := range wire {
+		if string(b) == w {
+			*k = Kind(i)
+			return nil
+		}
+	}
+	return fmt.Errorf("change: %q is not a kind of change (create, update or delete)", b)
+}
