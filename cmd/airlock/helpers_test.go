@@ -205,7 +205,7 @@ func mustContain(t *testing.T, what, got string, want ...string) {
 // over the whole file so that every kind of rule is likely among them.
 func hostileSample(t *testing.T, n int) []struct{ Path, Rule string } {
 	t.Helper()
-	f, err := os.Open("../../memfs/testdata/hostile-paths-rules.jsonl")
+	f, err := os.Open("../../internal/pathguard/testdata/hostile-paths-rules.jsonl")
 	if err != nil {
 		t.Fatal(err)
 	}
