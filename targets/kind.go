@@ -207,7 +207,7 @@ func Open(ctx context.Context, name, where string, env Env) (Target, error) {
 // OpenSource opens the blob source a target's Fetch added to a store
 // under key (the target's ID), for a session resumed in another process:
 // its lazy files read their content from the same repository (a local
-// one's packs, or GitHub's github.com, with a token found as OpenGitHub
+// one's packs, or GitHub's github.com, with a token found as targets/github.Open
 // finds one). OpenSourceWith says where GitHub is.
 func OpenSource(ctx context.Context, key string) (staging.BlobSource, error) {
 	return OpenSourceWith(ctx, key, GitHubOptions{})
