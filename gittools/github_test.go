@@ -11,6 +11,7 @@ import (
 	"github.com/airlock-dev/airlock/approval/ledger"
 	"github.com/airlock-dev/airlock/session"
 	"github.com/airlock-dev/airlock/targets"
+	"github.com/airlock-dev/airlock/targets/github"
 	"github.com/airlock-dev/airlock/targets/githubemu"
 	"github.com/airlock-dev/airlock/worker"
 )
@@ -52,7 +53,7 @@ func TestWorkerOnGitHub(t *testing.T) {
 	s, err := session.New(context.Background(), w, session.Options{
 		Gate: gate, Timeout: 10 * time.Second,
 		OpenTarget: func(ctx context.Context, spec *worker.TargetSpec) (targets.Target, error) {
-			return targets.OpenGitHub(ctx, spec.Repo, targets.GitHubOptions{APIURL: emu.URL, GitURL: emu.GitURL, Token: token})
+			return github.Open(ctx, spec.Repo, targets.GitHubOptions{APIURL: emu.URL, GitURL: emu.GitURL, Token: token})
 		},
 	})
 	if err != nil {

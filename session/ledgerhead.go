@@ -14,7 +14,7 @@ import (
 const ledgerHeadWait = 30 * time.Second
 
 // ledgerHeadRecorder is a target that keeps the ledger's head
-// (targets.Local, targets.GitHub).
+// (targets.Local, targets/github.Target).
 type ledgerHeadRecorder interface {
 	RecordLedgerHead(ctx context.Context, h targets.LedgerHead) error
 }

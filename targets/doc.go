@@ -12,7 +12,8 @@
 // the working tree and index too, and is refused, naming the paths, when
 // uncommitted changes are in the way. GitHub pushes go through the Git
 // Data API (text inline in tree entries, SHAs checked against the staged
-// ones, retries that cannot create a second ref or commit); see GitHub.
+// ones, retries that cannot create a second ref or commit); see package
+// targets/github, which registers its kind here (Register).
 //
 // Fetch copies a branch's commit and its trees into a staging.Store and
 // leaves the blobs where they are (a lazy base: staging.BlobSource): a
@@ -44,6 +45,7 @@
 // a commit copied into the store), internal/worktree (writing a working
 // tree without following links), internal/gitenv (the environment and
 // checks of every git airlock runs) and internal/httpretry (GitHub's
-// retrying transport). targettest holds the suites every target
-// (Run) and every blob source (SourceSuite) runs.
+// retrying transport). The GitHub target is package github (targets/github).
+// targettest holds the suites every target (Run) and every blob source
+// (SourceSuite) runs.
 package targets

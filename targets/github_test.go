@@ -14,13 +14,14 @@ import (
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/google/go-github/v93/github"
+	gogithub "github.com/google/go-github/v93/github"
 
 	"github.com/airlock-dev/airlock/approval"
 	"github.com/airlock-dev/airlock/approval/ledger"
 	"github.com/airlock-dev/airlock/memfs"
 	"github.com/airlock-dev/airlock/staging"
 	"github.com/airlock-dev/airlock/targets"
+	"github.com/airlock-dev/airlock/targets/github"
 	"github.com/airlock-dev/airlock/targets/githubemu"
 	"github.com/airlock-dev/airlock/targets/targettest"
 )
@@ -50,7 +51,7 @@ func (w *waits) all() []time.Duration {
 // first commit on branch "init", as a repository created on github.com
 // with a README has: GitHub's Git Data API cannot write to an empty one
 // (TestGitHubEmptyRepository is that case).
-func emulated(t *testing.T, opt targets.GitHubOptions) (*targets.GitHub, *githubemu.Server, *gitInspector, *waits) {
+func emulated(t *testing.T, opt targets.GitHubOptions) (*github.Target, *githubemu.Server, *gitInspector, *waits) {
 	t.Helper()
 	emu, err := githubemu.New(t.TempDir(), "octo-org", "reports", emuToken)
 	if err != nil {
@@ -60,7 +61,7 @@ func emulated(t *testing.T, opt targets.GitHubOptions) (*targets.GitHub, *github
 	insp := &gitInspector{dir: emu.Dir()}
 	w := &waits{}
 	opt.APIURL, opt.GitURL, opt.Token, opt.Sleep = emu.URL, emu.GitURL, emuToken, w.sleep
-	tgt, err := targets.OpenGitHub(context.Background(), "octo-org/reports", opt)
+	tgt, err := github.Open(context.Background(), "octo-org/reports", opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +120,7 @@ func TestGitHubReal(t *testing.T) {
 	if repo == "" {
 		t.Skip("set AIRLOCK_GITHUB_TEST_REPO=OWNER/REPO (a scratch repository with at least one commit) and GITHUB_TOKEN to run the suite against github.com")
 	}
-	token, err := targets.ResolveGitHubToken(context.Background())
+	token, err := github.ResolveToken(context.Background())
 	if err != nil {
 		t.Skipf("AIRLOCK_GITHUB_TEST_REPO is set but %v", err)
 	}
@@ -144,7 +145,7 @@ func TestGitHubEmulatedThroughAPI(t *testing.T) {
 func runAPIHarness(t *testing.T, apiURL, gitURL, token, repo string) {
 	branch := fmt.Sprintf("airlock-suite-%d", time.Now().UnixNano())
 	owner, name, _ := strings.Cut(repo, "/")
-	c, err := github.NewClient(github.WithAuthToken(token), github.WithURLs(new(apiURL), nil))
+	c, err := gogithub.NewClient(gogithub.WithAuthToken(token), gogithub.WithURLs(new(apiURL), nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +154,7 @@ func runAPIHarness(t *testing.T, apiURL, gitURL, token, repo string) {
 		clean := func() { insp.deleteBranch(branch); insp.deleteBranch(branch + "-fork") }
 		clean()
 		t.Cleanup(clean)
-		tgt, err := targets.OpenGitHub(context.Background(), repo, targets.GitHubOptions{APIURL: apiURL, GitURL: gitURL, Token: token})
+		tgt, err := github.Open(context.Background(), repo, targets.GitHubOptions{APIURL: apiURL, GitURL: gitURL, Token: token})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -162,7 +163,7 @@ func runAPIHarness(t *testing.T, apiURL, gitURL, token, repo string) {
 }
 
 type apiInspector struct {
-	c             *github.Client
+	c             *gogithub.Client
 	owner, repo   string
 	token, gitURL string
 }
@@ -185,7 +186,7 @@ func (a *apiInspector) Head(t testing.TB, branch string) plumbing.Hash {
 func (a *apiInspector) Commit(t testing.TB, branch string, files map[string]targettest.File) plumbing.Hash {
 	t.Helper()
 	ctx := context.Background()
-	var entries []*github.TreeEntry
+	var entries []*gogithub.TreeEntry
 	for p, f := range files {
 		mode := "100644"
 		switch {
@@ -194,25 +195,25 @@ func (a *apiInspector) Commit(t testing.TB, branch string, files map[string]targ
 		case f.Executable:
 			mode = "100755"
 		}
-		entries = append(entries, &github.TreeEntry{Path: new(p), Mode: new(mode), Type: new("blob"), Content: new(f.Data)})
+		entries = append(entries, &gogithub.TreeEntry{Path: new(p), Mode: new(mode), Type: new("blob"), Content: new(f.Data)})
 	}
 	tree, _, err := a.c.Git.CreateTree(ctx, a.owner, a.repo, "", entries)
 	if err != nil {
 		t.Fatalf("creating a tree: %v", err)
 	}
 	old := a.Head(t, branch)
-	in := github.Commit{Message: new("commit by someone else"), Tree: tree}
+	in := gogithub.Commit{Message: new("commit by someone else"), Tree: tree}
 	if !old.IsZero() {
-		in.Parents = []*github.Commit{{SHA: new(old.String())}}
+		in.Parents = []*gogithub.Commit{{SHA: new(old.String())}}
 	}
 	c, _, err := a.c.Git.CreateCommit(ctx, a.owner, a.repo, in, nil)
 	if err != nil {
 		t.Fatalf("creating a commit: %v", err)
 	}
 	if old.IsZero() {
-		_, _, err = a.c.Git.CreateRef(ctx, a.owner, a.repo, github.CreateRef{Ref: "refs/heads/" + branch, SHA: c.GetSHA()})
+		_, _, err = a.c.Git.CreateRef(ctx, a.owner, a.repo, gogithub.CreateRef{Ref: "refs/heads/" + branch, SHA: c.GetSHA()})
 	} else {
-		_, _, err = a.c.Git.UpdateRef(ctx, a.owner, a.repo, "refs/heads/"+branch, github.UpdateRef{SHA: c.GetSHA(), Force: new(true)})
+		_, _, err = a.c.Git.UpdateRef(ctx, a.owner, a.repo, "refs/heads/"+branch, gogithub.UpdateRef{SHA: c.GetSHA(), Force: new(true)})
 	}
 	if err != nil {
 		t.Fatalf("moving %s: %v", branch, err)
@@ -319,7 +320,7 @@ func TestGitHubEmptyRepository(t *testing.T) {
 	tgt, _, insp, _ := emulated(t, targets.GitHubOptions{})
 	ch := stageOne(t, tgt, "refs/heads/main", map[string]string{"a.txt": "a\n"})
 	err := tgt.Push(context.Background(), ch.grant, ch.store)
-	if !errors.Is(err, targets.ErrEmptyRepository) {
+	if !errors.Is(err, github.ErrEmptyRepository) {
 		t.Fatalf("push to an empty repository: %v, want ErrEmptyRepository", err)
 	}
 	for _, want := range []string{"empty", "first commit"} {
@@ -519,7 +520,7 @@ func TestGitHubTokenNeverInErrors(t *testing.T) {
 	}
 	defer emu.Close()
 	wrong := "ghp_wrongTOKENwrongTOKENwrongTOKEN00000"
-	tgt, err := targets.OpenGitHub(context.Background(), "octo-org/reports", targets.GitHubOptions{APIURL: emu.URL, GitURL: emu.GitURL, Token: wrong})
+	tgt, err := github.Open(context.Background(), "octo-org/reports", targets.GitHubOptions{APIURL: emu.URL, GitURL: emu.GitURL, Token: wrong})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -541,7 +542,7 @@ func TestGitHubTokenNeverInErrors(t *testing.T) {
 // A malformed API address is refused when the target is opened, naming it.
 func TestGitHubBadAPIURL(t *testing.T) {
 	for _, bad := range []string{"http://[::1", "http://exa mple.com/", "%zz"} {
-		_, err := targets.OpenGitHub(context.Background(), "octo-org/reports", targets.GitHubOptions{APIURL: bad, Token: emuToken})
+		_, err := github.Open(context.Background(), "octo-org/reports", targets.GitHubOptions{APIURL: bad, Token: emuToken})
 		if err == nil || !strings.Contains(err.Error(), "GitHub API URL") || !strings.Contains(err.Error(), bad) {
 			t.Errorf("APIURL %q: got %v, want an error naming the URL", bad, err)
 		}
@@ -552,15 +553,15 @@ func TestGitHubTokenResolution(t *testing.T) {
 	t.Setenv("PATH", t.TempDir()) // no gh
 	t.Setenv("GITHUB_TOKEN", "")
 	t.Setenv("GH_TOKEN", "")
-	if _, err := targets.ResolveGitHubToken(context.Background()); !errors.Is(err, targets.ErrNoToken) {
+	if _, err := github.ResolveToken(context.Background()); !errors.Is(err, github.ErrNoToken) {
 		t.Fatalf("no token anywhere: %v", err)
 	}
 	t.Setenv("GH_TOKEN", "from-gh-token")
-	if tok, _ := targets.ResolveGitHubToken(context.Background()); tok != "from-gh-token" {
+	if tok, _ := github.ResolveToken(context.Background()); tok != "from-gh-token" {
 		t.Errorf("GH_TOKEN: got %q", tok)
 	}
 	t.Setenv("GITHUB_TOKEN", "from-github-token")
-	if tok, _ := targets.ResolveGitHubToken(context.Background()); tok != "from-github-token" {
+	if tok, _ := github.ResolveToken(context.Background()); tok != "from-github-token" {
 		t.Errorf("GITHUB_TOKEN comes first: got %q", tok)
 	}
 	// gh auth token, when neither variable is set.
@@ -569,14 +570,14 @@ func TestGitHubTokenResolution(t *testing.T) {
 	t.Setenv("PATH", bin)
 	t.Setenv("GITHUB_TOKEN", "")
 	t.Setenv("GH_TOKEN", "")
-	if tok, _ := targets.ResolveGitHubToken(context.Background()); tok != "from-gh-cli" {
+	if tok, _ := github.ResolveToken(context.Background()); tok != "from-gh-cli" {
 		t.Errorf("gh auth token: got %q", tok)
 	}
 }
 
 func TestGitHubBadNames(t *testing.T) {
 	for _, name := range []string{"", "owner", "owner/", "/repo", "a/b/c", "own er/repo", "owner/re po", "-owner/repo", "owner/..", "owner/repo?x=1"} {
-		if _, err := targets.OpenGitHub(context.Background(), name, targets.GitHubOptions{Token: "t"}); err == nil {
+		if _, err := github.Open(context.Background(), name, targets.GitHubOptions{Token: "t"}); err == nil {
 			t.Errorf("%q was accepted", name)
 		} else if !strings.Contains(err.Error(), "OWNER/REPO") {
 			t.Errorf("%q: the error does not say the form: %v", name, err)

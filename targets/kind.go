@@ -3,9 +3,11 @@ package targets
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/airlock-dev/airlock/staging"
 )
@@ -78,6 +80,32 @@ func Environ() Env {
 		APIURL: os.Getenv("AIRLOCK_GITHUB_API_URL"),
 		GitURL: os.Getenv("AIRLOCK_GITHUB_GIT_URL"),
 	}}
+}
+
+// GitHubOptions configures a GitHub target. The zero value talks to
+// github.com with a token from the environment.
+type GitHubOptions struct {
+	// Token authenticates; empty means the token targets/github
+	// resolves (ResolveToken).
+	Token string
+	// APIURL is the REST API's base (GitHub Enterprise, or an emulator);
+	// default https://api.github.com/.
+	APIURL string
+	// GitURL is where repositories are served over HTTPS, for fetching;
+	// default https://github.com/.
+	GitURL string
+	// Transport carries the requests; default http.DefaultTransport.
+	Transport http.RoundTripper
+	// Retries is how many times one request is retried (default 6).
+	Retries int
+	// MaxWait is the longest wait for a rate limit before giving up
+	// (default 2 minutes).
+	MaxWait time.Duration
+	// Sleep waits between retries; tests replace it.
+	Sleep func(ctx context.Context, d time.Duration) error
+	// InlineBytes bounds the text content sent inline in one tree request
+	// (default 4 MiB); larger changes are sent in several requests.
+	InlineBytes int
 }
 
 // LedgerHeadReader reads the ledger head a target keeps.
@@ -179,7 +207,7 @@ func Open(ctx context.Context, name, where string, env Env) (Target, error) {
 // OpenSource opens the blob source a target's Fetch added to a store
 // under key (the target's ID), for a session resumed in another process:
 // its lazy files read their content from the same repository (a local
-// one's packs, or GitHub's github.com, with a token found as OpenGitHub
+// one's packs, or GitHub's github.com, with a token found as targets/github.Open
 // finds one). OpenSourceWith says where GitHub is.
 func OpenSource(ctx context.Context, key string) (staging.BlobSource, error) {
 	return OpenSourceWith(ctx, key, GitHubOptions{})

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/airlock-dev/airlock/targets"
+	// The github kind registers itself: these tests list every kind.
+	_ "github.com/airlock-dev/airlock/targets/github"
 )
 
 // Every kind is named once, in the registry: ids are parsed, compared

@@ -9,40 +9,23 @@ import (
 	"github.com/airlock-dev/airlock/targets/internal/gitread"
 )
 
-// kinds are the kinds of target, in the order messages list them.
+// kinds are the kinds of target, in the order messages list them: the
+// local ones, then those registered (Register).
 var kinds = []*Kind{
 	localKind(false),
 	localKind(true),
-	{
-		Name: "github", Group: "github",
-		Takes: "repo: owner/name", Missing: "missing; give the repository as owner/name",
-		Example: "owner/repo", Placeholder: "OWNER/REPO",
-		Check: func(name string) error {
-			if !githubName.MatchString(name) {
-				return fmt.Errorf("%q is not a GitHub repository; write it as owner/name", name)
-			}
-			return nil
-		},
-		Open: func(ctx context.Context, name string, env Env) (Target, error) {
-			g, err := OpenGitHub(ctx, name, env.GitHub)
-			if err != nil {
-				return nil, err
-			}
-			return g, nil
-		},
-		OpenSource: func(ctx context.Context, key, name string, env Env) (staging.BlobSource, error) {
-			g, err := OpenGitHub(ctx, name, env.GitHub)
-			if err != nil {
-				return nil, fmt.Errorf("no blob source for %q: %w", key, err)
-			}
-			// A source opened anew knows no sizes: the files that need
-			// them were seeded with theirs, and journaled with them.
-			return g.source(), nil
-		},
-		OpenLedger: func(ctx context.Context, name string, env Env) (LedgerHeadReader, error) {
-			return OpenGitHub(ctx, name, env.GitHub)
-		},
-	},
+}
+
+// Register adds a kind defined in a package of its own (targets/github's,
+// from its init, as database/sql's drivers register): targets cannot
+// import it. Every program that parses worker files or opens targets
+// imports the kinds it knows (package worker imports targets/github), so
+// that none is silently missing. It panics on a name already registered.
+func Register(k *Kind) {
+	if KindNamed(k.Name) != nil {
+		panic("targets: kind " + k.Name + " registered twice")
+	}
+	kinds = append(kinds, k)
 }
 
 // localKind is the kind of a local repository: a working tree's, or

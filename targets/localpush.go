@@ -60,7 +60,7 @@ func (l *Local) receivePack(ctx context.Context, ref string, g approval.Grant, s
 		return err
 	}
 	if check {
-		if done, err := admit(l.ID(), ref, g, cur); done || err != nil {
+		if done, err := Admit(l.ID(), ref, g, cur); done || err != nil {
 			return err
 		}
 		have = cur
@@ -73,7 +73,7 @@ func (l *Local) receivePack(ctx context.Context, ref string, g approval.Grant, s
 		if err != nil {
 			return err
 		}
-		if have, err = forkPoint(store, g.New(), func(h plumbing.Hash) (bool, error) {
+		if have, err = transfer.ForkPoint(store, g.New(), func(h plumbing.Hash) (bool, error) {
 			_, err := repo.CommitObject(h)
 			return err == nil, nil
 		}); err != nil {
@@ -198,7 +198,7 @@ func (l *Local) pushCheckedOut(ctx context.Context, wt string, g approval.Grant,
 	if err != nil {
 		return err
 	}
-	if done, err := admit(l.ID(), ref, g, cur); done || err != nil {
+	if done, err := Admit(l.ID(), ref, g, cur); done || err != nil {
 		return err
 	}
 	paths, err := changedPaths(store, cur, g.New())

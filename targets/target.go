@@ -14,7 +14,6 @@ import (
 	"github.com/airlock-dev/airlock/targets/internal/transfer"
 
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/airlock-dev/airlock/approval"
 	"github.com/airlock-dev/airlock/staging"
@@ -210,11 +209,12 @@ func checkRefFormat(ref string) error {
 // BranchName is a ref's branch name: "refs/heads/main" is "main".
 func BranchName(ref string) string { return strings.TrimPrefix(ref, "refs/heads/") }
 
-// admit judges a grant against the commit the target's ref holds now:
+// Admit judges a grant against the commit the target's ref holds now:
 // done when the ref already holds the pushed commit (pushing the same thing
 // twice is a no-op), a MovedError when it holds anything but the grant's
-// old commit, and the grant's own check otherwise.
-func admit(id, ref string, g approval.Grant, cur plumbing.Hash) (done bool, err error) {
+// old commit, and the grant's own check otherwise. Every target's Push
+// (Local's here, GitHub's in targets/github) starts with it.
+func Admit(id, ref string, g approval.Grant, cur plumbing.Hash) (done bool, err error) {
 	if cur == g.New() && g.Old() != g.New() {
 		return true, nil
 	}
@@ -222,25 +222,4 @@ func admit(id, ref string, g approval.Grant, cur plumbing.Hash) (done bool, err 
 		return false, &MovedError{Ref: ref, Expected: g.Old(), Head: cur}
 	}
 	return false, g.Check(id, ref, cur, g.New())
-}
-
-// forkPoint walks the first parents of commit, as far as store holds them,
-// and returns the first that has reports the target holds: where a new
-// branch forks from what the target already has. Zero when none is found.
-func forkPoint(store *staging.Store, commit plumbing.Hash, has func(plumbing.Hash) (bool, error)) (plumbing.Hash, error) {
-	for id := commit; ; {
-		c, err := object.GetCommit(store, id)
-		if err != nil || len(c.ParentHashes) == 0 {
-			return plumbing.ZeroHash, nil
-		}
-		p := c.ParentHashes[0]
-		ok, err := has(p)
-		if err != nil {
-			return plumbing.ZeroHash, err
-		}
-		if ok {
-			return p, nil
-		}
-		id = p
-	}
 }

@@ -17,6 +17,9 @@ import (
 	"github.com/airlock-dev/airlock/internal/bytesize"
 	"github.com/airlock-dev/airlock/internal/pathguard"
 	"github.com/airlock-dev/airlock/targets"
+	// The github kind registers itself (targets.Register): every
+	// program that parses a worker file knows it.
+	_ "github.com/airlock-dev/airlock/targets/github"
 	"go.yaml.in/yaml/v3"
 )
 

@@ -1,4 +1,4 @@
-package targets
+package github
 
 import (
 	"context"
@@ -17,11 +17,12 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/storer"
 	"github.com/go-git/go-git/v5/plumbing/transport"
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
-	"github.com/google/go-github/v93/github"
+	gogithub "github.com/google/go-github/v93/github"
 
 	"github.com/airlock-dev/airlock/internal/pathguard"
 	"github.com/airlock-dev/airlock/internal/shortid"
 	"github.com/airlock-dev/airlock/staging"
+	"github.com/airlock-dev/airlock/targets"
 	"github.com/airlock-dev/airlock/targets/internal/transfer"
 )
 
@@ -59,7 +60,7 @@ const blobTimeout = 5 * time.Minute
 const maxBatchBytes = 32 << 20
 
 // uploadSession is a smart HTTP session with the repository.
-func (g *GitHub) uploadSession() (transport.UploadPackSession, error) {
+func (g *Target) uploadSession() (transport.UploadPackSession, error) {
 	ep, err := transport.NewEndpoint(g.gitURL)
 	if err != nil {
 		return nil, fmt.Errorf("%s: the git URL: %w", g.ID(), err)
@@ -69,7 +70,7 @@ func (g *GitHub) uploadSession() (transport.UploadPackSession, error) {
 
 // source returns the repository's blob source, made once: the sizes of
 // every pull accumulate in it.
-func (g *GitHub) source() *ghSource {
+func (g *Target) source() *ghSource {
 	g.srcMu.Lock()
 	defer g.srcMu.Unlock()
 	if g.src == nil {
@@ -147,7 +148,7 @@ var errListingTruncated = errors.New("GitHub's listing of a tree is truncated")
 // REST listing of trees: one recursive listing, unless GitHub truncates it
 // (past 100,000 entries or 7 MB), then the tree's own entries and each
 // subtree listed the same way.
-func (g *GitHub) listSizes(ctx context.Context, tree plumbing.Hash, src *ghSource) error {
+func (g *Target) listSizes(ctx context.Context, tree plumbing.Hash, src *ghSource) error {
 	t, _, err := g.client.Git.GetTree(ctx, g.owner, g.repo, tree.String(), true)
 	if err != nil {
 		return g.explain("listing tree "+shortid.Hash(tree), err)
@@ -173,7 +174,7 @@ func (g *GitHub) listSizes(ctx context.Context, tree plumbing.Hash, src *ghSourc
 	return nil
 }
 
-func (s *ghSource) note(entries []*github.TreeEntry) {
+func (s *ghSource) note(entries []*gogithub.TreeEntry) {
 	for _, e := range entries {
 		if e.GetType() == "blob" && e.Size != nil && *e.Size >= 0 {
 			s.sizes.Store(plumbing.NewHash(e.GetSHA()), int64(*e.Size))
@@ -220,7 +221,7 @@ func (s *ghSource) fetch(ctx context.Context, hs []plumbing.Hash, objects *trans
 	req.Capabilities.Set(capability.NoProgress)
 	req.Capabilities.Set(capability.Agent, capability.DefaultAgent())
 	if err := uploadPack(ctx, sess, req, objects); err != nil {
-		if errors.Is(err, ErrObjectTooLarge) {
+		if errors.Is(err, targets.ErrObjectTooLarge) {
 			return fmt.Errorf("%s: fetching %s: %w", s.id, blobs(len(hs)), err)
 		}
 		return s.clean(fmt.Errorf("%s: fetching %s: %w", s.id, blobs(len(hs)), err))
