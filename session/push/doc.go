@@ -16,7 +16,8 @@
 // a reviewer or while a target is pushed to (ReadFacts, Push, Landed and
 // the ledger's head after a landing run without it); a target is asked
 // under it only what must agree with the object store (Fetch for a
-// rebase, which writes the store). What a push asks of its session
+// rebase, which writes the store), and a resume's reads of the targets
+// it takes up (nothing answers before the resume ends). What a push asks of its session
 // (saving, warning the operator, collecting objects, the repositories) is
 // the small Host and Repo interfaces, answered under that lock; the
 // session imports this package, never the reverse.
