@@ -22,9 +22,7 @@ func (s *Session) rootsLocked() []plumbing.Hash {
 	for _, r := range s.repos {
 		roots = append(roots, r.area.Roots()...)
 	}
-	for _, p := range s.pushes {
-		roots = append(roots, p.commit.ID, p.req.Old)
-	}
+	roots = append(roots, s.pushes.RootsLocked()...)
 	for _, bases := range s.cps {
 		for _, b := range bases {
 			roots = append(roots, b.tip, b.view, b.baseView)
@@ -67,5 +65,5 @@ func (s *Session) Busy() bool {
 	// Saving is how to know: it writes nothing when all is saved. (A
 	// server asks only of a session no call is running in, so what it
 	// saves is whole calls.)
-	return len(s.pushes) > 0 || s.saveLocked() != nil
+	return s.pushes.InFlightLocked() > 0 || s.saveLocked() != nil
 }

@@ -208,14 +208,8 @@ func (p *persister) writeSummary() {
 }
 
 func (s *Session) summaryLocked() Summary {
-	n := 0
-	for _, p := range s.pushes {
-		if p.state == requested {
-			n++
-		}
-	}
 	changed, staged := s.changesLocked()
-	return Summary{Changed: len(changed), Staged: len(staged), Checkpoints: len(s.ws.CheckpointNames()), Pending: n}
+	return Summary{Changed: len(changed), Staged: len(staged), Checkpoints: len(s.ws.CheckpointNames()), Pending: s.pushes.PendingLocked()}
 }
 
 // changesLocked is every repository's unstaged changes (workspace paths)
@@ -242,7 +236,7 @@ func (s *Session) closeSavingLocked() {
 	s.saveOrWarnLocked("as it closed")
 	close(p.stop)
 	<-p.stopped
-	if s.opts.DropUnchanged && p.started != 0 && p.w.Seq() == p.started && len(s.pushes) == 0 {
+	if s.opts.DropUnchanged && p.started != 0 && p.w.Seq() == p.started && s.pushes.InFlightLocked() == 0 {
 		// Nothing was ever saved after the start: no work to keep. It
 		// goes while its lock is held, so no other server takes it up.
 		_ = p.j.Close() // it holds nothing to keep: its directory goes next
@@ -319,7 +313,8 @@ func Resume(ctx context.Context, w *worker.Worker, opts Options) (*Session, *Rec
 	p.compacted = j.Size() / 2
 	s.pst = p
 	rec := &Recovered{ID: id, Checkpoints: nil, Ended: notes}
-	s.resumePushesLocked(ctx, sess.Pushes, pre, rec)
+	ended, waiting := s.pushes.ResumeLocked(ctx, sess.Pushes, pre.target)
+	rec.Ended, rec.Waiting = append(rec.Ended, ended...), waiting
 	p.w.ForgetSess() // the pushes may have changed: the next save writes the record
 	if err := s.saveLocked(); err != nil {
 		s.pst = nil
@@ -401,7 +396,7 @@ func (r sessRec) roots() []plumbing.Hash {
 func (s *Session) restoreSessLocked(sess sessRec) {
 	for hx, where := range sess.Published {
 		if h, err := hashOf(hx); err == nil {
-			s.published[h] = where
+			s.pushes.PublishedLocked()[h] = where
 		}
 	}
 	repoRecs := sess.repoRecs()

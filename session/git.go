@@ -192,7 +192,7 @@ func (s *Session) discardLocked(r *repo, id string, all bool) (Discarded, error)
 			}
 		}
 	}
-	withdrawn, err := s.unpinLocked(commits[from:], "the worker discarded the commit it asked to push", nil)
+	withdrawn, err := s.pushes.UnpinLocked(commits[from:], "the worker discarded the commit it asked to push")
 	if err != nil {
 		return Discarded{}, err
 	}
@@ -333,7 +333,7 @@ func (s *Session) syncBaseLocked(ctx context.Context, r *repo, o opened, spec *w
 	}
 	res := PullResult{Kind: Current, From: spec.ID(), Head: head}
 	if head != r.area.Base() {
-		withdrawn, err := s.unpinLocked(r.area.Commits(), "the worker pulled, which rebuilt the commit on the target's new head", nil)
+		withdrawn, err := s.pushes.UnpinLocked(r.area.Commits(), "the worker pulled, which rebuilt the commit on the target's new head")
 		if err != nil {
 			return PullResult{}, err
 		}
@@ -355,6 +355,3 @@ func (s *Session) syncBaseLocked(ctx context.Context, r *repo, o opened, spec *w
 	r.base, r.baseRef = spec, ref
 	return res, nil
 }
-
-// errPushLanding: a commit a change would touch is on its way to a target.
-var errPushLanding = errors.New("it is on its way to the target")

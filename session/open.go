@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/airlock-dev/airlock/session/push"
 	"github.com/airlock-dev/airlock/targets"
 	"github.com/airlock-dev/airlock/worker"
 )
@@ -79,7 +80,7 @@ type preopen struct {
 
 // preopenPushes opens the targets of the pushes a resume takes up (those
 // of a repository the session has).
-func (s *Session) preopenPushes(ctx context.Context, recs []pushRec) preopened {
+func (s *Session) preopenPushes(ctx context.Context, recs []push.Rec) preopened {
 	p := preopened{}
 	for _, pr := range recs {
 		spec := pr.Spec

@@ -3,14 +3,13 @@ package session
 import (
 	"encoding/json"
 	"fmt"
-	"maps"
-	"slices"
 	"sync"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/airlock-dev/airlock/session/journal"
+	"github.com/airlock-dev/airlock/session/push"
 	"github.com/airlock-dev/airlock/session/record"
 	"github.com/airlock-dev/airlock/session/store"
 	"github.com/airlock-dev/airlock/staging"
@@ -67,7 +66,7 @@ type sessRec struct {
 	BaseRef   string               `json:"base_ref,omitempty"`
 	Published map[string]string    `json:"published,omitempty"`
 	Cps       map[string][4]string `json:"cps,omitempty"`
-	Pushes    []pushRec            `json:"pushes,omitempty"`
+	Pushes    []push.Rec           `json:"pushes,omitempty"`
 }
 
 // repoRec is one repository's part of sessRec.
@@ -75,20 +74,6 @@ type repoRec struct {
 	Base    *worker.TargetSpec   `json:"base,omitempty"`
 	BaseRef string               `json:"base_ref,omitempty"`
 	Cps     map[string][4]string `json:"cps,omitempty"`
-}
-
-// pushRec is a push in flight.
-type pushRec struct {
-	ID      string             `json:"id"`
-	Repo    string             `json:"repo,omitempty"`
-	Spec    *worker.TargetSpec `json:"spec"`
-	Ref     string             `json:"ref"`
-	Commit  string             `json:"commit"`
-	Old     string             `json:"old,omitempty"`
-	State   string             `json:"state"`
-	Keys    []string           `json:"keys,omitempty"`
-	Notes   []string           `json:"notes,omitempty"`
-	Retries int                `json:"retries,omitempty"`
 }
 
 func hexOf(h plumbing.Hash) string { return record.HexOf(h) }
@@ -176,9 +161,9 @@ func (s *Session) areasLocked() map[string]staging.AreaState {
 
 func (s *Session) sessRecLocked() sessRec {
 	r := sessRec{Sources: s.store.Sources()}
-	if len(s.published) > 0 {
+	if published := s.pushes.PublishedLocked(); len(published) > 0 {
 		r.Published = map[string]string{}
-		for h, where := range s.published {
+		for h, where := range published {
 			r.Published[h.String()] = where
 		}
 	}
@@ -201,15 +186,7 @@ func (s *Session) sessRecLocked() sessRec {
 		}
 		r.Repos[rp.name] = rr
 	}
-	for _, id := range slices.Sorted(maps.Keys(s.pushes)) {
-		p := s.pushes[id]
-		pr := pushRec{ID: id, Repo: p.r.name, Spec: p.spec, Ref: p.ref, Commit: p.commit.ID.String(), Old: hexOf(p.req.Old),
-			State: string(p.state), Notes: p.notes, Retries: p.retries}
-		for _, k := range p.keys {
-			pr.Keys = append(pr.Keys, k.commit.String())
-		}
-		r.Pushes = append(r.Pushes, pr)
-	}
+	r.Pushes = s.pushes.RecsLocked()
 	return r
 }
 

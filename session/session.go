@@ -8,10 +8,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/go-git/go-git/v5/plumbing"
-
 	"github.com/airlock-dev/airlock/approval"
 	"github.com/airlock-dev/airlock/memfs"
+	"github.com/airlock-dev/airlock/session/push"
 	"github.com/airlock-dev/airlock/session/runs"
 	"github.com/airlock-dev/airlock/session/store"
 	"github.com/airlock-dev/airlock/staging"
@@ -85,11 +84,9 @@ type Session struct {
 	// then Workspace's and Store's; the gate's lock is taken under
 	// Session.mu (Withdraw), never the other way (the gate calls a pick
 	// with its own lock released).
-	mu        sync.Mutex
-	pushes    map[string]*push             // pushes in flight, by request id
-	byCommit  map[pushKey]*push            // the same, by what they push (and what they pushed before a rebase)
-	published map[plumbing.Hash]string     // commits that reached a target: where
-	cps       map[string]map[string]cpBase // each checkpoint's bases, by name, then by repository
+	mu     sync.Mutex
+	pushes *push.Book                   // pushes in flight and the commits that reached a target
+	cps    map[string]map[string]cpBase // each checkpoint's bases, by name, then by repository
 
 	// openMu serialises opening targets (a local one's open recovers an
 	// interrupted push) and guards opened, the targets by id. It is never
@@ -182,8 +179,8 @@ func newSession(w *worker.Worker, opts Options) (*Session, error) {
 		id = opts.State.SessionID()
 	}
 	s := &Session{id: id, w: w, ws: ws, store: store, repos: repos, gate: opts.Gate, opts: opts,
-		opened: map[string]targets.Target{}, pushes: map[string]*push{}, byCommit: map[pushKey]*push{},
-		published: map[plumbing.Hash]string{}, cps: map[string]map[string]cpBase{}}
+		opened: map[string]targets.Target{}, cps: map[string]map[string]cpBase{}}
+	s.pushes = s.newPushes()
 	s.run = newRunner(s, opts.Run)
 	return s, nil
 }
@@ -218,13 +215,7 @@ func (s *Session) Close() {
 		s.closeSavingLocked()
 		return
 	}
-	for _, p := range s.pushes {
-		// One that is landing goes on; one the ledger cannot withdraw
-		// stays open for the reviewer, and the operator is told.
-		if err := s.withdrawLocked(p, "the worker's session ended"); err != nil && !errors.Is(err, errPushLanding) {
-			s.warn("%v", err)
-		}
-	}
+	s.pushes.WithdrawAllLocked("the worker's session ended")
 }
 
 // resolveSpec finds a target of r by name ("" or "default": the default

@@ -1,4 +1,4 @@
-package session
+package push
 
 import (
 	"context"
@@ -44,7 +44,7 @@ const defaultRetries = 100
 // between the request and the landing sends it back to requested, on the
 // commit rebased onto the new head, with a new request.
 type push struct {
-	r       *repo // the repository it pushes from
+	r       Repo // the repository it pushes from
 	spec    *worker.TargetSpec
 	t       targets.Target
 	ref     string
@@ -62,7 +62,7 @@ type push struct {
 	picks chan *approval.PickAsk
 
 	done chan struct{} // closed at the end; then res and err are set
-	res  PushResult
+	res  Result
 	err  error
 }
 
@@ -80,8 +80,8 @@ type pushKey struct {
 	commit      plumbing.Hash
 }
 
-// PushResult is how a push ended, or that it is still waiting.
-type PushResult struct {
+// Result is how a push ended, or that it is still waiting.
+type Result struct {
 	// Pending: the reviewer has not answered yet; RequestID names the
 	// request, and a push of Commit again waits on it.
 	Pending   bool
@@ -102,111 +102,64 @@ type PushResult struct {
 	Worktree error
 }
 
-// Push asks for commitID (the latest staged commit when empty) to be pushed
-// to the target named target and waits for the outcome, at most the
-// session's Timeout: then the result is Pending, the push goes on, and
-// calling Push again with the same commit waits on it. A push already in
-// flight for the same commit, target and branch is joined, never asked
-// twice. When ctx ends while nobody else waits, a request still waiting
-// for review is withdrawn.
-func (h *Repo) Push(ctx context.Context, commitID, target string, progress Progress) (PushResult, error) {
-	res, err := h.push(ctx, commitID, target, progress)
-	return res, h.r.wrap(err)
-}
-
-func (h *Repo) push(ctx context.Context, commitID, target string, progress Progress) (PushResult, error) {
-	s, r := h.s, h.r
-	if progress == nil {
-		progress = func(float64, float64, string) {}
-	}
-	spec, err := r.resolveSpec(target)
-	if err != nil {
-		return PushResult{}, err
-	}
-	t, err := s.target(ctx, spec)
-	if err != nil {
-		return PushResult{}, err
-	}
-	// The attempt's one read of the target, outside the session's lock:
-	// the ref, its head, the default branch, whether a push writes files.
-	facts, headErr := targets.ReadFacts(ctx, t, spec.Branch)
-	if facts.Ref == "" {
-		return PushResult{}, headErr
-	}
-	s.mu.Lock()
-	p, res, err := s.startLocked(ctx, r, spec, t, facts, headErr, commitID)
-	if p == nil {
-		s.mu.Unlock()
-		return res, err
-	}
-	p.waiters++
-	// A durable session has a new request down before the call waits on
-	// it (up to the timeout, minutes): a server killed meanwhile offers it
-	// again when it resumes, under the same id. An error is the call's to
-	// report: gittools saves again after it and tells the worker.
-	_ = s.saveLocked()
-	s.mu.Unlock()
-	return s.await(ctx, p, progress)
-}
-
 // startLocked finds or starts the push of commitID. A nil push comes with
 // the final answer (the branch is already there, or an error). headErr is
 // the error reading the target's head: a call that joins a push in flight
 // does not need it.
-func (s *Session) startLocked(ctx context.Context, r *repo, spec *worker.TargetSpec, t targets.Target, facts targets.Facts, headErr error, commitID string) (*push, PushResult, error) {
+func (b *Book) startLocked(ctx context.Context, r Repo, spec *worker.TargetSpec, t targets.Target, facts targets.Facts, headErr error, commitID string) (*push, Result, error) {
 	ref := facts.Ref
-	commits := r.area.Commits()
+	commits := r.Area().Commits()
 	var c *staging.Commit
 	var err error
 	if commitID != "" {
 		// A commit a push in flight was asked for (before a moved target
 		// rebased it, say) joins that push.
-		for k, p := range s.byCommit {
+		for k, p := range b.byCommit {
 			if k.target == t.ID() && k.ref == ref && len(commitID) >= 4 && strings.HasPrefix(k.commit.String(), commitID) {
-				return p, PushResult{}, nil
+				return p, Result{}, nil
 			}
 		}
 	}
 	switch {
 	case commitID != "":
-		if c, err = r.area.Lookup(commitID); err != nil {
-			return nil, PushResult{}, s.notStagedLocked(t, facts, headErr, commitID, err)
+		if c, err = r.Area().Lookup(commitID); err != nil {
+			return nil, Result{}, b.notStagedLocked(t, facts, headErr, commitID, err)
 		}
 	case len(commits) == 0:
-		return nil, PushResult{}, errors.New("nothing is staged: git_stage your changes first, then git_push the commit it returns")
+		return nil, Result{}, errors.New("nothing is staged: git_stage your changes first, then git_push the commit it returns")
 	default:
 		c = commits[len(commits)-1]
 	}
 	key := pushKey{t.ID(), ref, c.ID}
-	if p := s.byCommit[key]; p != nil {
-		return p, PushResult{}, nil
+	if p := b.byCommit[key]; p != nil {
+		return p, Result{}, nil
 	}
 	if headErr != nil {
-		return nil, PushResult{}, headErr
+		return nil, Result{}, headErr
 	}
 	head := facts.Head
 	if head == c.ID {
 		// It is there already (a push whose answer was lost, or the same
 		// commit pushed by another route): nothing to ask.
-		s.advanceLocked(r, c.ID, spec, ref, t)
-		return nil, PushResult{Already: true, Commit: c.ID, Target: t.Describe(), Branch: targets.BranchName(ref)}, nil
+		b.advanceLocked(r, c.ID, spec, ref, t)
+		return nil, Result{Already: true, Commit: c.ID, Target: t.Describe(), Branch: targets.BranchName(ref)}, nil
 	}
 	p := &push{r: r, spec: spec, t: t, ref: ref, facts: facts, keys: []pushKey{key}, picks: make(chan *approval.PickAsk), done: make(chan struct{})}
-	if err := s.askLocked(ctx, p, c, head); err != nil {
+	if err := b.askLocked(ctx, p, c, head); err != nil {
 		var there *alreadyThereError
 		if errors.As(err, &there) {
-			return nil, PushResult{Already: true, Commit: c.ID, Target: t.Describe(), Branch: targets.BranchName(ref)}, nil
+			return nil, Result{Already: true, Commit: c.ID, Target: t.Describe(), Branch: targets.BranchName(ref)}, nil
 		}
-		return nil, PushResult{}, err
+		return nil, Result{}, err
 	}
-	go s.drive(p)
-	return p, PushResult{}, nil
+	go b.drive(p)
+	return p, Result{}, nil
 }
 
 // notStagedLocked explains a commit id that names no staged commit: one
 // already pushed says where it went.
-func (s *Session) notStagedLocked(t targets.Target, facts targets.Facts, headErr error, commitID string, lookupErr error) error {
-	for h, where := range s.published {
+func (b *Book) notStagedLocked(t targets.Target, facts targets.Facts, headErr error, commitID string, lookupErr error) error {
+	for h, where := range b.published {
 		if len(commitID) >= 4 && len(commitID) <= 40 && h.String()[:len(commitID)] == commitID {
 			if headErr == nil && facts.Head == h {
 				return fmt.Errorf("%s is already pushed: %s (%s) is at it; nothing to do", shortid.Hash(h), t.Describe(), targets.BranchName(facts.Ref))
@@ -239,7 +192,7 @@ func (e *alreadyThereError) Error() string {
 
 // reachesLocked reports whether commit head (in the store) is c or has c
 // among its ancestors, looking no further back than c's base.
-func (s *Session) reachesLocked(head plumbing.Hash, c *staging.Commit) bool {
+func (b *Book) reachesLocked(head plumbing.Hash, c *staging.Commit) bool {
 	todo, seen := []plumbing.Hash{head}, map[plumbing.Hash]bool{}
 	for len(todo) > 0 && len(seen) < 10_000 {
 		h := todo[len(todo)-1]
@@ -251,7 +204,7 @@ func (s *Session) reachesLocked(head plumbing.Hash, c *staging.Commit) bool {
 			continue
 		}
 		seen[h] = true
-		if cm, err := object.GetCommit(s.store, h); err == nil {
+		if cm, err := object.GetCommit(b.cfg.Store, h); err == nil {
 			todo = append(todo, cm.ParentHashes...)
 		}
 	}
@@ -261,8 +214,8 @@ func (s *Session) reachesLocked(head plumbing.Hash, c *staging.Commit) bool {
 // askLocked makes the request to push c over head and submits it. When the
 // target moved since c's base, c is first rebased onto head (withdrawing
 // requests for commits that changes).
-func (s *Session) askLocked(ctx context.Context, p *push, c *staging.Commit, head plumbing.Hash) error {
-	if cur, err := p.r.area.Lookup(c.ID.String()); err == nil {
+func (b *Book) askLocked(ctx context.Context, p *push, c *staging.Commit, head plumbing.Hash) error {
+	if cur, err := p.r.Area().Lookup(c.ID.String()); err == nil {
 		// The area's own record of c: an Advance since (another push
 		// landed) gave it a new base, which c's copy does not know.
 		c = cur
@@ -273,23 +226,23 @@ func (s *Session) askLocked(ctx context.Context, p *push, c *staging.Commit, hea
 		// new commit, so it gets its own review.
 		// What the fetch finds is the head to rebase onto: the branch may
 		// have moved again since head was read.
-		fetched, err := p.t.Fetch(ctx, p.ref, p.r.area.Pulled(), s.store)
+		fetched, err := p.t.Fetch(ctx, p.ref, p.r.Area().Pulled(), b.cfg.Store)
 		if err != nil {
 			return err
 		}
 		if head = fetched; head == c.Base {
-			return s.askLocked(ctx, p, c, head)
+			return b.askLocked(ctx, p, c, head)
 		}
-		if s.reachesLocked(head, c) {
+		if b.reachesLocked(head, c) {
 			// Another push carried c with it (a later commit of the same
 			// chain landed first): nothing is left to ask.
 			return &alreadyThereError{head: head}
 		}
-		withdrawn, err := s.unpinLocked(p.r.area.Commits(), "the target moved, so the commit was rebased onto it", p)
+		withdrawn, err := b.unpinLocked(p.r.Area().Commits(), "the target moved, so the commit was rebased onto it", p)
 		if err != nil {
 			return err
 		}
-		res, err := p.r.area.Rebase(head)
+		res, err := p.r.Area().Rebase(head)
 		if err != nil {
 			return err
 		}
@@ -302,12 +255,12 @@ func (s *Session) askLocked(ctx context.Context, p *push, c *staging.Commit, hea
 		if len(withdrawn) > 0 {
 			p.notes = append(p.notes, fmt.Sprintf("withdrew request %s, whose commits the rebase changed", listOrNone(withdrawn)))
 		}
-		if c, err = p.r.area.Lookup(nu.String()); err != nil {
+		if c, err = p.r.Area().Lookup(nu.String()); err != nil {
 			return err
 		}
 	}
 	p.facts.Head = head
-	req, err := s.request(p, c)
+	req, err := b.request(p, c)
 	if err != nil {
 		return err
 	}
@@ -315,26 +268,26 @@ func (s *Session) askLocked(ctx context.Context, p *push, c *staging.Commit, hea
 	// before it landed, is decided by that approval when it shows the
 	// same changes (approval.Gate.SubmitRebased); otherwise, and at the
 	// first ask, a person is asked.
-	tk, err := s.gate.SubmitRebased(req, p.tk, p.picks)
+	tk, err := b.cfg.Gate.SubmitRebased(req, p.tk, p.picks)
 	if err != nil {
 		return err
 	}
 	if by := tk.Request().ID; p.tk != nil && tk != p.tk && settledByRebase(tk) {
 		p.notes = append(p.notes, fmt.Sprintf("request %s (the same changes, rebased) went ahead on the reviewer's approval of %s", by, p.req.ID))
 	}
-	if other := s.pushes[tk.Request().ID]; other != nil && other != p {
+	if other := b.pushes[tk.Request().ID]; other != nil && other != p {
 		// The gate already holds this very request: that push is this one.
 		return fmt.Errorf("push of %s is already waiting as request %s", shortid.Hash(c.ID), tk.Request().ID)
 	}
-	s.requestedLocked(p, c, tk)
+	b.requestedLocked(p, c, tk)
 	return nil
 }
 
 // requestedLocked makes tk, the request to push c, p's current one: p is
 // found by its id and by every commit it was asked for.
-func (s *Session) requestedLocked(p *push, c *staging.Commit, tk *approval.Ticket) {
+func (b *Book) requestedLocked(p *push, c *staging.Commit, tk *approval.Ticket) {
 	if p.req != nil {
-		delete(s.pushes, p.req.ID)
+		delete(b.pushes, p.req.ID)
 	}
 	p.commit, p.req, p.tk, p.state = c, tk.Request(), tk, requested
 	key := pushKey{p.t.ID(), p.ref, c.ID}
@@ -342,29 +295,29 @@ func (s *Session) requestedLocked(p *push, c *staging.Commit, tk *approval.Ticke
 		p.keys = append(p.keys, key)
 	}
 	for _, k := range p.keys {
-		s.byCommit[k] = p
+		b.byCommit[k] = p
 	}
-	s.pushes[p.req.ID] = p
+	b.pushes[p.req.ID] = p
 }
 
 // pick makes the commit of the files a reviewer picked of p's request,
 // which the gate sent its driver, and answers the gate with it.
-func (s *Session) pick(p *push, ask *approval.PickAsk) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	ask.Made(s.pickLocked(p, ask))
+func (b *Book) pick(p *push, ask *approval.PickAsk) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	ask.Made(b.pickLocked(p, ask))
 }
 
-func (s *Session) pickLocked(p *push, ask *approval.PickAsk) (plumbing.Hash, error) {
+func (b *Book) pickLocked(p *push, ask *approval.PickAsk) (plumbing.Hash, error) {
 	if p.state != requested || p.req.ID != ask.Request {
 		return plumbing.ZeroHash, fmt.Errorf("the push is %s, no longer waiting for a decision", p.state)
 	}
 	// Picking rebuilds every staged commit: other requests for them go
 	// first.
-	if _, err := s.unpinLocked(p.r.area.Commits(), "the reviewer picked files of another push, which rebuilt this commit", p); err != nil {
+	if _, err := b.unpinLocked(p.r.Area().Commits(), "the reviewer picked files of another push, which rebuilt this commit", p); err != nil {
 		return plumbing.ZeroHash, err
 	}
-	pc, err := p.r.area.Pick(p.commit.ID, ask.Paths)
+	pc, err := p.r.Area().Pick(p.commit.ID, ask.Paths)
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}
@@ -373,13 +326,13 @@ func (s *Session) pickLocked(p *push, ask *approval.PickAsk) (plumbing.Hash, err
 	p.commit = pc
 	key := pushKey{p.t.ID(), p.ref, pc.ID}
 	p.keys = append(p.keys, key)
-	s.byCommit[key] = p
+	b.byCommit[key] = p
 	return pc.ID, nil
 }
 
 // await waits for p's end, at most the session's timeout.
-func (s *Session) await(ctx context.Context, p *push, progress Progress) (PushResult, error) {
-	timeout := s.opts.Timeout
+func (b *Book) await(ctx context.Context, p *push, progress func(done, total float64, message string)) (Result, error) {
+	timeout := b.cfg.Timeout
 	start := time.Now()
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
@@ -389,35 +342,35 @@ func (s *Session) await(ctx context.Context, p *push, progress Progress) (PushRe
 	for {
 		select {
 		case <-p.done:
-			s.mu.Lock()
+			b.mu.Lock()
 			p.waiters--
-			s.mu.Unlock()
+			b.mu.Unlock()
 			return p.res, p.err
 		case <-timer.C:
-			s.mu.Lock()
+			b.mu.Lock()
 			if p.state != requested {
 				// Decided: the timeout is for the reviewer, not for the
 				// target; wait for the landing.
-				s.mu.Unlock()
+				b.mu.Unlock()
 				continue
 			}
-			defer s.mu.Unlock()
+			defer b.mu.Unlock()
 			p.waiters--
-			return PushResult{Pending: true, RequestID: p.req.ID, Commit: p.commit.ID, Target: p.t.Describe(),
+			return Result{Pending: true, RequestID: p.req.ID, Commit: p.commit.ID, Target: p.t.Describe(),
 				Branch: targets.BranchName(p.ref), Notes: append([]string(nil), p.notes...)}, nil
 		case <-ctx.Done():
-			s.mu.Lock()
-			defer s.mu.Unlock()
+			b.mu.Lock()
+			defer b.mu.Unlock()
 			p.waiters--
 			if p.waiters == 0 && p.state == requested {
 				// The client went away: nobody is waiting for this push.
 				// One that is landing goes on; a withdrawal the ledger
 				// cannot take leaves the request open for the reviewer.
-				if err := s.withdrawLocked(p, "the worker's client disconnected"); err != nil && !errors.Is(err, errPushLanding) {
-					s.warn("%v", err)
+				if err := b.withdrawLocked(p, "the worker's client disconnected"); err != nil && !errors.Is(err, errLanding) {
+					b.h.Warn("%v", err)
 				}
 			}
-			return PushResult{}, ctx.Err()
+			return Result{}, ctx.Err()
 		case <-tick.C:
 			el := time.Since(start)
 			progress(el.Seconds(), timeout.Seconds(), fmt.Sprintf("waiting for a reviewer (%s so far)", el.Round(time.Second)))
@@ -426,7 +379,7 @@ func (s *Session) await(ctx context.Context, p *push, progress Progress) (PushRe
 }
 
 // endLocked ends p with res or err and releases its waiters.
-func (s *Session) endLocked(p *push, res PushResult, err error) {
+func (b *Book) endLocked(p *push, res Result, err error) {
 	if p.state == ended {
 		return
 	}
@@ -435,29 +388,29 @@ func (s *Session) endLocked(p *push, res PushResult, err error) {
 		err = fmt.Errorf("%s\n%w", strings.Join(p.notes, "\n"), err)
 	}
 	p.state, p.res, p.err = ended, res, err
-	if p.req != nil && s.pushes[p.req.ID] == p {
-		delete(s.pushes, p.req.ID)
+	if p.req != nil && b.pushes[p.req.ID] == p {
+		delete(b.pushes, p.req.ID)
 	}
 	for _, k := range p.keys {
-		if s.byCommit[k] == p {
-			delete(s.byCommit, k)
+		if b.byCommit[k] == p {
+			delete(b.byCommit, k)
 		}
 	}
 	close(p.done)
 }
 
 // withdrawLocked withdraws p's request; its driver then ends it.
-func (s *Session) withdrawLocked(p *push, why string) error {
+func (b *Book) withdrawLocked(p *push, why string) error {
 	if p.state != requested {
-		return fmt.Errorf("push of %s: %w", shortid.Hash(p.commit.ID), errPushLanding)
+		return fmt.Errorf("push of %s: %w", shortid.Hash(p.commit.ID), errLanding)
 	}
-	if err := s.gate.Withdraw(p.req.ID, why); err != nil {
+	if err := b.cfg.Gate.Withdraw(p.req.ID, why); err != nil {
 		if !errors.Is(err, approval.ErrNotPending) {
 			// The ledger could not record it: the request stays open.
 			return fmt.Errorf("the request to push %s could not be withdrawn (%w); it is still waiting for a reviewer", shortid.Hash(p.commit.ID), err)
 		}
 		// Decided meanwhile, or a pick is being built: it is under way.
-		return fmt.Errorf("push of %s: %w", shortid.Hash(p.commit.ID), errPushLanding)
+		return fmt.Errorf("push of %s: %w", shortid.Hash(p.commit.ID), errLanding)
 	}
 	return nil
 }
@@ -466,13 +419,13 @@ func (s *Session) withdrawLocked(p *push, why string) error {
 // of commits (a push carries the staged commits before its own), because
 // a change is about to rebuild them. It refuses, changing nothing, when
 // one of them is already past its decision.
-func (s *Session) unpinLocked(commits []*staging.Commit, why string, except *push) ([]string, error) {
+func (b *Book) unpinLocked(commits []*staging.Commit, why string, except *push) ([]string, error) {
 	touched := map[plumbing.Hash]bool{}
 	for _, c := range commits {
 		touched[c.ID] = true
 	}
 	var hit []*push
-	for _, p := range s.pushes {
+	for _, p := range b.pushes {
 		if p != except && p.state != ended && touched[p.commit.ID] {
 			if p.state != requested {
 				return nil, fmt.Errorf("the push of %s to %s is under way: wait for its git_push to answer, then try again", shortid.Hash(p.commit.ID), p.t.Describe())
@@ -482,8 +435,8 @@ func (s *Session) unpinLocked(commits []*staging.Commit, why string, except *pus
 	}
 	var ids []string
 	for _, p := range hit {
-		if err := s.withdrawLocked(p, why); err != nil {
-			if !errors.Is(err, errPushLanding) {
+		if err := b.withdrawLocked(p, why); err != nil {
+			if !errors.Is(err, errLanding) {
 				return ids, err
 			}
 			return ids, fmt.Errorf("the push of %s to %s is under way: wait for its git_push to answer, then try again", shortid.Hash(p.commit.ID), p.t.Describe())
@@ -495,11 +448,11 @@ func (s *Session) unpinLocked(commits []*staging.Commit, why string, except *pus
 
 // stagedOrPublished reports whether id is a staged commit of r or one the
 // sandbox already published (its base, after another push of it landed).
-func (r *repo) stagedOrPublished(id plumbing.Hash) bool {
-	if id == r.area.Base() {
+func stagedOrPublished(r Repo, id plumbing.Hash) bool {
+	if id == r.Area().Base() {
 		return true
 	}
-	for _, c := range r.area.Commits() {
+	for _, c := range r.Area().Commits() {
 		if c.ID == id {
 			return true
 		}
@@ -509,28 +462,28 @@ func (r *repo) stagedOrPublished(id plumbing.Hash) bool {
 
 // advanceLocked records that id reached t's ref: the staged commits up to
 // it are published and it is the base, which later pulls update from.
-func (s *Session) advanceLocked(r *repo, id plumbing.Hash, spec *worker.TargetSpec, ref string, t targets.Target) {
+func (b *Book) advanceLocked(r Repo, id plumbing.Hash, spec *worker.TargetSpec, ref string, t targets.Target) {
 	where := fmt.Sprintf("%s (%s)", t.Describe(), targets.BranchName(ref))
-	if _, ok := s.published[id]; !ok {
-		s.published[id] = where
+	if _, ok := b.published[id]; !ok {
+		b.published[id] = where
 	}
 	// The staged commits before id in the chain went with it.
-	chain := r.area.Commits()
+	chain := r.Area().Commits()
 	if i := slices.IndexFunc(chain, func(c *staging.Commit) bool { return c.ID == id }); i > 0 {
 		for _, c := range chain[:i] {
-			if _, ok := s.published[c.ID]; !ok {
-				s.published[c.ID] = fmt.Sprintf("%s with %s", where, shortid.Hash(id))
+			if _, ok := b.published[c.ID]; !ok {
+				b.published[c.ID] = fmt.Sprintf("%s with %s", where, shortid.Hash(id))
 			}
 		}
 	}
-	if id == r.area.Base() {
+	if id == r.Area().Base() {
 		return // another push of it got there first
 	}
-	if err := r.area.Advance(id); err != nil {
+	if err := r.Area().Advance(id); err != nil {
 		return // not a staged commit: the branch has it, the sandbox moved on
 	}
-	r.base, r.baseRef = spec, ref
-	s.collectLocked()
+	r.SetBase(spec, ref)
+	b.h.CollectLocked()
 }
 
 func listOrNone(s []string) string {
@@ -542,3 +495,6 @@ func listOrNone(s []string) string {
 	}
 	return strings.Join(s, ", ")
 }
+
+// errLanding: a commit a change would touch is on its way to a target.
+var errLanding = errors.New("it is on its way to the target")

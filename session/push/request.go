@@ -1,4 +1,4 @@
-package session
+package push
 
 import (
 	"bytes"
@@ -10,17 +10,16 @@ import (
 	"github.com/airlock-dev/airlock/internal/shortid"
 	"github.com/airlock-dev/airlock/internal/textcap"
 	"github.com/airlock-dev/airlock/staging"
-	"github.com/airlock-dev/airlock/worker"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
 )
 
 // request describes pushing commit c over head for the reviewer.
-func (s *Session) request(p *push, c *staging.Commit) (*approval.Request, error) {
+func (b *Book) request(p *push, c *staging.Commit) (*approval.Request, error) {
 	r, t, head := p.r, p.t, p.facts.Head
 	var oldTree plumbing.Hash
 	if !head.IsZero() {
-		hc, err := object.GetCommit(s.store, head)
+		hc, err := object.GetCommit(b.cfg.Store, head)
 		if err != nil {
 			return nil, fmt.Errorf("the target's commit %s is not in the sandbox: %w", shortid.Hash(head), err)
 		}
@@ -28,17 +27,17 @@ func (s *Session) request(p *push, c *staging.Commit) (*approval.Request, error)
 	} else if p.facts.WritesFiles {
 		// An unborn branch checked out in a working tree: the push writes
 		// every file of the commit there, so the reviewer sees every one.
-	} else if bc, err := object.GetCommit(s.store, c.Base); err == nil && r.baseFrom(p.spec) {
+	} else if bc, err := object.GetCommit(b.cfg.Store, c.Base); err == nil && r.BaseFrom(p.spec) {
 		// A new branch on the target the base came from shows what the
 		// worker changed since that commit, as git shows the commits a
 		// new branch adds, not every file of the repository.
 		oldTree = bc.TreeHash
 	}
 	req := &approval.Request{
-		Worker: s.w.Name, Session: s.id, Repo: r.name, Target: t.ID(), Describe: t.Describe(), Ref: p.ref,
+		Worker: b.cfg.Worker, Session: b.cfg.Session, Repo: r.Name(), Target: t.ID(), Describe: t.Describe(), Ref: p.ref,
 		NewRef: head.IsZero(), Old: head, New: c.ID, Tree: c.Tree, DefaultBranch: p.facts.DefaultBranch,
 	}
-	for _, sc := range r.area.Commits() {
+	for _, sc := range r.Area().Commits() {
 		req.Commits = append(req.Commits, approval.CommitInfo{ID: sc.ID, Message: sc.Message})
 		if sc.ID == c.ID {
 			break
@@ -52,7 +51,7 @@ func (s *Session) request(p *push, c *staging.Commit) (*approval.Request, error)
 	old, nu := map[string]plumbing.Hash{}, map[string]plumbing.Hash{}
 	diff := textcap.New(maxRequestDiff)
 	var buf bytes.Buffer
-	err := s.store.EachFilePatch(oldTree, c.Tree, func(f *staging.FilePatch) error {
+	err := b.cfg.Store.EachFilePatch(oldTree, c.Tree, func(f *staging.FilePatch) error {
 		if err := f.Format(diff, &buf, false); err != nil {
 			return err
 		}
@@ -93,12 +92,12 @@ func (s *Session) request(p *push, c *staging.Commit) (*approval.Request, error)
 		default:
 			fc.Op = change.Update
 		}
-		fc.Size, _ = s.store.BlobSize(h)
+		fc.Size, _ = b.cfg.Store.BlobSize(h)
 	}
 	req.Diff = diff.Text("the rest is too large to show here")
 	req.DiffTruncated = diff.Truncated()
 	req.Pickable = len(req.Files) > 1
-	req.Flags = append(droppedFlags(r.area.Dropped()), approval.Assess(req, s.opts.Rules, approval.Contents(s.store, old, nu))...)
+	req.Flags = append(droppedFlags(r.Area().Dropped()), approval.Assess(req, b.cfg.Rules, approval.Contents(b.cfg.Store, old, nu))...)
 	return req, nil
 }
 
@@ -119,10 +118,4 @@ func droppedFlags(dropped []staging.Refusal) []approval.Flag {
 	return []approval.Flag{{Code: approval.FlagDropped, Severity: approval.High,
 		Message: fmt.Sprintf("the pulled base holds %d entries that may not leave the sandbox, so this commit leaves them out (where the target has them, the push deletes them): %s",
 			len(dropped), strings.Join(names, ", "))}}
-}
-
-// baseFrom reports whether r's base was pulled from spec's target, which
-// therefore holds it.
-func (r *repo) baseFrom(spec *worker.TargetSpec) bool {
-	return r.base != nil && r.base.ID() == spec.ID()
 }
