@@ -34,7 +34,8 @@ const (
 	// writes in this mode).
 	offered
 	// withheld: it writes the worker's content into the workspace (the
-	// file tools that write): not offered, and refused if called.
+	// file tools that write): listed, and refused with the reason if
+	// called.
 	withheld
 )
 

@@ -9,8 +9,10 @@
 // the server's instructions say what the workspace holds (contents.go).
 // The annotations also carry each tool's capability in read-only mode
 // (airlock serve --run read-only): every tool that changes the sandbox
-// declares whether that mode offers it, and ToolsFor offers only those
-// (TestReadOnlyModeIsDeclared).
+// declares whether that mode allows it, and Call refuses the others with
+// the reason (ToolsFor still lists them, so that a worker calling one
+// learns why it cannot rather than meeting an unknown tool;
+// TestReadOnlyModeIsDeclared).
 //
 // What the tools act on belongs elsewhere: the sandbox's state and its
 // locks to session (a Session, configured by a worker.Worker), the search

@@ -97,8 +97,10 @@ type Session struct {
 	// no other call of the session (TestOpenTargetNotUnderLock). What an
 	// opened target is asked under Session.mu is what must be consistent
 	// with the sandbox's git side: Fetch writes the store, whose writers
-	// all hold Session.mu for the collector (collectLocked), and a push's
-	// and a resume's Head and ledger head.
+	// all hold Session.mu for the collector (collectLocked), and a resume's
+	// reads of the pushes it takes up (nothing answers before it ends). A
+	// push reads its facts and keeps the ledger's head without it
+	// (session/push).
 	openMu sync.Mutex
 	opened map[string]targets.Target
 

@@ -241,7 +241,8 @@ func TestSessionsCommand(t *testing.T) {
 	if err != nil {
 		t.Fatalf("sessions show: %v\n%s", err, show)
 	}
-	mustContain(t, "sessions show", show, "notes.txt", "Add the app", "before-lunch", "staged commits (1)")
+	// The operator's words for a change, as the README shows them.
+	mustContain(t, "sessions show", show, "  created  notes.txt", "Add the app", "before-lunch", "staged commits (1)")
 
 	out := filepath.Join(root, "rescued")
 	bundle := filepath.Join(root, "work.bundle")

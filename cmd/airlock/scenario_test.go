@@ -62,6 +62,9 @@ func (stdioDriver) Start(t *testing.T, s scenario.Setup) scenario.Client {
 	return c
 }
 
+// Await waits for airlock serve's stderr to hold every line of want.
+func (c *stdioClient) Await(want ...string) string { return c.stderr.Await(want...) }
+
 // Restart closes the client's stdin, which ends the server (a durable
 // session saved), and starts the server again: it resumes the worker's
 // unfinished session.

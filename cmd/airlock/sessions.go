@@ -15,6 +15,8 @@ import (
 
 	"github.com/airlock-dev/airlock/approval/broker"
 	"github.com/airlock-dev/airlock/internal/bytesize"
+	"github.com/airlock-dev/airlock/internal/change"
+	"github.com/airlock-dev/airlock/internal/shortid"
 	"github.com/airlock-dev/airlock/internal/termsafe"
 	"github.com/airlock-dev/airlock/session"
 )
@@ -205,11 +207,11 @@ func showSession(root, id string, stdout io.Writer) error {
 	}
 	p("\nchanged, not staged (%d):\n", len(in.Changes))
 	for _, c := range in.Changes {
-		p("  %-8s %s\n", c.Kind, termsafe.Text(c.Path))
+		p("  %-8s %s\n", changeWord[c.Kind], termsafe.Text(c.Path))
 	}
 	p("\nstaged commits (%d):\n", len(in.Staged))
 	for _, c := range in.Staged {
-		p("  %s %s (%d files)\n", c.ID.String()[:12], termsafe.Text(strings.SplitN(c.Message, "\n", 2)[0]), len(c.Files))
+		p("  %s %s (%d files)\n", shortid.Hex(c.ID.String()), termsafe.Text(strings.SplitN(c.Message, "\n", 2)[0]), len(c.Files))
 	}
 	p("\ncheckpoints (%d):\n", len(in.Checkpoints))
 	for _, c := range in.Checkpoints {
@@ -218,7 +220,7 @@ func showSession(root, id string, stdout io.Writer) error {
 	if len(in.Pushes) > 0 {
 		p("\npushes in flight (%d):\n", len(in.Pushes))
 		for _, x := range in.Pushes {
-			p("  %s  %s to %s %s (%s)\n", x.Request, x.Commit[:12], termsafe.Text(x.Target), x.Ref, x.State)
+			p("  %s  %s to %s %s (%s)\n", x.Request, shortid.Hex(x.Commit), termsafe.Text(x.Target), x.Ref, x.State)
 		}
 	}
 	p("\nRescue it with `airlock sessions export %s DIR [--bundle FILE]`, or resume it with %s (the same worker and flags).\n", in.ID, termsafe.Text(in.Meta.ServeCommand()))
@@ -341,3 +343,7 @@ func holds(l session.Listed) string {
 	}
 	return fmt.Sprintf(" (%d changed, %d staged, %d pending)", l.Changed, l.Staged, l.Pending)
 }
+
+// changeWord is how sessions show has always named a change (the
+// operator's words, as README shows them; change.Kind's own are the wire's).
+var changeWord = map[change.Kind]string{change.Create: "created", change.Update: "modified", change.Delete: "deleted"}

@@ -44,6 +44,13 @@ type Client interface {
 	Restart(t *testing.T) Client
 }
 
+// ServerLog is a Client whose server's log (airlock serve's stderr) the
+// driver reads: Await waits until it holds every line of want, or gives
+// up, and returns it.
+type ServerLog interface {
+	Await(want ...string) string
+}
+
 // Run runs every scenario through d.
 func Run(t *testing.T, d Driver) {
 	for _, ephemeral := range []bool{false, true} {

@@ -67,6 +67,10 @@ func multiRepo(t *testing.T, d Driver, ephemeral bool) {
 	newRepo(t, s.Env, web, map[string]string{"index.html": "<p>hi</p>\n", "README.md": "# Web\n"})
 	c := d.Start(t, s)
 	mustContain(t, "the instructions", c.Instructions(), "2 git repositories", "api/, web/")
+	if l, ok := c.(ServerLog); ok {
+		// The operator is told where each repository pushes.
+		mustContain(t, "airlock serve's stderr", l.Await("api/ to local:"+api, "web/ to local:"+web), "api/ to local:"+api, "web/ to local:"+web)
+	}
 	mustContain(t, "read_file", call(t, c, "read_file", map[string]any{"path": "web/README.md"}), "# Web")
 
 	call(t, c, "write_file", map[string]any{"path": "api/users.go", "content": "package api\n\n// Users lists the users.\nfunc Users() {}\n"})
