@@ -5,6 +5,8 @@ import (
 	"io/fs"
 	"os"
 	"syscall"
+
+	"github.com/airlock-dev/airlock/memfs/internal/tree"
 )
 
 // FS returns a read-only io/fs view of the workspace under the worker's
@@ -37,10 +39,10 @@ func (x ioFS) Open(name string) (fs.File, error) {
 	switch {
 	case f.node == nil:
 		return nil, notExist("open", name)
-	case f.node.kind == kindDir:
+	case f.node.Kind == tree.KindDir:
 		return &dirFile{name: name, info: infoOf(baseName(f.comps, name), f.node), entries: w.listLocked(f)}, nil
 	}
-	return &File{w: w, name: name, base: baseName(f.comps, name), comps: f.comps, ino: f.node.ino, flag: os.O_RDONLY}, nil
+	return &File{w: w, name: name, base: baseName(f.comps, name), comps: f.comps, ino: f.node.Ino, flag: os.O_RDONLY}, nil
 }
 
 func (x ioFS) ReadFile(name string) ([]byte, error) {

@@ -1,11 +1,10 @@
 package memfs
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
 
+	"github.com/airlock-dev/airlock/memfs/internal/tree"
 	"github.com/go-git/go-git/v5/plumbing"
 )
 
@@ -19,14 +18,6 @@ import (
 // chmod keeps the lazy content (txn.version). Quotas count a lazy version
 // by its size, as if it were loaded: what the worker sees is what counts,
 // and a limit does not change meaning with what happens to be cached.
-
-// Loader reads blobs by id: a staging.Store, which reads through to the
-// object database of the repository the base came from.
-type Loader interface {
-	// LoadBlob returns the content of the blob with id id, checked
-	// against it. The bytes are shared: the caller never modifies them.
-	LoadBlob(id [20]byte) ([]byte, error)
-}
 
 // Prefetcher is a Loader that reads many blobs ahead for about the cost
 // of one: a store whose base is on a remote, where each read is a round
@@ -47,16 +38,16 @@ func Prefetch(es []Entry) {
 	var ids []plumbing.Hash
 	var sizes []int64
 	for _, e := range es {
-		if e.n == nil || e.n.lz == nil {
+		if e.n == nil || e.n.Lazy == nil {
 			continue
 		}
 		// A workspace's lazy files have one loader, the session's
 		// store: the first one found is asked for them all.
-		if p, ok := e.n.lz.ld.(Prefetcher); ok {
+		if p, ok := e.n.Lazy.From.(Prefetcher); ok {
 			if ld == nil {
 				ld = p
 			}
-			ids, sizes = append(ids, plumbing.Hash(e.n.oid)), append(sizes, e.n.lz.size)
+			ids, sizes = append(ids, plumbing.Hash(e.n.OID)), append(sizes, e.n.Lazy.Size)
 		}
 	}
 	if len(ids) > 1 {
@@ -64,73 +55,8 @@ func Prefetch(es []Entry) {
 	}
 }
 
-// ErrUnavailable: a file's content could not be read from where the
-// workspace's base came from (the repository was removed, or its objects
-// pruned). The file is listed, its size known, but its bytes are gone.
-var ErrUnavailable = errors.New("content unavailable")
-
-// lazy is what a lazy version holds instead of its content.
-type lazy struct {
-	ld   Loader
-	size int64
-}
-
-// size is the length of a file's content or a link's target.
-func (n *node) size() int64 {
-	if n.lz != nil {
-		return n.lz.size
-	}
-	return int64(len(n.data))
-}
-
-// content returns a file's content, loading it when the version is lazy;
-// op and name are for the error. The bytes are shared: they must not be
-// modified.
-func (n *node) content(op, name string) ([]byte, error) {
-	if n.lz == nil {
-		return n.data, nil
-	}
-	b, err := n.lz.ld.LoadBlob(n.oid)
-	if err == nil && int64(len(b)) != n.lz.size {
-		err = fmt.Errorf("it holds %d bytes where its header said %d", len(b), n.lz.size)
-	}
-	if err != nil {
-		return nil, unavailable(op, name, n.oid, err)
-	}
-	return b, nil
-}
-
-// unavailable is the error for a lazy file whose content could not be
-// read.
-func unavailable(op, name string, oid [20]byte, err error) error {
-	return &Error{Op: op, Path: name, Err: ErrUnavailable, Detail: err.Error()}
-}
-
-// sameData reports whether a and b, both files or both links, hold the
-// same bytes. Known blob ids are compared instead of content, so a lazy
-// version is never loaded to be compared with another lazy one, and only
-// the loaded side is hashed when one of them is lazy.
-func sameData(a, b *node) bool {
-	var zero [20]byte
-	switch {
-	case a.oid != zero && b.oid != zero:
-		return a.oid == b.oid
-	case a.lz == nil && b.lz == nil:
-		return bytes.Equal(a.data, b.data)
-	case a.size() != b.size():
-		return false
-	case a.lz != nil:
-		return a.oid == blobID(b.data)
-	default:
-		return b.oid == blobID(a.data)
-	}
-}
-
-// blobID is data's git blob id.
-func blobID(data []byte) [20]byte { return plumbing.ComputeHash(plumbing.BlobObject, data) }
-
 // Lazy reports whether the entry's content has yet to be read.
-func (e Entry) Lazy() bool { return e.n != nil && e.n.lz != nil }
+func (e Entry) Lazy() bool { return e.n != nil && e.n.Lazy != nil }
 
 // Content returns the file's content or the symlink's target, reading it
 // first when the version is lazy (an error then wraps ErrUnavailable). It
@@ -139,14 +65,14 @@ func (e Entry) Content() ([]byte, error) {
 	if e.n == nil {
 		return nil, nil
 	}
-	return e.n.content("read", e.Path)
+	return e.n.Content("read", e.Path)
 }
 
 // Same reports whether e and o hold the same mode and content, comparing
 // blob ids where both are known rather than bytes (nothing lazy is read
 // for it).
 func (e Entry) Same(o Entry) bool {
-	return e.Mode == o.Mode && e.n != nil && o.n != nil && sameData(e.n, o.n)
+	return e.Mode == o.Mode && e.n != nil && o.n != nil && tree.SameData(e.n, o.n)
 }
 
 // Streamer is a Loader that reads many blobs in one pass for far less
@@ -178,17 +104,17 @@ func LoadEach(ctx context.Context, es []Entry, keep bool, fn func(e Entry, data 
 	var lazy []Entry
 	var st Streamer
 	for _, e := range es {
-		if e.n == nil || e.n.lz == nil {
+		if e.n == nil || e.n.Lazy == nil {
 			var data []byte
 			if e.n != nil {
-				data = e.n.data
+				data = e.n.Data
 			}
 			if err := fn(e, data, nil); err != nil {
 				return err
 			}
 			continue
 		}
-		s, ok := e.n.lz.ld.(Streamer)
+		s, ok := e.n.Lazy.From.(Streamer)
 		if ok && (st == nil || s == st) {
 			// A workspace's lazy files have one loader, the session's
 			// store.
@@ -206,15 +132,15 @@ func LoadEach(ctx context.Context, es []Entry, keep bool, fn func(e Entry, data 
 	}
 	ids := make([]plumbing.Hash, len(lazy))
 	for i, e := range lazy {
-		ids[i] = plumbing.Hash(e.n.oid)
+		ids[i] = plumbing.Hash(e.n.OID)
 	}
 	return st.StreamBlobs(ctx, ids, keep, func(i int, data []byte, err error) error {
 		e := lazy[i]
-		if err == nil && int64(len(data)) != e.n.lz.size {
-			err = fmt.Errorf("it holds %d bytes where its header said %d", len(data), e.n.lz.size)
+		if err == nil && int64(len(data)) != e.n.Lazy.Size {
+			err = fmt.Errorf("it holds %d bytes where its header said %d", len(data), e.n.Lazy.Size)
 		}
 		if err != nil {
-			return fn(e, nil, unavailable("read", e.Path, e.n.oid, err))
+			return fn(e, nil, tree.Unavailable("read", e.Path, e.n.OID, err))
 		}
 		return fn(e, data, nil)
 	})

@@ -10,6 +10,7 @@ import (
 	"syscall"
 
 	"github.com/airlock-dev/airlock/internal/pathguard"
+	"github.com/airlock-dev/airlock/memfs/internal/tree"
 )
 
 // find resolves name in view v. The worker view accepts "." for the root only
@@ -36,10 +37,10 @@ func (w *Workspace) ReadFile(name string) ([]byte, error) {
 	switch {
 	case f.node == nil:
 		return nil, notExist("read", name)
-	case f.node.kind == kindDir:
+	case f.node.Kind == tree.KindDir:
 		return nil, pathErr("read", name, syscall.EISDIR)
 	}
-	data, err := f.node.content("read", name)
+	data, err := f.node.Content("read", name)
 	if err != nil {
 		return nil, err
 	}
@@ -74,14 +75,14 @@ func (w *Workspace) WriteFileOwned(name string, data []byte, perm fs.FileMode) e
 
 // storeLocked writes data (which the caller hands over) at f.
 func (w *Workspace) storeLocked(op, name string, f found, data []byte, perm fs.FileMode) error {
-	if len(f.comps) == 0 || f.node != nil && f.node.kind == kindDir {
+	if len(f.comps) == 0 || f.node != nil && f.node.Kind == tree.KindDir {
 		return pathErr(op, name, syscall.EISDIR)
 	}
 	if err := w.fileTooBig(op, name, int64(len(data))); err != nil {
 		return err
 	}
 	t := w.begin()
-	var n *node
+	var n *tree.Node
 	if f.node != nil {
 		n = t.replaceData(f.node, data)
 		t.dropped(f.node)
@@ -89,7 +90,7 @@ func (w *Workspace) storeLocked(op, name string, f found, data []byte, perm fs.F
 		if perm == 0 {
 			perm = 0o644
 		}
-		n = t.newNode(kindFile, perm, data)
+		n = t.newNode(tree.KindFile, perm, data)
 	}
 	t.added(n)
 	if _, err := t.put(f.comps, n, true); err != nil {
@@ -113,10 +114,10 @@ func (w *Workspace) Edit(name string, fn func(old []byte) ([]byte, error)) error
 	switch {
 	case f.node == nil:
 		return notExist("edit", name)
-	case f.node.kind == kindDir:
+	case f.node.Kind == tree.KindDir:
 		return pathErr("edit", name, syscall.EISDIR)
 	}
-	old, err := f.node.content("edit", name)
+	old, err := f.node.Content("edit", name)
 	if err != nil {
 		return err
 	}
@@ -185,7 +186,7 @@ func (w *Workspace) readDir(v view, name string) ([]*fileInfo, error) {
 	switch {
 	case f.node == nil:
 		return nil, notExist("readdir", name)
-	case f.node.kind != kindDir:
+	case f.node.Kind != tree.KindDir:
 		return nil, pathErr("readdir", name, syscall.ENOTDIR)
 	}
 	return w.listLocked(f), nil
@@ -193,9 +194,9 @@ func (w *Workspace) readDir(v view, name string) ([]*fileInfo, error) {
 
 // listLocked lists the directory at f, leaving out what the deny list covers.
 func (w *Workspace) listLocked(f found) []*fileInfo {
-	out := make([]*fileInfo, 0, f.node.kids.Len())
+	out := make([]*fileInfo, 0, f.node.Kids.Len())
 	comps := append(f.comps[:len(f.comps):len(f.comps)], "")
-	for it := f.node.kids.Iterator(); !it.Done(); {
+	for it := f.node.Kids.Iterator(); !it.Done(); {
 		k, c, _ := it.Next()
 		comps[len(comps)-1] = k
 		if w.deny.Match(comps) != "" {
@@ -223,7 +224,7 @@ func (w *Workspace) mkdirAllLocked(v view, name string, perm fs.FileMode) error 
 		return err
 	}
 	if f.node != nil {
-		if f.node.kind == kindDir {
+		if f.node.Kind == tree.KindDir {
 			return nil
 		}
 		return pathErr("mkdir", name, syscall.ENOTDIR)
@@ -233,7 +234,7 @@ func (w *Workspace) mkdirAllLocked(v view, name string, perm fs.FileMode) error 
 	}
 	t := w.begin()
 	for i := len(f.comps) - f.missing + 1; i <= len(f.comps); i++ {
-		d := t.newNode(kindDir, perm, nil)
+		d := t.newNode(tree.KindDir, perm, nil)
 		t.added(d)
 		if _, err := t.put(f.comps[:i], d, false); err != nil {
 			return pathErr("mkdir", name, err)
@@ -264,7 +265,7 @@ func (w *Workspace) remove(v view, name string, all bool) error {
 		return nil
 	case f.node == nil:
 		return notExist("remove", name)
-	case f.node.kind == kindDir && !all && f.node.kids.Len() > 0:
+	case f.node.Kind == tree.KindDir && !all && f.node.Kids.Len() > 0:
 		return pathErr("remove", name, syscall.ENOTEMPTY)
 	}
 	if err := w.checkSubtree("remove", name, f.node, f.comps, nil); err != nil {
@@ -282,14 +283,14 @@ func (w *Workspace) remove(v view, name string, all bool) error {
 // checkSubtree applies the deny list and the path limit to everything below
 // n, at its old place oldComps and, when newComps is set, at its new one: a
 // worker may not move, remove or expose anything it could not name itself.
-func (w *Workspace) checkSubtree(op, name string, n *node, oldComps, newComps []string) error {
-	if n.kind != kindDir {
+func (w *Workspace) checkSubtree(op, name string, n *tree.Node, oldComps, newComps []string) error {
+	if n.Kind != tree.KindDir {
 		return nil
 	}
 	var err error
-	var visit func(n *node, rel []string)
-	visit = func(n *node, rel []string) {
-		for it := n.kids.Iterator(); !it.Done() && err == nil; {
+	var visit func(n *tree.Node, rel []string)
+	visit = func(n *tree.Node, rel []string) {
+		for it := n.Kids.Iterator(); !it.Done() && err == nil; {
 			k, c, _ := it.Next()
 			r := append(rel[:len(rel):len(rel)], k)
 			for _, base := range [][]string{oldComps, newComps} {
@@ -309,7 +310,7 @@ func (w *Workspace) checkSubtree(op, name string, n *node, oldComps, newComps []
 					return
 				}
 			}
-			if c.kind == kindDir {
+			if c.Kind == tree.KindDir {
 				visit(c, r)
 			}
 		}
@@ -345,16 +346,16 @@ func (w *Workspace) rename(v view, oldname, newname string) error {
 		return notExist("rename", oldname)
 	case fo.path() == fn.path():
 		return nil
-	case fo.node.kind == kindDir && strings.HasPrefix(fn.path()+"/", fo.path()+"/"):
+	case fo.node.Kind == tree.KindDir && strings.HasPrefix(fn.path()+"/", fo.path()+"/"):
 		return pathErr("rename", newname, syscall.EINVAL)
 	}
 	if old := fn.node; old != nil {
 		switch {
-		case old.kind == kindDir && fo.node.kind != kindDir:
+		case old.Kind == tree.KindDir && fo.node.Kind != tree.KindDir:
 			return pathErr("rename", newname, syscall.EISDIR)
-		case old.kind == kindDir && old.kids.Len() > 0:
+		case old.Kind == tree.KindDir && old.Kids.Len() > 0:
 			return pathErr("rename", newname, syscall.ENOTEMPTY)
-		case old.kind != kindDir && fo.node.kind == kindDir:
+		case old.Kind != tree.KindDir && fo.node.Kind == tree.KindDir:
 			return pathErr("rename", newname, syscall.ENOTDIR)
 		}
 	}
@@ -400,7 +401,7 @@ func (w *Workspace) symlink(v view, target, link string) error {
 		return pathErr("symlink", link, fs.ErrExist)
 	}
 	t := w.begin()
-	n := t.newNode(kindSymlink, 0o777, []byte(target))
+	n := t.newNode(tree.KindSymlink, 0o777, []byte(target))
 	t.added(n)
 	if _, err := t.put(fl.comps, n, true); err != nil {
 		return pathErr("symlink", link, err)
@@ -419,7 +420,7 @@ func (w *Workspace) symlink(v view, target, link string) error {
 // Rename (a moved link keeps its text, so it leads somewhere new) and Seed
 // all judge links here. Following a link checks again, every time: that is
 // the guarantee; this check keeps bad links from being made at all.
-func (w *Workspace) checkLink(v view, root *node, name string, comps []string, target string) error {
+func (w *Workspace) checkLink(v view, root *tree.Node, name string, comps []string, target string) error {
 	if pathguard.IsGitSpecial(comps[len(comps)-1]) {
 		return pathguard.Refuse(name, pathguard.RuleGitSpecialLink, ErrDenied,
 			"%s cannot be a symlink: git refuses such trees; write it as a regular file", comps[len(comps)-1])
@@ -448,17 +449,17 @@ func (w *Workspace) checkLink(v view, root *node, name string, comps []string, t
 
 // checkMovedLinks applies checkLink to every symlink at or below n, which
 // now sits at comps in the tree under root.
-func (w *Workspace) checkMovedLinks(v view, root *node, name string, comps []string, n *node) error {
-	switch n.kind {
-	case kindSymlink:
-		if err := w.checkLink(v, root, name, comps, string(n.data)); err != nil {
+func (w *Workspace) checkMovedLinks(v view, root *tree.Node, name string, comps []string, n *tree.Node) error {
+	switch n.Kind {
+	case tree.KindSymlink:
+		if err := w.checkLink(v, root, name, comps, string(n.Data)); err != nil {
 			if e, ok := err.(*Error); ok && len(comps) > 0 {
 				e.Detail = fmt.Sprintf("the symlink would be at %s: %s", strings.Join(comps, "/"), e.Detail)
 			}
 			return err
 		}
-	case kindDir:
-		for it := n.kids.Iterator(); !it.Done(); {
+	case tree.KindDir:
+		for it := n.Kids.Iterator(); !it.Done(); {
 			k, c, _ := it.Next()
 			if err := w.checkMovedLinks(v, root, name, append(comps[:len(comps):len(comps)], k), c); err != nil {
 				return err
@@ -481,10 +482,10 @@ func (w *Workspace) readlink(v view, name string) (string, error) {
 	switch {
 	case f.node == nil:
 		return "", notExist("readlink", name)
-	case f.node.kind != kindSymlink:
+	case f.node.Kind != tree.KindSymlink:
 		return "", pathErr("readlink", name, syscall.EINVAL)
 	}
-	return string(f.node.data), nil
+	return string(f.node.Data), nil
 }
 
 // Chmod sets the permission bits of the named file, following symlinks. Of
@@ -507,8 +508,8 @@ func (w *Workspace) chmod(v view, name string, mode fs.FileMode) error {
 		return pathErr("chmod", name, syscall.EPERM)
 	}
 	t := w.begin()
-	var n *node
-	if f.node.kind == kindDir {
+	var n *tree.Node
+	if f.node.Kind == tree.KindDir {
 		n = t.copyDir(f.node, false)
 	} else {
 		n = t.version(f.node)
@@ -516,7 +517,7 @@ func (w *Workspace) chmod(v view, name string, mode fs.FileMode) error {
 		t.added(n)
 		t.dirty = append(t.dirty, f.path())
 	}
-	n.perm = mode.Perm()
+	n.Perm = mode.Perm()
 	if _, err := t.put(f.comps, n, false); err != nil {
 		return pathErr("chmod", name, err)
 	}

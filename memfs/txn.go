@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/airlock-dev/airlock/internal/bytesize"
+	"github.com/airlock-dev/airlock/memfs/internal/tree"
 )
 
 // txn builds the next version of the live tree. Nothing it does is visible
@@ -22,7 +23,7 @@ type txn struct {
 	w     *Workspace
 	id    uint64 // marks the nodes this transaction made (node.txn)
 	gen   uint64 // the generation of the nodes it makes
-	root  *node
+	root  *tree.Node
 	u     usage
 	dirty []string
 	now   time.Time
@@ -32,71 +33,71 @@ func (w *Workspace) begin() *txn {
 	return &txn{w: w, id: w.txnSeq.Add(1), gen: w.gen, root: w.cur.root, u: w.cur.usage, now: w.now()}
 }
 
-func (t *txn) owns(n *node) bool { return n.txn == t.id }
+func (t *txn) owns(n *tree.Node) bool { return n.Txn == t.id }
 
 // newNode makes a node of the current generation; it is accounted when it
 // is linked into the tree (see added).
-func (t *txn) newNode(k kind, perm fs.FileMode, data []byte) *node {
-	n := &node{kind: k, perm: perm.Perm(), mtime: t.now, ino: t.w.nextIno.Add(1), gen: t.gen, txn: t.id, data: data}
-	if k == kindDir {
-		n.kids = emptyKids
+func (t *txn) newNode(k tree.Kind, perm fs.FileMode, data []byte) *tree.Node {
+	n := &tree.Node{Kind: k, Perm: perm.Perm(), Mtime: t.now, Ino: t.w.nextIno.Add(1), Gen: t.gen, Txn: t.id, Data: data}
+	if k == tree.KindDir {
+		n.Kids = tree.EmptyKids
 	}
 	return n
 }
 
 // replaceData makes a new version of a file or symlink with data (which
 // the caller hands over), keeping its identity and mode.
-func (t *txn) replaceData(old *node, data []byte) *node {
+func (t *txn) replaceData(old *tree.Node, data []byte) *tree.Node {
 	n := *old
-	n.gen, n.txn, n.data, n.mtime, n.oid, n.lz = t.gen, t.id, data, t.now, [20]byte{}, nil
+	n.Gen, n.Txn, n.Data, n.Mtime, n.OID, n.Lazy = t.gen, t.id, data, t.now, [20]byte{}, nil
 	return &n
 }
 
 // version makes a new version of a file or symlink with the same content.
 // The content is copied when old is frozen: a version of the current
 // generation may later be written in place, and a frozen one never may.
-func (t *txn) version(old *node) *node {
-	if old.lz != nil {
+func (t *txn) version(old *tree.Node) *tree.Node {
+	if old.Lazy != nil {
 		// Lazy content is never changed in place: share it, id and all.
 		n := *old
-		n.gen, n.txn, n.mtime = t.gen, t.id, t.now
+		n.Gen, n.Txn, n.Mtime = t.gen, t.id, t.now
 		return &n
 	}
-	data := old.data
-	if old.gen != t.gen {
+	data := old.Data
+	if old.Gen != t.gen {
 		data = bytes.Clone(data)
 	}
 	return t.replaceData(old, data)
 }
 
 // added accounts a subtree that is new to the workspace.
-func (t *txn) added(n *node) {
-	c := subtreeCost(n, 0, false)
-	t.u.live.add(c)
-	t.u.held.add(c)
+func (t *txn) added(n *tree.Node) {
+	c := tree.SubtreeCost(n, 0, false)
+	t.u.live.Add(c)
+	t.u.held.Add(c)
 }
 
 // dropped accounts a subtree that leaves the live tree. Frozen versions in
 // it stay held by the base or a checkpoint.
-func (t *txn) dropped(n *node) {
-	t.u.live.sub(subtreeCost(n, 0, false))
-	t.u.held.sub(subtreeCost(n, t.gen, true))
+func (t *txn) dropped(n *tree.Node) {
+	t.u.live.Sub(tree.SubtreeCost(n, 0, false))
+	t.u.held.Sub(tree.SubtreeCost(n, t.gen, true))
 }
 
 // markFiles records every file and symlink at or below n, at path p, as
 // possibly changed.
-func (t *txn) markFiles(p string, n *node) {
-	if n.kind != kindDir {
+func (t *txn) markFiles(p string, n *tree.Node) {
+	if n.Kind != tree.KindDir {
 		t.dirty = append(t.dirty, p)
 		return
 	}
-	walkFiles(n, p, func(path string, _ *node) { t.dirty = append(t.dirty, path) })
+	tree.WalkFiles(n, p, func(path string, _ *tree.Node) { t.dirty = append(t.dirty, path) })
 }
 
 // put links n at comps, making missing parents when mkdirs is set, and
 // returns the node it replaced. n nil removes the entry. The caller does
 // the accounting of n and of what it replaced.
-func (t *txn) put(comps []string, n *node, mkdirs bool) (old *node, err error) {
+func (t *txn) put(comps []string, n *tree.Node, mkdirs bool) (old *tree.Node, err error) {
 	root, old, err := t.putIn(t.root, comps, n, mkdirs, true)
 	if err != nil {
 		return nil, err
@@ -105,10 +106,10 @@ func (t *txn) put(comps []string, n *node, mkdirs bool) (old *node, err error) {
 	return old, nil
 }
 
-func (t *txn) putIn(dir *node, comps []string, n *node, mkdirs, isRoot bool) (*node, *node, error) {
+func (t *txn) putIn(dir *tree.Node, comps []string, n *tree.Node, mkdirs, isRoot bool) (*tree.Node, *tree.Node, error) {
 	name := comps[0]
-	child := dir.child(name)
-	var next, old *node
+	child := dir.Child(name)
+	var next, old *tree.Node
 	if len(comps) == 1 {
 		if child == nil && n == nil {
 			return nil, nil, fs.ErrNotExist
@@ -119,9 +120,9 @@ func (t *txn) putIn(dir *node, comps []string, n *node, mkdirs, isRoot bool) (*n
 		case child == nil && !mkdirs:
 			return nil, nil, fs.ErrNotExist
 		case child == nil:
-			child = t.newNode(kindDir, 0o755, nil)
+			child = t.newNode(tree.KindDir, 0o755, nil)
 			t.added(child)
-		case child.kind != kindDir:
+		case child.Kind != tree.KindDir:
 			return nil, nil, syscall.ENOTDIR
 		}
 		var err error
@@ -132,22 +133,22 @@ func (t *txn) putIn(dir *node, comps []string, n *node, mkdirs, isRoot bool) (*n
 	}
 	d := t.copyDir(dir, isRoot)
 	if next == nil {
-		d.kids = d.kids.Delete(name)
+		d.Kids = d.Kids.Delete(name)
 	} else {
-		d.kids = d.kids.Set(name, next)
+		d.Kids = d.Kids.Set(name, next)
 	}
 	return d, old, nil
 }
 
 // copyDir returns a version of dir this transaction may change.
-func (t *txn) copyDir(dir *node, isRoot bool) *node {
+func (t *txn) copyDir(dir *tree.Node, isRoot bool) *tree.Node {
 	if t.owns(dir) {
-		dir.mtime = t.now
+		dir.Mtime = t.now
 		return dir
 	}
 	c := *dir
-	c.gen, c.txn, c.mtime = t.gen, t.id, t.now
-	if !isRoot && dir.gen != t.gen {
+	c.Gen, c.Txn, c.Mtime = t.gen, t.id, t.now
+	if !isRoot && dir.Gen != t.gen {
 		t.u.held.Dirs++ // the old version stays with a checkpoint or the base
 	}
 	return &c
@@ -180,8 +181,8 @@ func (w *Workspace) checkQuotaExact(op, name string, next *usage) error {
 	}
 	parts := w.heldParts()
 	exact := parts.total(w.cur.usage.live)
-	next.held.add(exact)
-	next.held.sub(w.cur.usage.held)
+	next.held.Add(exact)
+	next.held.Sub(w.cur.usage.held)
 	w.cur.usage.held = exact
 	return w.quotaError(op, name, *next, &parts)
 }

@@ -7,6 +7,7 @@ import (
 	"syscall"
 
 	"github.com/airlock-dev/airlock/internal/pathguard"
+	"github.com/airlock-dev/airlock/memfs/internal/tree"
 )
 
 // maxSymlinkHops is how many symlinks one lookup may follow, as Linux's
@@ -29,18 +30,18 @@ const (
 
 // found is where a lookup ended.
 type found struct {
-	comps   []string // canonical path: no symlink among the parents
-	node    *node    // nil when the path does not exist
-	missing int      // how many trailing components do not exist
-	hops    int      // symlinks followed
+	comps   []string   // canonical path: no symlink among the parents
+	node    *tree.Node // nil when the path does not exist
+	missing int        // how many trailing components do not exist
+	hops    int        // symlinks followed
 }
 
 func (f found) path() string { return strings.Join(f.comps, "/") }
 
 // walk resolves comps from root. Symlinks among the parents are followed,
 // and the last one too when followLast is set.
-func (w *Workspace) walk(v view, root *node, name string, comps []string, followLast bool) (found, error) {
-	var stackBuf [16]*node
+func (w *Workspace) walk(v view, root *tree.Node, name string, comps []string, followLast bool) (found, error) {
+	var stackBuf [16]*tree.Node
 	stack := append(stackBuf[:0], root)
 	names := make([]string, 0, len(comps))
 	// pending is comps until a symlink is met; only then is a new slice
@@ -65,7 +66,7 @@ func (w *Workspace) walk(v view, root *node, name string, comps []string, follow
 			continue
 		}
 		dir := stack[len(stack)-1]
-		child := dir.child(c)
+		child := dir.Child(c)
 		if child == nil {
 			f := found{comps: names, hops: hops}
 			for _, r := range append([]string{c}, pending...) {
@@ -85,12 +86,12 @@ func (w *Workspace) walk(v view, root *node, name string, comps []string, follow
 			return f, nil
 		}
 		last := len(pending) == 0
-		if child.kind == kindSymlink && (!last || followLast) {
+		if child.Kind == tree.KindSymlink && (!last || followLast) {
 			hops++
 			if hops > maxSymlinkHops {
 				return found{}, &fs.PathError{Op: "lookup", Path: name, Err: syscall.ELOOP}
 			}
-			target := string(child.data)
+			target := string(child.Data)
 			if err := checkTargetIn(v, name, target); err != nil {
 				return found{}, err
 			}
@@ -100,7 +101,7 @@ func (w *Workspace) walk(v view, root *node, name string, comps []string, follow
 			pending = append(strings.Split(target, "/"), pending...)
 			continue
 		}
-		if !last && child.kind != kindDir {
+		if !last && child.Kind != tree.KindDir {
 			return found{}, &fs.PathError{Op: "lookup", Path: name, Err: syscall.ENOTDIR}
 		}
 		names = append(names, c)
@@ -155,7 +156,7 @@ func (w *Workspace) resolve(op, name string, followLast, allowRoot bool) (found,
 
 // resolveFrom is resolve in the tree at root: the live tree, or a
 // snapshot's (which needs no lock).
-func (w *Workspace) resolveFrom(root *node, op, name string, followLast, allowRoot bool) (found, error) {
+func (w *Workspace) resolveFrom(root *tree.Node, op, name string, followLast, allowRoot bool) (found, error) {
 	if allowRoot {
 		if name == "." {
 			return found{node: root}, nil
