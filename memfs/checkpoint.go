@@ -195,7 +195,7 @@ func (w *Workspace) checkpointIndex(op, name string) (int, error) {
 // the live tree's exact tally and what the other roots hold beyond it,
 // found by walking only where they differ from it (see held.go).
 func (w *Workspace) recount() {
-	w.cur.usage.held = w.heldParts().total(w.cur.usage.live)
+	w.cur.usage.Held = w.heldParts().total(w.cur.usage.Live)
 }
 
 // roots is every tree the workspace keeps, with live as the live one.

@@ -287,19 +287,19 @@ func (f *File) resize(n *tree.Node, size int64, edit func([]byte)) error {
 			edit(data)
 		}
 		t := w.begin()
-		nn := t.replaceData(n, data)
-		t.dropped(n)
-		t.added(nn)
-		if _, err := t.put(f.comps, nn, false); err != nil {
+		nn := t.ReplaceData(n, data)
+		t.Dropped(n)
+		t.Added(nn)
+		if _, err := t.Put(f.comps, nn, false); err != nil {
 			return pathErr("write", f.name, err)
 		}
-		t.dirty = append(t.dirty, strings.Join(f.comps, "/"))
+		t.Dirty = append(t.Dirty, strings.Join(f.comps, "/"))
 		return t.commit("write", f.name)
 	}
 	next := w.cur.usage
 	delta := size - int64(len(n.Data))
-	next.live.Bytes += delta
-	next.held.Bytes += delta
+	next.Live.Bytes += delta
+	next.Held.Bytes += delta
 	if err := w.checkQuotaExact("write", f.name, &next); err != nil {
 		return err
 	}

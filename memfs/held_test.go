@@ -66,12 +66,12 @@ func TestHeldPartsMatchAFullCount(t *testing.T) {
 					t.Fatalf("step %d: held beyond the live tree: by retained %+v, by checkpoints %+v; a full count says %+v, %+v",
 						step, parts.byRetained, parts.byCheckpoints, wantRetained, wantCheckpoints)
 				}
-				if w.cur.usage.live != live {
-					t.Fatalf("step %d: live tally %+v, full count %+v", step, w.cur.usage.live, live)
+				if w.cur.usage.Live != live {
+					t.Fatalf("step %d: live tally %+v, full count %+v", step, w.cur.usage.Live, live)
 				}
 				w.recount()
-				if w.cur.usage.held != all {
-					t.Fatalf("step %d: recount %+v, full count %+v", step, w.cur.usage.held, all)
+				if w.cur.usage.Held != all {
+					t.Fatalf("step %d: recount %+v, full count %+v", step, w.cur.usage.Held, all)
 				}
 			}
 		})

@@ -23,11 +23,3 @@ type Change = tree.Change
 // workspace's base came from (the repository was removed, or its objects
 // pruned). The file is listed, its size known, but its bytes are gone.
 var ErrUnavailable = tree.ErrUnavailable
-
-// usage keeps two tallies: the live tree, and everything held in memory,
-// which adds versions that only the base or a checkpoint still reaches.
-// Quotas apply to the held tally: that is what the process pays for.
-type usage struct {
-	live Usage
-	held Usage
-}

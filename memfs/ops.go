@@ -84,19 +84,19 @@ func (w *Workspace) storeLocked(op, name string, f found, data []byte, perm fs.F
 	t := w.begin()
 	var n *tree.Node
 	if f.node != nil {
-		n = t.replaceData(f.node, data)
-		t.dropped(f.node)
+		n = t.ReplaceData(f.node, data)
+		t.Dropped(f.node)
 	} else {
 		if perm == 0 {
 			perm = 0o644
 		}
-		n = t.newNode(tree.KindFile, perm, data)
+		n = t.NewNode(tree.KindFile, perm, data)
 	}
-	t.added(n)
-	if _, err := t.put(f.comps, n, true); err != nil {
+	t.Added(n)
+	if _, err := t.Put(f.comps, n, true); err != nil {
 		return pathErr(op, name, err)
 	}
-	t.dirty = append(t.dirty, f.path())
+	t.Dirty = append(t.Dirty, f.path())
 	return t.commit(op, name)
 }
 
@@ -234,9 +234,9 @@ func (w *Workspace) mkdirAllLocked(v view, name string, perm fs.FileMode) error 
 	}
 	t := w.begin()
 	for i := len(f.comps) - f.missing + 1; i <= len(f.comps); i++ {
-		d := t.newNode(tree.KindDir, perm, nil)
-		t.added(d)
-		if _, err := t.put(f.comps[:i], d, false); err != nil {
+		d := t.NewNode(tree.KindDir, perm, nil)
+		t.Added(d)
+		if _, err := t.Put(f.comps[:i], d, false); err != nil {
 			return pathErr("mkdir", name, err)
 		}
 	}
@@ -272,11 +272,11 @@ func (w *Workspace) remove(v view, name string, all bool) error {
 		return err
 	}
 	t := w.begin()
-	if _, err := t.put(f.comps, nil, false); err != nil {
+	if _, err := t.Put(f.comps, nil, false); err != nil {
 		return pathErr("remove", name, err)
 	}
-	t.dropped(f.node)
-	t.markFiles(f.path(), f.node)
+	t.Dropped(f.node)
+	t.MarkFiles(f.path(), f.node)
 	return t.commit("remove", name)
 }
 
@@ -363,22 +363,22 @@ func (w *Workspace) rename(v view, oldname, newname string) error {
 		return err
 	}
 	t := w.begin()
-	if _, err := t.put(fo.comps, nil, false); err != nil {
+	if _, err := t.Put(fo.comps, nil, false); err != nil {
 		return pathErr("rename", oldname, err)
 	}
-	replaced, err := t.put(fn.comps, fo.node, true)
+	replaced, err := t.Put(fn.comps, fo.node, true)
 	if err != nil {
 		return pathErr("rename", newname, err)
 	}
-	if err := w.checkMovedLinks(v, t.root, newname, fn.comps, fo.node); err != nil {
+	if err := w.checkMovedLinks(v, t.Root, newname, fn.comps, fo.node); err != nil {
 		return withOp(err, "rename")
 	}
 	if replaced != nil {
-		t.dropped(replaced)
-		t.markFiles(fn.path(), replaced)
+		t.Dropped(replaced)
+		t.MarkFiles(fn.path(), replaced)
 	}
-	t.markFiles(fo.path(), fo.node)
-	t.markFiles(fn.path(), fo.node)
+	t.MarkFiles(fo.path(), fo.node)
+	t.MarkFiles(fn.path(), fo.node)
 	return t.commit("rename", newname)
 }
 
@@ -401,15 +401,15 @@ func (w *Workspace) symlink(v view, target, link string) error {
 		return pathErr("symlink", link, fs.ErrExist)
 	}
 	t := w.begin()
-	n := t.newNode(tree.KindSymlink, 0o777, []byte(target))
-	t.added(n)
-	if _, err := t.put(fl.comps, n, true); err != nil {
+	n := t.NewNode(tree.KindSymlink, 0o777, []byte(target))
+	t.Added(n)
+	if _, err := t.Put(fl.comps, n, true); err != nil {
 		return pathErr("symlink", link, err)
 	}
-	if err := w.checkLink(v, t.root, link, fl.comps, target); err != nil {
+	if err := w.checkLink(v, t.Root, link, fl.comps, target); err != nil {
 		return withOp(err, "symlink")
 	}
-	t.dirty = append(t.dirty, fl.path())
+	t.Dirty = append(t.Dirty, fl.path())
 	return t.commit("symlink", link)
 }
 
@@ -510,15 +510,15 @@ func (w *Workspace) chmod(v view, name string, mode fs.FileMode) error {
 	t := w.begin()
 	var n *tree.Node
 	if f.node.Kind == tree.KindDir {
-		n = t.copyDir(f.node, false)
+		n = t.CopyDir(f.node, false)
 	} else {
-		n = t.version(f.node)
-		t.dropped(f.node)
-		t.added(n)
-		t.dirty = append(t.dirty, f.path())
+		n = t.Version(f.node)
+		t.Dropped(f.node)
+		t.Added(n)
+		t.Dirty = append(t.Dirty, f.path())
 	}
 	n.Perm = mode.Perm()
-	if _, err := t.put(f.comps, n, false); err != nil {
+	if _, err := t.Put(f.comps, n, false); err != nil {
 		return pathErr("chmod", name, err)
 	}
 	return t.commit("chmod", name)

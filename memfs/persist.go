@@ -2,10 +2,8 @@ package memfs
 
 import (
 	"fmt"
-	"io/fs"
 	"time"
 
-	"github.com/airlock-dev/airlock/internal/pathguard"
 	"github.com/airlock-dev/airlock/memfs/internal/tree"
 )
 
@@ -41,57 +39,10 @@ func (w *Workspace) Apply(from *Snapshot, deltas []Delta) (*Snapshot, error) {
 		root = from.root
 	}
 	t := w.builder(root)
-	for _, d := range deltas {
-		comps, err := pathguard.CheckPath(d.Path)
-		if err != nil {
-			return nil, fmt.Errorf("memfs: apply: %w", err)
-		}
-		if d.Remove {
-			if _, err := t.put(comps, nil, false); err != nil && tree.Lookup(t.root, comps) != nil {
-				return nil, fmt.Errorf("memfs: apply: removing %s: %w", d.Path, err)
-			}
-			continue
-		}
-		var n *tree.Node
-		switch {
-		case d.Mode.IsDir():
-			if old := tree.Lookup(t.root, comps); old != nil && old.Kind == tree.KindDir {
-				c := *old
-				c.Perm, c.Txn, c.Gen = d.Mode.Perm(), t.id, 0
-				n = &c
-			} else {
-				n = t.newNode(tree.KindDir, d.Mode, nil)
-			}
-		case d.Mode&fs.ModeSymlink != 0:
-			n = t.newNode(tree.KindSymlink, d.Mode, d.Data)
-			n.OID = d.ID
-		case d.Mode.IsRegular() && d.Lazy:
-			if d.From == nil || d.ID == [20]byte{} {
-				return nil, fmt.Errorf("memfs: apply: %s: a lazy file needs its blob id and a loader", d.Path)
-			}
-			n = t.newNode(tree.KindFile, d.Mode, nil)
-			n.OID, n.Lazy = d.ID, &tree.Lazy{From: d.From, Size: d.Size}
-		case d.Mode.IsRegular():
-			n = t.newNode(tree.KindFile, d.Mode, d.Data)
-			n.OID = d.ID
-		default:
-			return nil, fmt.Errorf("memfs: apply: %s: unsupported mode %v", d.Path, d.Mode)
-		}
-		if d.Ino != 0 {
-			n.Ino = d.Ino
-			for {
-				// New versions must never take a restored identity.
-				cur := w.nextIno.Load()
-				if cur >= d.Ino || w.nextIno.CompareAndSwap(cur, d.Ino) {
-					break
-				}
-			}
-		}
-		if _, err := t.put(comps, n, false); err != nil {
-			return nil, fmt.Errorf("memfs: apply: %s: %w (a parent is missing or is not a directory)", d.Path, err)
-		}
+	if err := t.Apply(deltas); err != nil {
+		return nil, err
 	}
-	return &Snapshot{root: t.root}, nil
+	return &Snapshot{root: t.Root}, nil
 }
 
 // Intern makes snapshots that were rebuilt separately share what they have
@@ -150,18 +101,18 @@ func (w *Workspace) Resume(live *Snapshot, cps []SavedCheckpoint) error {
 		}
 		seen[cp.Name] = true
 		list[i] = checkpoint{name: cp.Name, time: cp.Time, bases: w.bases,
-			st: state{root: cp.Snap.root, dirty: w.dirtyAgainstBase(cp.Snap.root), usage: usage{live: tree.CountUnique(cp.Snap.root)}}}
+			st: state{root: cp.Snap.root, dirty: w.dirtyAgainstBase(cp.Snap.root), usage: tree.Tally{Live: tree.CountUnique(cp.Snap.root)}}}
 	}
 	roots := append([]*tree.Node{live.root, w.base.root}, w.retained...)
 	for _, cp := range list {
 		roots = append(roots, cp.st.root)
 	}
-	next := usage{live: tree.CountUnique(live.root), held: tree.CountUnique(roots...)}
+	next := tree.Tally{Live: tree.CountUnique(live.root), Held: tree.CountUnique(roots...)}
 	if err := w.checkQuota("resume", ".", next); err != nil {
 		return err
 	}
 	for i := range list {
-		list[i].st.usage.held = next.held
+		list[i].st.usage.Held = next.Held
 	}
 	w.cur = state{root: live.root, dirty: w.dirtyAgainstBase(live.root), usage: next}
 	w.setCheckpoints(list)

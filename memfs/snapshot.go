@@ -1,7 +1,6 @@
 package memfs
 
 import (
-	"errors"
 	"fmt"
 	"io/fs"
 	"sort"
@@ -50,25 +49,6 @@ func (w *Workspace) Base() *Snapshot {
 	return &Snapshot{root: w.base.root}
 }
 
-// Entry is a file or symlink of a snapshot.
-type Entry struct {
-	Path string
-	// Mode is the permission bits of a regular file (0o644, 0o755, ...) or
-	// fs.ModeSymlink|0o777 for a symlink.
-	Mode fs.FileMode
-	// Size is the length of the content (see Content).
-	Size int64
-	// ID is the content's git blob id when known (see SeedFile.ID); zero
-	// when not. A lazy entry always has it.
-	ID [20]byte
-
-	n *tree.Node
-}
-
-func entryOf(p string, n *tree.Node) Entry {
-	return Entry{Path: p, Mode: n.Mode(), Size: n.Size(), ID: n.OID, n: n}
-}
-
 // Lookup returns the file or symlink at path p, a canonical path as
 // CheckPath returns it. Symlinks are not followed.
 func (s *Snapshot) Lookup(p string) (Entry, bool) {
@@ -79,7 +59,7 @@ func (s *Snapshot) Lookup(p string) (Entry, bool) {
 	if n == nil || n.Kind == tree.KindDir {
 		return Entry{}, false
 	}
-	return entryOf(p, n), true
+	return tree.EntryOf(p, n), true
 }
 
 // IsDir reports whether p is a directory in the snapshot.
@@ -94,27 +74,7 @@ func (s *Snapshot) IsDir(p string) bool {
 // Walk calls fn for every file and symlink, directory by directory in name
 // order, and stops at the first error fn returns.
 func (s *Snapshot) Walk(fn func(Entry) error) error {
-	return walkEntries(s.root, "", fn)
-}
-
-func walkEntries(n *tree.Node, prefix string, fn func(Entry) error) error {
-	for it := n.Kids.Iterator(); !it.Done(); {
-		name, c, _ := it.Next()
-		p := name
-		if prefix != "" {
-			p = prefix + "/" + name
-		}
-		var err error
-		if c.Kind == tree.KindDir {
-			err = walkEntries(c, p, fn)
-		} else {
-			err = fn(entryOf(p, c))
-		}
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+	return tree.WalkEntries(s.root, "", fn)
 }
 
 // ResolveIn looks name up in s as Stat looks it up in the live tree (the
@@ -180,7 +140,7 @@ func (w *Workspace) walkVisible(n *tree.Node, prefix string, canon []string, fn 
 		if c.Kind == tree.KindDir {
 			err = w.walkVisible(c, p, cc, fn)
 		} else {
-			err = fn(entryOf(p, c))
+			err = fn(tree.EntryOf(p, c))
 		}
 		if err != nil {
 			return err
@@ -216,11 +176,11 @@ func (w *Workspace) NewSnapshot(files []SeedFile) (*Snapshot, []Refused, error) 
 	// The entries go into plain maps first and each directory's sorted
 	// map is built once at the end: linking them one by one into the
 	// persistent tree would copy a path of it per file.
-	var top seedTree
+	var top tree.SeedTree
 	for _, sf := range files {
 		comps, n, err := t.seedNode(sf)
 		if err == nil {
-			if err = top.add(comps, n); err == syscall.ENOTDIR {
+			if err = top.Add(comps, n); err == syscall.ENOTDIR {
 				err = pathErr("seed", sf.Path, fmt.Errorf("a parent of it is a file: %w", err))
 			} else if err != nil {
 				err = pathErr("seed", sf.Path, err)
@@ -234,19 +194,19 @@ func (w *Workspace) NewSnapshot(files []SeedFile) (*Snapshot, []Refused, error) 
 			links = append(links, sf)
 		}
 	}
-	top.build(t, root)
+	top.Build(&t.Txn, root)
 	// Links are judged once the whole tree is there, so that one link
 	// through another is judged by where it really leads.
 	for _, l := range links {
 		comps := strings.Split(l.Path, "/")
-		if err := w.checkLink(workerView, t.root, l.Path, comps, string(l.Data)); err != nil {
+		if err := w.checkLink(workerView, t.Root, l.Path, comps, string(l.Data)); err != nil {
 			refused = append(refused, Refused{Path: l.Path, Err: withOp(err, "seed")})
-			if _, err := t.put(comps, nil, false); err != nil {
+			if _, err := t.Put(comps, nil, false); err != nil {
 				return nil, nil, err
 			}
 		}
 	}
-	s := &Snapshot{root: t.root}
+	s := &Snapshot{root: t.Root}
 	lim := w.limits
 	if u := s.Usage(); u.Bytes > lim.MaxTotalBytes || u.Files > lim.MaxFiles || u.Dirs > lim.MaxDirs {
 		return nil, refused, &Error{Op: "seed", Path: ".", Err: ErrQuotaExceeded, Detail: fmt.Sprintf(
@@ -259,7 +219,7 @@ func (w *Workspace) NewSnapshot(files []SeedFile) (*Snapshot, []Refused, error) 
 // builder is a transaction that builds a frozen tree from root: its nodes
 // belong to no live generation, so nothing ever changes them in place.
 func (w *Workspace) builder(root *tree.Node) *txn {
-	return &txn{w: w, id: w.txnSeq.Add(1), gen: 0, root: root, now: w.now()}
+	return &txn{w: w, Txn: tree.Txn{Inos: &w.nextIno, ID: w.txnSeq.Add(1), Gen: 0, Root: root, Now: w.now()}}
 }
 
 // Overlay returns a snapshot equal to parent except at paths, where it has
@@ -269,62 +229,10 @@ func (w *Workspace) builder(root *tree.Node) *txn {
 // (a file in src under a name that is still a file in parent).
 func (w *Workspace) Overlay(parent, src *Snapshot, paths []string) (*Snapshot, error) {
 	t := w.builder(parent.root)
-	type op struct {
-		comps []string
-		n     *tree.Node
+	if err := t.Overlay(src.root, paths); err != nil {
+		return nil, err
 	}
-	ops := make([]op, 0, len(paths))
-	for _, p := range paths {
-		comps, err := pathguard.CheckPath(p)
-		if err != nil {
-			return nil, err
-		}
-		n := tree.Lookup(src.root, comps)
-		if n != nil && n.Kind == tree.KindDir {
-			n = nil
-		}
-		ops = append(ops, op{comps, n})
-	}
-	// Removals first, so that a file can replace a directory and the
-	// reverse in one overlay.
-	sort.SliceStable(ops, func(i, j int) bool { return ops[i].n == nil && ops[j].n != nil })
-	for _, o := range ops {
-		p := strings.Join(o.comps, "/")
-		if o.n == nil {
-			if cur := tree.Lookup(t.root, o.comps); cur == nil || cur.Kind == tree.KindDir {
-				continue
-			}
-			if _, err := t.put(o.comps, nil, false); err != nil {
-				return nil, fmt.Errorf("overlay %s: %w", p, err)
-			}
-			t.pruneEmpty(o.comps[:len(o.comps)-1])
-			continue
-		}
-		if cur := tree.Lookup(t.root, o.comps); cur != nil && cur.Kind == tree.KindDir {
-			return nil, fmt.Errorf("%s is a directory where the change puts a file; include the files under it in the same change", p)
-		}
-		if _, err := t.put(o.comps, o.n, true); err != nil {
-			if errors.Is(err, syscall.ENOTDIR) {
-				return nil, fmt.Errorf("a parent of %s is a file; include that file's removal in the same change", p)
-			}
-			return nil, fmt.Errorf("overlay %s: %w", p, err)
-		}
-	}
-	return &Snapshot{root: t.root}, nil
-}
-
-// pruneEmpty removes the directory at comps and its parents while empty.
-func (t *txn) pruneEmpty(comps []string) {
-	for len(comps) > 0 {
-		n := tree.Lookup(t.root, comps)
-		if n == nil || n.Kind != tree.KindDir || n.Kids.Len() > 0 {
-			return
-		}
-		if _, err := t.put(comps, nil, false); err != nil {
-			return
-		}
-		comps = comps[:len(comps)-1]
-	}
+	return &Snapshot{root: t.Root}, nil
 }
 
 // SetBase makes base the state change tracking compares against, and keep
@@ -359,7 +267,7 @@ func (w *Workspace) setBaseLocked(base *Snapshot, keep []*Snapshot) {
 			held[r.root] = true
 			u := tree.CostNotIn(r.root, oldBase)
 			u.Dirs-- // roots are not counted
-			w.cur.usage.held.Add(u)
+			w.cur.usage.Held.Add(u)
 		}
 	}
 	w.base = state{root: base.root, dirty: emptyDirty}
@@ -412,7 +320,7 @@ func (w *Workspace) restoreLocked(s *Snapshot) error {
 	// Both tallies exact, so "would it grow" compares like with like (the
 	// held tally may overcount after SetBase).
 	w.recount()
-	next := usage{live: tree.CountUnique(s.root), held: tree.CountUnique(w.roots(s.root)...)}
+	next := tree.Tally{Live: tree.CountUnique(s.root), Held: tree.CountUnique(w.roots(s.root)...)}
 	if err := w.checkQuota("restore", ".", next); err != nil {
 		return err
 	}
@@ -452,7 +360,7 @@ func (w *Workspace) ApplyFrom(src *Snapshot, paths []string) error {
 		if n != nil && n.Kind == tree.KindDir {
 			n = nil
 		}
-		old := tree.Lookup(t.root, comps)
+		old := tree.Lookup(t.Root, comps)
 		if old != nil && old.Kind == tree.KindDir {
 			old = nil
 		}
@@ -460,16 +368,16 @@ func (w *Workspace) ApplyFrom(src *Snapshot, paths []string) error {
 			continue
 		}
 		if old != nil {
-			t.dropped(old)
+			t.Dropped(old)
 		}
 		if n != nil {
-			t.added(n)
+			t.Added(n)
 		}
-		if _, err := t.put(comps, n, true); err != nil {
+		if _, err := t.Put(comps, n, true); err != nil {
 			return pathErr("apply", p, err)
 		}
 		if n == nil {
-			t.pruneEmpty(comps[:len(comps)-1])
+			t.PruneEmpty(comps[:len(comps)-1])
 		}
 	}
 	if err := t.commit("apply", "."); err != nil {

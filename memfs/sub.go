@@ -79,13 +79,13 @@ func (s *Sub) Dir() string { return s.dir }
 // directory), making missing parents: a frozen path copy, O(depth).
 func graftNode(w *Workspace, root *tree.Node, comps []string, n *tree.Node) *tree.Node {
 	t := w.builder(root)
-	if _, err := t.put(comps, n, true); err != nil {
+	if _, err := t.Put(comps, n, true); err != nil {
 		// Only a file in the way of a parent fails; a Sub's parents are
 		// directories the guard keeps (its directory is never a file:
 		// see Sub), so this is a broken invariant, not bad input.
 		panic(fmt.Sprintf("memfs: grafting %s: %v", strings.Join(comps, "/"), err))
 	}
-	return t.root
+	return t.Root
 }
 
 // of is the subtree at comps of root: a new empty directory when there is

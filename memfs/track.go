@@ -5,11 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"syscall"
 
 	"github.com/airlock-dev/airlock/internal/pathguard"
 	"github.com/airlock-dev/airlock/memfs/internal/tree"
-	"github.com/benbjohnson/immutable"
 )
 
 // SeedFile is one entry of a base: a regular file or a symlink.
@@ -58,7 +56,7 @@ func (w *Workspace) Seed(files []SeedFile) ([]Refused, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	u := s.Usage()
-	w.cur = state{root: s.root, dirty: emptyDirty, usage: usage{live: u, held: u}}
+	w.cur = state{root: s.root, dirty: emptyDirty, usage: tree.Tally{Live: u, Held: u}}
 	w.base = w.cur
 	w.retained = nil
 	w.setCheckpoints(nil)
@@ -101,63 +99,12 @@ func (t *txn) seedNode(sf SeedFile) ([]string, *tree.Node, error) {
 	case !sf.NoCopy:
 		data = bytes.Clone(data)
 	}
-	n := t.newNode(k, perm, data)
+	n := t.NewNode(k, perm, data)
 	n.OID = sf.ID
 	if sf.From != nil {
 		n.Lazy = &tree.Lazy{From: sf.From, Size: size}
 	}
 	return comps, n, nil
-}
-
-// seedTree is a directory being seeded: its entries in a plain map, made
-// into a node's sorted map once, when all are in (see NewSnapshot).
-type seedTree struct {
-	files map[string]*tree.Node
-	dirs  map[string]*seedTree
-}
-
-// add links n at comps, making directories; the errors are those a
-// transaction's put gives.
-func (d *seedTree) add(comps []string, n *tree.Node) error {
-	for _, c := range comps[:len(comps)-1] {
-		if d.files[c] != nil {
-			return syscall.ENOTDIR
-		}
-		next := d.dirs[c]
-		if next == nil {
-			next = &seedTree{}
-			if d.dirs == nil {
-				d.dirs = map[string]*seedTree{}
-			}
-			d.dirs[c] = next
-		}
-		d = next
-	}
-	name := comps[len(comps)-1]
-	if d.files[name] != nil || d.dirs[name] != nil {
-		return fs.ErrExist
-	}
-	if d.files == nil {
-		d.files = map[string]*tree.Node{}
-	}
-	d.files[name] = n
-	return nil
-}
-
-// build makes d's directory node (into, the root, is filled in place).
-func (d *seedTree) build(t *txn, into *tree.Node) *tree.Node {
-	if into == nil {
-		into = t.newNode(tree.KindDir, 0o755, nil)
-	}
-	b := immutable.NewSortedMapBuilder[string, *tree.Node](tree.NameComparer{})
-	for name, n := range d.files {
-		b.Set(name, n)
-	}
-	for name, sub := range d.dirs {
-		b.Set(name, sub.build(t, nil))
-	}
-	into.Kids = b.Map()
-	return into
 }
 
 // Changes lists the files and symlinks that were created, modified or

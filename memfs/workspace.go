@@ -111,7 +111,7 @@ type Workspace struct {
 type state struct {
 	root  *tree.Node
 	dirty dirtySet // paths touched since the base
-	usage usage
+	usage tree.Tally
 }
 
 // dirtySet is a persistent set of paths, so that a checkpoint shares it.
@@ -160,7 +160,7 @@ func (w *Workspace) Deny() *pathguard.DenyList { return w.deny }
 func (w *Workspace) Usage() (live, held Usage) {
 	w.mu.RLock()
 	defer w.mu.RUnlock()
-	return w.cur.usage.live, w.cur.usage.held
+	return w.cur.usage.Live, w.cur.usage.Held
 }
 
 // ExactUsage is Usage counted from scratch, in time proportional to

@@ -1,5 +1,16 @@
 package tree
 
+// A lazy file version is a blob of a base that has not been read: the
+// workspace knows its id and size (from the tree and the object's header)
+// and reads its content through a Loader when something first needs it.
+// A base of 10,000 files a worker never opens costs 10,000 tree entries.
+//
+// Lazy versions are frozen: nothing changes one in place. A write makes a
+// new, ordinary version from the loaded content (File.resize), a rename or
+// chmod keeps the lazy content (txn.version). Quotas count a lazy version
+// by its size, as if it were loaded: what the worker sees is what counts,
+// and a limit does not change meaning with what happens to be cached.
+
 import (
 	"bytes"
 	"errors"
