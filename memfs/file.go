@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/airlock-dev/airlock/memfs/internal/resolve"
 	"github.com/airlock-dev/airlock/memfs/internal/tree"
 )
 
@@ -21,10 +22,10 @@ import (
 // the file is removed, renamed or rolled back to a version from before it
 // existed, the handle's operations fail with ErrStale.
 func (w *Workspace) OpenFile(name string, flag int, perm fs.FileMode) (*File, error) {
-	return w.openFile(workerView, name, flag, perm)
+	return w.openFile(resolve.Worker, name, flag, perm)
 }
 
-func (w *Workspace) openFile(v view, name string, flag int, perm fs.FileMode) (*File, error) {
+func (w *Workspace) openFile(v resolve.View, name string, flag int, perm fs.FileMode) (*File, error) {
 	create, excl := flag&os.O_CREATE != 0, flag&os.O_EXCL != 0
 	writable := flag&(os.O_WRONLY|os.O_RDWR) != 0
 	lock := w.mu.RLock
@@ -38,9 +39,9 @@ func (w *Workspace) openFile(v view, name string, flag int, perm fs.FileMode) (*
 	if err != nil {
 		return nil, err
 	}
-	n := f.node
+	n := f.Node
 	switch {
-	case len(f.comps) == 0:
+	case len(f.Comps) == 0:
 		return nil, pathErr("open", name, syscall.EISDIR)
 	case n == nil && !create:
 		return nil, notExist("open", name)
@@ -56,9 +57,9 @@ func (w *Workspace) openFile(v view, name string, flag int, perm fs.FileMode) (*
 		if err := w.storeLocked("open", name, f, nil, perm); err != nil {
 			return nil, err
 		}
-		n = tree.Lookup(w.cur.root, f.comps)
+		n = tree.Lookup(w.cur.root, f.Comps)
 	}
-	return &File{w: w, name: name, base: baseName(f.comps, name), comps: f.comps, ino: n.Ino, flag: flag, writable: writable}, nil
+	return &File{w: w, name: name, base: baseName(f.Comps, name), comps: f.Comps, ino: n.Ino, flag: flag, writable: writable}, nil
 }
 
 // File is an open file of a Workspace. It implements billy.File and fs.File,

@@ -9,6 +9,7 @@ import (
 
 	"github.com/airlock-dev/airlock/internal/bytesize"
 	"github.com/airlock-dev/airlock/internal/pathguard"
+	"github.com/airlock-dev/airlock/memfs/internal/resolve"
 	"github.com/airlock-dev/airlock/memfs/internal/tree"
 )
 
@@ -87,10 +88,10 @@ func (w *Workspace) ResolveIn(s *Snapshot, name string) (string, bool, error) {
 	if err != nil {
 		return "", false, err
 	}
-	if f.node == nil {
+	if f.Node == nil {
 		return "", false, notExist("stat", name)
 	}
-	return f.path(), f.node.Kind == tree.KindDir, nil
+	return f.Path(), f.Node.Kind == tree.KindDir, nil
 }
 
 // WalkVisible is Walk from the directory dir of s down (a canonical path
@@ -199,7 +200,7 @@ func (w *Workspace) NewSnapshot(files []SeedFile) (*Snapshot, []Refused, error) 
 	// through another is judged by where it really leads.
 	for _, l := range links {
 		comps := strings.Split(l.Path, "/")
-		if err := w.checkLink(workerView, t.Root, l.Path, comps, string(l.Data)); err != nil {
+		if err := w.checkLink(resolve.Worker, t.Root, l.Path, comps, string(l.Data)); err != nil {
 			refused = append(refused, Refused{Path: l.Path, Err: withOp(err, "seed")})
 			if _, err := t.Put(comps, nil, false); err != nil {
 				return nil, nil, err

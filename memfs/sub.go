@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/airlock-dev/airlock/internal/pathguard"
+	"github.com/airlock-dev/airlock/memfs/internal/resolve"
 	"github.com/airlock-dev/airlock/memfs/internal/tree"
 )
 
@@ -53,7 +54,7 @@ func (w *Workspace) Sub(dir string) (*Sub, error) {
 		}
 	}
 	if n := tree.Lookup(w.cur.root, comps); n == nil {
-		if err := w.mkdirAllLocked(workerView, dir, 0o755); err != nil {
+		if err := w.mkdirAllLocked(resolve.Worker, dir, 0o755); err != nil {
 			return nil, err
 		}
 	} else if n.Kind != tree.KindDir {
