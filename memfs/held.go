@@ -18,7 +18,7 @@ import (
 //
 // One tree never holds a version at two places (a rename moves a version,
 // nothing copies one within a tree), which is what makes the count exact:
-// see heldCounter.add.
+// see tree.HeldCounter.Add.
 
 // heldSplit is what the workspace holds beyond its live tree.
 type heldSplit struct {

@@ -7,7 +7,7 @@ package tree
 //
 // Lazy versions are frozen: nothing changes one in place. A write makes a
 // new, ordinary version from the loaded content (File.resize), a rename or
-// chmod keeps the lazy content (txn.version). Quotas count a lazy version
+// chmod keeps the lazy content (Txn.Version). Quotas count a lazy version
 // by its size, as if it were loaded: what the worker sees is what counts,
 // and a limit does not change meaning with what happens to be cached.
 

@@ -17,7 +17,7 @@ import (
 // transaction of many changes copies each directory once.
 type Txn struct {
 	Inos  *atomic.Uint64 // where identities of new versions come from
-	ID    uint64         // marks the nodes this transaction made (node.txn)
+	ID    uint64         // marks the nodes this transaction made (Node.Txn)
 	Gen   uint64         // the generation of the nodes it makes
 	Root  *Node
 	U     Tally
@@ -30,7 +30,7 @@ type Txn struct {
 func (t *Txn) Owns(n *Node) bool { return n.Txn == t.ID }
 
 // NewNode makes a node of the current generation; it is accounted when it
-// is linked into the tree (see added).
+// is linked into the tree (see Added).
 func (t *Txn) NewNode(k Kind, perm fs.FileMode, data []byte) *Node {
 	n := &Node{Kind: k, Perm: perm.Perm(), Mtime: t.Now, Ino: t.Inos.Add(1), Gen: t.Gen, Txn: t.ID, Data: data}
 	if k == KindDir {
