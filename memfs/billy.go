@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 
+	"github.com/airlock-dev/airlock/memfs/internal/resolve"
 	"github.com/go-git/go-billy/v5"
 	"github.com/go-git/go-billy/v5/helper/chroot"
 )
@@ -44,29 +45,31 @@ func (b *billyFS) Create(name string) (billy.File, error) {
 func (b *billyFS) Open(name string) (billy.File, error) { return b.OpenFile(name, os.O_RDONLY, 0) }
 
 func (b *billyFS) OpenFile(name string, flag int, perm os.FileMode) (billy.File, error) {
-	f, err := b.w.openFile(billyView, name, flag, perm)
+	f, err := b.w.openFile(resolve.Billy, name, flag, perm)
 	if err != nil {
 		return nil, err
 	}
 	return f, nil
 }
 
-func (b *billyFS) Stat(name string) (os.FileInfo, error)  { return b.w.stat(billyView, name, true) }
-func (b *billyFS) Lstat(name string) (os.FileInfo, error) { return b.w.stat(billyView, name, false) }
-func (b *billyFS) Rename(from, to string) error           { return b.w.rename(billyView, from, to) }
-func (b *billyFS) Remove(name string) error               { return b.w.remove(billyView, name, false) }
-func (b *billyFS) Join(elem ...string) string             { return filepath.Join(elem...) }
-func (b *billyFS) Symlink(target, link string) error      { return b.w.symlink(billyView, target, link) }
-func (b *billyFS) Readlink(name string) (string, error)   { return b.w.readlink(billyView, name) }
+func (b *billyFS) Stat(name string) (os.FileInfo, error) { return b.w.stat(resolve.Billy, name, true) }
+func (b *billyFS) Lstat(name string) (os.FileInfo, error) {
+	return b.w.stat(resolve.Billy, name, false)
+}
+func (b *billyFS) Rename(from, to string) error         { return b.w.rename(resolve.Billy, from, to) }
+func (b *billyFS) Remove(name string) error             { return b.w.remove(resolve.Billy, name, false) }
+func (b *billyFS) Join(elem ...string) string           { return filepath.Join(elem...) }
+func (b *billyFS) Symlink(target, link string) error    { return b.w.symlink(resolve.Billy, target, link) }
+func (b *billyFS) Readlink(name string) (string, error) { return b.w.readlink(resolve.Billy, name) }
 func (b *billyFS) Chmod(name string, mode os.FileMode) error {
-	return b.w.chmod(billyView, name, mode)
+	return b.w.chmod(resolve.Billy, name, mode)
 }
 func (b *billyFS) MkdirAll(name string, perm os.FileMode) error {
-	return b.w.mkdirAll(billyView, name, perm)
+	return b.w.mkdirAll(resolve.Billy, name, perm)
 }
 
 func (b *billyFS) ReadDir(name string) ([]os.FileInfo, error) {
-	infos, err := b.w.readDir(billyView, name)
+	infos, err := b.w.readDir(resolve.Billy, name)
 	if err != nil {
 		return nil, err
 	}
@@ -82,7 +85,7 @@ func (b *billyFS) ReadDir(name string) ([]os.FileInfo, error) {
 func (b *billyFS) TempFile(dir, prefix string) (billy.File, error) {
 	for {
 		name := path.Join(dir, prefix+strconv.FormatUint(b.w.tempSeq.Add(1), 10))
-		f, err := b.w.openFile(billyView, name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+		f, err := b.w.openFile(resolve.Billy, name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 		if errors.Is(err, fs.ErrExist) {
 			continue
 		}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/airlock-dev/airlock/internal/pathguard"
 	"github.com/airlock-dev/airlock/internal/termsafe"
+	"github.com/airlock-dev/airlock/memfs/internal/tree"
 )
 
 type checkpoint struct {
@@ -194,12 +195,12 @@ func (w *Workspace) checkpointIndex(op, name string) (int, error) {
 // the live tree's exact tally and what the other roots hold beyond it,
 // found by walking only where they differ from it (see held.go).
 func (w *Workspace) recount() {
-	w.cur.usage.held = w.heldParts().total(w.cur.usage.live)
+	w.cur.usage.Held = w.heldParts().total(w.cur.usage.Live)
 }
 
 // roots is every tree the workspace keeps, with live as the live one.
-func (w *Workspace) roots(live *node) []*node {
-	roots := append([]*node{live, w.base.root}, w.retained...)
+func (w *Workspace) roots(live *tree.Node) []*tree.Node {
+	roots := append([]*tree.Node{live, w.base.root}, w.retained...)
 	for _, cp := range w.cps {
 		roots = append(roots, cp.st.root)
 	}
@@ -249,31 +250,5 @@ func (w *Workspace) LatestCheckpoint() (int, CheckpointInfo) {
 // share: it costs what changed since the checkpoint, however many paths
 // were touched since the base or checkpoints there are.
 func (w *Workspace) changedSince(st state) int {
-	return countDiff(st.root, w.cur.root)
-}
-
-// countDiff is len(diffNodes(a, b)) without building the list.
-func countDiff(a, b *node) int {
-	if a == b {
-		return 0
-	}
-	aDir, bDir := a != nil && a.kind == kindDir, b != nil && b.kind == kindDir
-	n := 0
-	af, bf := a, b
-	if aDir {
-		af = nil
-	}
-	if bDir {
-		bf = nil
-	}
-	if af != nil || bf != nil {
-		if af == nil || bf == nil || !sameContent(af, bf) {
-			n++
-		}
-	}
-	if !aDir && !bDir {
-		return n
-	}
-	zipKids(a, b, func(_ string, ac, bc *node) { n += countDiff(ac, bc) })
-	return n
+	return tree.CountDiff(st.root, w.cur.root)
 }

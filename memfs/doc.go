@@ -27,6 +27,12 @@
 // through an open handle change a file version of the current generation in
 // place, so streaming a file costs what it writes.
 //
+// The tree itself (versions, path copying, comparing and counting trees,
+// lazy content) is memfs/internal/tree's, and the lookup rules (the guard,
+// the deny list, symlinks under a view's policy) are
+// memfs/internal/resolve's; memfs owns the workspace around them: the lock,
+// generations, quotas, change tracking, checkpoints and the views.
+//
 // # Quotas
 //
 // Limits bound bytes per file, bytes in all, files and directories. The

@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"github.com/airlock-dev/airlock/internal/pathguard"
+	"github.com/airlock-dev/airlock/memfs/internal/resolve"
 )
 
 // Sentinel errors. Every refusal the workspace makes wraps exactly one of
@@ -31,10 +32,4 @@ var (
 type Error = pathguard.Error
 
 // withOp stamps op on a refusal and passes other errors through.
-func withOp(err error, op string) error {
-	var e *Error
-	if errors.As(err, &e) && e.Op == "" {
-		e.Op = op
-	}
-	return err
-}
+func withOp(err error, op string) error { return resolve.WithOp(err, op) }

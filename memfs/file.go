@@ -11,6 +11,9 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/airlock-dev/airlock/memfs/internal/resolve"
+	"github.com/airlock-dev/airlock/memfs/internal/tree"
 )
 
 // OpenFile opens the named file with os.O_* flags, creating it with perm
@@ -19,10 +22,10 @@ import (
 // the file is removed, renamed or rolled back to a version from before it
 // existed, the handle's operations fail with ErrStale.
 func (w *Workspace) OpenFile(name string, flag int, perm fs.FileMode) (*File, error) {
-	return w.openFile(workerView, name, flag, perm)
+	return w.openFile(resolve.Worker, name, flag, perm)
 }
 
-func (w *Workspace) openFile(v view, name string, flag int, perm fs.FileMode) (*File, error) {
+func (w *Workspace) openFile(v resolve.View, name string, flag int, perm fs.FileMode) (*File, error) {
 	create, excl := flag&os.O_CREATE != 0, flag&os.O_EXCL != 0
 	writable := flag&(os.O_WRONLY|os.O_RDWR) != 0
 	lock := w.mu.RLock
@@ -36,27 +39,27 @@ func (w *Workspace) openFile(v view, name string, flag int, perm fs.FileMode) (*
 	if err != nil {
 		return nil, err
 	}
-	n := f.node
+	n := f.Node
 	switch {
-	case len(f.comps) == 0:
+	case len(f.Comps) == 0:
 		return nil, pathErr("open", name, syscall.EISDIR)
 	case n == nil && !create:
 		return nil, notExist("open", name)
 	case n != nil && create && excl:
 		return nil, pathErr("open", name, fs.ErrExist)
-	case n != nil && n.kind == kindDir:
+	case n != nil && n.Kind == tree.KindDir:
 		return nil, pathErr("open", name, syscall.EISDIR)
-	case n != nil && n.kind == kindSymlink:
+	case n != nil && n.Kind == tree.KindSymlink:
 		// Only reachable with O_EXCL, which does not follow.
 		return nil, pathErr("open", name, fs.ErrExist)
 	}
-	if n == nil || flag&os.O_TRUNC != 0 && writable && n.size() > 0 {
+	if n == nil || flag&os.O_TRUNC != 0 && writable && n.Size() > 0 {
 		if err := w.storeLocked("open", name, f, nil, perm); err != nil {
 			return nil, err
 		}
-		n = lookup(w.cur.root, f.comps)
+		n = tree.Lookup(w.cur.root, f.Comps)
 	}
-	return &File{w: w, name: name, base: baseName(f.comps, name), comps: f.comps, ino: n.ino, flag: flag, writable: writable}, nil
+	return &File{w: w, name: name, base: baseName(f.Comps, name), comps: f.Comps, ino: n.Ino, flag: flag, writable: writable}, nil
 }
 
 // File is an open file of a Workspace. It implements billy.File and fs.File,
@@ -81,7 +84,7 @@ type File struct {
 }
 
 type loadedContent struct {
-	n    *node
+	n    *tree.Node
 	data []byte
 }
 
@@ -89,9 +92,9 @@ type loadedContent struct {
 func (f *File) Name() string { return f.name }
 
 // node returns the file's current version; the caller holds f.w.mu.
-func (f *File) node(op string) (*node, error) {
-	n := lookup(f.w.cur.root, f.comps)
-	if n == nil || n.ino != f.ino || n.kind != kindFile {
+func (f *File) node(op string) (*tree.Node, error) {
+	n := tree.Lookup(f.w.cur.root, f.comps)
+	if n == nil || n.Ino != f.ino || n.Kind != tree.KindFile {
 		return nil, &Error{Op: op, Path: f.name, Err: ErrStale,
 			Detail: "the file was removed, renamed or rolled back since it was opened; open it again"}
 	}
@@ -146,10 +149,10 @@ func (f *File) readAt(p []byte, off int64, op string) (int, error) {
 	if l := f.loaded.Load(); l != nil && l.n == n {
 		data = l.data
 	} else {
-		if data, err = n.content(op, f.name); err != nil {
+		if data, err = n.Content(op, f.name); err != nil {
 			return 0, err
 		}
-		if n.lz != nil {
+		if n.Lazy != nil {
 			f.loaded.Store(&loadedContent{n: n, data: data})
 		}
 	}
@@ -179,7 +182,7 @@ func (f *File) Seek(offset int64, whence int) (int64, error) {
 		f.w.mu.RLock()
 		n, err := f.node("seek")
 		if err == nil {
-			base = n.size()
+			base = n.Size()
 		}
 		f.w.mu.RUnlock()
 		if err != nil {
@@ -231,11 +234,11 @@ func (f *File) writeAt(p []byte, off int64, appending bool) (int, error) {
 		return 0, err
 	}
 	if appending {
-		off = n.size()
+		off = n.Size()
 		f.off = off
 	}
 	end := off + int64(len(p))
-	size := max(end, n.size())
+	size := max(end, n.Size())
 	if err := f.resize(n, size, func(data []byte) { copy(data[off:], p) }); err != nil {
 		return 0, err
 	}
@@ -264,19 +267,19 @@ func (f *File) Truncate(size int64) error {
 // resize sets n's size and applies edit to its content, within the quotas.
 // A version of the current generation changes in place, so that streaming
 // writes cost what they write; a frozen one is replaced by a copy.
-func (f *File) resize(n *node, size int64, edit func([]byte)) error {
+func (f *File) resize(n *tree.Node, size int64, edit func([]byte)) error {
 	w := f.w
 	if err := w.fileTooBig("write", f.name, size); err != nil {
 		return err
 	}
-	if n.gen != w.gen || n.lz != nil {
+	if n.Gen != w.gen || n.Lazy != nil {
 		// Nothing of the old content survives a truncation to zero: a
 		// lazy file whose content cannot be read can still be emptied
 		// through a handle, as O_TRUNC empties it at open.
 		var old []byte
 		if size > 0 {
 			var err error
-			if old, err = n.content("write", f.name); err != nil {
+			if old, err = n.Content("write", f.name); err != nil {
 				return err
 			}
 		}
@@ -285,27 +288,27 @@ func (f *File) resize(n *node, size int64, edit func([]byte)) error {
 			edit(data)
 		}
 		t := w.begin()
-		nn := t.replaceData(n, data)
-		t.dropped(n)
-		t.added(nn)
-		if _, err := t.put(f.comps, nn, false); err != nil {
+		nn := t.ReplaceData(n, data)
+		t.Dropped(n)
+		t.Added(nn)
+		if _, err := t.Put(f.comps, nn, false); err != nil {
 			return pathErr("write", f.name, err)
 		}
-		t.dirty = append(t.dirty, strings.Join(f.comps, "/"))
+		t.Dirty = append(t.Dirty, strings.Join(f.comps, "/"))
 		return t.commit("write", f.name)
 	}
 	next := w.cur.usage
-	delta := size - int64(len(n.data))
-	next.live.Bytes += delta
-	next.held.Bytes += delta
+	delta := size - int64(len(n.Data))
+	next.Live.Bytes += delta
+	next.Held.Bytes += delta
 	if err := w.checkQuotaExact("write", f.name, &next); err != nil {
 		return err
 	}
-	n.data = resizeBytes(n.data, size)
+	n.Data = resizeBytes(n.Data, size)
 	if edit != nil {
-		edit(n.data)
+		edit(n.Data)
 	}
-	n.mtime, n.oid = w.now(), [20]byte{}
+	n.Mtime, n.OID = w.now(), [20]byte{}
 	w.cur.usage = next
 	// A version of the current generation was made by a transaction that
 	// marked its path already; marking again keeps that from being load-bearing.
@@ -383,10 +386,10 @@ type fileInfo struct {
 	mtime time.Time
 }
 
-func infoOf(name string, n *node) *fileInfo {
-	fi := &fileInfo{name: name, mode: n.mode(), mtime: n.mtime}
-	if n.kind != kindDir {
-		fi.size = n.size()
+func infoOf(name string, n *tree.Node) *fileInfo {
+	fi := &fileInfo{name: name, mode: n.Mode(), mtime: n.Mtime}
+	if n.Kind != tree.KindDir {
+		fi.size = n.Size()
 	}
 	return fi
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/airlock-dev/airlock/memfs/internal/tree"
 )
 
 // TestHeldPartsMatchAFullCount checks the side-by-side count of held.go
@@ -53,23 +55,23 @@ func TestHeldPartsMatchAFullCount(t *testing.T) {
 					}
 					w.SetBase(base, kept[:rng.IntN(len(kept)+1)]...)
 				}
-				live := countUnique(w.cur.root)
-				withRetained := countUnique(append([]*node{w.cur.root, w.base.root}, w.retained...)...)
-				all := countUnique(w.roots(w.cur.root)...)
+				live := tree.CountUnique(w.cur.root)
+				withRetained := tree.CountUnique(append([]*tree.Node{w.cur.root, w.base.root}, w.retained...)...)
+				all := tree.CountUnique(w.roots(w.cur.root)...)
 				wantRetained, wantCheckpoints := withRetained, all
-				wantRetained.sub(live)
-				wantCheckpoints.sub(withRetained)
+				wantRetained.Sub(live)
+				wantCheckpoints.Sub(withRetained)
 				parts := w.heldParts()
 				if parts.byRetained != wantRetained || parts.byCheckpoints != wantCheckpoints {
 					t.Fatalf("step %d: held beyond the live tree: by retained %+v, by checkpoints %+v; a full count says %+v, %+v",
 						step, parts.byRetained, parts.byCheckpoints, wantRetained, wantCheckpoints)
 				}
-				if w.cur.usage.live != live {
-					t.Fatalf("step %d: live tally %+v, full count %+v", step, w.cur.usage.live, live)
+				if w.cur.usage.Live != live {
+					t.Fatalf("step %d: live tally %+v, full count %+v", step, w.cur.usage.Live, live)
 				}
 				w.recount()
-				if w.cur.usage.held != all {
-					t.Fatalf("step %d: recount %+v, full count %+v", step, w.cur.usage.held, all)
+				if w.cur.usage.Held != all {
+					t.Fatalf("step %d: recount %+v, full count %+v", step, w.cur.usage.Held, all)
 				}
 			}
 		})

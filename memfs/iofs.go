@@ -5,6 +5,8 @@ import (
 	"io/fs"
 	"os"
 	"syscall"
+
+	"github.com/airlock-dev/airlock/memfs/internal/tree"
 )
 
 // FS returns a read-only io/fs view of the workspace under the worker's
@@ -35,12 +37,12 @@ func (x ioFS) Open(name string) (fs.File, error) {
 		return nil, err
 	}
 	switch {
-	case f.node == nil:
+	case f.Node == nil:
 		return nil, notExist("open", name)
-	case f.node.kind == kindDir:
-		return &dirFile{name: name, info: infoOf(baseName(f.comps, name), f.node), entries: w.listLocked(f)}, nil
+	case f.Node.Kind == tree.KindDir:
+		return &dirFile{name: name, info: infoOf(baseName(f.Comps, name), f.Node), entries: w.listLocked(f)}, nil
 	}
-	return &File{w: w, name: name, base: baseName(f.comps, name), comps: f.comps, ino: f.node.ino, flag: os.O_RDONLY}, nil
+	return &File{w: w, name: name, base: baseName(f.Comps, name), comps: f.Comps, ino: f.Node.Ino, flag: os.O_RDONLY}, nil
 }
 
 func (x ioFS) ReadFile(name string) ([]byte, error) {

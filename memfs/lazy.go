@@ -1,165 +1,30 @@
 package memfs
 
 import (
-	"bytes"
 	"context"
-	"errors"
-	"fmt"
 
-	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/airlock-dev/airlock/memfs/internal/tree"
 )
 
-// A lazy file version is a blob of a base that has not been read: the
-// workspace knows its id and size (from the tree and the object's header)
-// and reads its content through a Loader when something first needs it.
-// A base of 10,000 files a worker never opens costs 10,000 tree entries.
-//
-// Lazy versions are frozen: nothing changes one in place. A write makes a
-// new, ordinary version from the loaded content (File.resize), a rename or
-// chmod keeps the lazy content (txn.version). Quotas count a lazy version
-// by its size, as if it were loaded: what the worker sees is what counts,
-// and a limit does not change meaning with what happens to be cached.
+// Lazy file versions (a blob of the base read on first use) are package
+// tree's; these are the names memfs's callers use.
 
-// Loader reads blobs by id: a staging.Store, which reads through to the
-// object database of the repository the base came from.
-type Loader interface {
-	// LoadBlob returns the content of the blob with id id, checked
-	// against it. The bytes are shared: the caller never modifies them.
-	LoadBlob(id [20]byte) ([]byte, error)
-}
+// Entry is a file or symlink of a snapshot.
+type Entry = tree.Entry
 
 // Prefetcher is a Loader that reads many blobs ahead for about the cost
-// of one: a store whose base is on a remote, where each read is a round
-// trip (a pull from GitHub).
-type Prefetcher interface {
-	// Prefetch reads the blobs ids ahead, so that loading them next
-	// costs nothing more; sizes, when not nil, are their sizes as the
-	// workspace knows them. Best effort: it reports nothing.
-	Prefetch(ids []plumbing.Hash, sizes []int64)
-}
+// of one (see tree.Prefetcher).
+type Prefetcher = tree.Prefetcher
+
+// Streamer is a Loader that reads many blobs in one pass (see
+// tree.Streamer).
+type Streamer = tree.Streamer
 
 // Prefetch asks the loaders of the lazy entries among es to read their
 // content ahead, together: what a caller about to read many files (a
 // search, a mirror for a run) does first, so that a remote base costs a
 // round trip for the lot rather than one for each file.
-func Prefetch(es []Entry) {
-	var ld Prefetcher
-	var ids []plumbing.Hash
-	var sizes []int64
-	for _, e := range es {
-		if e.n == nil || e.n.lz == nil {
-			continue
-		}
-		// A workspace's lazy files have one loader, the session's
-		// store: the first one found is asked for them all.
-		if p, ok := e.n.lz.ld.(Prefetcher); ok {
-			if ld == nil {
-				ld = p
-			}
-			ids, sizes = append(ids, plumbing.Hash(e.n.oid)), append(sizes, e.n.lz.size)
-		}
-	}
-	if len(ids) > 1 {
-		ld.Prefetch(ids, sizes)
-	}
-}
-
-// ErrUnavailable: a file's content could not be read from where the
-// workspace's base came from (the repository was removed, or its objects
-// pruned). The file is listed, its size known, but its bytes are gone.
-var ErrUnavailable = errors.New("content unavailable")
-
-// lazy is what a lazy version holds instead of its content.
-type lazy struct {
-	ld   Loader
-	size int64
-}
-
-// size is the length of a file's content or a link's target.
-func (n *node) size() int64 {
-	if n.lz != nil {
-		return n.lz.size
-	}
-	return int64(len(n.data))
-}
-
-// content returns a file's content, loading it when the version is lazy;
-// op and name are for the error. The bytes are shared: they must not be
-// modified.
-func (n *node) content(op, name string) ([]byte, error) {
-	if n.lz == nil {
-		return n.data, nil
-	}
-	b, err := n.lz.ld.LoadBlob(n.oid)
-	if err == nil && int64(len(b)) != n.lz.size {
-		err = fmt.Errorf("it holds %d bytes where its header said %d", len(b), n.lz.size)
-	}
-	if err != nil {
-		return nil, unavailable(op, name, n.oid, err)
-	}
-	return b, nil
-}
-
-// unavailable is the error for a lazy file whose content could not be
-// read.
-func unavailable(op, name string, oid [20]byte, err error) error {
-	return &Error{Op: op, Path: name, Err: ErrUnavailable, Detail: err.Error()}
-}
-
-// sameData reports whether a and b, both files or both links, hold the
-// same bytes. Known blob ids are compared instead of content, so a lazy
-// version is never loaded to be compared with another lazy one, and only
-// the loaded side is hashed when one of them is lazy.
-func sameData(a, b *node) bool {
-	var zero [20]byte
-	switch {
-	case a.oid != zero && b.oid != zero:
-		return a.oid == b.oid
-	case a.lz == nil && b.lz == nil:
-		return bytes.Equal(a.data, b.data)
-	case a.size() != b.size():
-		return false
-	case a.lz != nil:
-		return a.oid == blobID(b.data)
-	default:
-		return b.oid == blobID(a.data)
-	}
-}
-
-// blobID is data's git blob id.
-func blobID(data []byte) [20]byte { return plumbing.ComputeHash(plumbing.BlobObject, data) }
-
-// Lazy reports whether the entry's content has yet to be read.
-func (e Entry) Lazy() bool { return e.n != nil && e.n.lz != nil }
-
-// Content returns the file's content or the symlink's target, reading it
-// first when the version is lazy (an error then wraps ErrUnavailable). It
-// is shared with the snapshot, without a copy: it must not be modified.
-func (e Entry) Content() ([]byte, error) {
-	if e.n == nil {
-		return nil, nil
-	}
-	return e.n.content("read", e.Path)
-}
-
-// Same reports whether e and o hold the same mode and content, comparing
-// blob ids where both are known rather than bytes (nothing lazy is read
-// for it).
-func (e Entry) Same(o Entry) bool {
-	return e.Mode == o.Mode && e.n != nil && o.n != nil && sameData(e.n, o.n)
-}
-
-// Streamer is a Loader that reads many blobs in one pass for far less
-// than a read each: a store whose base is a local repository, which git
-// streams. LoadEach reads through it.
-type Streamer interface {
-	// StreamBlobs calls fn once for each of ids, with its content checked
-	// against its id or with why it cannot be read, possibly from several
-	// goroutines at once; data is valid only during the call unless keep,
-	// which also keeps what is read in the loader's cache. An error of fn
-	// ends the walk and is returned.
-	StreamBlobs(ctx context.Context, ids []plumbing.Hash, keep bool, fn func(i int, data []byte, err error) error) error
-}
+func Prefetch(es []Entry) { tree.Prefetch(es) }
 
 // LoadEach calls fn once for each of es with its content (a file's, or a
 // symlink's target): at once for what is in memory, the lazy rest read
@@ -175,47 +40,5 @@ type Streamer interface {
 // is then in memory). An error of fn, or ctx's end, ends the walk and is
 // returned.
 func LoadEach(ctx context.Context, es []Entry, keep bool, fn func(e Entry, data []byte, err error) error) error {
-	var lazy []Entry
-	var st Streamer
-	for _, e := range es {
-		if e.n == nil || e.n.lz == nil {
-			var data []byte
-			if e.n != nil {
-				data = e.n.data
-			}
-			if err := fn(e, data, nil); err != nil {
-				return err
-			}
-			continue
-		}
-		s, ok := e.n.lz.ld.(Streamer)
-		if ok && (st == nil || s == st) {
-			// A workspace's lazy files have one loader, the session's
-			// store.
-			st = s
-			lazy = append(lazy, e)
-			continue
-		}
-		data, err := e.Content()
-		if err := fn(e, data, err); err != nil {
-			return err
-		}
-	}
-	if len(lazy) == 0 {
-		return nil
-	}
-	ids := make([]plumbing.Hash, len(lazy))
-	for i, e := range lazy {
-		ids[i] = plumbing.Hash(e.n.oid)
-	}
-	return st.StreamBlobs(ctx, ids, keep, func(i int, data []byte, err error) error {
-		e := lazy[i]
-		if err == nil && int64(len(data)) != e.n.lz.size {
-			err = fmt.Errorf("it holds %d bytes where its header said %d", len(data), e.n.lz.size)
-		}
-		if err != nil {
-			return fn(e, nil, unavailable("read", e.Path, e.n.oid, err))
-		}
-		return fn(e, data, nil)
-	})
+	return tree.LoadEach(ctx, es, keep, fn)
 }

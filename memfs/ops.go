@@ -10,12 +10,14 @@ import (
 	"syscall"
 
 	"github.com/airlock-dev/airlock/internal/pathguard"
+	"github.com/airlock-dev/airlock/memfs/internal/resolve"
+	"github.com/airlock-dev/airlock/memfs/internal/tree"
 )
 
 // find resolves name in view v. The worker view accepts "." for the root only
 // where allowRoot is set; the billy view always has a root ("/").
-func (w *Workspace) find(v view, op, name string, followLast, allowRoot bool) (found, error) {
-	if v == workerView {
+func (w *Workspace) find(v resolve.View, op, name string, followLast, allowRoot bool) (resolve.Found, error) {
+	if v == resolve.Worker {
 		return w.resolve(op, name, followLast, allowRoot)
 	}
 	return w.resolveBilly(op, name, followLast)
@@ -34,12 +36,12 @@ func (w *Workspace) ReadFile(name string) ([]byte, error) {
 		return nil, err
 	}
 	switch {
-	case f.node == nil:
+	case f.Node == nil:
 		return nil, notExist("read", name)
-	case f.node.kind == kindDir:
+	case f.Node.Kind == tree.KindDir:
 		return nil, pathErr("read", name, syscall.EISDIR)
 	}
-	data, err := f.node.content("read", name)
+	data, err := f.Node.Content("read", name)
 	if err != nil {
 		return nil, err
 	}
@@ -73,29 +75,29 @@ func (w *Workspace) WriteFileOwned(name string, data []byte, perm fs.FileMode) e
 }
 
 // storeLocked writes data (which the caller hands over) at f.
-func (w *Workspace) storeLocked(op, name string, f found, data []byte, perm fs.FileMode) error {
-	if len(f.comps) == 0 || f.node != nil && f.node.kind == kindDir {
+func (w *Workspace) storeLocked(op, name string, f resolve.Found, data []byte, perm fs.FileMode) error {
+	if len(f.Comps) == 0 || f.Node != nil && f.Node.Kind == tree.KindDir {
 		return pathErr(op, name, syscall.EISDIR)
 	}
 	if err := w.fileTooBig(op, name, int64(len(data))); err != nil {
 		return err
 	}
 	t := w.begin()
-	var n *node
-	if f.node != nil {
-		n = t.replaceData(f.node, data)
-		t.dropped(f.node)
+	var n *tree.Node
+	if f.Node != nil {
+		n = t.ReplaceData(f.Node, data)
+		t.Dropped(f.Node)
 	} else {
 		if perm == 0 {
 			perm = 0o644
 		}
-		n = t.newNode(kindFile, perm, data)
+		n = t.NewNode(tree.KindFile, perm, data)
 	}
-	t.added(n)
-	if _, err := t.put(f.comps, n, true); err != nil {
+	t.Added(n)
+	if _, err := t.Put(f.Comps, n, true); err != nil {
 		return pathErr(op, name, err)
 	}
-	t.dirty = append(t.dirty, f.path())
+	t.Dirty = append(t.Dirty, f.Path())
 	return t.commit(op, name)
 }
 
@@ -111,12 +113,12 @@ func (w *Workspace) Edit(name string, fn func(old []byte) ([]byte, error)) error
 		return err
 	}
 	switch {
-	case f.node == nil:
+	case f.Node == nil:
 		return notExist("edit", name)
-	case f.node.kind == kindDir:
+	case f.Node.Kind == tree.KindDir:
 		return pathErr("edit", name, syscall.EISDIR)
 	}
-	old, err := f.node.content("edit", name)
+	old, err := f.Node.Content("edit", name)
 	if err != nil {
 		return err
 	}
@@ -128,12 +130,14 @@ func (w *Workspace) Edit(name string, fn func(old []byte) ([]byte, error)) error
 }
 
 // Stat describes the named file, following symlinks. "." is the root.
-func (w *Workspace) Stat(name string) (fs.FileInfo, error) { return w.stat(workerView, name, true) }
+func (w *Workspace) Stat(name string) (fs.FileInfo, error) { return w.stat(resolve.Worker, name, true) }
 
 // Lstat describes the named file; a symlink is described, not followed.
-func (w *Workspace) Lstat(name string) (fs.FileInfo, error) { return w.stat(workerView, name, false) }
+func (w *Workspace) Lstat(name string) (fs.FileInfo, error) {
+	return w.stat(resolve.Worker, name, false)
+}
 
-func (w *Workspace) stat(v view, name string, follow bool) (fs.FileInfo, error) {
+func (w *Workspace) stat(v resolve.View, name string, follow bool) (fs.FileInfo, error) {
 	op := "lstat"
 	if follow {
 		op = "stat"
@@ -144,10 +148,10 @@ func (w *Workspace) stat(v view, name string, follow bool) (fs.FileInfo, error) 
 	if err != nil {
 		return nil, err
 	}
-	if f.node == nil {
+	if f.Node == nil {
 		return nil, notExist(op, name)
 	}
-	return infoOf(baseName(f.comps, name), f.node), nil
+	return infoOf(baseName(f.Comps, name), f.Node), nil
 }
 
 func baseName(comps []string, name string) string {
@@ -164,7 +168,7 @@ func baseName(comps []string, name string) string {
 // ReadDir lists the named directory ("." is the root), sorted by name. Entries
 // the deny list covers are left out: a worker cannot see them.
 func (w *Workspace) ReadDir(name string) ([]fs.DirEntry, error) {
-	infos, err := w.readDir(workerView, name)
+	infos, err := w.readDir(resolve.Worker, name)
 	if err != nil {
 		return nil, err
 	}
@@ -175,7 +179,7 @@ func (w *Workspace) ReadDir(name string) ([]fs.DirEntry, error) {
 	return out, nil
 }
 
-func (w *Workspace) readDir(v view, name string) ([]*fileInfo, error) {
+func (w *Workspace) readDir(v resolve.View, name string) ([]*fileInfo, error) {
 	w.mu.RLock()
 	defer w.mu.RUnlock()
 	f, err := w.find(v, "readdir", name, true, true)
@@ -183,19 +187,19 @@ func (w *Workspace) readDir(v view, name string) ([]*fileInfo, error) {
 		return nil, err
 	}
 	switch {
-	case f.node == nil:
+	case f.Node == nil:
 		return nil, notExist("readdir", name)
-	case f.node.kind != kindDir:
+	case f.Node.Kind != tree.KindDir:
 		return nil, pathErr("readdir", name, syscall.ENOTDIR)
 	}
 	return w.listLocked(f), nil
 }
 
 // listLocked lists the directory at f, leaving out what the deny list covers.
-func (w *Workspace) listLocked(f found) []*fileInfo {
-	out := make([]*fileInfo, 0, f.node.kids.Len())
-	comps := append(f.comps[:len(f.comps):len(f.comps)], "")
-	for it := f.node.kids.Iterator(); !it.Done(); {
+func (w *Workspace) listLocked(f resolve.Found) []*fileInfo {
+	out := make([]*fileInfo, 0, f.Node.Kids.Len())
+	comps := append(f.Comps[:len(f.Comps):len(f.Comps)], "")
+	for it := f.Node.Kids.Iterator(); !it.Done(); {
 		k, c, _ := it.Next()
 		comps[len(comps)-1] = k
 		if w.deny.Match(comps) != "" {
@@ -208,22 +212,22 @@ func (w *Workspace) listLocked(f found) []*fileInfo {
 
 // MkdirAll creates the named directory and any missing parents.
 func (w *Workspace) MkdirAll(name string, perm fs.FileMode) error {
-	return w.mkdirAll(workerView, name, perm)
+	return w.mkdirAll(resolve.Worker, name, perm)
 }
 
-func (w *Workspace) mkdirAll(v view, name string, perm fs.FileMode) error {
+func (w *Workspace) mkdirAll(v resolve.View, name string, perm fs.FileMode) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.mkdirAllLocked(v, name, perm)
 }
 
-func (w *Workspace) mkdirAllLocked(v view, name string, perm fs.FileMode) error {
+func (w *Workspace) mkdirAllLocked(v resolve.View, name string, perm fs.FileMode) error {
 	f, err := w.find(v, "mkdir", name, true, true)
 	if err != nil {
 		return err
 	}
-	if f.node != nil {
-		if f.node.kind == kindDir {
+	if f.Node != nil {
+		if f.Node.Kind == tree.KindDir {
 			return nil
 		}
 		return pathErr("mkdir", name, syscall.ENOTDIR)
@@ -232,10 +236,10 @@ func (w *Workspace) mkdirAllLocked(v view, name string, perm fs.FileMode) error 
 		perm = 0o755
 	}
 	t := w.begin()
-	for i := len(f.comps) - f.missing + 1; i <= len(f.comps); i++ {
-		d := t.newNode(kindDir, perm, nil)
-		t.added(d)
-		if _, err := t.put(f.comps[:i], d, false); err != nil {
+	for i := len(f.Comps) - f.Missing + 1; i <= len(f.Comps); i++ {
+		d := t.NewNode(tree.KindDir, perm, nil)
+		t.Added(d)
+		if _, err := t.Put(f.Comps[:i], d, false); err != nil {
 			return pathErr("mkdir", name, err)
 		}
 	}
@@ -244,13 +248,13 @@ func (w *Workspace) mkdirAllLocked(v view, name string, perm fs.FileMode) error 
 
 // Remove removes the named file, symlink or empty directory. A symlink is
 // removed itself, not its target.
-func (w *Workspace) Remove(name string) error { return w.remove(workerView, name, false) }
+func (w *Workspace) Remove(name string) error { return w.remove(resolve.Worker, name, false) }
 
 // RemoveAll removes the named path and everything below it. A path that
 // does not exist is not an error, as with os.RemoveAll.
-func (w *Workspace) RemoveAll(name string) error { return w.remove(workerView, name, true) }
+func (w *Workspace) RemoveAll(name string) error { return w.remove(resolve.Worker, name, true) }
 
-func (w *Workspace) remove(v view, name string, all bool) error {
+func (w *Workspace) remove(v resolve.View, name string, all bool) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	f, err := w.find(v, "remove", name, false, false)
@@ -258,38 +262,38 @@ func (w *Workspace) remove(v view, name string, all bool) error {
 		return err
 	}
 	switch {
-	case len(f.comps) == 0:
+	case len(f.Comps) == 0:
 		return pathErr("remove", name, syscall.EBUSY)
-	case f.node == nil && all:
+	case f.Node == nil && all:
 		return nil
-	case f.node == nil:
+	case f.Node == nil:
 		return notExist("remove", name)
-	case f.node.kind == kindDir && !all && f.node.kids.Len() > 0:
+	case f.Node.Kind == tree.KindDir && !all && f.Node.Kids.Len() > 0:
 		return pathErr("remove", name, syscall.ENOTEMPTY)
 	}
-	if err := w.checkSubtree("remove", name, f.node, f.comps, nil); err != nil {
+	if err := w.checkSubtree("remove", name, f.Node, f.Comps, nil); err != nil {
 		return err
 	}
 	t := w.begin()
-	if _, err := t.put(f.comps, nil, false); err != nil {
+	if _, err := t.Put(f.Comps, nil, false); err != nil {
 		return pathErr("remove", name, err)
 	}
-	t.dropped(f.node)
-	t.markFiles(f.path(), f.node)
+	t.Dropped(f.Node)
+	t.MarkFiles(f.Path(), f.Node)
 	return t.commit("remove", name)
 }
 
 // checkSubtree applies the deny list and the path limit to everything below
 // n, at its old place oldComps and, when newComps is set, at its new one: a
 // worker may not move, remove or expose anything it could not name itself.
-func (w *Workspace) checkSubtree(op, name string, n *node, oldComps, newComps []string) error {
-	if n.kind != kindDir {
+func (w *Workspace) checkSubtree(op, name string, n *tree.Node, oldComps, newComps []string) error {
+	if n.Kind != tree.KindDir {
 		return nil
 	}
 	var err error
-	var visit func(n *node, rel []string)
-	visit = func(n *node, rel []string) {
-		for it := n.kids.Iterator(); !it.Done() && err == nil; {
+	var visit func(n *tree.Node, rel []string)
+	visit = func(n *tree.Node, rel []string) {
+		for it := n.Kids.Iterator(); !it.Done() && err == nil; {
 			k, c, _ := it.Next()
 			r := append(rel[:len(rel):len(rel)], k)
 			for _, base := range [][]string{oldComps, newComps} {
@@ -309,7 +313,7 @@ func (w *Workspace) checkSubtree(op, name string, n *node, oldComps, newComps []
 					return
 				}
 			}
-			if c.kind == kindDir {
+			if c.Kind == tree.KindDir {
 				visit(c, r)
 			}
 		}
@@ -324,10 +328,10 @@ func (w *Workspace) checkSubtree(op, name string, n *node, oldComps, newComps []
 // merely share a prefix. Moving something so that it, or anything inside
 // it, would match the deny list is refused.
 func (w *Workspace) Rename(oldname, newname string) error {
-	return w.rename(workerView, oldname, newname)
+	return w.rename(resolve.Worker, oldname, newname)
 }
 
-func (w *Workspace) rename(v view, oldname, newname string) error {
+func (w *Workspace) rename(v resolve.View, oldname, newname string) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	fo, err := w.find(v, "rename", oldname, false, false)
@@ -339,45 +343,45 @@ func (w *Workspace) rename(v view, oldname, newname string) error {
 		return err
 	}
 	switch {
-	case len(fo.comps) == 0 || len(fn.comps) == 0:
+	case len(fo.Comps) == 0 || len(fn.Comps) == 0:
 		return pathErr("rename", oldname, syscall.EBUSY)
-	case fo.node == nil:
+	case fo.Node == nil:
 		return notExist("rename", oldname)
-	case fo.path() == fn.path():
+	case fo.Path() == fn.Path():
 		return nil
-	case fo.node.kind == kindDir && strings.HasPrefix(fn.path()+"/", fo.path()+"/"):
+	case fo.Node.Kind == tree.KindDir && strings.HasPrefix(fn.Path()+"/", fo.Path()+"/"):
 		return pathErr("rename", newname, syscall.EINVAL)
 	}
-	if old := fn.node; old != nil {
+	if old := fn.Node; old != nil {
 		switch {
-		case old.kind == kindDir && fo.node.kind != kindDir:
+		case old.Kind == tree.KindDir && fo.Node.Kind != tree.KindDir:
 			return pathErr("rename", newname, syscall.EISDIR)
-		case old.kind == kindDir && old.kids.Len() > 0:
+		case old.Kind == tree.KindDir && old.Kids.Len() > 0:
 			return pathErr("rename", newname, syscall.ENOTEMPTY)
-		case old.kind != kindDir && fo.node.kind == kindDir:
+		case old.Kind != tree.KindDir && fo.Node.Kind == tree.KindDir:
 			return pathErr("rename", newname, syscall.ENOTDIR)
 		}
 	}
-	if err := w.checkSubtree("rename", oldname, fo.node, fo.comps, fn.comps); err != nil {
+	if err := w.checkSubtree("rename", oldname, fo.Node, fo.Comps, fn.Comps); err != nil {
 		return err
 	}
 	t := w.begin()
-	if _, err := t.put(fo.comps, nil, false); err != nil {
+	if _, err := t.Put(fo.Comps, nil, false); err != nil {
 		return pathErr("rename", oldname, err)
 	}
-	replaced, err := t.put(fn.comps, fo.node, true)
+	replaced, err := t.Put(fn.Comps, fo.Node, true)
 	if err != nil {
 		return pathErr("rename", newname, err)
 	}
-	if err := w.checkMovedLinks(v, t.root, newname, fn.comps, fo.node); err != nil {
+	if err := w.checkMovedLinks(v, t.Root, newname, fn.Comps, fo.Node); err != nil {
 		return withOp(err, "rename")
 	}
 	if replaced != nil {
-		t.dropped(replaced)
-		t.markFiles(fn.path(), replaced)
+		t.Dropped(replaced)
+		t.MarkFiles(fn.Path(), replaced)
 	}
-	t.markFiles(fo.path(), fo.node)
-	t.markFiles(fn.path(), fo.node)
+	t.MarkFiles(fo.Path(), fo.Node)
+	t.MarkFiles(fn.Path(), fo.Node)
 	return t.commit("rename", newname)
 }
 
@@ -386,29 +390,29 @@ func (w *Workspace) rename(v view, oldname, newname string) error {
 // reach ".git" or a denied path; anything else is refused here, and checked
 // again every time the link is followed.
 func (w *Workspace) Symlink(target, link string) error {
-	return w.symlink(workerView, target, link)
+	return w.symlink(resolve.Worker, target, link)
 }
 
-func (w *Workspace) symlink(v view, target, link string) error {
+func (w *Workspace) symlink(v resolve.View, target, link string) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	fl, err := w.find(v, "symlink", link, false, false)
 	if err != nil {
 		return err
 	}
-	if len(fl.comps) == 0 || fl.node != nil {
+	if len(fl.Comps) == 0 || fl.Node != nil {
 		return pathErr("symlink", link, fs.ErrExist)
 	}
 	t := w.begin()
-	n := t.newNode(kindSymlink, 0o777, []byte(target))
-	t.added(n)
-	if _, err := t.put(fl.comps, n, true); err != nil {
+	n := t.NewNode(tree.KindSymlink, 0o777, []byte(target))
+	t.Added(n)
+	if _, err := t.Put(fl.Comps, n, true); err != nil {
 		return pathErr("symlink", link, err)
 	}
-	if err := w.checkLink(v, t.root, link, fl.comps, target); err != nil {
+	if err := w.checkLink(v, t.Root, link, fl.Comps, target); err != nil {
 		return withOp(err, "symlink")
 	}
-	t.dirty = append(t.dirty, fl.path())
+	t.Dirty = append(t.Dirty, fl.Path())
 	return t.commit("symlink", link)
 }
 
@@ -419,15 +423,15 @@ func (w *Workspace) symlink(v view, target, link string) error {
 // Rename (a moved link keeps its text, so it leads somewhere new) and Seed
 // all judge links here. Following a link checks again, every time: that is
 // the guarantee; this check keeps bad links from being made at all.
-func (w *Workspace) checkLink(v view, root *node, name string, comps []string, target string) error {
+func (w *Workspace) checkLink(v resolve.View, root *tree.Node, name string, comps []string, target string) error {
 	if pathguard.IsGitSpecial(comps[len(comps)-1]) {
 		return pathguard.Refuse(name, pathguard.RuleGitSpecialLink, ErrDenied,
 			"%s cannot be a symlink: git refuses such trees; write it as a regular file", comps[len(comps)-1])
 	}
-	if err := checkTargetIn(v, name, target); err != nil {
+	if err := resolve.CheckTargetIn(v, name, target); err != nil {
 		return err
 	}
-	if v == workerView {
+	if v == resolve.Worker {
 		joined := path.Join(strings.Join(comps[:len(comps)-1], "/"), target)
 		if joined == ".." || strings.HasPrefix(joined, "../") {
 			return pathguard.Refuse(name, pathguard.RuleSymlinkEscape, ErrOutsideSandbox,
@@ -440,7 +444,7 @@ func (w *Workspace) checkLink(v view, root *node, name string, comps []string, t
 			}
 		}
 	}
-	if _, err := w.walk(v, root, name, comps, true); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if _, err := resolve.Walk(w.deny, v, root, name, comps, true); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
 	return nil
@@ -448,17 +452,17 @@ func (w *Workspace) checkLink(v view, root *node, name string, comps []string, t
 
 // checkMovedLinks applies checkLink to every symlink at or below n, which
 // now sits at comps in the tree under root.
-func (w *Workspace) checkMovedLinks(v view, root *node, name string, comps []string, n *node) error {
-	switch n.kind {
-	case kindSymlink:
-		if err := w.checkLink(v, root, name, comps, string(n.data)); err != nil {
+func (w *Workspace) checkMovedLinks(v resolve.View, root *tree.Node, name string, comps []string, n *tree.Node) error {
+	switch n.Kind {
+	case tree.KindSymlink:
+		if err := w.checkLink(v, root, name, comps, string(n.Data)); err != nil {
 			if e, ok := err.(*Error); ok && len(comps) > 0 {
 				e.Detail = fmt.Sprintf("the symlink would be at %s: %s", strings.Join(comps, "/"), e.Detail)
 			}
 			return err
 		}
-	case kindDir:
-		for it := n.kids.Iterator(); !it.Done(); {
+	case tree.KindDir:
+		for it := n.Kids.Iterator(); !it.Done(); {
 			k, c, _ := it.Next()
 			if err := w.checkMovedLinks(v, root, name, append(comps[:len(comps):len(comps)], k), c); err != nil {
 				return err
@@ -469,9 +473,9 @@ func (w *Workspace) checkMovedLinks(v view, root *node, name string, comps []str
 }
 
 // Readlink returns the target of the named symlink.
-func (w *Workspace) Readlink(name string) (string, error) { return w.readlink(workerView, name) }
+func (w *Workspace) Readlink(name string) (string, error) { return w.readlink(resolve.Worker, name) }
 
-func (w *Workspace) readlink(v view, name string) (string, error) {
+func (w *Workspace) readlink(v resolve.View, name string) (string, error) {
 	w.mu.RLock()
 	defer w.mu.RUnlock()
 	f, err := w.find(v, "readlink", name, false, false)
@@ -479,45 +483,45 @@ func (w *Workspace) readlink(v view, name string) (string, error) {
 		return "", err
 	}
 	switch {
-	case f.node == nil:
+	case f.Node == nil:
 		return "", notExist("readlink", name)
-	case f.node.kind != kindSymlink:
+	case f.Node.Kind != tree.KindSymlink:
 		return "", pathErr("readlink", name, syscall.EINVAL)
 	}
-	return string(f.node.data), nil
+	return string(f.Node.Data), nil
 }
 
 // Chmod sets the permission bits of the named file, following symlinks. Of
 // the bits, git keeps only whether a file is executable.
 func (w *Workspace) Chmod(name string, mode fs.FileMode) error {
-	return w.chmod(workerView, name, mode)
+	return w.chmod(resolve.Worker, name, mode)
 }
 
-func (w *Workspace) chmod(v view, name string, mode fs.FileMode) error {
+func (w *Workspace) chmod(v resolve.View, name string, mode fs.FileMode) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	f, err := w.find(v, "chmod", name, true, false)
 	if err != nil {
 		return err
 	}
-	if f.node == nil {
+	if f.Node == nil {
 		return notExist("chmod", name)
 	}
-	if len(f.comps) == 0 {
+	if len(f.Comps) == 0 {
 		return pathErr("chmod", name, syscall.EPERM)
 	}
 	t := w.begin()
-	var n *node
-	if f.node.kind == kindDir {
-		n = t.copyDir(f.node, false)
+	var n *tree.Node
+	if f.Node.Kind == tree.KindDir {
+		n = t.CopyDir(f.Node, false)
 	} else {
-		n = t.version(f.node)
-		t.dropped(f.node)
-		t.added(n)
-		t.dirty = append(t.dirty, f.path())
+		n = t.Version(f.Node)
+		t.Dropped(f.Node)
+		t.Added(n)
+		t.Dirty = append(t.Dirty, f.Path())
 	}
-	n.perm = mode.Perm()
-	if _, err := t.put(f.comps, n, false); err != nil {
+	n.Perm = mode.Perm()
+	if _, err := t.Put(f.Comps, n, false); err != nil {
 		return pathErr("chmod", name, err)
 	}
 	return t.commit("chmod", name)

@@ -4,18 +4,20 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/airlock-dev/airlock/memfs/internal/tree"
 )
 
 // listing is a snapshot's every entry, directories included.
 func listing(s *Snapshot) string {
 	var out []string
-	var walk func(n *node, p string)
-	walk = func(n *node, p string) {
-		for it := n.kids.Iterator(); !it.Done(); {
+	var walk func(n *tree.Node, p string)
+	walk = func(n *tree.Node, p string) {
+		for it := n.Kids.Iterator(); !it.Done(); {
 			k, c, _ := it.Next()
 			q := p + "/" + k
-			out = append(out, fmt.Sprintf("%s %v %q ino=%d", q, c.mode(), c.data, c.ino))
-			if c.kind == kindDir {
+			out = append(out, fmt.Sprintf("%s %v %q ino=%d", q, c.Mode(), c.Data, c.Ino))
+			if c.Kind == tree.KindDir {
 				walk(c, q)
 			}
 		}
@@ -71,17 +73,17 @@ func TestDeltaApplyIntern(t *testing.T) {
 			saved, rebuilt = append(saved, live), append(rebuilt, got)
 			prev, prevRebuilt = live, got
 		}
-		want := countUnique(rootsOf(saved)...)
+		want := tree.CountUnique(rootsOf(saved)...)
 		in := Intern(rebuilt...)
 		// Versions of one file with the same content become one: the
 		// interned trees may hold less than the originals (which kept a
 		// copy per write of the same bytes), never more.
-		got := countUnique(rootsOf(in)...)
+		got := tree.CountUnique(rootsOf(in)...)
 		if got.Bytes > want.Bytes || got.Files > want.Files || got.Dirs > want.Dirs {
 			t.Fatalf("seed %d: interned trees hold %+v, the originals %+v", seed, got, want)
 		}
 		for i := range in {
-			if listing(in[i]) != listing(saved[i]) || countUnique(in[i].root) != countUnique(saved[i].root) {
+			if listing(in[i]) != listing(saved[i]) || tree.CountUnique(in[i].root) != tree.CountUnique(saved[i].root) {
 				t.Fatalf("seed %d: tree %d changed in interning", seed, i)
 			}
 		}
@@ -97,8 +99,8 @@ func dirOf(p string) string {
 	return "."
 }
 
-func rootsOf(ss []*Snapshot) []*node {
-	out := make([]*node, len(ss))
+func rootsOf(ss []*Snapshot) []*tree.Node {
+	out := make([]*tree.Node, len(ss))
 	for i, s := range ss {
 		out[i] = s.root
 	}

@@ -1,7 +1,6 @@
 package memfs
 
 import (
-	"errors"
 	"fmt"
 	"io/fs"
 	"sort"
@@ -10,6 +9,8 @@ import (
 
 	"github.com/airlock-dev/airlock/internal/bytesize"
 	"github.com/airlock-dev/airlock/internal/pathguard"
+	"github.com/airlock-dev/airlock/memfs/internal/resolve"
+	"github.com/airlock-dev/airlock/memfs/internal/tree"
 )
 
 // Snapshot is one state of a workspace's tree, frozen: it never changes, so
@@ -17,7 +18,7 @@ import (
 // shares every unchanged file and directory with the trees around it, so
 // taking one is O(1) and keeping one costs only what differs.
 type Snapshot struct {
-	root *node
+	root *tree.Node
 }
 
 // Snapshot freezes the live tree and returns it.
@@ -49,36 +50,17 @@ func (w *Workspace) Base() *Snapshot {
 	return &Snapshot{root: w.base.root}
 }
 
-// Entry is a file or symlink of a snapshot.
-type Entry struct {
-	Path string
-	// Mode is the permission bits of a regular file (0o644, 0o755, ...) or
-	// fs.ModeSymlink|0o777 for a symlink.
-	Mode fs.FileMode
-	// Size is the length of the content (see Content).
-	Size int64
-	// ID is the content's git blob id when known (see SeedFile.ID); zero
-	// when not. A lazy entry always has it.
-	ID [20]byte
-
-	n *node
-}
-
-func entryOf(p string, n *node) Entry {
-	return Entry{Path: p, Mode: n.mode(), Size: n.size(), ID: n.oid, n: n}
-}
-
 // Lookup returns the file or symlink at path p, a canonical path as
 // CheckPath returns it. Symlinks are not followed.
 func (s *Snapshot) Lookup(p string) (Entry, bool) {
 	if p == "" {
 		return Entry{}, false
 	}
-	n := lookup(s.root, strings.Split(p, "/"))
-	if n == nil || n.kind == kindDir {
+	n := tree.Lookup(s.root, strings.Split(p, "/"))
+	if n == nil || n.Kind == tree.KindDir {
 		return Entry{}, false
 	}
-	return entryOf(p, n), true
+	return tree.EntryOf(p, n), true
 }
 
 // IsDir reports whether p is a directory in the snapshot.
@@ -86,34 +68,14 @@ func (s *Snapshot) IsDir(p string) bool {
 	if p == "" {
 		return true
 	}
-	n := lookup(s.root, strings.Split(p, "/"))
-	return n != nil && n.kind == kindDir
+	n := tree.Lookup(s.root, strings.Split(p, "/"))
+	return n != nil && n.Kind == tree.KindDir
 }
 
 // Walk calls fn for every file and symlink, directory by directory in name
 // order, and stops at the first error fn returns.
 func (s *Snapshot) Walk(fn func(Entry) error) error {
-	return walkEntries(s.root, "", fn)
-}
-
-func walkEntries(n *node, prefix string, fn func(Entry) error) error {
-	for it := n.kids.Iterator(); !it.Done(); {
-		name, c, _ := it.Next()
-		p := name
-		if prefix != "" {
-			p = prefix + "/" + name
-		}
-		var err error
-		if c.kind == kindDir {
-			err = walkEntries(c, p, fn)
-		} else {
-			err = fn(entryOf(p, c))
-		}
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+	return tree.WalkEntries(s.root, "", fn)
 }
 
 // ResolveIn looks name up in s as Stat looks it up in the live tree (the
@@ -126,10 +88,10 @@ func (w *Workspace) ResolveIn(s *Snapshot, name string) (string, bool, error) {
 	if err != nil {
 		return "", false, err
 	}
-	if f.node == nil {
+	if f.Node == nil {
 		return "", false, notExist("stat", name)
 	}
-	return f.path(), f.node.kind == kindDir, nil
+	return f.Path(), f.Node.Kind == tree.KindDir, nil
 }
 
 // WalkVisible is Walk from the directory dir of s down (a canonical path
@@ -142,11 +104,11 @@ func (w *Workspace) WalkVisible(s *Snapshot, dir string, fn func(Entry) error) e
 	if dir != "" {
 		comps = strings.Split(dir, "/")
 	}
-	n := lookup(s.root, comps)
+	n := tree.Lookup(s.root, comps)
 	switch {
 	case n == nil:
 		return notExist("walk", dir)
-	case n.kind != kindDir:
+	case n.Kind != tree.KindDir:
 		return pathErr("walk", dir, syscall.ENOTDIR)
 	}
 	canon := make([]string, len(comps), len(comps)+8)
@@ -164,8 +126,8 @@ func (w *Workspace) WalkVisible(s *Snapshot, dir string, fn func(Entry) error) e
 // that is visible has no denied prefix, so a child is hidden exactly when
 // a pattern matches its whole path: one Match a child instead of
 // MatchPrefix over every prefix, and each name folded once.
-func (w *Workspace) walkVisible(n *node, prefix string, canon []string, fn func(Entry) error) error {
-	for it := n.kids.Iterator(); !it.Done(); {
+func (w *Workspace) walkVisible(n *tree.Node, prefix string, canon []string, fn func(Entry) error) error {
+	for it := n.Kids.Iterator(); !it.Done(); {
 		name, c, _ := it.Next()
 		cc := append(canon, pathguard.Canonical(name))
 		if w.deny.MatchWhole(cc) != "" {
@@ -176,10 +138,10 @@ func (w *Workspace) walkVisible(n *node, prefix string, canon []string, fn func(
 			p = prefix + "/" + name
 		}
 		var err error
-		if c.kind == kindDir {
+		if c.Kind == tree.KindDir {
 			err = w.walkVisible(c, p, cc, fn)
 		} else {
-			err = fn(entryOf(p, c))
+			err = fn(tree.EntryOf(p, c))
 		}
 		if err != nil {
 			return err
@@ -189,51 +151,16 @@ func (w *Workspace) walkVisible(n *node, prefix string, canon []string, fn func(
 }
 
 // Usage is what the snapshot holds, counting shared versions once.
-func (s *Snapshot) Usage() Usage { return countUnique(s.root) }
+func (s *Snapshot) Usage() Usage { return tree.CountUnique(s.root) }
 
 // Diff lists the files and symlinks that differ from s to to, sorted by
 // path. Subtrees the two share are skipped, so comparing snapshots that
 // derive from one another costs what differs between them.
 func (s *Snapshot) Diff(to *Snapshot) []Change {
 	var out []Change
-	diffNodes(s.root, to.root, "", &out)
+	tree.DiffNodes(s.root, to.root, "", &out)
 	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
 	return out
-}
-
-func diffNodes(a, b *node, p string, out *[]Change) {
-	if a == b {
-		return
-	}
-	aDir, bDir := a != nil && a.kind == kindDir, b != nil && b.kind == kindDir
-	if p != "" {
-		af, bf := a, b
-		if aDir {
-			af = nil
-		}
-		if bDir {
-			bf = nil
-		}
-		if c, ok := diffEntries(af, bf, p); ok {
-			*out = append(*out, c)
-		}
-	}
-	if !aDir && !bDir {
-		return
-	}
-	join := func(k string) string {
-		if p == "" {
-			return k
-		}
-		return p + "/" + k
-	}
-	// Every name of either directory, each once: a wide directory costs
-	// a pointer comparison per entry, not a lookup.
-	zipKids(a, b, func(k string, ac, bc *node) {
-		if ac != bc {
-			diffNodes(ac, bc, join(k), out)
-		}
-	})
 }
 
 // NewSnapshot builds a frozen tree from files under the same rules as the
@@ -243,18 +170,18 @@ func diffNodes(a, b *node, p string, out *[]Change) {
 // tree over the workspace's quotas is refused whole with ErrQuotaExceeded.
 // The workspace itself does not change; see Seed and Restore.
 func (w *Workspace) NewSnapshot(files []SeedFile) (*Snapshot, []Refused, error) {
-	root := &node{kind: kindDir, perm: 0o755, mtime: w.now(), ino: w.nextIno.Add(1), kids: emptyKids}
+	root := &tree.Node{Kind: tree.KindDir, Perm: 0o755, Mtime: w.now(), Ino: w.nextIno.Add(1), Kids: tree.EmptyKids}
 	t := w.builder(root)
 	var refused []Refused
 	var links []SeedFile
 	// The entries go into plain maps first and each directory's sorted
 	// map is built once at the end: linking them one by one into the
 	// persistent tree would copy a path of it per file.
-	var top seedTree
+	var top tree.SeedTree
 	for _, sf := range files {
 		comps, n, err := t.seedNode(sf)
 		if err == nil {
-			if err = top.add(comps, n); err == syscall.ENOTDIR {
+			if err = top.Add(comps, n); err == syscall.ENOTDIR {
 				err = pathErr("seed", sf.Path, fmt.Errorf("a parent of it is a file: %w", err))
 			} else if err != nil {
 				err = pathErr("seed", sf.Path, err)
@@ -268,19 +195,19 @@ func (w *Workspace) NewSnapshot(files []SeedFile) (*Snapshot, []Refused, error) 
 			links = append(links, sf)
 		}
 	}
-	top.build(t, root)
+	top.Build(&t.Txn, root)
 	// Links are judged once the whole tree is there, so that one link
 	// through another is judged by where it really leads.
 	for _, l := range links {
 		comps := strings.Split(l.Path, "/")
-		if err := w.checkLink(workerView, t.root, l.Path, comps, string(l.Data)); err != nil {
+		if err := w.checkLink(resolve.Worker, t.Root, l.Path, comps, string(l.Data)); err != nil {
 			refused = append(refused, Refused{Path: l.Path, Err: withOp(err, "seed")})
-			if _, err := t.put(comps, nil, false); err != nil {
+			if _, err := t.Put(comps, nil, false); err != nil {
 				return nil, nil, err
 			}
 		}
 	}
-	s := &Snapshot{root: t.root}
+	s := &Snapshot{root: t.Root}
 	lim := w.limits
 	if u := s.Usage(); u.Bytes > lim.MaxTotalBytes || u.Files > lim.MaxFiles || u.Dirs > lim.MaxDirs {
 		return nil, refused, &Error{Op: "seed", Path: ".", Err: ErrQuotaExceeded, Detail: fmt.Sprintf(
@@ -292,8 +219,8 @@ func (w *Workspace) NewSnapshot(files []SeedFile) (*Snapshot, []Refused, error) 
 
 // builder is a transaction that builds a frozen tree from root: its nodes
 // belong to no live generation, so nothing ever changes them in place.
-func (w *Workspace) builder(root *node) *txn {
-	return &txn{w: w, id: w.txnSeq.Add(1), gen: 0, root: root, now: w.now()}
+func (w *Workspace) builder(root *tree.Node) *txn {
+	return &txn{w: w, Txn: tree.Txn{Inos: &w.nextIno, ID: w.txnSeq.Add(1), Gen: 0, Root: root, Now: w.now()}}
 }
 
 // Overlay returns a snapshot equal to parent except at paths, where it has
@@ -303,62 +230,10 @@ func (w *Workspace) builder(root *node) *txn {
 // (a file in src under a name that is still a file in parent).
 func (w *Workspace) Overlay(parent, src *Snapshot, paths []string) (*Snapshot, error) {
 	t := w.builder(parent.root)
-	type op struct {
-		comps []string
-		n     *node
+	if err := t.Overlay(src.root, paths); err != nil {
+		return nil, err
 	}
-	ops := make([]op, 0, len(paths))
-	for _, p := range paths {
-		comps, err := pathguard.CheckPath(p)
-		if err != nil {
-			return nil, err
-		}
-		n := lookup(src.root, comps)
-		if n != nil && n.kind == kindDir {
-			n = nil
-		}
-		ops = append(ops, op{comps, n})
-	}
-	// Removals first, so that a file can replace a directory and the
-	// reverse in one overlay.
-	sort.SliceStable(ops, func(i, j int) bool { return ops[i].n == nil && ops[j].n != nil })
-	for _, o := range ops {
-		p := strings.Join(o.comps, "/")
-		if o.n == nil {
-			if cur := lookup(t.root, o.comps); cur == nil || cur.kind == kindDir {
-				continue
-			}
-			if _, err := t.put(o.comps, nil, false); err != nil {
-				return nil, fmt.Errorf("overlay %s: %w", p, err)
-			}
-			t.pruneEmpty(o.comps[:len(o.comps)-1])
-			continue
-		}
-		if cur := lookup(t.root, o.comps); cur != nil && cur.kind == kindDir {
-			return nil, fmt.Errorf("%s is a directory where the change puts a file; include the files under it in the same change", p)
-		}
-		if _, err := t.put(o.comps, o.n, true); err != nil {
-			if errors.Is(err, syscall.ENOTDIR) {
-				return nil, fmt.Errorf("a parent of %s is a file; include that file's removal in the same change", p)
-			}
-			return nil, fmt.Errorf("overlay %s: %w", p, err)
-		}
-	}
-	return &Snapshot{root: t.root}, nil
-}
-
-// pruneEmpty removes the directory at comps and its parents while empty.
-func (t *txn) pruneEmpty(comps []string) {
-	for len(comps) > 0 {
-		n := lookup(t.root, comps)
-		if n == nil || n.kind != kindDir || n.kids.Len() > 0 {
-			return
-		}
-		if _, err := t.put(comps, nil, false); err != nil {
-			return
-		}
-		comps = comps[:len(comps)-1]
-	}
+	return &Snapshot{root: t.Root}, nil
 }
 
 // SetBase makes base the state change tracking compares against, and keep
@@ -383,7 +258,7 @@ func (w *Workspace) setBaseLocked(base *Snapshot, keep []*Snapshot) {
 	// overcount, never undercount, and a quota check recounts exactly
 	// before it refuses anything. This keeps SetBase proportional to what
 	// differs instead of to the whole tree.
-	held := map[*node]bool{w.base.root: true}
+	held := map[*tree.Node]bool{w.base.root: true}
 	for _, r := range w.retained {
 		held[r] = true
 	}
@@ -391,9 +266,9 @@ func (w *Workspace) setBaseLocked(base *Snapshot, keep []*Snapshot) {
 	for _, r := range append([]*Snapshot{base}, keep...) {
 		if !held[r.root] {
 			held[r.root] = true
-			u := costNotIn(r.root, oldBase)
+			u := tree.CostNotIn(r.root, oldBase)
 			u.Dirs-- // roots are not counted
-			w.cur.usage.held.add(u)
+			w.cur.usage.Held.Add(u)
 		}
 	}
 	w.base = state{root: base.root, dirty: emptyDirty}
@@ -411,13 +286,13 @@ func pathsOf(cs []Change) []string {
 	return out
 }
 
-// retrack returns the paths, among dirty and extra, at which tree differs
-// from base: the tracking set of tree against a new base.
-func retrack(dirty dirtySet, extra []string, base, tree *node) dirtySet {
+// retrack returns the paths, among dirty and extra, at which root differs
+// from base: the tracking set of root against a new base.
+func retrack(dirty dirtySet, extra []string, base, root *tree.Node) dirtySet {
 	out := emptyDirty
 	add := func(p string) {
 		if _, ok := out.Get(p); !ok {
-			if _, differs := diffPath(base, tree, p); differs {
+			if _, differs := tree.DiffPath(base, root, p); differs {
 				out = out.Set(p, struct{}{})
 			}
 		}
@@ -446,7 +321,7 @@ func (w *Workspace) restoreLocked(s *Snapshot) error {
 	// Both tallies exact, so "would it grow" compares like with like (the
 	// held tally may overcount after SetBase).
 	w.recount()
-	next := usage{live: countUnique(s.root), held: countUnique(w.roots(s.root)...)}
+	next := tree.Tally{Live: tree.CountUnique(s.root), Held: tree.CountUnique(w.roots(s.root)...)}
 	if err := w.checkQuota("restore", ".", next); err != nil {
 		return err
 	}
@@ -466,7 +341,7 @@ func (w *Workspace) ApplyFrom(src *Snapshot, paths []string) error {
 	defer w.mu.Unlock()
 	var clash []string
 	for _, p := range paths {
-		if _, differs := diffPath(w.base.root, w.cur.root, p); differs {
+		if _, differs := tree.DiffPath(w.base.root, w.cur.root, p); differs {
 			clash = append(clash, p)
 		}
 	}
@@ -482,28 +357,28 @@ func (w *Workspace) ApplyFrom(src *Snapshot, paths []string) error {
 	t := w.begin()
 	for _, p := range paths {
 		comps := strings.Split(p, "/")
-		n := lookup(src.root, comps)
-		if n != nil && n.kind == kindDir {
+		n := tree.Lookup(src.root, comps)
+		if n != nil && n.Kind == tree.KindDir {
 			n = nil
 		}
-		old := lookup(t.root, comps)
-		if old != nil && old.kind == kindDir {
+		old := tree.Lookup(t.Root, comps)
+		if old != nil && old.Kind == tree.KindDir {
 			old = nil
 		}
 		if n == nil && old == nil {
 			continue
 		}
 		if old != nil {
-			t.dropped(old)
+			t.Dropped(old)
 		}
 		if n != nil {
-			t.added(n)
+			t.Added(n)
 		}
-		if _, err := t.put(comps, n, true); err != nil {
+		if _, err := t.Put(comps, n, true); err != nil {
 			return pathErr("apply", p, err)
 		}
 		if n == nil {
-			t.pruneEmpty(comps[:len(comps)-1])
+			t.PruneEmpty(comps[:len(comps)-1])
 		}
 	}
 	if err := t.commit("apply", "."); err != nil {

@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"github.com/airlock-dev/airlock/internal/pathguard"
+	"github.com/airlock-dev/airlock/memfs/internal/resolve"
+	"github.com/airlock-dev/airlock/memfs/internal/tree"
 )
 
 // Sub is the part of a workspace under one directory, seen as a workspace
@@ -28,7 +30,7 @@ type Sub struct {
 // regraftLocked).
 type subKeep struct {
 	comps []string
-	keep  []*node
+	keep  []*tree.Node
 }
 
 // Sub returns the part of the workspace under dir, a clean relative path
@@ -51,18 +53,18 @@ func (w *Workspace) Sub(dir string) (*Sub, error) {
 			return nil, fmt.Errorf("memfs: %s and %s would overlap: the directories of a workspace's parts may not contain one another", dir, other)
 		}
 	}
-	if n := lookup(w.cur.root, comps); n == nil {
-		if err := w.mkdirAllLocked(workerView, dir, 0o755); err != nil {
+	if n := tree.Lookup(w.cur.root, comps); n == nil {
+		if err := w.mkdirAllLocked(resolve.Worker, dir, 0o755); err != nil {
 			return nil, err
 		}
-	} else if n.kind != kindDir {
+	} else if n.Kind != tree.KindDir {
 		return nil, pathErr("sub", dir, fmt.Errorf("is not a directory"))
 	}
-	if lookup(w.base.root, comps) == nil {
+	if tree.Lookup(w.base.root, comps) == nil {
 		// The base gets the live tree's very directory (empty now): no
 		// change shows, and nothing is counted twice.
 		w.freeze()
-		w.base.root = graftNode(w, w.base.root, comps, lookup(w.cur.root, comps))
+		w.base.root = graftNode(w, w.base.root, comps, tree.Lookup(w.cur.root, comps))
 	}
 	if w.subs == nil {
 		w.subs = map[string]*subKeep{}
@@ -76,24 +78,24 @@ func (s *Sub) Dir() string { return s.dir }
 
 // graftNode returns root with the entry at comps replaced by n (a
 // directory), making missing parents: a frozen path copy, O(depth).
-func graftNode(w *Workspace, root *node, comps []string, n *node) *node {
+func graftNode(w *Workspace, root *tree.Node, comps []string, n *tree.Node) *tree.Node {
 	t := w.builder(root)
-	if _, err := t.put(comps, n, true); err != nil {
+	if _, err := t.Put(comps, n, true); err != nil {
 		// Only a file in the way of a parent fails; a Sub's parents are
 		// directories the guard keeps (its directory is never a file:
 		// see Sub), so this is a broken invariant, not bad input.
 		panic(fmt.Sprintf("memfs: grafting %s: %v", strings.Join(comps, "/"), err))
 	}
-	return t.root
+	return t.Root
 }
 
 // of is the subtree at comps of root: a new empty directory when there is
 // none.
-func (s *Sub) of(root *node) *node {
-	if n := lookup(root, s.comps); n != nil && n.kind == kindDir {
+func (s *Sub) of(root *tree.Node) *tree.Node {
+	if n := tree.Lookup(root, s.comps); n != nil && n.Kind == tree.KindDir {
 		return n
 	}
-	return &node{kind: kindDir, perm: 0o755, ino: s.w.nextIno.Add(1), kids: emptyKids}
+	return &tree.Node{Kind: tree.KindDir, Perm: 0o755, Ino: s.w.nextIno.Add(1), Kids: tree.EmptyKids}
 }
 
 // Of is the Sub's part of a whole-workspace snapshot (a checkpoint's).
@@ -101,7 +103,7 @@ func (s *Sub) Of(whole *Snapshot) *Snapshot { return &Snapshot{root: s.of(whole.
 
 // Graft returns whole with the Sub's directory replaced by part.
 func (s *Sub) Graft(whole, part *Snapshot) (*Snapshot, error) {
-	if part.root == nil || part.root.kind != kindDir {
+	if part.root == nil || part.root.Kind != tree.KindDir {
 		return nil, fmt.Errorf("memfs: grafting %s: not a directory's snapshot", s.dir)
 	}
 	return &Snapshot{root: graftNode(s.w, whole.root, s.comps, part.root)}, nil
@@ -142,7 +144,7 @@ func (s *Sub) changesLocked() []Change {
 		if !strings.HasPrefix(p, prefix) {
 			break
 		}
-		if c, ok := diffPath(w.base.root, w.cur.root, p); ok {
+		if c, ok := tree.DiffPath(w.base.root, w.cur.root, p); ok {
 			c.Path = p[len(prefix):]
 			out = append(out, c)
 		}
@@ -209,14 +211,14 @@ func (s *Sub) Seed(files []SeedFile) ([]Refused, error) {
 func (s *Sub) SetBase(base *Snapshot, keep ...*Snapshot) {
 	s.w.mu.Lock()
 	defer s.w.mu.Unlock()
-	roots := make([]*node, len(keep))
+	roots := make([]*tree.Node, len(keep))
 	for i, k := range keep {
 		roots[i] = k.root
 	}
 	s.setBaseLocked(base.root, roots)
 }
 
-func (s *Sub) setBaseLocked(base *node, keep []*node) {
+func (s *Sub) setBaseLocked(base *tree.Node, keep []*tree.Node) {
 	w := s.w
 	w.subs[s.dir].keep = keep
 	next := graftNode(w, w.base.root, s.comps, base)
@@ -231,7 +233,7 @@ func (s *Sub) setBaseLocked(base *node, keep []*node) {
 // into base, so that they line up with the live tree and share everything
 // outside their directory with the base (the held tally walks only where
 // roots differ).
-func (w *Workspace) regraftLocked(base *node) []*Snapshot {
+func (w *Workspace) regraftLocked(base *tree.Node) []*Snapshot {
 	var out []*Snapshot
 	for _, sk := range w.subs {
 		for _, k := range sk.keep {
@@ -258,7 +260,7 @@ func (s *Sub) ApplyFrom(src *Snapshot, paths []string) error {
 	for i, p := range paths {
 		prefixed[i] = s.dir + "/" + p
 	}
-	empty := &node{kind: kindDir, perm: 0o755, kids: emptyKids}
+	empty := &tree.Node{Kind: tree.KindDir, Perm: 0o755, Kids: tree.EmptyKids}
 	whole := &Snapshot{root: graftNode(s.w, empty, s.comps, src.root)}
 	if err := s.w.ApplyFrom(whole, prefixed); err != nil {
 		return err

@@ -5,12 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"strings"
-	"syscall"
 
-	"github.com/airlock-dev/airlock/internal/change"
 	"github.com/airlock-dev/airlock/internal/pathguard"
-	"github.com/benbjohnson/immutable"
+	"github.com/airlock-dev/airlock/memfs/internal/tree"
 )
 
 // SeedFile is one entry of a base: a regular file or a symlink.
@@ -59,7 +56,7 @@ func (w *Workspace) Seed(files []SeedFile) ([]Refused, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	u := s.Usage()
-	w.cur = state{root: s.root, dirty: emptyDirty, usage: usage{live: u, held: u}}
+	w.cur = state{root: s.root, dirty: emptyDirty, usage: tree.Tally{Live: u, Held: u}}
 	w.base = w.cur
 	w.retained = nil
 	w.setCheckpoints(nil)
@@ -67,7 +64,7 @@ func (w *Workspace) Seed(files []SeedFile) ([]Refused, error) {
 }
 
 // seedNode checks one seed entry and makes its node, not yet linked.
-func (t *txn) seedNode(sf SeedFile) ([]string, *node, error) {
+func (t *txn) seedNode(sf SeedFile) ([]string, *tree.Node, error) {
 	w := t.w
 	comps, err := pathguard.CheckPath(sf.Path)
 	if err != nil {
@@ -76,10 +73,10 @@ func (t *txn) seedNode(sf SeedFile) ([]string, *node, error) {
 	if err := w.deny.CheckComps(sf.Path, comps); err != nil {
 		return nil, nil, withOp(err, "seed")
 	}
-	k, perm := kindFile, sf.Mode.Perm()
+	k, perm := tree.KindFile, sf.Mode.Perm()
 	switch {
 	case sf.Mode&fs.ModeSymlink != 0:
-		k, perm = kindSymlink, 0o777 // judged by checkLink once the tree is built
+		k, perm = tree.KindSymlink, 0o777 // judged by checkLink once the tree is built
 	case !sf.Mode.IsRegular():
 		return nil, nil, pathErr("seed", sf.Path, fmt.Errorf("mode %v is neither a regular file nor a symlink", sf.Mode))
 	case perm == 0:
@@ -87,7 +84,7 @@ func (t *txn) seedNode(sf SeedFile) ([]string, *node, error) {
 	}
 	size := int64(len(sf.Data))
 	if sf.From != nil {
-		if k != kindFile || sf.ID == [20]byte{} || sf.Size < 0 {
+		if k != tree.KindFile || sf.ID == [20]byte{} || sf.Size < 0 {
 			return nil, nil, pathErr("seed", sf.Path, errors.New("only a regular file with a blob id and a size can be lazy"))
 		}
 		size = sf.Size
@@ -102,71 +99,12 @@ func (t *txn) seedNode(sf SeedFile) ([]string, *node, error) {
 	case !sf.NoCopy:
 		data = bytes.Clone(data)
 	}
-	n := t.newNode(k, perm, data)
-	n.oid = sf.ID
+	n := t.NewNode(k, perm, data)
+	n.OID = sf.ID
 	if sf.From != nil {
-		n.lz = &lazy{ld: sf.From, size: size}
+		n.Lazy = &tree.Lazy{From: sf.From, Size: size}
 	}
 	return comps, n, nil
-}
-
-// seedTree is a directory being seeded: its entries in a plain map, made
-// into a node's sorted map once, when all are in (see NewSnapshot).
-type seedTree struct {
-	files map[string]*node
-	dirs  map[string]*seedTree
-}
-
-// add links n at comps, making directories; the errors are those a
-// transaction's put gives.
-func (d *seedTree) add(comps []string, n *node) error {
-	for _, c := range comps[:len(comps)-1] {
-		if d.files[c] != nil {
-			return syscall.ENOTDIR
-		}
-		next := d.dirs[c]
-		if next == nil {
-			next = &seedTree{}
-			if d.dirs == nil {
-				d.dirs = map[string]*seedTree{}
-			}
-			d.dirs[c] = next
-		}
-		d = next
-	}
-	name := comps[len(comps)-1]
-	if d.files[name] != nil || d.dirs[name] != nil {
-		return fs.ErrExist
-	}
-	if d.files == nil {
-		d.files = map[string]*node{}
-	}
-	d.files[name] = n
-	return nil
-}
-
-// build makes d's directory node (into, the root, is filled in place).
-func (d *seedTree) build(t *txn, into *node) *node {
-	if into == nil {
-		into = t.newNode(kindDir, 0o755, nil)
-	}
-	b := immutable.NewSortedMapBuilder[string, *node](nameComparer{})
-	for name, n := range d.files {
-		b.Set(name, n)
-	}
-	for name, sub := range d.dirs {
-		b.Set(name, sub.build(t, nil))
-	}
-	into.kids = b.Map()
-	return into
-}
-
-// Change is a file or symlink that differs from the base.
-type Change struct {
-	Path string
-	Kind change.Kind
-	Mode fs.FileMode // the new mode; for a deletion, the old one
-	Size int64       // the new size; for a deletion, the old one
 }
 
 // Changes lists the files and symlinks that were created, modified or
@@ -184,49 +122,9 @@ func (w *Workspace) changesLocked() []Change {
 	var out []Change
 	for it := w.cur.dirty.Iterator(); !it.Done(); {
 		p, _, _ := it.Next()
-		if c, ok := diffPath(w.base.root, w.cur.root, p); ok {
+		if c, ok := tree.DiffPath(w.base.root, w.cur.root, p); ok {
 			out = append(out, c)
 		}
 	}
 	return out
-}
-
-// diffPath compares the file or symlink at p in two trees.
-func diffPath(from, to *node, p string) (Change, bool) {
-	comps := strings.Split(p, "/")
-	a, b := lookup(from, comps), lookup(to, comps)
-	if a != nil && a.kind == kindDir {
-		a = nil
-	}
-	if b != nil && b.kind == kindDir {
-		b = nil
-	}
-	return diffEntries(a, b, p)
-}
-
-// diffEntries compares two versions of the file or symlink at p (nil: none).
-func diffEntries(a, b *node, p string) (Change, bool) {
-	switch {
-	case a == nil && b == nil:
-		return Change{}, false
-	case a == nil:
-		return Change{Path: p, Kind: change.Create, Mode: b.mode(), Size: b.size()}, true
-	case b == nil:
-		return Change{Path: p, Kind: change.Delete, Mode: a.mode(), Size: a.size()}, true
-	case sameContent(a, b):
-		return Change{}, false
-	}
-	return Change{Path: p, Kind: change.Update, Mode: b.mode(), Size: b.size()}, true
-}
-
-// sameContent reports whether git would see a and b as the same entry: same
-// type, same executable bit, same bytes.
-func sameContent(a, b *node) bool {
-	if a == b {
-		return true
-	}
-	if a.kind != b.kind || a.kind == kindFile && (a.perm&0o100 != 0) != (b.perm&0o100 != 0) {
-		return false
-	}
-	return sameData(a, b)
 }

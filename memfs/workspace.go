@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/airlock-dev/airlock/internal/pathguard"
+	"github.com/airlock-dev/airlock/memfs/internal/tree"
 	"github.com/benbjohnson/immutable"
 )
 
@@ -96,9 +97,9 @@ type Workspace struct {
 	nextIno  atomic.Uint64
 	txnSeq   atomic.Uint64
 	tempSeq  atomic.Uint64
-	retained []*node // roots kept by the caller (see SetBase), counted in the held tally
-	keptBy   string  // what retained snapshots are, for quota errors
-	bases    uint64  // how many times SetBase ran: checkpoints compare it (see Rollback)
+	retained []*tree.Node // roots kept by the caller (see SetBase), counted in the held tally
+	keptBy   string       // what retained snapshots are, for quota errors
+	bases    uint64       // how many times SetBase ran: checkpoints compare it (see Rollback)
 	// subs are the workspace's parts in use (see Sub), by directory,
 	// with what each keeps; retained then holds those, grafted.
 	subs map[string]*subKeep
@@ -108,15 +109,15 @@ type Workspace struct {
 
 // state is one version of the whole workspace.
 type state struct {
-	root  *node
+	root  *tree.Node
 	dirty dirtySet // paths touched since the base
-	usage usage
+	usage tree.Tally
 }
 
 // dirtySet is a persistent set of paths, so that a checkpoint shares it.
 type dirtySet = *immutable.SortedMap[string, struct{}]
 
-var emptyDirty = immutable.NewSortedMap[string, struct{}](nameComparer{})
+var emptyDirty = immutable.NewSortedMap[string, struct{}](tree.NameComparer{})
 
 // New returns an empty workspace. Its base is the empty tree.
 func New(opts ...Option) (*Workspace, error) {
@@ -136,7 +137,7 @@ func New(opts ...Option) (*Workspace, error) {
 	if w.keptBy == "" {
 		w.keptBy = "snapshots kept for the workspace's owner"
 	}
-	root := &node{kind: kindDir, perm: 0o755, mtime: w.now(), ino: w.nextIno.Add(1), gen: w.gen, kids: emptyKids}
+	root := &tree.Node{Kind: tree.KindDir, Perm: 0o755, Mtime: w.now(), Ino: w.nextIno.Add(1), Gen: w.gen, Kids: tree.EmptyKids}
 	w.cur = state{root: root, dirty: emptyDirty}
 	w.base = w.cur
 	w.freeze()
@@ -159,7 +160,7 @@ func (w *Workspace) Deny() *pathguard.DenyList { return w.deny }
 func (w *Workspace) Usage() (live, held Usage) {
 	w.mu.RLock()
 	defer w.mu.RUnlock()
-	return w.cur.usage.live, w.cur.usage.held
+	return w.cur.usage.Live, w.cur.usage.Held
 }
 
 // ExactUsage is Usage counted from scratch, in time proportional to
@@ -168,5 +169,5 @@ func (w *Workspace) Usage() (live, held Usage) {
 func (w *Workspace) ExactUsage() (live, held Usage) {
 	w.mu.RLock()
 	defer w.mu.RUnlock()
-	return countUnique(w.cur.root), countUnique(w.roots(w.cur.root)...)
+	return tree.CountUnique(w.cur.root), tree.CountUnique(w.roots(w.cur.root)...)
 }
