@@ -7,6 +7,8 @@ import (
 	"bytes"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -22,14 +24,45 @@ func Env() []string {
 // ends the test with git's standard error.
 func Git(t testing.TB, dir string, args ...string) string {
 	t.Helper()
+	return Run(t, Env(), dir, nil, args...)
+}
+
+// Run runs git with args in dir, with env and stdin (nil: none), and
+// returns its standard output; a failure ends the test with git's standard
+// error. It is the one runner every test helper of git goes through.
+func Run(t testing.TB, env []string, dir string, stdin []byte, args ...string) string {
+	t.Helper()
 	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	cmd.Env = Env()
+	cmd.Dir, cmd.Env = dir, env
+	if stdin != nil {
+		cmd.Stdin = bytes.NewReader(stdin)
+	}
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("git %v: %v\n%s", args, err, stderr.String())
+		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
 	}
 	return string(out)
+}
+
+// InitRepo makes a repository at dir whose main branch has one commit,
+// message, of files (path: content), with env.
+func InitRepo(t testing.TB, env []string, dir, message string, files map[string]string) {
+	t.Helper()
+	for p, c := range files {
+		full := filepath.Join(dir, filepath.FromSlash(p))
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	Run(t, env, dir, nil, "init", "-q", "-b", "main")
+	Run(t, env, dir, nil, "add", "-A")
+	Run(t, env, dir, nil, "commit", "-qm", message)
 }

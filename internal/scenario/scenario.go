@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/airlock-dev/airlock/internal/gittest"
 )
 
 // Setup is the world a scenario runs in.
@@ -97,35 +99,14 @@ func mustContain(t *testing.T, what, got string, want ...string) {
 // the test.
 func Git(t testing.TB, env []string, dir string, args ...string) string {
 	t.Helper()
-	cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
-	cmd.Env = env
-	out, err := cmd.Output()
-	if err != nil {
-		msg := ""
-		if ee, ok := err.(*exec.ExitError); ok {
-			msg = string(ee.Stderr)
-		}
-		t.Fatalf("git %s: %v: %s", strings.Join(args, " "), err, msg)
-	}
-	return string(out)
+	return gittest.Run(t, env, dir, nil, args...)
 }
 
 // newRepo makes a repository at dir whose main branch has one commit of
 // files.
 func newRepo(t *testing.T, env []string, dir string, files map[string]string) {
 	t.Helper()
-	for p, c := range files {
-		full := filepath.Join(dir, filepath.FromSlash(p))
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(full, []byte(c), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	Git(t, env, dir, "init", "-q", "-b", "main")
-	Git(t, env, dir, "add", "-A")
-	Git(t, env, dir, "commit", "-qm", "init")
+	gittest.InitRepo(t, env, dir, "init", files)
 }
 
 // setup makes a Setup in a new directory with the worker file doc.

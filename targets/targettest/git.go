@@ -1,11 +1,10 @@
 package targettest
 
 import (
-	"bytes"
 	"os"
-	"os/exec"
-	"strings"
 	"testing"
+
+	"github.com/airlock-dev/airlock/internal/gittest"
 )
 
 // GitEnv is the environment tests run git in: no user or system config,
@@ -22,16 +21,5 @@ func GitEnv(extra ...string) []string {
 // returns its output; it fails the test when git fails.
 func Git(t testing.TB, dir string, stdin []byte, env []string, args ...string) string {
 	t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir, cmd.Env = dir, GitEnv(env...)
-	if stdin != nil {
-		cmd.Stdin = bytes.NewReader(stdin)
-	}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
-	}
-	return string(out)
+	return gittest.Run(t, GitEnv(env...), dir, stdin, args...)
 }
