@@ -373,7 +373,15 @@ func (p *catProc) each(ctx context.Context, ids []plumbing.Hash, want plumbing.O
 		w := bufio.NewWriterSize(p.in, 32<<10)
 		for _, h := range ids {
 			if wctx.Err() != nil {
-				werr <- nil // the reader stopped first, and says why
+				// The reader stopped first, and says why. It may be
+				// waiting for an id still in w's buffer, or past the
+				// last one written: git gets what was written and its
+				// input ends, so it answers those and exits, and the
+				// reader gets an answer or the end, never a wait for an
+				// id git never got. The process is not reused after.
+				_ = w.Flush() // a failed flush ends git as well
+				_ = p.in.Close()
+				werr <- nil
 				return
 			}
 			w.WriteString(h.String())
@@ -392,6 +400,9 @@ func (p *catProc) each(ctx context.Context, ids []plumbing.Hash, want plumbing.O
 		case err == errMissing:
 			err = fmt.Errorf("object %s: %w", ids[i], plumbing.ErrObjectNotFound)
 		case err != nil:
+			if cerr := ctx.Err(); cerr != nil {
+				return i, cerr // git's input was closed for it
+			}
 			return i, err
 		case want != plumbing.AnyObject && hd.typ != want:
 			if err := p.skipBody(hd.size); err != nil {
