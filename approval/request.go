@@ -1,6 +1,8 @@
 package approval
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"strings"
 	"time"
@@ -54,6 +56,13 @@ type Request struct {
 	Flags         []Flag `json:"flags"`
 	// Pickable says whether the reviewer may choose some files only.
 	Pickable bool `json:"pickable"`
+	// Fork is, for a new branch, the commit it forks from (the Diff is
+	// against it), and ForkRef the branch that commit is on, if known.
+	Fork    plumbing.Hash `json:"fork,omitempty"`
+	ForkRef string        `json:"fork_ref,omitempty"`
+	// Since is set when the reviewer has seen an earlier request for this
+	// push: what they saw, said, and what changed since.
+	Since *Since `json:"since,omitempty"`
 }
 
 // The kinds of requests.
@@ -73,6 +82,9 @@ const (
 type CommitInfo struct {
 	ID      plumbing.Hash `json:"id"`
 	Message string        `json:"message"`
+	// Files is the commit's own change against its parent, file by file,
+	// which the reviewer accepts hunk by hunk (set when Pickable).
+	Files []FileDiff `json:"files,omitempty"`
 }
 
 // FileChange is one path a push changes, with its final state.
@@ -106,7 +118,15 @@ type Decision struct {
 	Request string   `json:"request"`
 	Verdict Verdict  `json:"verdict"`
 	Reason  string   `json:"reason,omitempty"` // told to the worker on rejection
-	Paths   []string `json:"paths,omitempty"`  // for Pick
+	Paths   []string `json:"paths,omitempty"`  // for Pick by file
+	// Accept is, for Pick, what of each commit was accepted, hunk by hunk
+	// (instead of Paths). Commits are what was made of it, in order;
+	// New is the last of them.
+	Accept  []Accepted      `json:"accept,omitempty"`
+	Commits []plumbing.Hash `json:"commits,omitempty"`
+	// Comments are the reviewer's for the worker, with any verdict; with a
+	// rejection they are the changes asked for.
+	Comments []Comment `json:"comments,omitempty"`
 	// Scope is how far a network approval reaches (ScopeOnce,
 	// ScopeCommand, ScopeSession).
 	Scope string `json:"scope,omitempty"`
@@ -156,4 +176,80 @@ func Contents(blobs BlobReader, old, new map[string]plumbing.Hash) Content {
 		data, err := blobs.ReadBlob(h)
 		return data, err == nil
 	}
+}
+
+// FileDiff is one file of one commit's own change (against the commit's
+// parent), as the reviewer picks from it: the file's header lines and its
+// hunks, each as git prints it. A file with no hunks (binary, a mode or
+// type change alone, an empty file) is accepted whole or not at all.
+type FileDiff struct {
+	Path   string      `json:"path"`
+	Op     change.Kind `json:"op"`
+	Header string      `json:"header"`          // "diff --git ..." up to the first hunk
+	Hunks  []string    `json:"hunks,omitempty"` // each from its "@@" line, with its lines
+	Binary bool        `json:"binary,omitempty"`
+}
+
+// HunkID is a hunk's content id: what a selection and the ledger name it
+// by, so that what is accepted is exactly the text that was shown.
+func HunkID(hunk string) string {
+	sum := sha256.Sum256([]byte(hunk))
+	return hex.EncodeToString(sum[:12])
+}
+
+// Accepted is what a reviewer accepted of one of the worker's commits.
+// A commit the decision does not name is left out whole.
+type Accepted struct {
+	Commit plumbing.Hash `json:"commit"` // the worker's commit, as in Request.Commits
+	// Message, when not empty, is the reviewer's edit of the commit's
+	// message; empty keeps the worker's.
+	Message string         `json:"message,omitempty"`
+	Files   []AcceptedFile `json:"files"`
+}
+
+// AcceptedFile is what was accepted of one file of a commit.
+type AcceptedFile struct {
+	Path string `json:"path"`
+	// Whole accepts the file's change as it is: every hunk, its mode,
+	// its creation or deletion. Otherwise Hunks says which.
+	Whole bool           `json:"whole,omitempty"`
+	Hunks []AcceptedHunk `json:"hunks,omitempty"`
+}
+
+// AcceptedHunk is one accepted hunk of a file's diff in a commit.
+type AcceptedHunk struct {
+	Index int    `json:"index"` // its place among the file's hunks, from 0
+	ID    string `json:"id"`    // HunkID of its text as shown
+	// Lines, when not nil, accepts only these of the hunk's changed
+	// lines (the "+" and "-" lines, numbered from 0 in the hunk's order),
+	// as git add -p's edit does: a "-" line left out stays, a "+" line
+	// left out is not added.
+	Lines []int `json:"lines,omitempty"`
+}
+
+// Comment is a reviewer's remark for the worker: on a line of a file
+// (Line in the new side, counted from 1), on a file (Line 0), or general
+// (Path "").
+type Comment struct {
+	Path string `json:"path,omitempty"`
+	Line int    `json:"line,omitempty"`
+	Text string `json:"text"`
+}
+
+// Since says a request follows one the reviewer has already seen: the
+// worker pushed again after a rejection or comments, or the push is asked
+// again because its target moved. The prompt says so and shows Interdiff,
+// the difference from what the reviewer saw.
+type Since struct {
+	Request string        `json:"request"` // the request seen last
+	Why     string        `json:"why"`     // in words: "you rejected it", "the target moved"
+	Tree    plumbing.Hash `json:"tree"`    // what that request would have pushed
+	// Reason and Comments are what the reviewer said then.
+	Reason   string    `json:"reason,omitempty"`
+	Comments []Comment `json:"comments,omitempty"`
+	// Reply is the worker's answer to them, if it gave one.
+	Reply string `json:"reply,omitempty"`
+	// Interdiff is the unified diff from Tree to this request's tree, over
+	// the files either push changes; "" when they push the same.
+	Interdiff string `json:"interdiff"`
 }
