@@ -61,11 +61,12 @@ func eachListed(groups []broker.ServerRequests, f func(*broker.Incoming)) {
 
 // choose shows the list and asks which request to review, until the
 // reviewer names one. It returns nil when fewer than two requests are left
-// open: then the caller shows the one directly.
-func (l *list) choose(ctx context.Context, r *broker.Reviewer, t Terminal, c canceler) (*broker.Incoming, error) {
+// open (none, with force: the reviewer asked for the list): then the
+// caller shows the one directly.
+func (l *list) choose(ctx context.Context, r *broker.Reviewer, t Terminal, c canceler, force bool) (*broker.Incoming, error) {
 	for {
 		pending := r.Pending()
-		if len(pending) < 2 {
+		if len(pending) == 0 || len(pending) < 2 && !force {
 			return nil, nil
 		}
 		groups := broker.Grouped(pending)
@@ -174,7 +175,11 @@ func same(a, b []*broker.Incoming) bool {
 func (l *list) render(w io.Writer, groups []broker.ServerRequests, n int, color bool) error {
 	p := painter(color)
 	var b strings.Builder
-	fmt.Fprintf(&b, "\n%s\n", p.paint(ansiBold, fmt.Sprintf("%d requests are waiting:", n)))
+	head := fmt.Sprintf("%d requests are waiting:", n)
+	if n == 1 {
+		head = "1 request is waiting:"
+	}
+	fmt.Fprintf(&b, "\n%s\n", p.paint(ansiBold, head))
 	for _, srv := range groups {
 		fmt.Fprintf(&b, "%s\n", p.paint(ansiBold, fmt.Sprintf("Server pid %d, worker %s", srv.Server.PID, quoted(srv.Server.Worker))))
 		for _, sess := range srv.Sessions {

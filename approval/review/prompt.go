@@ -1,17 +1,10 @@
 package review
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io"
-	"regexp"
-	"sort"
-	"strconv"
 	"strings"
-	"unicode"
-
-	"golang.org/x/text/width"
 
 	"github.com/airlock-dev/airlock/approval"
 	"github.com/airlock-dev/airlock/internal/bytesize"
@@ -107,7 +100,7 @@ func Render(w io.Writer, r *approval.Request, color bool) error { return RenderR
 // 0: no limit): the file list is shortened so that the risks and the keys
 // are on the screen together, whatever the push holds.
 func RenderRows(w io.Writer, r *approval.Request, color bool, rows int) error {
-	return renderRows(w, r, color, screenSize{rows, 80}, false)
+	return renderRows(w, r, color, screenSize{rows, 80}, options{})
 }
 
 // screenSize is the terminal's, in character cells; rows 0 is no limit.
@@ -125,15 +118,16 @@ func sizeOf(t Terminal) screenSize {
 	return sz
 }
 
-// renderRows is RenderRows, with the key back to the list when back.
-func renderRows(w io.Writer, r *approval.Request, color bool, size screenSize, back bool) error {
+// renderRows is RenderRows, with what the review loop knows (opt).
+func renderRows(w io.Writer, r *approval.Request, color bool, size screenSize, opt options) error {
 	if r.Kind == approval.KindNetwork {
-		return renderNetwork(w, r, color, back)
+		return renderNetwork(w, r, color, opt.back)
 	}
 	p := painter(color)
 	line := termsafe.Line
 	var b strings.Builder
 	b.WriteString(p.paint(ansiBold, "git_push") + "\n")
+	renderSince(&b, r, p)
 	risks := groupFlags(r.Flags)
 	if len(risks) > 0 {
 		b.WriteString("  " + p.paint(ansiBold, "Risks:") + "\n")
@@ -147,30 +141,8 @@ func renderRows(w io.Writer, r *approval.Request, color bool, size screenSize, b
 			b.WriteString("    " + p.paint(code, marker(f.Severity)+" "+line(f.Message)) + "\n")
 		}
 	}
-	inline := func(path string) string {
-		var labels []string
-		sev := approval.Severity(0)
-		for _, f := range r.Flags {
-			if f.Path == path && (path != "" || f.Code == approval.FlagProtectedRef || f.Code == approval.FlagNewRef) {
-				labels = append(labels, flagLabel(f))
-				sev = max(sev, f.Severity)
-			}
-		}
-		if len(labels) == 0 {
-			return ""
-		}
-		code := ansiYellow
-		if sev == approval.High {
-			code = ansiRed + ansiBold
-		}
-		return "   " + p.paint(code, "! "+strings.Join(uniq(labels), ", "))
-	}
-	fmt.Fprintf(&b, "  Target: %s (branch: %s)%s\n", line(r.Describe), line(approval.ShortRef(r.Ref)), inline(""))
-	if r.NewRef || r.Old.IsZero() {
-		b.WriteString("  Base:   none: the branch is new\n")
-	} else {
-		fmt.Fprintf(&b, "  Base:   %s (the branch's current commit)\n", shortid.HashOr(r.Old, "(none)"))
-	}
+	fmt.Fprintf(&b, "  Target: %s (branch: %s)%s\n", line(r.Describe), line(approval.ShortRef(r.Ref)), inlineFlags(r, "", p))
+	b.WriteString(baseLine(r, opt.moved))
 	switch n := len(r.Commits); {
 	case n == 1:
 		fmt.Fprintf(&b, "  Commit: %s \"%s\" (%s)\n", p.paint(ansiYellow, shortid.HashOr(r.Commits[0].ID, "(none)")), line(subject(r.Commits[0].Message)), r.Summary())
@@ -190,38 +162,92 @@ func renderRows(w io.Writer, r *approval.Request, color bool, size screenSize, b
 		case change.Delete:
 			sign = p.paint(ansiRed, sign)
 		}
-		lines = append(lines, fmt.Sprintf("    %s %s (%s)%s\n", sign, line(f.Path), bytesize.Format(f.Size), inline(f.Path)))
+		lines = append(lines, fmt.Sprintf("    %s %s (%s)%s\n", sign, line(f.Path), bytesize.Format(f.Size), inlineFlags(r, f.Path, p)))
 	}
-	more := 0
-	if size.rows > 0 {
-		// What is left of the screen after the lines above, the keys
-		// and the line the reviewer types on. A line wider than the
-		// terminal takes more than one row: counting lines alone would
-		// scroll the risks off the top.
-		room := size.rows - screenRows(b.String(), size.cols) - screenRows(keysLine(r, p, back), size.cols) - 2
-		used, fit := 0, 0
-		for i, l := range lines {
-			need := screenRows(l, size.cols)
-			if i < len(lines)-1 {
-				need++ // the line that says how many more there are
-			}
-			if used+need > room {
-				break
-			}
-			used += screenRows(l, size.cols)
-			fit++
-		}
-		lines, more = lines[:fit], len(lines)-fit
-	}
+	keys := keysLine(r, p, opt)
+	lines, more := fitLines(lines, size, screenRows(b.String(), size.cols)+screenRows(keys, size.cols)+2)
 	for _, l := range lines {
 		b.WriteString(l)
 	}
 	if more > 0 {
 		fmt.Fprintf(&b, "    ... and %d more files: [d]iff shows them all\n", more)
 	}
-	b.WriteString("  " + keysLine(r, p, back) + "\n")
+	b.WriteString("  " + keys + "\n")
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// fitLines keeps the file lines that fit the screen with used rows
+// already taken (the lines above, the keys and the line the reviewer
+// types on), and says how many were left out. A line wider than the
+// terminal takes more than one row: counting lines alone would scroll the
+// risks off the top.
+func fitLines(lines []string, size screenSize, used int) ([]string, int) {
+	if size.rows <= 0 {
+		return lines, 0
+	}
+	room := size.rows - used
+	took, fit := 0, 0
+	for i, l := range lines {
+		need := screenRows(l, size.cols)
+		if i < len(lines)-1 {
+			need++ // the line that says how many more there are
+		}
+		if took+need > room {
+			break
+		}
+		took += screenRows(l, size.cols)
+		fit++
+	}
+	return lines[:fit], len(lines) - fit
+}
+
+// inlineFlags is the labels of the flags on path ("" the target line's:
+// protected and new branch), for the end of its line.
+func inlineFlags(r *approval.Request, path string, p painter) string {
+	var labels []string
+	sev := approval.Severity(0)
+	for _, f := range r.Flags {
+		if f.Path == path && (path != "" || f.Code == approval.FlagProtectedRef || f.Code == approval.FlagNewRef) {
+			labels = append(labels, flagLabel(f))
+			sev = max(sev, f.Severity)
+		}
+	}
+	if len(labels) == 0 {
+		return ""
+	}
+	code := ansiYellow
+	if sev == approval.High {
+		code = ansiRed + ansiBold
+	}
+	return "   " + p.paint(code, "! "+strings.Join(uniq(labels), ", "))
+}
+
+// baseLine says what the push is diffed against. The target's commit is
+// the one it had when the request was asked: another push may have moved
+// the branch since, and when this reviewer approved one (moved), the line
+// says so; approving then lands only if what lands is unchanged, else the
+// reviewer is asked again. A new branch is diffed against the commit it
+// forks from, when the server knows it.
+func baseLine(r *approval.Request, moved bool) string {
+	asked := "when this was asked"
+	if !r.Time.IsZero() {
+		asked = "when this was asked, " + r.Time.Format("15:04:05")
+	}
+	switch {
+	case (r.NewRef || r.Old.IsZero()) && !r.Fork.IsZero():
+		on := shortid.Hash(r.Fork)
+		if r.ForkRef != "" {
+			on = termsafe.Line(approval.ShortRef(r.ForkRef)) + " at " + on
+		}
+		return "  Base:   none: new branch, diffed against " + on + "\n"
+	case r.NewRef || r.Old.IsZero():
+		return "  Base:   none: the branch is new\n"
+	case moved:
+		return fmt.Sprintf("  Base:   %s (the branch's commit %s); the branch has moved since:\n"+
+			"          you approved another push to it, so approving asks again if what lands changes\n", shortid.Hash(r.Old), asked)
+	}
+	return fmt.Sprintf("  Base:   %s (the branch's commit %s)\n", shortid.Hash(r.Old), asked)
 }
 
 // groupFlags keeps the risks list short: past three flags of one kind,
@@ -270,13 +296,25 @@ func groupFlags(flags []approval.Flag) []approval.Flag {
 	return out
 }
 
-func keysLine(r *approval.Request, p painter, back bool) string {
+func keysLine(r *approval.Request, p painter, opt options) string {
 	k := func(key, rest string) string { return "[" + p.paint(ansiBold, key) + "]" + rest }
 	parts := []string{k("d", "iff"), k("a", "pprove"), k("r", "eject")}
-	if r.Pickable {
-		parts = append(parts, k("p", "ick files"))
+	if r.Since != nil {
+		parts = []string{k("d", "iff since"), k("f", "ull diff"), k("a", "pprove"), k("r", "eject")}
 	}
-	if back {
+	if r.Pickable {
+		if hunkPickable(r) {
+			parts = append(parts, k("p", "ick hunks"))
+		} else {
+			parts = append(parts, k("p", "ick files"))
+		}
+	}
+	if opt.comments > 0 {
+		parts = append(parts, k("c", fmt.Sprintf("omment (%d)", opt.comments)))
+	} else {
+		parts = append(parts, k("c", "omment"))
+	}
+	if opt.back {
 		parts = append(parts, k("l", "ist"))
 	}
 	parts = append(parts, k("?", "help"))
@@ -301,97 +339,223 @@ func subject(msg string) string {
 }
 
 const helpText = `  d  show the full diff (in your pager); then come back here
-  a  approve: the push goes ahead exactly as shown
-  r  reject: nothing is pushed; you may give a reason, which the worker is told
-  p  pick files: push only the files you choose, in a new commit; the others
-     stay in the sandbox, unstaged, and nothing is lost
+  a  approve: the push goes ahead exactly as shown (with your comments, if any)
+  r  reject: nothing is pushed; you may give a reason, which the worker is told;
+     with comments, this asks the worker for those changes
+  c  comment on a file and line, or in general, for the worker; the comments
+     go with your decision
   ?  this help
 `
 
-const helpBack = "  l  back to the list of waiting requests, deciding nothing\n"
+const helpFiles = `  p  pick files: push only the files you choose, in a new commit; the others
+     stay in the sandbox, unstaged, and nothing is lost
+`
+
+const helpHunks = `  p  pick hunks, commit by commit, file by file, as git add -p does:
+       y accept the hunk   n leave it out   s split it to lines (then y/n each)
+       a accept the rest of the file   d leave out the rest of the file
+       e edit this commit's message   q stop picking   ? help
+     a summary of what lands, and what stays in the sandbox, asks before it
+     is sent; each commit with anything accepted lands with its own message
+`
+
+const helpSince = `  This request follows one you saw: d shows only what changed since then
+  (the interdiff), f the full diff.
+`
+
+const helpBack = "  l  back to the list of waiting requests, deciding nothing (from any prompt)\n"
 
 // errBack: the reviewer went back to the list without deciding.
 var errBack = errors.New("back to the list")
 
+// options are what the review loop knows beyond the request.
+type options struct {
+	back     bool // l goes back to the list
+	moved    bool // this reviewer approved another push to the request's target and ref since it was asked
+	comments int  // how many comments the reviewer has written so far
+}
+
 // Prompt shows r to a reviewer and returns their decision. It refuses to
 // run without a terminal. Approving a push with high risks asks for a
 // second, explicit yes.
-func Prompt(t Terminal, r *approval.Request) (approval.Decision, error) { return prompt(t, r, false) }
+func Prompt(t Terminal, r *approval.Request) (approval.Decision, error) {
+	return prompt(t, r, options{})
+}
 
-// prompt is Prompt; with back, the key l goes back to the list (errBack).
-func prompt(t Terminal, r *approval.Request, back bool) (approval.Decision, error) {
+// asker is one request's prompt: the request, the terminal, and what the
+// reviewer has said so far.
+type asker struct {
+	t        Terminal
+	r        *approval.Request
+	p        painter
+	opt      options
+	comments []approval.Comment
+}
+
+// prompt is Prompt; with opt.back, the key l goes back to the list
+// (errBack), from the prompt and from every question under it.
+func prompt(t Terminal, r *approval.Request, opt options) (approval.Decision, error) {
 	if !t.IsTerminal() {
 		return approval.Decision{}, ErrNoTerminal
 	}
 	if r.Kind == approval.KindNetwork {
-		return promptNetwork(t, r, back)
+		return promptNetwork(t, r, opt.back)
 	}
-	p := painter(t.Color())
-	if err := renderRows(t, r, t.Color(), sizeOf(t), back); err != nil {
+	if err := renderRows(t, r, t.Color(), sizeOf(t), opt); err != nil {
 		return approval.Decision{}, err
 	}
-	keys := func() string { return keysLine(r, p, back) }
+	a := &asker{t: t, r: r, p: painter(t.Color()), opt: opt}
 	for {
 		key, err := t.ReadKey()
 		if err != nil {
 			return approval.Decision{}, err
 		}
-		switch key {
-		case 'a', 'A':
-			if r.DiffTruncated {
-				fmt.Fprintln(t, "  This push is too large to show whole, so it cannot be approved whole: [p]ick files to push fewer. "+keys())
-				continue
-			}
-			if !confirmHigh(t, r, p) {
-				fmt.Fprintln(t, "  Not approved. "+keys())
-				continue
-			}
-			return approval.Decision{Request: r.ID, Verdict: approval.Approve, By: "reviewer"}, nil
-		case 'r', 'R':
-			reason, err := t.ReadLine("  Reason (optional; the worker is told): ")
-			if err != nil {
-				return approval.Decision{}, err
-			}
-			return approval.Decision{Request: r.ID, Verdict: approval.Reject, Reason: strings.TrimSpace(reason), By: "reviewer"}, nil
-		case 'd', 'D':
-			if err := t.Page(colorDiff(r.Diff, t.Color())); err != nil {
-				fmt.Fprintf(t, "  Could not show the diff: %v\n", err)
-			}
-			fmt.Fprintln(t, "  "+keys())
-		case 'p', 'P':
-			if !r.Pickable {
-				fmt.Fprintln(t, "  Files cannot be picked for this push. "+keys())
-				continue
-			}
-			paths, err := pickFiles(t, r)
-			if err != nil {
-				return approval.Decision{}, err
-			}
-			if paths == nil {
-				fmt.Fprintln(t, "  "+keys())
-				continue
-			}
-			if !confirmHigh(t, r, p) {
-				fmt.Fprintln(t, "  Not approved. "+keys())
-				continue
-			}
-			return approval.Decision{Request: r.ID, Verdict: approval.Pick, Paths: paths, By: "reviewer"}, nil
-		case '?', 'h', 'H':
-			io.WriteString(t, helpText)
-			if back {
-				io.WriteString(t, helpBack)
-			}
-			fmt.Fprintln(t, "  "+keys())
-		case '\r', '\n', ' ':
-		case 'l', 'L':
-			if back {
-				return approval.Decision{}, errBack
-			}
-			fallthrough
-		default:
-			fmt.Fprintf(t, "  Unknown key %q. Press ? for help.\n", key)
+		d, done, err := a.key(key)
+		if err != nil || done {
+			return d, err
 		}
 	}
+}
+
+// keys is the line of keys, as it stands.
+func (a *asker) keys() string {
+	opt := a.opt
+	opt.comments = len(a.comments)
+	return keysLine(a.r, a.p, opt)
+}
+
+// decision is a reviewer's decision on the request, with their comments.
+func (a *asker) decision(v approval.Verdict) approval.Decision {
+	return approval.Decision{Request: a.r.ID, Verdict: v, Comments: a.comments, By: "reviewer"}
+}
+
+// key acts on one key at the prompt; done when it decided.
+func (a *asker) key(key rune) (approval.Decision, bool, error) {
+	t, r := a.t, a.r
+	switch key {
+	case 'a', 'A':
+		if r.DiffTruncated {
+			fmt.Fprintln(t, "  This push is too large to show whole, so it cannot be approved whole: [p]ick to push less. "+a.keys())
+			return approval.Decision{}, false, nil
+		}
+		if !confirmHigh(t, r, a.p) {
+			fmt.Fprintln(t, "  Not approved. "+a.keys())
+			return approval.Decision{}, false, nil
+		}
+		return a.decision(approval.Approve), true, nil
+	case 'r', 'R':
+		return a.reject()
+	case 'd':
+		a.pageDiff(a.shownDiff())
+	case 'D', 'f', 'F':
+		a.pageDiff(r.Diff)
+	case 'p', 'P':
+		return a.pick()
+	case 'c', 'C':
+		if err := a.comment(); err != nil {
+			return approval.Decision{}, false, err
+		}
+		fmt.Fprintln(t, "  "+a.keys())
+	case '?', 'h', 'H':
+		a.help()
+	case '\r', '\n', ' ':
+	case 'l', 'L':
+		if a.opt.back {
+			return approval.Decision{}, false, errBack
+		}
+		fallthrough
+	default:
+		fmt.Fprintf(t, "  Unknown key %q. Press ? for help.\n", key)
+	}
+	return approval.Decision{}, false, nil
+}
+
+// shownDiff is what d shows: for a request that follows one the reviewer
+// saw, what changed since; else the whole diff.
+func (a *asker) shownDiff() string {
+	if s := a.r.Since; s != nil {
+		if s.Interdiff == "" {
+			return "Nothing changed in what the push carries since you saw request " + s.Request + ". Press f for the full diff.\n"
+		}
+		return s.Interdiff
+	}
+	return a.r.Diff
+}
+
+// pageDiff shows a diff through the pager, and the keys after it.
+func (a *asker) pageDiff(diff string) {
+	if err := a.t.Page(colorDiff(diff, a.t.Color())); err != nil {
+		fmt.Fprintf(a.t, "  Could not show the diff: %v\n", err)
+	}
+	fmt.Fprintln(a.t, "  "+a.keys())
+}
+
+func (a *asker) help() {
+	io.WriteString(a.t, helpText)
+	switch {
+	case hunkPickable(a.r):
+		io.WriteString(a.t, helpHunks)
+	case a.r.Pickable:
+		io.WriteString(a.t, helpFiles)
+	}
+	if a.r.Since != nil {
+		io.WriteString(a.t, helpSince)
+	}
+	if a.opt.back {
+		io.WriteString(a.t, helpBack)
+	}
+	fmt.Fprintln(a.t, "  "+a.keys())
+}
+
+// reject asks for a reason; with comments, the rejection asks the worker
+// for those changes.
+func (a *asker) reject() (approval.Decision, bool, error) {
+	ask := "  Reason (optional; the worker is told): "
+	if n := len(a.comments); n > 0 {
+		ask = fmt.Sprintf("  Asking for changes with your %d comments. Reason (optional; the worker is told): ", n)
+	}
+	reason, err := a.t.ReadLine(ask)
+	if err != nil {
+		return approval.Decision{}, false, err
+	}
+	d := a.decision(approval.Reject)
+	d.Reason = strings.TrimSpace(reason)
+	return d, true, nil
+}
+
+// pick lets the reviewer choose part of the push: hunk by hunk when the
+// request carries each commit's files, else file by file.
+func (a *asker) pick() (approval.Decision, bool, error) {
+	t, r := a.t, a.r
+	if !r.Pickable {
+		fmt.Fprintln(t, "  Nothing can be picked from this push. "+a.keys())
+		return approval.Decision{}, false, nil
+	}
+	d := a.decision(approval.Pick)
+	if hunkPickable(r) {
+		accept, err := a.pickHunks()
+		if err != nil || accept == nil {
+			if err == nil {
+				fmt.Fprintln(t, "  Nothing picked. "+a.keys())
+			}
+			return approval.Decision{}, false, err
+		}
+		d.Accept = accept
+	} else {
+		paths, err := pickFiles(t, r, a.opt.back)
+		if err != nil || paths == nil {
+			if err == nil {
+				fmt.Fprintln(t, "  "+a.keys())
+			}
+			return approval.Decision{}, false, err
+		}
+		d.Paths = paths
+	}
+	if !confirmHigh(t, r, a.p) {
+		fmt.Fprintln(t, "  Not approved. "+a.keys())
+		return approval.Decision{}, false, nil
+	}
+	return d, true, nil
 }
 
 // confirmHigh asks again when the push has a high-severity risk.
@@ -408,142 +572,4 @@ func confirmHigh(t Terminal, r *approval.Request, p painter) bool {
 	fmt.Fprintf(t, "  %s %s\n", p.paint(ansiRed+ansiBold, "High risk:"), termsafe.Line(strings.Join(high, "; ")))
 	answer, err := t.ReadLine("  Type yes to approve anyway: ")
 	return err == nil && strings.EqualFold(strings.TrimSpace(answer), "yes")
-}
-
-// pickFiles lists the files and reads the reviewer's choice ("1,3-4"). nil
-// means they went back.
-func pickFiles(t Terminal, r *approval.Request) ([]string, error) {
-	for i, f := range r.Files {
-		fmt.Fprintf(t, "  %3d  %s %s\n", i+1, f.Op.Sign(), termsafe.Line(f.Path))
-	}
-	for {
-		line, err := t.ReadLine("  Files to push (e.g. 1,3-4; empty to go back): ")
-		if err != nil {
-			return nil, err
-		}
-		line = strings.TrimSpace(line)
-		if line == "" {
-			return nil, nil
-		}
-		idx, err := parseSelection(line, len(r.Files))
-		if err != nil {
-			fmt.Fprintf(t, "  %v\n", err)
-			continue
-		}
-		paths := make([]string, len(idx))
-		for i, n := range idx {
-			paths[i] = r.Files[n-1].Path
-		}
-		return paths, nil
-	}
-}
-
-// parseSelection reads "1,3-4" into sorted, distinct numbers in 1..n.
-func parseSelection(s string, n int) ([]int, error) {
-	seen := map[int]bool{}
-	for _, part := range strings.Split(s, ",") {
-		part = strings.TrimSpace(part)
-		lo, hi, isRange := strings.Cut(part, "-")
-		a, err1 := strconv.Atoi(strings.TrimSpace(lo))
-		b := a
-		var err2 error
-		if isRange {
-			b, err2 = strconv.Atoi(strings.TrimSpace(hi))
-		}
-		if err1 != nil || err2 != nil || a < 1 || b > n || a > b {
-			return nil, fmt.Errorf("%q is not a file number or range between 1 and %d", part, n)
-		}
-		for i := a; i <= b; i++ {
-			seen[i] = true
-		}
-	}
-	out := make([]int, 0, len(seen))
-	for i := range seen {
-		out = append(out, i)
-	}
-	sort.Ints(out)
-	return out, nil
-}
-
-// colorDiff colours a plain unified diff the way git does for its common
-// lines.
-//
-// The diff is a worker's and a repository's text: it is sanitised first, so
-// that what reaches the pager (or the terminal, without one) holds no
-// escape sequence but airlock's colours, and less -R cannot be told to hide
-// lines.
-func colorDiff(diff string, color bool) string {
-	diff = termsafe.Text(diff)
-	if !color {
-		return diff
-	}
-	var b strings.Builder
-	sc := bufio.NewScanner(strings.NewReader(diff))
-	sc.Buffer(nil, 64<<20)
-	inHeader := false
-	for sc.Scan() {
-		line := sc.Text()
-		switch {
-		case strings.HasPrefix(line, "diff --git "):
-			inHeader = true
-			b.WriteString(ansiBold + line + ansiReset)
-		case inHeader && !strings.HasPrefix(line, "@@") && !strings.HasPrefix(line, "Binary files"):
-			b.WriteString(ansiBold + line + ansiReset)
-		case strings.HasPrefix(line, "@@"):
-			inHeader = false
-			if end := strings.Index(line[2:], "@@"); end >= 0 {
-				b.WriteString(ansiCyan + line[:end+4] + ansiReset + line[end+4:])
-			} else {
-				b.WriteString(line)
-			}
-		case strings.HasPrefix(line, "+"):
-			b.WriteString(ansiGreen + line + ansiReset)
-		case strings.HasPrefix(line, "-"):
-			b.WriteString(ansiRed + line + ansiReset)
-		default:
-			inHeader = false
-			b.WriteString(line)
-		}
-		b.WriteByte('\n')
-	}
-	return b.String()
-}
-
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "..."
-}
-
-// screenRows is how many rows of a terminal cols wide text takes: each
-// line at least one, more when it is wider than the terminal. Escape
-// sequences (airlock's own colours: nothing else reaches the terminal)
-// take none; wide characters two cells, combining marks none.
-func screenRows(text string, cols int) int {
-	if cols <= 0 {
-		cols = 80
-	}
-	n := 0
-	for _, l := range strings.Split(strings.TrimSuffix(text, "\n"), "\n") {
-		w := cellWidth(sgr.ReplaceAllString(l, ""))
-		n += max(1, (w+cols-1)/cols)
-	}
-	return n
-}
-
-var sgr = regexp.MustCompile(`\x1b\[[0-9;]*m`)
-
-func cellWidth(s string) int {
-	w := 0
-	for _, r := range s {
-		switch {
-		case unicode.Is(unicode.Mn, r), unicode.Is(unicode.Me, r), r == '\u200b':
-		case width.LookupRune(r).Kind() == width.EastAsianWide || width.LookupRune(r).Kind() == width.EastAsianFullwidth:
-			w += 2
-		default:
-			w++
-		}
-	}
-	return w
 }

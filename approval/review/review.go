@@ -29,10 +29,13 @@ type canceler interface {
 func Review(ctx context.Context, r *broker.Reviewer, t Terminal, once bool) error {
 	c, _ := t.(canceler)
 	l := newList()
+	seen := approvals{}
+	toList := false // the reviewer pressed l: the list, even of one
 	settle(ctx, r)
 	for {
 		pending := r.Pending()
 		if len(pending) == 0 {
+			toList = false
 			if len(r.Servers()) == 0 {
 				fmt.Fprintf(t, "Waiting for push requests (no airlock server is running yet)...\n")
 			}
@@ -43,16 +46,22 @@ func Review(ctx context.Context, r *broker.Reviewer, t Terminal, once bool) erro
 			continue
 		}
 		in := pending[0]
-		if len(pending) > 1 {
+		if len(pending) > 1 || toList {
 			var err error
-			if in, err = l.choose(ctx, r, t, c); err != nil {
+			in, err = l.choose(ctx, r, t, c, toList)
+			toList = false
+			if err != nil {
 				return err
 			}
 			if in == nil {
 				continue // fewer than two left: the one is shown directly
 			}
 		}
-		decided, err := decideOne(ctx, t, c, in, len(pending) > 1)
+		decided, err := decideOne(ctx, t, c, in, seen)
+		if errors.Is(err, errBack) {
+			toList = true
+			continue
+		}
 		if err != nil {
 			return err
 		}
@@ -60,6 +69,18 @@ func Review(ctx context.Context, r *broker.Reviewer, t Terminal, once bool) erro
 			return nil
 		}
 	}
+}
+
+// approvals are the pushes this reviewer approved, by target and ref, with
+// when: a request asked before one of them was approved is told that its
+// branch has moved since.
+type approvals map[[2]string]time.Time
+
+func (a approvals) add(r *approval.Request) { a[[2]string{r.Target, r.Ref}] = time.Now() }
+
+func (a approvals) moved(r *approval.Request) bool {
+	at, ok := a[[2]string{r.Target, r.Ref}]
+	return ok && at.After(r.Time)
 }
 
 // settle waits until the servers' requests stop coming in (nothing new
@@ -84,17 +105,18 @@ func settle(ctx context.Context, r *broker.Reviewer) {
 
 // decideOne shows in's prompt and sends the decision to its server. It
 // reports whether a decision was recorded; a request that goes away while
-// shown, or the reviewer's going back to the list (offered when listed),
-// is not an error.
-func decideOne(ctx context.Context, t Terminal, c canceler, in *broker.Incoming, listed bool) (bool, error) {
+// shown is not an error, and errBack says the reviewer went back to the
+// list (l, from any of the prompt's questions).
+func decideOne(ctx context.Context, t Terminal, c canceler, in *broker.Incoming, seen approvals) (bool, error) {
 	fmt.Fprintf(t, "\n%s\n", header(in))
 	type result struct {
 		d   approval.Decision
 		err error
 	}
 	done := make(chan result, 1)
+	opt := options{back: true, moved: in.Request.Kind != approval.KindNetwork && seen.moved(in.Request)}
 	go func() {
-		d, err := prompt(t, in.Request, listed)
+		d, err := prompt(t, in.Request, opt)
 		done <- result{d, err}
 	}()
 	var res result
@@ -118,25 +140,57 @@ func decideOne(ctx context.Context, t Terminal, c canceler, in *broker.Incoming,
 		return false, ctx.Err()
 	}
 	if res.err != nil {
-		if errors.Is(res.err, ErrCanceled) || errors.Is(res.err, errBack) {
+		if errors.Is(res.err, ErrCanceled) {
 			return false, nil
 		}
 		return false, res.err
 	}
 	d, err := in.Decide(res.d)
-	switch {
-	case err != nil:
+	if err != nil {
 		fmt.Fprintf(t, "  Not recorded: %v\n", err)
-	case d.Verdict == approval.Reject:
-		fmt.Fprintf(t, "  Rejected; the worker is told%s.\n", reasonSuffix(d.Reason))
-	case d.Verdict == approval.Pick:
-		fmt.Fprintf(t, "  Approved %d picked files as commit %s; the push goes ahead.\n", len(d.Paths), shortid.HashOr(d.New, "(none)"))
-	case in.Request.Kind == approval.KindNetwork:
-		fmt.Fprintf(t, "  Allowed; the run goes ahead with the network.\n")
-	default:
-		fmt.Fprintf(t, "  Approved; the push goes ahead.\n")
+		return false, nil
 	}
-	return err == nil, nil
+	if d.Approved() && in.Request.Kind != approval.KindNetwork {
+		seen.add(in.Request)
+	}
+	fmt.Fprintln(t, outcome(in.Request, d))
+	return true, nil
+}
+
+// outcome is the line that says what the decision did: for a network
+// request, allowed or denied; for a push, what goes ahead and what the
+// worker is told.
+func outcome(r *approval.Request, d approval.Decision) string {
+	var told string
+	if n := len(d.Comments); n > 0 {
+		told = fmt.Sprintf(" with your %s", plural(n, "comment"))
+	}
+	switch {
+	case r.Kind == approval.KindNetwork && d.Verdict == approval.Reject:
+		return fmt.Sprintf("  Denied; the command runs without the network, and the worker is told%s.", reasonSuffix(d.Reason))
+	case r.Kind == approval.KindNetwork:
+		return "  Allowed; the run goes ahead with the network."
+	case d.Verdict == approval.Reject && len(d.Comments) > 0:
+		return fmt.Sprintf("  Asked for changes; nothing is pushed, and the worker is told%s%s.", told, reasonSuffix(d.Reason))
+	case d.Verdict == approval.Reject:
+		return fmt.Sprintf("  Rejected; the worker is told%s.", reasonSuffix(d.Reason))
+	case d.Verdict == approval.Pick && len(d.Accept) > 0:
+		n := len(d.Commits)
+		if n == 0 {
+			n = len(d.Accept)
+		}
+		return fmt.Sprintf("  Approved the hunks you picked, as %s ending in %s; the push goes ahead%s.", plural(n, "commit"), shortid.HashOr(d.New, "(none)"), toldSuffix(told))
+	case d.Verdict == approval.Pick:
+		return fmt.Sprintf("  Approved %d picked files as commit %s; the push goes ahead%s.", len(d.Paths), shortid.HashOr(d.New, "(none)"), toldSuffix(told))
+	}
+	return fmt.Sprintf("  Approved; the push goes ahead%s.", toldSuffix(told))
+}
+
+func toldSuffix(told string) string {
+	if told == "" {
+		return ""
+	}
+	return ", and the worker gets it" + told
 }
 
 // header names a request above its prompt: its id, worker, server, and

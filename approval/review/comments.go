@@ -1,0 +1,174 @@
+package review
+
+import (
+	"fmt"
+	"io"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/airlock-dev/airlock/approval"
+	"github.com/airlock-dev/airlock/internal/termsafe"
+)
+
+// comment adds a reviewer's comment for the worker: on a line of a file
+// (of its new side), on a file as a whole, or general. The file is chosen
+// by number, the line shown with the lines around it before the comment is
+// typed; q at any question goes back without one.
+func (a *asker) comment() error {
+	t, r := a.t, a.r
+	for i, f := range r.Files {
+		fmt.Fprintf(t, "  %3d  %s %s\n", i+1, f.Op.Sign(), termsafe.Line(f.Path))
+	}
+	path, ok, err := a.askNumber("  Comment on which file? (a number; empty: a general comment; q to go back): ", len(r.Files))
+	if err != nil || !ok {
+		return err
+	}
+	c := approval.Comment{}
+	if path > 0 {
+		c.Path = r.Files[path-1].Path
+		line, ok, err := a.askNumber("  On which line of its new side? (a number; empty: the file as a whole; q to go back): ", -1)
+		if err != nil || !ok {
+			return err
+		}
+		c.Line = line
+		if line > 0 {
+			io.WriteString(t, around(r, c.Path, line, a.p))
+		}
+	}
+	text, err := t.ReadLine("  Comment (empty to drop it): ")
+	if err != nil {
+		return err
+	}
+	if c.Text = strings.TrimSpace(text); c.Text == "" {
+		fmt.Fprintln(t, "  No comment added.")
+		return nil
+	}
+	a.comments = append(a.comments, c)
+	io.WriteString(t, commentList("Your comments so far", a.comments))
+	return nil
+}
+
+// askNumber reads a number from 1 to max (max < 0: any positive one);
+// empty is 0. ok is false when the reviewer went back (q); l goes back to
+// the list.
+func (a *asker) askNumber(question string, max int) (n int, ok bool, err error) {
+	for {
+		line, err := a.t.ReadLine(question)
+		if err != nil {
+			return 0, false, err
+		}
+		line = strings.TrimSpace(line)
+		switch {
+		case line == "":
+			return 0, true, nil
+		case strings.EqualFold(line, "q"):
+			return 0, false, nil
+		case strings.EqualFold(line, "l") && a.opt.back:
+			return 0, false, errBack
+		}
+		n, err = strconv.Atoi(line)
+		if err == nil && n >= 1 && (max < 0 || n <= max) {
+			return n, true, nil
+		}
+		if max < 0 {
+			fmt.Fprintf(a.t, "  %s is not a line number: type one from 1 up, Enter for none, or q to go back.\n", quoted(line))
+		} else {
+			fmt.Fprintf(a.t, "  %s is not a file number: type one from 1 to %d, Enter for none, or q to go back.\n", quoted(line), max)
+		}
+	}
+}
+
+// commentList lists comments under a title: "path:line  text", the
+// general ones as such.
+func commentList(title string, cs []approval.Comment) string {
+	if len(cs) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "  %s (%d):\n", title, len(cs))
+	for _, c := range cs {
+		fmt.Fprintf(&b, "    %s  %s\n", commentPlace(c), termsafe.Line(c.Text))
+	}
+	return b.String()
+}
+
+// commentPlace is where a comment points, in words.
+func commentPlace(c approval.Comment) string {
+	switch {
+	case c.Path == "":
+		return "(general)"
+	case c.Line == 0:
+		return termsafe.Line(c.Path)
+	}
+	return fmt.Sprintf("%s:%d", termsafe.Line(c.Path), c.Line)
+}
+
+// around is the lines of path's new side around line, as the diff shows
+// them, the line itself marked, so the reviewer sees what they comment on.
+func around(r *approval.Request, path string, line int, p painter) string {
+	lines := newSideLines(fileDiffText(r, path))
+	if _, ok := lines[line]; !ok {
+		return fmt.Sprintf("  Line %d of %s is not in the diff shown; the comment still names it.\n", line, termsafe.Line(path))
+	}
+	var b strings.Builder
+	for n := line - 3; n <= line+3; n++ {
+		text, ok := lines[n]
+		if !ok {
+			continue
+		}
+		mark := "  "
+		if n == line {
+			mark = p.paint(ansiBold, "> ")
+		}
+		fmt.Fprintf(&b, "  %s%5d  %s\n", mark, n, termsafe.Line(text))
+	}
+	return b.String()
+}
+
+// fileDiffText is path's part of the diff: the hunks of the last commit
+// that changes it (their new side is what the push brings), else its
+// section of the whole diff.
+func fileDiffText(r *approval.Request, path string) string {
+	for i := len(r.Commits) - 1; i >= 0; i-- {
+		for _, fd := range r.Commits[i].Files {
+			if fd.Path == path {
+				return strings.Join(fd.Hunks, "")
+			}
+		}
+	}
+	for _, sec := range strings.SplitAfter(r.Diff, "\ndiff --git ") {
+		first, _, _ := strings.Cut(strings.TrimPrefix(sec, "diff --git "), "\n")
+		if strings.HasSuffix(first, " b/"+path) {
+			return sec
+		}
+	}
+	return ""
+}
+
+var hunkHead = regexp.MustCompile(`^@@ -[0-9]+(?:,[0-9]+)? \+([0-9]+)(?:,[0-9]+)? @@`)
+
+// newSideLines maps the new side's line numbers to their text, for the
+// lines a diff shows (context and added ones).
+func newSideLines(diff string) map[int]string {
+	out := map[int]string{}
+	n := 0
+	for _, l := range strings.Split(diff, "\n") {
+		if m := hunkHead.FindStringSubmatch(l); m != nil {
+			n, _ = strconv.Atoi(m[1])
+			continue
+		}
+		if n == 0 || l == "" {
+			continue
+		}
+		switch l[0] {
+		case ' ', '+':
+			out[n] = l[1:]
+			n++
+		case '-', '\\':
+		default:
+			n = 0 // past the hunks: a header line
+		}
+	}
+	return out
+}

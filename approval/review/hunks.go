@@ -1,0 +1,292 @@
+package review
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/airlock-dev/airlock/approval"
+	"github.com/airlock-dev/airlock/internal/shortid"
+	"github.com/airlock-dev/airlock/internal/termsafe"
+)
+
+// hunkPickable reports whether the reviewer picks r hunk by hunk: it can
+// be picked from and carries each commit's own files. A request without
+// them (from a server that does not send them) is picked file by file.
+func hunkPickable(r *approval.Request) bool {
+	if !r.Pickable {
+		return false
+	}
+	for _, c := range r.Commits {
+		if len(c.Files) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// errStopPick: the reviewer stopped picking (q); nothing is decided.
+var errStopPick = errors.New("stopped picking")
+
+const helpPick = `  y  accept this hunk               n  leave it out (it stays in the sandbox)
+  s  split it: accept or leave out each changed line
+  a  accept this hunk and the rest of this file's
+  d  leave out this hunk and the rest of this file's
+  e  edit this commit's message (what lands is your text)
+  q  stop picking: back to the prompt, nothing decided
+  ?  this help
+`
+
+// pickHunks walks the request commit by commit, file by file, hunk by
+// hunk, as git add -p does, and returns what the reviewer accepted of each
+// commit (commits with nothing accepted left out), once they have seen a
+// summary of it and confirmed it. nil, nil: they stopped, or accepted
+// nothing, or did not confirm; errBack: they went back to the list.
+func (a *asker) pickHunks() ([]approval.Accepted, error) {
+	t, r := a.t, a.r
+	fmt.Fprintln(t, "  Picking hunks, commit by commit: y accept, n leave out, s split to lines, a/d the rest of the file, e edit the message, q stop, ? help")
+	sel := make([]approval.Accepted, len(r.Commits))
+	for ci, c := range r.Commits {
+		sel[ci].Commit = c.ID
+		fmt.Fprintf(t, "\n  %s %d of %d: %s \"%s\"\n", a.p.paint(ansiBold, "Commit"), ci+1, len(r.Commits),
+			a.p.paint(ansiYellow, shortid.HashOr(c.ID, "(none)")), termsafe.Line(subject(c.Message)))
+		if len(c.Files) == 0 {
+			fmt.Fprintln(t, "  (it changes no file: nothing to pick)")
+		}
+		for _, fd := range c.Files {
+			af, err := a.pickFile(&sel[ci], fd)
+			if errors.Is(err, errStopPick) {
+				return nil, nil
+			}
+			if err != nil {
+				return nil, err
+			}
+			if af != nil {
+				sel[ci].Files = append(sel[ci].Files, *af)
+			}
+		}
+	}
+	var out []approval.Accepted
+	for _, s := range sel {
+		if len(s.Files) > 0 {
+			out = append(out, s)
+		}
+	}
+	if len(out) == 0 {
+		fmt.Fprintln(t, "  You accepted nothing: to push nothing, [r]eject the push.")
+		return nil, nil
+	}
+	ok, err := a.confirmPick(sel)
+	if err != nil || !ok {
+		return nil, err
+	}
+	return out, nil
+}
+
+// pickFile asks about each hunk of one file of a commit, and returns what
+// was accepted of it (nil: nothing). A file whose every hunk is accepted
+// whole is accepted Whole: its mode, its creation or deletion with it.
+func (a *asker) pickFile(acc *approval.Accepted, fd approval.FileDiff) (*approval.AcceptedFile, error) {
+	t := a.t
+	io.WriteString(t, indent(colorDiff(fd.Header, t.Color()), "  "))
+	if len(fd.Hunks) == 0 {
+		what := "it has no lines to show: a mode change, or an empty file"
+		if fd.Binary {
+			what = "binary: the diff cannot show what it holds"
+		}
+		key, err := a.askKey(acc, fmt.Sprintf("  Accept this file whole (%s) [y,n,e,q,?]? ", what))
+		if err != nil || key != 'y' && key != 'a' {
+			return nil, err
+		}
+		return &approval.AcceptedFile{Path: fd.Path, Whole: true}, nil
+	}
+	af := &approval.AcceptedFile{Path: fd.Path}
+	var rest rune // 'a' or 'd' once the reviewer decided the rest of the file
+	whole := true
+	for hi, h := range fd.Hunks {
+		hunk := approval.AcceptedHunk{Index: hi, ID: approval.HunkID(h)}
+		choice := rest
+		if choice == 0 {
+			io.WriteString(t, indent(colorDiff(h, t.Color()), "  "))
+			var err error
+			if choice, hunk.Lines, err = a.askHunk(acc, h, fmt.Sprintf("  (%d/%d) Accept this hunk of %s [y,n,s,a,d,e,q,?]? ", hi+1, len(fd.Hunks), termsafe.Line(fd.Path))); err != nil {
+				return nil, err
+			}
+		}
+		switch choice {
+		case 'a', 'd':
+			rest = choice
+		}
+		if choice == 'y' || choice == 'a' || choice == 's' {
+			af.Hunks = append(af.Hunks, hunk)
+		}
+		whole = whole && (choice == 'y' || choice == 'a')
+	}
+	if len(af.Hunks) == 0 {
+		return nil, nil
+	}
+	af.Whole = whole
+	return af, nil
+}
+
+// askHunk asks about one hunk until the reviewer decides it: y, n, a, d,
+// or s with the lines accepted ('n' when they accepted none of them, 'y'
+// when all).
+func (a *asker) askHunk(acc *approval.Accepted, hunk, question string) (rune, []int, error) {
+	for {
+		key, err := a.askKey(acc, question)
+		if err != nil || key != 's' {
+			return key, nil, err
+		}
+		lines, err := a.splitLines(hunk)
+		switch {
+		case errors.Is(err, errStopPick):
+			continue // back to the whole hunk's question
+		case err != nil:
+			return 0, nil, err
+		case len(lines) == 0:
+			return 'n', nil, nil
+		case len(lines) == countChanged(hunk):
+			return 'y', nil, nil
+		}
+		return 's', lines, nil
+	}
+}
+
+// askKey reads the answer to question, handling the keys every question
+// of the walk shares: e edits the commit's message, ? helps, q stops, l
+// goes back to the list. It returns y, n, s, a or d.
+func (a *asker) askKey(acc *approval.Accepted, question string) (rune, error) {
+	t := a.t
+	for {
+		io.WriteString(t, question)
+		key, err := t.ReadKey()
+		if err != nil {
+			return 0, err
+		}
+		switch key {
+		case 'y', 'Y', 'n', 'N', 's', 'S', 'a', 'A', 'd', 'D':
+			return toLower(key), nil
+		case 'e', 'E':
+			if err := a.editMessage(acc); err != nil {
+				return 0, err
+			}
+		case 'q', 'Q':
+			return 0, errStopPick
+		case 'l', 'L':
+			if a.opt.back {
+				return 0, errBack
+			}
+			fmt.Fprintf(t, "  Unknown key %q.\n", key)
+			io.WriteString(t, helpPick)
+		case '?', 'h', 'H':
+			io.WriteString(t, helpPick)
+		default:
+			fmt.Fprintf(t, "  Unknown key %q.\n", key)
+			io.WriteString(t, helpPick)
+		}
+	}
+}
+
+func toLower(r rune) rune {
+	if r >= 'A' && r <= 'Z' {
+		return r + 'a' - 'A'
+	}
+	return r
+}
+
+// splitLines asks about each changed line of hunk and returns the ones
+// accepted, numbered from 0 among the hunk's "+" and "-" lines.
+// errStopPick: the reviewer went back to the hunk's question.
+func (a *asker) splitLines(hunk string) ([]int, error) {
+	t := a.t
+	n, total := 0, countChanged(hunk)
+	var accepted []int
+	for _, l := range strings.Split(strings.TrimSuffix(hunk, "\n"), "\n") {
+		if !changedLine(l) {
+			continue
+		}
+		io.WriteString(t, indent(colorDiff(l+"\n", t.Color()), "    "))
+		for {
+			fmt.Fprintf(t, "  line %d/%d: accept [y,n,q back to the hunk]? ", n+1, total)
+			key, err := t.ReadKey()
+			if err != nil {
+				return nil, err
+			}
+			switch key {
+			case 'y', 'Y':
+				accepted = append(accepted, n)
+			case 'n', 'N':
+			case 'q', 'Q':
+				return nil, errStopPick
+			case 'l', 'L':
+				if a.opt.back {
+					return nil, errBack
+				}
+				fmt.Fprintf(t, "  Unknown key %q: y accepts the line, n leaves it out, q goes back to the whole hunk.\n", key)
+				continue
+			default:
+				fmt.Fprintf(t, "  Unknown key %q: y accepts the line, n leaves it out, q goes back to the whole hunk.\n", key)
+				continue
+			}
+			break
+		}
+		n++
+	}
+	return accepted, nil
+}
+
+// changedLine: a hunk's "+" or "-" line (not its "@@" header).
+func changedLine(l string) bool { return strings.HasPrefix(l, "+") || strings.HasPrefix(l, "-") }
+
+func countChanged(hunk string) int {
+	n := 0
+	for _, l := range strings.Split(hunk, "\n") {
+		if changedLine(l) {
+			n++
+		}
+	}
+	return n
+}
+
+// editMessage reads a new message for the commit being picked: what lands
+// is the reviewer's text, one line.
+func (a *asker) editMessage(acc *approval.Accepted) error {
+	msg := acc.Message
+	if msg == "" {
+		for _, c := range a.r.Commits {
+			if c.ID == acc.Commit {
+				msg = c.Message
+			}
+		}
+	}
+	fmt.Fprintf(a.t, "  The message now:\n%s", indent(termsafe.Text(strings.TrimRight(msg, "\n")+"\n"), "    "))
+	line, err := a.t.ReadLine("  New message (one line; empty keeps it as it is): ")
+	if err != nil {
+		return err
+	}
+	if line = strings.TrimSpace(line); line != "" {
+		acc.Message = line + "\n"
+		fmt.Fprintf(a.t, "  This commit lands as %s.\n", quoted(line))
+	}
+	return nil
+}
+
+// indent puts prefix before each line of text.
+func indent(text, prefix string) string {
+	if text == "" {
+		return ""
+	}
+	lines := strings.SplitAfter(text, "\n")
+	var b strings.Builder
+	for _, l := range lines {
+		if l != "" {
+			b.WriteString(prefix + l)
+		}
+	}
+	if !strings.HasSuffix(text, "\n") {
+		b.WriteByte('\n')
+	}
+	return b.String()
+}

@@ -1,0 +1,57 @@
+package review
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/airlock-dev/airlock/approval"
+	"github.com/airlock-dev/airlock/internal/termsafe"
+)
+
+// renderSince says, first, that the request follows one the reviewer saw:
+// which, what they said then, the worker's reply, and how much changed
+// since (what d shows; f shows the full diff).
+func renderSince(b *strings.Builder, r *approval.Request, p painter) {
+	s := r.Since
+	if s == nil {
+		return
+	}
+	why := strings.TrimSpace(s.Why)
+	if why == "" {
+		why = "you saw it"
+	}
+	fmt.Fprintf(b, "  %s you saw request %s; %s.\n", p.paint(ansiBold+ansiYellow, "Asked again:"), termsafe.Line(s.Request), termsafe.Line(why))
+	if strings.TrimSpace(s.Reason) != "" {
+		fmt.Fprintf(b, "  Your reason then: %s\n", quoted(clip(s.Reason, 200)))
+	}
+	b.WriteString(commentList("Your comments then", s.Comments))
+	if strings.TrimSpace(s.Reply) != "" {
+		fmt.Fprintf(b, "  The worker replied: %s\n", quoted(clip(s.Reply, 300)))
+	}
+	if s.Interdiff == "" {
+		b.WriteString("  Since then: nothing changed in what the push carries. [f] shows the full diff.\n")
+		return
+	}
+	files, added, deleted := diffStat(s.Interdiff)
+	fmt.Fprintf(b, "  Since then: %s, +%d -%d changed. [d] shows only that, [f] the full diff.\n", plural(files, "file"), added, deleted)
+}
+
+// diffStat counts a unified diff's files and added and deleted lines.
+func diffStat(diff string) (files, added, deleted int) {
+	header := false
+	for _, l := range strings.Split(diff, "\n") {
+		switch {
+		case strings.HasPrefix(l, "diff --git "):
+			files++
+			header = true
+		case strings.HasPrefix(l, "@@"):
+			header = false
+		case header:
+		case strings.HasPrefix(l, "+"):
+			added++
+		case strings.HasPrefix(l, "-"):
+			deleted++
+		}
+	}
+	return files, added, deleted
+}

@@ -1,0 +1,144 @@
+package review
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/airlock-dev/airlock/approval"
+	"github.com/airlock-dev/airlock/internal/shortid"
+	"github.com/airlock-dev/airlock/internal/termsafe"
+)
+
+// confirmPick shows what the reviewer picked (which commits land, with
+// which message, how much of each file) and what stays in the sandbox, and
+// asks before it is sent. sel has one entry per commit of the request, in
+// order.
+func (a *asker) confirmPick(sel []approval.Accepted) (bool, error) {
+	t := a.t
+	fmt.Fprint(t, pickSummary(a.r, sel, a.p))
+	lands := 0
+	for _, s := range sel {
+		if len(s.Files) > 0 {
+			lands++
+		}
+	}
+	for {
+		fmt.Fprintf(t, "  Push %s? [y]es  [n]o, back to the prompt  ", plural(lands, "commit"))
+		key, err := t.ReadKey()
+		if err != nil {
+			return false, err
+		}
+		switch key {
+		case 'y', 'Y':
+			return true, nil
+		case 'n', 'N', 'q', 'Q':
+			return false, nil
+		case 'l', 'L':
+			if a.opt.back {
+				return false, errBack
+			}
+		}
+		fmt.Fprintf(t, "  Unknown key %q: y pushes what you picked, n goes back to the prompt.\n", key)
+	}
+}
+
+// pickSummary is the summary confirmPick shows.
+func pickSummary(r *approval.Request, sel []approval.Accepted, p painter) string {
+	var b, stays strings.Builder
+	b.WriteString("\n  " + p.paint(ansiBold, "What you picked:") + "\n")
+	n := 0
+	for ci, c := range r.Commits {
+		s := sel[ci]
+		id := p.paint(ansiYellow, shortid.HashOr(c.ID, "(none)"))
+		if len(s.Files) == 0 {
+			fmt.Fprintf(&b, "    %s \"%s\": left out, nothing of it lands\n", id, termsafe.Line(subject(c.Message)))
+		} else {
+			n++
+			msg := fmt.Sprintf("with its message \"%s\"", termsafe.Line(subject(c.Message)))
+			if s.Message != "" {
+				msg = fmt.Sprintf("with your message \"%s\" (was \"%s\")", termsafe.Line(subject(s.Message)), termsafe.Line(subject(c.Message)))
+			}
+			fmt.Fprintf(&b, "    %s lands as commit %d, %s:\n", id, n, msg)
+		}
+		for _, fd := range c.Files {
+			took := acceptedOf(s, fd.Path)
+			if took != nil {
+				fmt.Fprintf(&b, "      %s: %s\n", termsafe.Line(fd.Path), acceptedWords(fd, took))
+			}
+			if left := leftOf(fd, took); left != "" {
+				fmt.Fprintf(&stays, "    %s (commit %s): %s\n", termsafe.Line(fd.Path), shortid.HashOr(c.ID, "(none)"), left)
+			}
+		}
+	}
+	if stays.Len() > 0 {
+		b.WriteString("  " + p.paint(ansiBold, "Stays in the sandbox, not pushed:") + "\n" + stays.String())
+	} else {
+		b.WriteString("  Nothing stays in the sandbox: every hunk lands.\n")
+	}
+	return b.String()
+}
+
+// acceptedOf is what sel accepted of path, or nil.
+func acceptedOf(sel approval.Accepted, path string) *approval.AcceptedFile {
+	for i := range sel.Files {
+		if sel.Files[i].Path == path {
+			return &sel.Files[i]
+		}
+	}
+	return nil
+}
+
+// acceptedWords says in words what was accepted of a file.
+func acceptedWords(fd approval.FileDiff, af *approval.AcceptedFile) string {
+	if len(fd.Hunks) == 0 {
+		return "whole"
+	}
+	s := fmt.Sprintf("%d of %d hunks", len(af.Hunks), len(fd.Hunks))
+	if af.Whole {
+		s = "whole (" + plural(len(fd.Hunks), "hunk") + ")"
+	}
+	split := 0
+	for _, h := range af.Hunks {
+		if h.Lines != nil {
+			split++
+		}
+	}
+	if split > 0 {
+		s += fmt.Sprintf(", %d of them in part (some lines)", split)
+	}
+	return s
+}
+
+// leftOf says what of a file stays in the sandbox; "" when nothing does.
+func leftOf(fd approval.FileDiff, af *approval.AcceptedFile) string {
+	switch {
+	case af == nil && len(fd.Hunks) == 0:
+		return "the whole file"
+	case af == nil:
+		return "all " + plural(len(fd.Hunks), "hunk")
+	case af.Whole:
+		return ""
+	}
+	left, part := len(fd.Hunks)-len(af.Hunks), 0
+	for _, h := range af.Hunks {
+		if h.Lines != nil {
+			part++
+		}
+	}
+	var s []string
+	if left > 0 {
+		s = append(s, plural(left, "hunk"))
+	}
+	if part > 0 {
+		s = append(s, fmt.Sprintf("the lines left out of %s", plural(part, "hunk")))
+	}
+	return strings.Join(s, " and ")
+}
+
+// plural is "1 hunk", "2 hunks".
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}
