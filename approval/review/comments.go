@@ -126,21 +126,21 @@ func around(r *approval.Request, path string, line int, p painter) string {
 	return b.String()
 }
 
-// fileDiffText is path's part of the diff: the hunks of the last commit
-// that changes it (their new side is what the push brings), else its
-// section of the whole diff.
+// fileDiffText is path's part of the diff: its section of the whole diff
+// (whose new side is what the push brings), else, for a name git quotes
+// in its headers, the hunks of the last commit that changes it.
 func fileDiffText(r *approval.Request, path string) string {
+	for _, sec := range strings.SplitAfter(r.Diff, "\ndiff --git ") {
+		first, _, _ := strings.Cut(strings.TrimPrefix(sec, "diff --git "), "\n")
+		if strings.HasSuffix(first, " b/"+path) {
+			return sec
+		}
+	}
 	for i := len(r.Commits) - 1; i >= 0; i-- {
 		for _, fd := range r.Commits[i].Files {
 			if fd.Path == path {
 				return strings.Join(fd.Hunks, "")
 			}
-		}
-	}
-	for _, sec := range strings.SplitAfter(r.Diff, "\ndiff --git ") {
-		first, _, _ := strings.Cut(strings.TrimPrefix(sec, "diff --git "), "\n")
-		if strings.HasSuffix(first, " b/"+path) {
-			return sec
 		}
 	}
 	return ""

@@ -45,7 +45,7 @@ const helpPick = `  y  accept this hunk               n  leave it out (it stays 
 // nothing, or did not confirm; errBack: they went back to the list.
 func (a *asker) pickHunks() ([]approval.Accepted, error) {
 	t, r := a.t, a.r
-	fmt.Fprintln(t, "  Picking hunks, commit by commit: y accept, n leave out, s split to lines, a/d the rest of the file, e edit the message, q stop, ? help")
+	fmt.Fprintln(t, "  Picking hunks, commit by commit, file by file, as git add -p does (? shows the keys).")
 	sel := make([]approval.Accepted, len(r.Commits))
 	for ci, c := range r.Commits {
 		sel[ci].Commit = c.ID
