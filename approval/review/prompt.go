@@ -296,18 +296,22 @@ func groupFlags(flags []approval.Flag) []approval.Flag {
 	return out
 }
 
+// keysLine is the line of keys under the summary. It fits 80 columns:
+// when its words do not fit with two spaces between them, one is used.
 func keysLine(r *approval.Request, p painter, opt options) string {
 	k := func(key, rest string) string { return "[" + p.paint(ansiBold, key) + "]" + rest }
 	parts := []string{k("d", "iff"), k("a", "pprove"), k("r", "eject")}
 	if r.Since != nil {
-		parts = []string{k("d", "iff since"), k("f", "ull diff"), k("a", "pprove"), k("r", "eject")}
+		parts = []string{k("d", "iff since"), k("f", "ull"), k("a", "pprove"), k("r", "eject")}
 	}
-	if r.Pickable {
-		if hunkPickable(r) {
-			parts = append(parts, k("p", "ick hunks"))
-		} else {
-			parts = append(parts, k("p", "ick files"))
-		}
+	switch {
+	case !r.Pickable:
+	case r.Since != nil:
+		parts = append(parts, k("p", "ick"))
+	case hunkPickable(r):
+		parts = append(parts, k("p", "ick hunks"))
+	default:
+		parts = append(parts, k("p", "ick files"))
 	}
 	if opt.comments > 0 {
 		parts = append(parts, k("c", fmt.Sprintf("omment (%d)", opt.comments)))
@@ -318,7 +322,10 @@ func keysLine(r *approval.Request, p painter, opt options) string {
 		parts = append(parts, k("l", "ist"))
 	}
 	parts = append(parts, k("?", "help"))
-	return strings.Join(parts, "  ")
+	if s := strings.Join(parts, "  "); cellWidth(sgr.ReplaceAllString(s, "")) <= 78 {
+		return s
+	}
+	return strings.Join(parts, " ")
 }
 
 func uniq(s []string) []string {

@@ -1,0 +1,62 @@
+package review_test
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/airlock-dev/airlock/approval"
+	"github.com/airlock-dev/airlock/approval/internal/approvaltest"
+	"github.com/airlock-dev/airlock/approval/review"
+)
+
+// TestComments: comments on a file's line (shown with the lines around
+// it), on a file, and general go with the decision; a rejection with them
+// asks for changes.
+func TestComments(t *testing.T) {
+	r := hunkRequest(t)
+	cases := []struct {
+		name   string
+		keys   string
+		lines  []string
+		want   approval.Decision
+		output []string
+	}{
+		{name: "ask for changes", keys: "ccr", lines: []string{"2", "20", "  name the limit  ", "", "and add a test", "please"},
+			want: approval.Decision{Request: r.ID, Verdict: approval.Reject, Reason: "please", By: "reviewer", Comments: []approval.Comment{
+				{Path: "a.go", Line: 20, Text: "name the limit"}, {Text: "and add a test"}}},
+			output: []string{"> " + "   20  line 20 changed", "     19  line 19", "     23  line 22",
+				"Your comments so far (2):", "a.go:20  name the limit", "(general)  and add a test",
+				"[c]omment (2)", "Asking for changes with your 2 comments."}},
+		{name: "approve with a comment on a file", keys: "ca", lines: []string{"9", "x", "3", "", "rename this"},
+			want: approval.Decision{Request: r.ID, Verdict: approval.Approve, By: "reviewer", Comments: []approval.Comment{
+				{Path: hostileName, Text: "rename this"}}},
+			output: []string{`"9" is not a file number: type one from 1 to 3`, `"x" is not a file number`,
+				"notes^[[2J<U+202E>txt.sh^Jfake  rename this"}},
+		{name: "a line outside the diff", keys: "ca", lines: []string{"2", "0", "9", "check this"},
+			want: approval.Decision{Request: r.ID, Verdict: approval.Approve, By: "reviewer", Comments: []approval.Comment{
+				{Path: "a.go", Line: 9, Text: "check this"}}},
+			output: []string{`"0" is not a line number`, "Line 9 of a.go is not in the diff shown"}},
+		{name: "back without a comment", keys: "ccca", lines: []string{"q", "1", "q", "1", "2", ""},
+			want:   approval.Decision{Request: r.ID, Verdict: approval.Approve, By: "reviewer"},
+			output: []string{"No comment added."}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := &approvaltest.Script{Keys: []rune(c.keys), Lines: c.lines, TTY: true}
+			got, err := review.Prompt(s, r)
+			if err != nil {
+				t.Fatalf("%v\noutput:\n%s", err, s.Out.String())
+			}
+			if !reflect.DeepEqual(got, c.want) {
+				t.Errorf("decision\n%+v\nwant\n%+v\noutput:\n%s", got, c.want, s.Out.String())
+			}
+			for _, o := range c.output {
+				if !strings.Contains(s.Out.String(), o) {
+					t.Errorf("the reviewer did not see %q:\n%s", o, s.Out.String())
+				}
+			}
+			assertOnlyOwnEscapes(t, s.Out.String())
+		})
+	}
+}
