@@ -23,9 +23,9 @@ func rereviewRequest(t *testing.T) *approval.Request {
 	r.Fork, r.ForkRef = approvaltest.Hash("fork"), "refs/heads/main\x1b[8m"
 	r.Since = &approval.Since{
 		Request: "req-old\x1b[2J", Why: "you asked for changes\u202E", Tree: approvaltest.Hash("old-tree"),
-		Reason:   "rename it\x1b]52;c;ZXZpbA==\x07",
-		Comments: []approval.Comment{{Path: "a.go", Line: 20, Text: "typo\nhere\x1b[1A"}, {Text: "add a test"}},
-		Reply:    "Fixed the typo;\nadded\x1b[8m a test",
+		Reason:    "rename it\x1b]52;c;ZXZpbA==\x07",
+		Comments:  []approval.Comment{{Path: "a.go", Line: 20, Text: "typo\nhere\x1b[1A"}, {Text: "add a test"}},
+		Reply:     "Fixed the typo;\nadded\x1b[8m a test",
 		Interdiff: interdiff,
 	}
 	r.Flags = approval.Assess(r, approval.Rules{}, nil)
