@@ -244,8 +244,9 @@ func baseLine(r *approval.Request, moved bool) string {
 	case r.NewRef || r.Old.IsZero():
 		return "  Base:   none: the branch is new\n"
 	case moved:
-		return fmt.Sprintf("  Base:   %s (the branch's commit %s); the branch has moved since:\n"+
-			"          you approved another push to it, so approving asks again if what lands changes\n", shortid.Hash(r.Old), asked)
+		return fmt.Sprintf("  Base:   %s (the branch's commit %s)\n"+
+			"  Moved:  the branch has moved since: you approved another push to it; if what\n"+
+			"          lands changes, approving asks you again\n", shortid.Hash(r.Old), asked)
 	}
 	return fmt.Sprintf("  Base:   %s (the branch's commit %s)\n", shortid.Hash(r.Old), asked)
 }
