@@ -19,7 +19,7 @@ func runReview(args []string, stdout, stderr io.Writer) error {
 		"Shows pushes waiting for approval from every running `airlock serve` (every session and\n"+
 			"repository of each), as they arrive, and sends your decision back. One waiting push is\n"+
 			"shown at once; several are listed, grouped by server, session and repository, and you\n"+
-			"choose which to review, in any order. It needs a terminal.", stderr)
+			"choose which to review, in any order. It needs a terminal.\n\n"+review.KeysHelp, stderr)
 	once := fs.Bool("once", false, "decide one push, then exit")
 	if err := parse(fs, args); err != nil {
 		return err

@@ -1,0 +1,35 @@
+package review
+
+// KeysHelp describes every key of the reviewer's prompts, for `airlock
+// review --help` (the prompt's own ? shows the keys of where it is).
+const KeysHelp = `Keys, at a push's prompt (one key, no Enter):
+  d  the diff, in your pager ($PAGER, else less -R); for a request that follows
+     one you saw (the worker pushed again after your comments or rejection,
+     or the push is asked again because its target moved), only what changed
+     since you saw it
+  f  the full diff (also D), when d shows what changed since
+  a  approve: the push goes ahead as shown; a high risk (!!) asks you to type yes
+  r  reject: nothing is pushed; you may give a reason the worker is told; with
+     comments, this asks the worker for those changes
+  c  comment for the worker: choose a file by number and a line of its new side
+     (shown with the lines around it), or Enter for a comment on the whole file
+     or a general one; comments go with whatever you decide
+  p  pick: push only part of it. Hunk by hunk, commit by commit, as git add -p
+     does, when the server sends each commit's files; else file by file. Then:
+       y  accept this hunk          n  leave it out (it stays in the sandbox)
+       s  split it: y or n for each changed line (q back to the whole hunk)
+       a  accept the rest of this file's hunks
+       d  leave out the rest of this file's hunks
+       e  edit this commit's message (what lands is your text)
+       q  stop picking, back to the prompt, nothing decided    ?  these keys
+     a summary (which commits land with which message, how much of each file,
+     what stays in the sandbox) asks y before it is sent; each commit with
+     anything accepted lands as a commit of its own, with its message
+  l  back to the list of waiting requests, deciding nothing (from any prompt
+     and any question under it; a list of one too)
+  ?  help
+At a network request's prompt: a allow once, c allow this command for the
+session, s allow every run for the session (type yes), r deny, l the list.
+At the list: a number reviews that request, Enter the oldest, l lists again.
+Ctrl-C stops airlock review; nothing undecided is decided.
+`
