@@ -45,7 +45,7 @@ func (a *asker) comment() error {
 		return nil
 	}
 	a.comments = append(a.comments, c)
-	io.WriteString(t, commentList("Your comments so far", a.comments))
+	io.WriteString(t, commentList("Your comments so far", a.comments, 0))
 	return nil
 }
 
@@ -80,14 +80,19 @@ func (a *asker) askNumber(question string, max int) (n int, ok bool, err error) 
 }
 
 // commentList lists comments under a title: "path:line  text", the
-// general ones as such.
-func commentList(title string, cs []approval.Comment) string {
+// general ones as such; past limit (0: none) the rest is counted, so that
+// many comments cannot push the summary's keys off the screen.
+func commentList(title string, cs []approval.Comment, limit int) string {
 	if len(cs) == 0 {
 		return ""
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "  %s (%d):\n", title, len(cs))
-	for _, c := range cs {
+	for i, c := range cs {
+		if limit > 0 && i == limit {
+			fmt.Fprintf(&b, "    ... and %d more: ? lists them all\n", len(cs)-limit)
+			break
+		}
 		fmt.Fprintf(&b, "    %s  %s\n", commentPlace(c), termsafe.Line(c.Text))
 	}
 	return b.String()

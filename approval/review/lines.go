@@ -82,4 +82,3 @@ func baseLine(r *approval.Request, moved bool) string {
 	}
 	return fmt.Sprintf("  Base:   %s (the branch's commit %s)\n", shortid.Hash(r.Old), asked)
 }
-

@@ -117,3 +117,22 @@ func TestBaseLineAfterAnApproval(t *testing.T) {
 		t.Errorf("the moved base line:\n%s", prompts[1])
 	}
 }
+
+// TestListFromHighRiskConfirm: l at the question a high risk asks goes to
+// the list, approving nothing.
+func TestListFromHighRiskConfirm(t *testing.T) {
+	dir := socketDir(t)
+	a := newServer(t, dir, 1001, "writer")
+	tk := a.submit(t, "writer", "sess", "", "main", "", func(r *approval.Request) { r.Flags = approval.Assess(r, approval.Rules{}, nil) })
+	r := watch(t, dir, 1)
+	s := &approvaltest.Script{TTY: true, Keys: []rune("ar"), Lines: []string{"l", "", "no"}}
+	if err := review.Review(context.Background(), r, s, true); err != nil {
+		t.Fatalf("%v\n%s", err, s.Out.String())
+	}
+	if out := s.Out.String(); !strings.Contains(out, "Type yes to approve anyway: l") || !strings.Contains(out, "1 request is waiting:") {
+		t.Errorf("l at the high risk's question:\n%s", out)
+	}
+	if got := outcome(t, tk); got != "rejected" {
+		t.Errorf("the request was %s", got)
+	}
+}

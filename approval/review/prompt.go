@@ -372,9 +372,11 @@ func (a *asker) key(key rune) (approval.Decision, bool, error) {
 			fmt.Fprintln(t, "  This push is too large to show whole, so it cannot be approved whole: [p]ick to push less. "+a.keys())
 			return approval.Decision{}, false, nil
 		}
-		if !confirmHigh(t, r, a.p) {
-			fmt.Fprintln(t, "  Not approved. "+a.keys())
-			return approval.Decision{}, false, nil
+		if ok, err := a.confirmHigh(); !ok {
+			if err == nil {
+				fmt.Fprintln(t, "  Not approved. "+a.keys())
+			}
+			return approval.Decision{}, false, err
 		}
 		return a.decision(approval.Approve), true, nil
 	case 'r', 'R':
@@ -432,8 +434,9 @@ func (a *asker) help() {
 	case a.r.Pickable:
 		io.WriteString(a.t, helpFiles)
 	}
-	if a.r.Since != nil {
+	if s := a.r.Since; s != nil {
 		io.WriteString(a.t, helpSince)
+		io.WriteString(a.t, commentList("Your comments then", s.Comments, 0))
 	}
 	if a.opt.back {
 		io.WriteString(a.t, helpBack)
@@ -485,25 +488,35 @@ func (a *asker) pick() (approval.Decision, bool, error) {
 		}
 		d.Paths = paths
 	}
-	if !confirmHigh(t, r, a.p) {
-		fmt.Fprintln(t, "  Not approved. "+a.keys())
-		return approval.Decision{}, false, nil
+	if ok, err := a.confirmHigh(); !ok {
+		if err == nil {
+			fmt.Fprintln(t, "  Not approved. "+a.keys())
+		}
+		return approval.Decision{}, false, err
 	}
 	return d, true, nil
 }
 
-// confirmHigh asks again when the push has a high-severity risk.
-func confirmHigh(t Terminal, r *approval.Request, p painter) bool {
+// confirmHigh asks again when the push has a high-severity risk; l goes
+// back to the list (errBack), and anything but yes does not approve.
+func (a *asker) confirmHigh() (bool, error) {
 	var high []string
-	for _, f := range r.Flags {
+	for _, f := range a.r.Flags {
 		if f.Severity == approval.High {
 			high = append(high, f.Message)
 		}
 	}
 	if len(high) == 0 {
-		return true
+		return true, nil
 	}
-	fmt.Fprintf(t, "  %s %s\n", p.paint(ansiRed+ansiBold, "High risk:"), termsafe.Line(strings.Join(high, "; ")))
-	answer, err := t.ReadLine("  Type yes to approve anyway: ")
-	return err == nil && strings.EqualFold(strings.TrimSpace(answer), "yes")
+	fmt.Fprintf(a.t, "  %s %s\n", a.p.paint(ansiRed+ansiBold, "High risk:"), termsafe.Line(strings.Join(high, "; ")))
+	answer, err := a.t.ReadLine("  Type yes to approve anyway: ")
+	answer = strings.TrimSpace(answer)
+	switch {
+	case err != nil:
+		return false, err
+	case a.opt.back && strings.EqualFold(answer, "l"):
+		return false, errBack
+	}
+	return strings.EqualFold(answer, "yes"), nil
 }

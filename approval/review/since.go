@@ -8,6 +8,10 @@ import (
 	"github.com/airlock-dev/airlock/internal/termsafe"
 )
 
+// sinceComments is how many of the comments made then the summary lists;
+// ? lists them all.
+const sinceComments = 5
+
 // renderSince says, first, that the request follows one the reviewer saw:
 // which, what they said then, the worker's reply, and how much changed
 // since (what d shows; f shows the full diff).
@@ -24,7 +28,7 @@ func renderSince(b *strings.Builder, r *approval.Request, p painter) {
 	if strings.TrimSpace(s.Reason) != "" {
 		fmt.Fprintf(b, "  Your reason then: %s\n", quoted(clip(s.Reason, 200)))
 	}
-	b.WriteString(commentList("Your comments then", s.Comments))
+	b.WriteString(commentList("Your comments then", s.Comments, sinceComments))
 	if strings.TrimSpace(s.Reply) != "" {
 		fmt.Fprintf(b, "  The worker replied: %s\n", quoted(clip(s.Reply, 300)))
 	}

@@ -1,6 +1,7 @@
 package review_test
 
 import (
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -68,6 +69,21 @@ func TestRereviewKeys(t *testing.T) {
 	if !strings.Contains(s.Out.String(), "[d]iff since  [f]ull  [a]pprove") {
 		t.Errorf("the keys:\n%s", s.Out.String())
 	}
+	// Many comments then: the summary lists five, ? all of them.
+	r.Since.Comments = nil
+	for i := 1; i <= 8; i++ {
+		r.Since.Comments = append(r.Since.Comments, approval.Comment{Path: "a.go", Line: i, Text: fmt.Sprintf("comment %d", i)})
+	}
+	s = &approvaltest.Script{Keys: []rune("?a"), TTY: true}
+	if _, err := review.Prompt(s, r); err != nil {
+		t.Fatal(err)
+	}
+	summary, help, _ := strings.Cut(s.Out.String(), "show the full diff")
+	if !strings.Contains(summary, "a.go:5  comment 5") || strings.Contains(summary, "comment 6") || !strings.Contains(summary, "... and 3 more: ? lists them all") ||
+		!strings.Contains(help, "a.go:8  comment 8") {
+		t.Errorf("the comments then:\n%s", s.Out.String())
+	}
+
 	// The same push again (the target moved): d says nothing changed.
 	r.Since.Interdiff = ""
 	s = &approvaltest.Script{Keys: []rune("da"), TTY: true}
