@@ -3,7 +3,17 @@
 // takes a decision, and the loop over every server's requests (Review):
 // one request is shown at once; several are listed, grouped by server,
 // session and repository, and the reviewer chooses which to take, in any
-// order.
+// order. l goes to the list from every prompt and every question under it.
+//
+// At a push's prompt the reviewer approves, rejects, comments (on a line
+// of a file, a file, or in general: the comments go with the decision, and
+// a rejection with them asks for changes), or picks part of the push: hunk
+// by hunk, commit by commit, as git add -p does (hunks.go), each accepted
+// hunk named by its content id (approval.HunkID) and each commit keeping
+// its message unless the reviewer edits it, after a summary of what lands
+// and what stays in the sandbox (summary.go). A request that follows one
+// the reviewer saw (approval.Since) says so first, and d shows only what
+// changed since (since.go).
 //
 // Everything a worker or a repository wrote goes through internal/termsafe
 // before it reaches the screen. The prompt refuses to run where nobody can

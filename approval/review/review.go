@@ -161,17 +161,17 @@ func decideOne(ctx context.Context, t Terminal, c canceler, in *broker.Incoming,
 // request, allowed or denied; for a push, what goes ahead and what the
 // worker is told.
 func outcome(r *approval.Request, d approval.Decision) string {
-	var told string
+	var gets string // the comments, when there are any
 	if n := len(d.Comments); n > 0 {
-		told = fmt.Sprintf(" with your %s", plural(n, "comment"))
+		gets = ", and the worker gets your " + plural(n, "comment")
 	}
 	switch {
 	case r.Kind == approval.KindNetwork && d.Verdict == approval.Reject:
 		return fmt.Sprintf("  Denied; the command runs without the network, and the worker is told%s.", reasonSuffix(d.Reason))
 	case r.Kind == approval.KindNetwork:
 		return "  Allowed; the run goes ahead with the network."
-	case d.Verdict == approval.Reject && len(d.Comments) > 0:
-		return fmt.Sprintf("  Asked for changes; nothing is pushed, and the worker is told%s%s.", told, reasonSuffix(d.Reason))
+	case d.Verdict == approval.Reject && gets != "":
+		return fmt.Sprintf("  Asked for changes; nothing is pushed%s%s.", gets, reasonSuffix(d.Reason))
 	case d.Verdict == approval.Reject:
 		return fmt.Sprintf("  Rejected; the worker is told%s.", reasonSuffix(d.Reason))
 	case d.Verdict == approval.Pick && len(d.Accept) > 0:
@@ -179,18 +179,11 @@ func outcome(r *approval.Request, d approval.Decision) string {
 		if n == 0 {
 			n = len(d.Accept)
 		}
-		return fmt.Sprintf("  Approved the hunks you picked, as %s ending in %s; the push goes ahead%s.", plural(n, "commit"), shortid.HashOr(d.New, "(none)"), toldSuffix(told))
+		return fmt.Sprintf("  Approved the hunks you picked, as %s ending in %s; the push goes ahead%s.", plural(n, "commit"), shortid.HashOr(d.New, "(none)"), gets)
 	case d.Verdict == approval.Pick:
-		return fmt.Sprintf("  Approved %d picked files as commit %s; the push goes ahead%s.", len(d.Paths), shortid.HashOr(d.New, "(none)"), toldSuffix(told))
+		return fmt.Sprintf("  Approved %d picked files as commit %s; the push goes ahead%s.", len(d.Paths), shortid.HashOr(d.New, "(none)"), gets)
 	}
-	return fmt.Sprintf("  Approved; the push goes ahead%s.", toldSuffix(told))
-}
-
-func toldSuffix(told string) string {
-	if told == "" {
-		return ""
-	}
-	return ", and the worker gets it" + told
+	return fmt.Sprintf("  Approved; the push goes ahead%s.", gets)
 }
 
 // header names a request above its prompt: its id, worker, server, and
