@@ -354,8 +354,13 @@ func prompt(t Terminal, r *approval.Request, back bool) (approval.Decision, erro
 			}
 			return approval.Decision{Request: r.ID, Verdict: approval.Reject, Reason: strings.TrimSpace(reason), By: "reviewer"}, nil
 		case 'd', 'D':
-			if err := t.Page(colorDiff(r.Diff, t.Color())); err != nil {
-				fmt.Fprintf(t, "  Could not show the diff: %v\n", err)
+			// Full screen where the terminal can (view.go), else the pager.
+			if shown, err := viewDiff(t, r); err != nil {
+				return approval.Decision{}, err
+			} else if !shown {
+				if err := t.Page(colorDiff(r.Diff, t.Color())); err != nil {
+					fmt.Fprintf(t, "  Could not show the diff: %v\n", err)
+				}
 			}
 			fmt.Fprintln(t, "  "+keys())
 		case 'p', 'P':
