@@ -180,6 +180,9 @@ func (v *diffView) handle(k rune) bool {
 	case modeList:
 		v.handleList(k)
 		return false
+	case modeHelp:
+		v.mode = modeDiff // any key closes the help
+		return false
 	}
 	page := max(1, v.body()-1)
 	switch k {
@@ -228,7 +231,7 @@ func (v *diffView) handle(k rune) bool {
 	case 'N':
 		v.search(false)
 	case '?', 'h':
-		v.msg = "j/k line  space/b page  ^D/^U half  g/G ends  ]/[ next/previous file  arrows sideways  f file list  / search, n/N next/previous  o or Enter open a collapsed file  q back"
+		v.mode = modeHelp
 	case keyNone:
 	default:
 		v.msg = "unknown key " + quoteLine(string(k)) + ": press ? for the keys"

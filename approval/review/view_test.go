@@ -16,6 +16,11 @@ func TestViewMultiFilePush(t *testing.T) {
 	v.press("d")
 	v.golden("first", "risk first")
 
+	v.press("?")
+	v.golden("help", "Any key closes")
+	v.press("x")
+	v.golden("first", "risk first")
+
 	v.press("f")
 	v.golden("list", "Files: 8")
 	v.press("6\r") // the generated file's number in the list

@@ -33,9 +33,12 @@ func (v *diffView) frame() []byte {
 		return b
 	}
 	b = v.drawHeader(b)
-	if v.mode == modeList {
+	switch v.mode {
+	case modeList:
 		b = v.drawList(b)
-	} else {
+	case modeHelp:
+		b = v.drawHelp(b)
+	default:
 		b = v.drawBody(b)
 	}
 	b = v.drawStatus(b)
@@ -196,9 +199,40 @@ func (v *diffView) drawList(b []byte) []byte {
 	return b
 }
 
+// viewHelp is the view's keys, as ? shows them (and the README).
+var viewHelp = []string{
+	"Keys of the full-screen diff:",
+	"  j k, Down Up        a line down, up",
+	"  Space b, PgDn PgUp  a page down, up; ^D ^U half a page",
+	"  g G, Home End       the first line, the last",
+	"  ] [                 the next file, the previous (risk first)",
+	"  Left Right          sideways, for lines wider than the screen (> at the edge)",
+	"  Enter, o            open a file collapsed for its size (over " + strconv.Itoa(bigFile) + " changed",
+	"                      lines); o again collapses it",
+	"  f                   the file list: j k and Enter, or its number and Enter",
+	"  / text Enter        search (all lower case: any case); n N next, previous",
+	"  q, Esc              back to the prompt, to decide",
+	"",
+	"Any key closes this help.",
+}
+
+func (v *diffView) drawHelp(b []byte) []byte {
+	for r := 0; r < v.body(); r++ {
+		b = rowAt(b, r+2)
+		if r < len(viewHelp) {
+			w := cellWriter{b: b, width: v.cols - 1}
+			w.put(viewHelp[r])
+			b = v.edge(w)
+		}
+	}
+	return b
+}
+
 func (v *diffView) drawStatus(b []byte) []byte {
 	var s string
 	switch {
+	case v.mode == modeHelp:
+		s = "any key: back to the diff"
 	case v.mode == modeSearch:
 		s = "/" + termsafe.Line(string(v.input)) + "_   (Enter: find; Esc: cancel)"
 	case v.mode == modeList && len(v.input) > 0:

@@ -39,6 +39,7 @@ const (
 	modeDiff viewMode = iota
 	modeList
 	modeSearch
+	modeHelp
 )
 
 func newDiffView(ix *diffIndex, cols, rows int, color bool) *diffView {
