@@ -142,7 +142,7 @@ func TestReadViewKey(t *testing.T) {
 		{"\x1b[A\x1b[B\x1bOC\x1b[D", []rune{keyUp, keyDown, keyRight, keyLeft}},
 		{"\x1b[5~\x1b[6~\x1b[H\x1b[4~", []rune{keyPgUp, keyPgDn, keyHome, keyEnd}},
 		{"\x1b", []rune{keyEsc}},
-		{"\x1b[1;5Aq", []rune{keyUp, 'q'}},     // a modifier is read whole
+		{"\x1b[1;5Aq", []rune{keyUp, 'q'}},   // a modifier is read whole
 		{"\x1b[200~x", []rune{keyNone, 'x'}}, // a sequence the view has no use for
 		{"\u00e9\u6f22", []rune{'\u00e9', '\u6f22'}},
 	} {
