@@ -3,13 +3,16 @@ package review
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"flag"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -36,6 +39,7 @@ type viewTerm struct {
 	mu   sync.Mutex
 	vt   vt10x.Terminal
 	raw  bytes.Buffer
+	proc *os.Process
 	done chan error
 }
 
@@ -74,6 +78,7 @@ func startView(t *testing.T, r *approval.Request, cols, rows int, env ...string)
 			}
 		}
 	}()
+	v.proc = cmd.Process
 	go func() { v.done <- cmd.Wait() }()
 	t.Cleanup(func() {
 		cmd.Process.Kill()
@@ -234,7 +239,19 @@ func TestViewChild(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tty.Close()
+	// SIGUSR1 is the request going away while it is shown: the review
+	// loop cancels the prompt so.
+	usr := make(chan os.Signal, 1)
+	signal.Notify(usr, syscall.SIGUSR1)
+	go func() {
+		<-usr
+		tty.Cancel()
+	}()
 	d, err := Prompt(tty, &r)
+	if errors.Is(err, ErrCanceled) {
+		tty.Write([]byte("DECISION: canceled\n"))
+		return
+	}
 	if err != nil {
 		t.Fatal(err)
 	}

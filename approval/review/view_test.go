@@ -1,7 +1,9 @@
 package review
 
 import (
+	"fmt"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -80,4 +82,34 @@ func TestViewHostilePush(t *testing.T) {
 	v.waitFor("[?]help")
 	v.reject()
 	assertOnlyViewEscapes(t, v.output())
+}
+
+// At 300 files and 20,000 lines the view goes where it is asked: the file
+// list takes a number, G the last line; and a request that goes away
+// while it is shown ends the view, back on the prompt's screen with the
+// cursor shown, and the prompt says it was cancelled.
+func TestViewBigPushAndCancel(t *testing.T) {
+	r := bigPush(t, 300, 67)
+	v := startView(t, r, 100, 30)
+	v.waitFor("[?]help")
+	v.press("d")
+	v.waitFor("file 1/300 line 1/")
+	v.press("f250\r")
+	v.waitFor("file 250/300 line ")
+	v.press("G")
+	total := strings.Count(r.Diff, "\n")
+	v.waitFor(fmt.Sprintf("line %d/%d", total-27, total))
+	if err := v.proc.Signal(syscall.SIGUSR1); err != nil {
+		t.Fatal(err)
+	}
+	if got := v.decision(); got != "canceled" {
+		t.Errorf("decision %q, want canceled", got)
+	}
+	out := v.output()
+	if i, j := strings.LastIndex(out, escEnter), strings.LastIndex(out, escLeave); i < 0 || j < i {
+		t.Errorf("the view did not leave the alternate screen (entered at %d, left at %d)", i, j)
+	}
+	if !strings.Contains(v.screen(), "[?]help") {
+		t.Errorf("the prompt's screen is not back:\n%s", v.screen())
+	}
 }
