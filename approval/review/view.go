@@ -232,6 +232,8 @@ func (v *diffView) handle(k rune) bool {
 		v.search(false)
 	case '?', 'h':
 		v.mode = modeHelp
+	case 'a', 'r', 'p', 'A', 'R', 'P':
+		v.msg = "the prompt decides: q goes back to it"
 	case keyNone:
 	default:
 		v.msg = "unknown key " + quoteLine(string(k)) + ": press ? for the keys"

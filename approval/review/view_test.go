@@ -22,6 +22,8 @@ func TestViewMultiFilePush(t *testing.T) {
 	v.golden("help", "Any key closes")
 	v.press("x")
 	v.golden("first", "risk first")
+	v.press("a") // the view never decides: a is not approve here
+	v.waitFor("the prompt decides: q goes back to it")
 
 	v.press("f")
 	v.golden("list", "Files: 8")
