@@ -186,7 +186,9 @@ func (v *diffView) handle(k rune) bool {
 	}
 	page := max(1, v.body()-1)
 	switch k {
-	case 'q', 'Q', keyEsc:
+	case 'q', 'Q':
+		// Not Esc: an arrow key's bytes split by a slow link would
+		// read as Esc, and the rest of them would reach the prompt.
 		return true
 	case 'j', keyDown, '\r', '\n':
 		if k == '\r' || k == '\n' {
@@ -234,7 +236,7 @@ func (v *diffView) handle(k rune) bool {
 		v.mode = modeHelp
 	case 'a', 'r', 'p', 'A', 'R', 'P':
 		v.msg = "the prompt decides: q goes back to it"
-	case keyNone:
+	case keyNone, keyEsc:
 	default:
 		v.msg = "unknown key " + quoteLine(string(k)) + ": press ? for the keys"
 	}

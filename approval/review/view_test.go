@@ -5,6 +5,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // A reviewer opens a six-file push full screen: the workflow (high risk)
@@ -39,6 +40,13 @@ func TestViewMultiFilePush(t *testing.T) {
 	if got := v.reversed("the needle is here"); got != "needle" {
 		t.Errorf("the match is not shown: the line's reverse video is %q, want \"needle\"", got)
 	}
+	// An arrow key split by a slow link: Esc, then "[A" later. The view
+	// stays (Esc does not leave it), so the A cannot reach the prompt,
+	// where it approves.
+	v.press("\x1b")
+	time.Sleep(100 * time.Millisecond)
+	v.press("[A")
+	v.waitFor("the prompt decides: q goes back to it")
 	v.press("q")
 	v.waitFor("[?]help")
 	v.reject()
@@ -80,6 +88,13 @@ func TestViewHostilePush(t *testing.T) {
 	v.golden("hostile-end", "combined")
 	v.resize(100, 30)
 	v.golden("resized", "line 11/32")
+	// An arrow key split by a slow link: Esc, then "[A" later. The view
+	// stays (Esc does not leave it), so the A cannot reach the prompt,
+	// where it approves.
+	v.press("\x1b")
+	time.Sleep(100 * time.Millisecond)
+	v.press("[A")
+	v.waitFor("the prompt decides: q goes back to it")
 	v.press("q")
 	v.waitFor("[?]help")
 	v.reject()
