@@ -3,11 +3,13 @@ package review
 import (
 	"fmt"
 	"strconv"
+	"strings"
 	"unicode"
 	"unicode/utf8"
 
 	"golang.org/x/text/width"
 
+	"github.com/airlock-dev/airlock/approval"
 	"github.com/airlock-dev/airlock/internal/termsafe"
 )
 
@@ -98,24 +100,38 @@ func (v *diffView) drawBody(b []byte) []byte {
 		}
 		i := v.ix.order[k]
 		f := &v.ix.files[i]
-		if v.collapsed(i) {
-			b = v.drawCollapsed(b, f)
+		if off == 0 {
+			b = v.drawBanner(b, k, f, v.collapsed(i))
 			continue
 		}
-		b = v.drawLine(b, f, f.first+off)
+		b = v.drawLine(b, f, f.first+off-1)
 	}
 	return b
 }
 
-func (v *diffView) drawCollapsed(b []byte, f *diffFile) []byte {
-	p := painter(v.color)
-	s := fmt.Sprintf("> %s  +%d -%d: %d changed lines, collapsed (o or Enter opens it)", f.name, f.added, f.dels, f.changed())
+// drawBanner is the row that starts a file: its place in the order, its
+// name and counts, and its risks, so that the reviewer sees why it comes
+// where it does; a big file not opened is this row alone.
+func (v *diffView) drawBanner(b []byte, k int, f *diffFile, collapsed bool) []byte {
+	mark := ""
 	if f.sev != 0 {
-		s = "> " + f.marker + " " + s[2:]
+		mark = strings.TrimSpace(f.marker) + " "
+	}
+	s := fmt.Sprintf("== %d/%d %s%s  +%d -%d", k+1, len(v.ix.order), mark, f.name, f.added, f.dels)
+	if f.labels != "" {
+		s += "  " + f.labels
+	}
+	if collapsed {
+		s += fmt.Sprintf("  %d changed lines, collapsed: o or Enter opens it", f.changed())
 	}
 	w := cellWriter{b: b, width: v.cols - 1}
-	if p {
+	switch {
+	case v.color && f.sev == approval.High:
+		w.b = append(w.b, ansiBold+ansiRed...)
+	case v.color && f.sev == approval.Medium:
 		w.b = append(w.b, ansiBold+ansiYellow...)
+	default:
+		w.b = append(w.b, ansiBold...)
 	}
 	w.put(s)
 	return v.edge(w)

@@ -37,7 +37,9 @@ type diffFile struct {
 	hunks        int    // its first hunk's line ("@@"): before it, the header
 	added, dels  int
 	sev          approval.Severity
-	marker, name string // for the list and the collapsed line, sanitised once
+	// marker, name and labels (its flags, by name) are for the banner
+	// and the list, sanitised once.
+	marker, name, labels string
 }
 
 func (f *diffFile) changed() int { return f.added + f.dels }
@@ -109,9 +111,13 @@ func (ix *diffIndex) lineAt(off int) int {
 // rank.
 func (ix *diffIndex) rank(r *approval.Request) {
 	sev := map[string]approval.Severity{}
+	labels := map[string][]string{}
 	for _, f := range r.Flags {
 		if f.Path != "" && f.Severity > sev[f.Path] {
 			sev[f.Path] = f.Severity
+		}
+		if f.Path != "" {
+			labels[f.Path] = append(labels[f.Path], flagLabel(f))
 		}
 	}
 	ix.order = make([]int, len(ix.files))
@@ -123,6 +129,9 @@ func (ix *diffIndex) rank(r *approval.Request) {
 			f.marker = marker(f.sev)
 		}
 		f.name = termsafe.Line(f.path)
+		if l := labels[f.path]; len(l) > 0 {
+			f.labels = "! " + termsafe.Line(strings.Join(uniq(l), ", "))
+		}
 		ix.order[i] = i
 		ix.added += f.added
 		ix.dels += f.dels

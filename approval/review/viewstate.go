@@ -48,8 +48,8 @@ func newDiffView(ix *diffIndex, cols, rows int, color bool) *diffView {
 	return v
 }
 
-// layout counts each file's rows: one for a big file not opened, else its
-// lines.
+// layout counts each file's rows: its banner (the one line of a big
+// file not opened), then its lines.
 func (v *diffView) layout() {
 	if v.starts == nil {
 		v.starts = make([]int, len(v.ix.order)+1)
@@ -67,7 +67,7 @@ func (v *diffView) fileRows(i int) int {
 	if f.big() && !v.open[i] {
 		return 1
 	}
-	return max(1, f.end-f.first)
+	return 1 + f.end - f.first
 }
 
 func (v *diffView) collapsed(i int) bool { return v.ix.files[i].big() && !v.open[i] }
@@ -79,7 +79,8 @@ func (v *diffView) total() int { return v.starts[len(v.starts)-1] }
 func (v *diffView) body() int { return max(1, v.rows-2) }
 
 // at is the file (its place in ix.order) and the row within it that row
-// shows; k is len(order) past the end.
+// shows: 0 its banner, then its lines from 1; k is len(order) past the
+// end.
 func (v *diffView) at(row int) (k, off int) {
 	k = sort.Search(len(v.ix.order), func(k int) bool { return v.starts[k+1] > row })
 	if k == len(v.ix.order) {
@@ -193,7 +194,7 @@ func (v *diffView) search(forward bool) {
 		k, from = n-1, len(hay)
 	default:
 		f := &v.ix.files[v.ix.order[k]]
-		from = v.ix.lines[min(f.first+off, f.end)]
+		from = v.ix.lines[min(f.first+max(0, off-1), f.end)]
 		if forward {
 			from-- // the top line itself may hold the first match
 		}
@@ -265,7 +266,7 @@ func (v *diffView) show(k, at int) {
 		v.msg = "found " + quoteLine(v.query) + ": n next, N previous"
 	}
 	line := v.ix.lineAt(at)
-	row := v.starts[k] + line - v.ix.files[i].first
+	row := v.starts[k] + 1 + line - v.ix.files[i].first
 	v.top = max(0, row-2)
 	v.left = 0
 }
