@@ -32,11 +32,11 @@ type diffIndex struct {
 
 // diffFile is one "diff --git" section of the diff.
 type diffFile struct {
-	path         string // the worker's, as it is: sanitise before showing
-	first, end   int    // its lines, [first, end)
-	hunks        int    // its first hunk's line ("@@"): before it, the header
-	added, dels  int
-	sev          approval.Severity
+	path        string // the worker's, as it is: sanitise before showing
+	first, end  int    // its lines, [first, end)
+	hunks       int    // its first hunk's line ("@@"): before it, the header
+	added, dels int
+	sev         approval.Severity
 	// marker, name and labels (its flags, by name) are for the banner
 	// and the list, sanitised once.
 	marker, name, labels string
