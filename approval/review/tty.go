@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"golang.org/x/term"
+
+	"github.com/airlock-dev/airlock/approval/review/internal/diffview"
 )
 
 // ErrCanceled: a read was cancelled because the request went away.
@@ -134,15 +136,15 @@ func (t *TTY) Raw() (restore func(), err error) {
 }
 
 // ReadByte reads one byte as it comes (the terminal in raw mode); it
-// returns errResized when the terminal changed size meanwhile, and
+// returns diffview.ErrResized when the terminal changed size meanwhile, and
 // ErrCanceled as ReadKey does.
 func (t *TTY) ReadByte() (byte, error) {
 	if t.takeResized() {
-		return 0, errResized
+		return 0, diffview.ErrResized
 	}
 	c, err := t.r.ReadByte()
 	if err != nil && errors.Is(err, os.ErrDeadlineExceeded) && t.takeResized() {
-		return 0, errResized
+		return 0, diffview.ErrResized
 	}
 	if err != nil {
 		return 0, t.readErr(err)

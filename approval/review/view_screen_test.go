@@ -1,10 +1,9 @@
-package review
+package review_test
 
 import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"flag"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -21,14 +20,8 @@ import (
 	"github.com/hinshun/vt10x"
 
 	"github.com/airlock-dev/airlock/approval"
+	"github.com/airlock-dev/airlock/approval/review"
 )
-
-// updating is the package's -update flag (prompt_test.go, in the
-// external test package of this same binary): rewrite golden files.
-func updating() bool {
-	f := flag.Lookup("update")
-	return f != nil && f.Value.String() == "true"
-}
 
 // viewTerm is the prompt running in a child process on a real
 // pseudo-terminal, its output played into a VT emulator as it comes: the
@@ -127,7 +120,7 @@ func (v *viewTerm) waitFor(text string) {
 func (v *viewTerm) golden(name, marker string) {
 	v.t.Helper()
 	path := filepath.Join("testdata", "view", name+".golden")
-	if updating() {
+	if *update {
 		v.waitFor(marker)
 		time.Sleep(300 * time.Millisecond)
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
@@ -234,7 +227,7 @@ func TestViewChild(t *testing.T) {
 	if err := json.Unmarshal(data, &r); err != nil {
 		t.Fatal(err)
 	}
-	tty, err := OpenTTY()
+	tty, err := review.OpenTTY()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -247,8 +240,8 @@ func TestViewChild(t *testing.T) {
 		<-usr
 		tty.Cancel()
 	}()
-	d, err := Prompt(tty, &r)
-	if errors.Is(err, ErrCanceled) {
+	d, err := review.Prompt(tty, &r)
+	if errors.Is(err, review.ErrCanceled) {
 		tty.Write([]byte("DECISION: canceled\n"))
 		return
 	}

@@ -1,4 +1,4 @@
-package review
+package review_test
 
 import (
 	"fmt"
@@ -6,6 +6,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/airlock-dev/airlock/approval/review/internal/viewtest"
 )
 
 // A reviewer opens a six-file push full screen: the workflow (high risk)
@@ -14,7 +16,7 @@ import (
 // number; a search finds the needle inside it; q goes back to the prompt,
 // which still decides.
 func TestViewMultiFilePush(t *testing.T) {
-	v := startView(t, multiFilePush(t), 80, 24)
+	v := startView(t, viewtest.MultiFilePush(t), 80, 24)
 	v.waitFor("[?]help")
 	v.press("d")
 	v.golden("first", "risk first")
@@ -56,7 +58,7 @@ func TestViewMultiFilePush(t *testing.T) {
 // Where the terminal cannot show a full screen (TERM=dumb), d pages the
 // diff as before: no alternate screen, the diff written out.
 func TestViewFallsBackOnDumbTerminal(t *testing.T) {
-	v := startView(t, multiFilePush(t), 80, 24, "TERM=dumb")
+	v := startView(t, viewtest.MultiFilePush(t), 80, 24, "TERM=dumb")
 	v.waitFor("[?]help")
 	v.press("d")
 	v.golden("dumb", "+func A() int { return 2 }")
@@ -80,7 +82,7 @@ func TestViewHostilePush(t *testing.T) {
 		"new\nline.md":          "a name with a newline\n",
 		"wide/\u6f22\u5b57.md":  "\u6f22\u5b57\u30c6\u30b9\u30c8 wide, e\u0301 combined\n" + long + "\n",
 	}
-	v := startView(t, gitPush(t, map[string]string{"README.md": "# project\n"}, push), 80, 24)
+	v := startView(t, viewtest.GitPush(t, map[string]string{"README.md": "# project\n"}, push), 80, 24)
 	v.waitFor("[?]help")
 	v.press("d")
 	v.golden("hostile", "Order:")
@@ -106,7 +108,7 @@ func TestViewHostilePush(t *testing.T) {
 // while it is shown ends the view, back on the prompt's screen with the
 // cursor shown, and the prompt says it was cancelled.
 func TestViewBigPushAndCancel(t *testing.T) {
-	r := bigPush(t, 300, 67)
+	r := viewtest.BigPush(t, 300, 67)
 	v := startView(t, r, 100, 30)
 	v.waitFor("[?]help")
 	v.press("d")
@@ -123,7 +125,7 @@ func TestViewBigPushAndCancel(t *testing.T) {
 		t.Errorf("decision %q, want canceled", got)
 	}
 	out := v.output()
-	if i, j := strings.LastIndex(out, escEnter), strings.LastIndex(out, escLeave); i < 0 || j < i {
+	if i, j := strings.LastIndex(out, "\x1b[?1049h"), strings.LastIndex(out, "\x1b[?1049l"); i < 0 || j < i {
 		t.Errorf("the view did not leave the alternate screen (entered at %d, left at %d)", i, j)
 	}
 	if !strings.Contains(v.screen(), "[?]help") {

@@ -1,4 +1,6 @@
-package review
+// Package viewtest makes the pushes the full-screen diff's tests show:
+// real repositories, git's own diff and counts, approval's own flags.
+package viewtest
 
 import (
 	"os"
@@ -14,13 +16,10 @@ import (
 	"github.com/airlock-dev/airlock/internal/gittest"
 )
 
-// This file is in package review, not review_test, so that the benchmark
-// can time the view's first frame alone; the screen tests use it too.
-
-// gitPush makes a real repository whose main branch holds base, commits
+// GitPush makes a real repository whose main branch holds base, commits
 // push on top, and returns the request airlock would show for it: git's
 // own diff and counts, and the flags approval.Assess gives.
-func gitPush(t testing.TB, base, push map[string]string) *approval.Request {
+func GitPush(t testing.TB, base, push map[string]string) *approval.Request {
 	t.Helper()
 	dir := t.TempDir()
 	env := gittest.Env()
@@ -81,10 +80,10 @@ func numbered(prefix string, n int) string {
 	return b.String()
 }
 
-// multiFilePush is a push of eight files: a private key (high risk), a
+// MultiFilePush is a push of eight files: a private key (high risk), a
 // workflow and a Makefile (medium), a generated file of 450 lines
 // (collapsed) with a needle in it, and small changes.
-func multiFilePush(t testing.TB) *approval.Request {
+func MultiFilePush(t testing.TB) *approval.Request {
 	base := map[string]string{
 		"README.md": "# project\n",
 		"src/a.go":  "package a\n\nfunc A() int { return 1 }\n",
@@ -104,16 +103,16 @@ func multiFilePush(t testing.TB) *approval.Request {
 			push[k] = v
 		}
 	}
-	return gitPush(t, base, push)
+	return GitPush(t, base, push)
 }
 
-// bigPush is a push of files files of lines lines each, the size the issue
+// BigPush is a push of files files of lines lines each, the size the issue
 // asks the view to open at once: 300 files, 20,000 lines.
-func bigPush(t testing.TB, files, lines int) *approval.Request {
+func BigPush(t testing.TB, files, lines int) *approval.Request {
 	base := map[string]string{"README.md": "# project\n"}
 	push := map[string]string{"README.md": "# project\n", ".github/workflows/ci.yml": "on: push\n"}
 	for i := 0; i < files-1; i++ {
 		push["pkg"+strconv.Itoa(i/30)+"/file"+strconv.Itoa(i)+".go"] = numbered("// file "+strconv.Itoa(i), lines)
 	}
-	return gitPush(t, base, push)
+	return GitPush(t, base, push)
 }

@@ -1,4 +1,4 @@
-package review
+package diffview
 
 import (
 	"fmt"
@@ -21,6 +21,14 @@ const (
 	escLeave   = "\x1b[?25h\x1b[?1049l" // back to the screen the prompt was on
 	escReverse = "\x1b[7m"
 	escNoRev   = "\x1b[27m"
+
+	// git's colours for a diff, as the prompt's pager path has them.
+	sgrReset  = "\x1b[m"
+	sgrBold   = "\x1b[1m"
+	sgrRed    = "\x1b[31m"
+	sgrGreen  = "\x1b[32m"
+	sgrYellow = "\x1b[33m"
+	sgrCyan   = "\x1b[36m"
 )
 
 // frame is the whole screen, drawn row by row from the index: it reads
@@ -86,7 +94,7 @@ func (v *diffView) bar(b []byte, s string) []byte {
 		w.b = append(w.b, ' ')
 		w.col++
 	}
-	return append(w.b, ansiReset...)
+	return append(w.b, sgrReset...)
 }
 
 func (v *diffView) drawBody(b []byte) []byte {
@@ -127,11 +135,11 @@ func (v *diffView) drawBanner(b []byte, k int, f *diffFile, collapsed bool) []by
 	w := cellWriter{b: b, width: v.cols - 1}
 	switch {
 	case v.color && f.sev == approval.High:
-		w.b = append(w.b, ansiBold+ansiRed...)
+		w.b = append(w.b, sgrBold+sgrRed...)
 	case v.color && f.sev == approval.Medium:
-		w.b = append(w.b, ansiBold+ansiYellow...)
+		w.b = append(w.b, sgrBold+sgrYellow...)
 	default:
-		w.b = append(w.b, ansiBold...)
+		w.b = append(w.b, sgrBold...)
 	}
 	w.put(s)
 	return v.edge(w)
@@ -154,13 +162,13 @@ func (v *diffView) drawLine(b []byte, f *diffFile, no int) []byte {
 	if v.color {
 		switch {
 		case f.hunks < 0 || no < f.hunks:
-			w.b = append(w.b, ansiBold...)
+			w.b = append(w.b, sgrBold...)
 		case len(s) >= 2 && s[:2] == "@@":
-			w.b = append(w.b, ansiCyan...)
+			w.b = append(w.b, sgrCyan...)
 		case len(s) > 0 && s[0] == '+':
-			w.b = append(w.b, ansiGreen...)
+			w.b = append(w.b, sgrGreen...)
 		case len(s) > 0 && s[0] == '-':
-			w.b = append(w.b, ansiRed...)
+			w.b = append(w.b, sgrRed...)
 		}
 	}
 	for v.query != "" && !w.full {
@@ -181,11 +189,11 @@ func (v *diffView) drawLine(b []byte, f *diffFile, no int) []byte {
 // edge ends a row: a '>' in the last column says the line goes on past
 // the screen (arrows scroll sideways).
 func (v *diffView) edge(w cellWriter) []byte {
-	w.b = append(w.b, ansiReset...)
+	w.b = append(w.b, sgrReset...)
 	if w.full {
 		w.b = append(w.b, "\x1b["...)
 		w.b = strconv.AppendInt(w.b, int64(v.cols), 10)
-		w.b = append(w.b, "G"+escReverse+">"+ansiReset...)
+		w.b = append(w.b, "G"+escReverse+">"+sgrReset...)
 	}
 	return w.b
 }
@@ -276,7 +284,7 @@ func (v *diffView) drawStatus(b []byte) []byte {
 	b = rowAt(b, v.rows)
 	w := cellWriter{b: b, width: v.cols - 1}
 	w.put(s)
-	return append(w.b, ansiReset...)
+	return append(w.b, sgrReset...)
 }
 
 // quoteLine is s quoted and sanitised, for a message.

@@ -1,6 +1,7 @@
-package review
+package diffview
 
 import (
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -46,7 +47,7 @@ func (f *diffFile) changed() int { return f.added + f.dels }
 func (f *diffFile) big() bool    { return f.changed() > bigFile }
 
 // newDiffIndex indexes r's diff and orders its files by r's flags.
-func newDiffIndex(r *approval.Request) *diffIndex {
+func newDiffIndex(r *approval.Request, words Words) *diffIndex {
 	ix := &diffIndex{text: r.Diff}
 	text := r.Diff
 	n := strings.Count(text, "\n") + 2
@@ -91,7 +92,7 @@ func newDiffIndex(r *approval.Request) *diffIndex {
 	if cur != nil {
 		cur.end = len(ix.lines) - 1
 	}
-	ix.rank(r)
+	ix.rank(r, words)
 	return ix
 }
 
@@ -109,15 +110,15 @@ func (ix *diffIndex) lineAt(off int) int {
 // rank sets each file's severity from r's flags (the highest flag on its
 // path) and orders the files risk first, the diff's order kept within a
 // rank.
-func (ix *diffIndex) rank(r *approval.Request) {
+func (ix *diffIndex) rank(r *approval.Request, words Words) {
 	sev := map[string]approval.Severity{}
 	labels := map[string][]string{}
 	for _, f := range r.Flags {
 		if f.Path != "" && f.Severity > sev[f.Path] {
 			sev[f.Path] = f.Severity
 		}
-		if f.Path != "" {
-			labels[f.Path] = append(labels[f.Path], flagLabel(f))
+		if l := words.Label(f); f.Path != "" && !slices.Contains(labels[f.Path], l) {
+			labels[f.Path] = append(labels[f.Path], l)
 		}
 	}
 	ix.order = make([]int, len(ix.files))
@@ -126,11 +127,11 @@ func (ix *diffIndex) rank(r *approval.Request) {
 		f.sev = sev[f.path]
 		f.marker = "  "
 		if f.sev != 0 {
-			f.marker = marker(f.sev)
+			f.marker = words.Marker(f.sev)
 		}
 		f.name = termsafe.Line(f.path)
 		if l := labels[f.path]; len(l) > 0 {
-			f.labels = "! " + termsafe.Line(strings.Join(uniq(l), ", "))
+			f.labels = "! " + termsafe.Line(strings.Join(l, ", "))
 		}
 		ix.order[i] = i
 		ix.added += f.added

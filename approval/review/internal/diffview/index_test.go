@@ -1,4 +1,4 @@
-package review
+package diffview
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/airlock-dev/airlock/approval"
+	"github.com/airlock-dev/airlock/approval/review/internal/viewtest"
 )
 
 func TestDiffPath(t *testing.T) {
@@ -27,8 +28,8 @@ func TestDiffPath(t *testing.T) {
 // numstat has them, and the order risk first, the diff's order kept
 // within a rank.
 func TestDiffIndexOfRealPush(t *testing.T) {
-	r := multiFilePush(t)
-	ix := newDiffIndex(r)
+	r := viewtest.MultiFilePush(t)
+	ix := newDiffIndex(r, testWords)
 	if len(ix.files) != len(r.Files) {
 		t.Fatalf("%d files indexed, git's numstat has %d", len(ix.files), len(r.Files))
 	}
@@ -78,7 +79,7 @@ func TestDiffViewSearch(t *testing.T) {
 		}
 	}
 	flags = append(flags, approval.Flag{Path: "f2", Severity: approval.High})
-	v := newDiffView(newDiffIndex(&approval.Request{Diff: diff.String(), Flags: flags}), 80, 24, false)
+	v := newDiffView(newDiffIndex(&approval.Request{Diff: diff.String(), Flags: flags}, testWords), 80, 24, false)
 	if v.total() != 3 {
 		t.Fatalf("three collapsed files take %d rows, want 3", v.total())
 	}
@@ -116,9 +117,9 @@ func TestDiffViewSearch(t *testing.T) {
 	}
 }
 
-// keyScript is a fullTerminal's bytes, for readViewKey.
+// keyScript is a Terminal's bytes, for readViewKey.
 type keyScript struct {
-	fullTerminal
+	Terminal
 	in string
 }
 
@@ -187,4 +188,12 @@ func TestCellWriter(t *testing.T) {
 			t.Errorf("%q in %d cells, skip %d: %q (full %v), want %q (full %v)", tc.in, tc.width, tc.skip, w.b, w.full, tc.want, tc.full)
 		}
 	}
+}
+
+// testWords are the prompt's words for flags, in short.
+var testWords = Words{
+	Label: func(f approval.Flag) string { return f.Code },
+	Marker: func(s approval.Severity) string {
+		return map[approval.Severity]string{approval.High: "!!", approval.Medium: "! "}[s]
+	},
 }
