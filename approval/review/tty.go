@@ -139,7 +139,9 @@ func (t *TTY) Raw() (restore func(), err error) {
 // returns diffview.ErrResized when the terminal changed size meanwhile, and
 // ErrCanceled as ReadKey does.
 func (t *TTY) ReadByte() (byte, error) {
-	if t.takeResized() {
+	// Bytes already read go first: they may be the rest of a key's
+	// escape sequence.
+	if t.r.Buffered() == 0 && t.takeResized() {
 		return 0, diffview.ErrResized
 	}
 	c, err := t.r.ReadByte()
