@@ -24,11 +24,10 @@ type diffView struct {
 	sel   int    // the file list's chosen place in ix.order
 	msg   string // one line for the status row, airlock's own words
 
-	query  string // the search, as typed (raw: sanitised when drawn)
-	fold   bool   // the query has no capital: case does not matter
-	lower  string // the text with ASCII lowered, made on the first such search
-	hitAt  int    // the current match's byte offset in the text; -1: none
-	hitLen int
+	query string // the search, as typed (raw: sanitised when drawn)
+	fold  bool   // the query has no capital: case does not matter
+	lower string // the text with ASCII lowered, made on the first such search
+	hitAt int    // the current match's byte offset in the text; -1: none
 
 	buf []byte // the frame, reused
 }
@@ -261,7 +260,7 @@ func (v *diffView) show(k, at int) {
 		v.open[i] = true
 		v.layout()
 	}
-	v.hitAt, v.hitLen = at, len(v.query)
+	v.hitAt = at
 	if v.msg == "" {
 		v.msg = "found " + quoteLine(v.query) + ": n next, N previous"
 	}
