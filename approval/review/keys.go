@@ -3,7 +3,9 @@ package review
 // KeysHelp describes every key of the reviewer's prompts, for `airlock
 // review --help` (the prompt's own ? shows the keys of where it is).
 const KeysHelp = `Keys, at a push's prompt (one key, no Enter):
-  d  the diff, in your pager ($PAGER, else less -R); for a request that follows
+  d  the diff, full screen (keys below), or in your pager ($PAGER, else
+     less -R) where the terminal cannot (TERM dumb or unset, no known size);
+     for a request that follows
      one you saw (the worker pushed again after your comments or rejection,
      or the push is asked again because its target moved), only what changed
      since you saw it
@@ -28,6 +30,13 @@ const KeysHelp = `Keys, at a push's prompt (one key, no Enter):
   l  back to the list of waiting requests, deciding nothing (from any prompt
      and any question under it; a list of one too)
   ?  help
+In the full-screen diff (it shows, never decides): j k or Down Up a line,
+Space b or PgDn PgUp a page, ^D ^U half a page, g G or Home End the ends,
+] [ the next and previous file (files come risk first), Left Right scroll
+sideways, Enter or o open a file collapsed for being over 400 changed lines
+(o collapses it again), f the file list (move and Enter, or a number), / a
+search (no capital letter: any case) then n N, ? its keys, q back to the
+prompt (Esc does not leave).
 At a network request's prompt: a allow once, c allow this command for the
 session, s allow every run for the session (type yes), r deny, l the list.
 At the list: a number reviews that request, Enter the oldest, l lists again.

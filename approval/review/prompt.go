@@ -272,7 +272,7 @@ func subject(msg string) string {
 	return clip(line, 72)
 }
 
-const helpText = `  d  show the full diff (in your pager); then come back here
+const helpText = `  d  show the diff full screen (in your pager on a plain terminal); q comes back
   a  approve: the push goes ahead exactly as shown (with your comments, if any)
   r  reject: nothing is pushed; you may give a reason, which the worker is told;
      with comments, this asks the worker for those changes
@@ -382,9 +382,9 @@ func (a *asker) key(key rune) (approval.Decision, bool, error) {
 	case 'r', 'R':
 		return a.reject()
 	case 'd':
-		a.pageDiff(a.shownDiff())
+		return approval.Decision{}, false, a.showDiff(a.shownDiff())
 	case 'D', 'f', 'F':
-		a.pageDiff(r.Diff)
+		return approval.Decision{}, false, a.showDiff(r.Diff)
 	case 'p', 'P':
 		return a.pick()
 	case 'c', 'C':
@@ -418,12 +418,19 @@ func (a *asker) shownDiff() string {
 	return a.r.Diff
 }
 
-// pageDiff shows a diff through the pager, and the keys after it.
-func (a *asker) pageDiff(diff string) {
-	if err := a.t.Page(colorDiff(diff, a.t.Color())); err != nil {
-		fmt.Fprintf(a.t, "  Could not show the diff: %v\n", err)
+// showDiff shows a diff full screen where the terminal can (view.go),
+// else through the pager, and the keys after it. Only the view's errors
+// (the terminal gone, the request withdrawn) end the prompt.
+func (a *asker) showDiff(diff string) error {
+	if shown, err := viewDiff(a.t, a.r, diff); err != nil {
+		return err
+	} else if !shown {
+		if err := a.t.Page(colorDiff(diff, a.t.Color())); err != nil {
+			fmt.Fprintf(a.t, "  Could not show the diff: %v\n", err)
+		}
 	}
 	fmt.Fprintln(a.t, "  "+a.keys())
+	return nil
 }
 
 func (a *asker) help() {

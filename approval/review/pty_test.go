@@ -156,8 +156,10 @@ func TestReviewLoopInPseudoTerminal(t *testing.T) {
 	}
 	keys := 0
 	press := func(k string) { keys++; p.Press(t, k) }
+	// d opens the interdiff full screen, q comes back, a approves.
 	press("d")
 	at = scr.WaitFor(t, at, "+# Report for Q3", within)
+	press("q")
 	at = scr.WaitFor(t, at, "[?]help", within)
 	press("a")
 	scr.WaitFor(t, at, "Approved; the push goes ahead.", within)

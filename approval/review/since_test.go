@@ -78,7 +78,7 @@ func TestRereviewKeys(t *testing.T) {
 	if _, err := review.Prompt(s, r); err != nil {
 		t.Fatal(err)
 	}
-	summary, help, _ := strings.Cut(s.Out.String(), "show the full diff")
+	summary, help, _ := strings.Cut(s.Out.String(), "  d  show the diff")
 	if !strings.Contains(summary, "a.go:5  comment 5") || strings.Contains(summary, "comment 6") || !strings.Contains(summary, "... and 3 more: ? lists them all") ||
 		!strings.Contains(help, "a.go:8  comment 8") {
 		t.Errorf("the comments then:\n%s", s.Out.String())

@@ -7,11 +7,15 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"os/signal"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"golang.org/x/term"
+
+	"github.com/airlock-dev/airlock/approval/review/internal/diffview"
 )
 
 // ErrCanceled: a read was cancelled because the request went away.
@@ -27,6 +31,7 @@ type TTY struct {
 
 	mu       sync.Mutex
 	canceled bool
+	resized  bool // the terminal changed size since the last raw read
 }
 
 // OpenTTY opens the controlling terminal. It fails when the process has
@@ -103,6 +108,106 @@ func (t *TTY) readErr(err error) error {
 		return ErrCanceled
 	}
 	return err
+}
+
+// FullScreen reports whether the terminal can show a full-screen view:
+// a terminal of a known size, and TERM names one that is not dumb.
+func (t *TTY) FullScreen() bool {
+	_, _, ok := t.Size()
+	tm := os.Getenv("TERM")
+	return ok && tm != "" && tm != "dumb" && t.IsTerminal()
+}
+
+// Size is the terminal's, in cells; not ok when it cannot be read.
+func (t *TTY) Size() (cols, rows int, ok bool) {
+	w, h, err := term.GetSize(t.fd)
+	return w, h, err == nil && w > 0 && h > 0
+}
+
+// Raw puts the terminal in raw mode (keys one at a time, no echo) until
+// restore.
+func (t *TTY) Raw() (restore func(), err error) {
+	state, err := term.MakeRaw(t.fd)
+	if err != nil {
+		return nil, err
+	}
+	// A terminal that cannot be restored is one that went away.
+	return func() { _ = term.Restore(t.fd, state) }, nil
+}
+
+// ReadByte reads one byte as it comes (the terminal in raw mode); it
+// returns diffview.ErrResized when the terminal changed size meanwhile, and
+// ErrCanceled as ReadKey does.
+func (t *TTY) ReadByte() (byte, error) {
+	// Bytes already read go first: they may be the rest of a key's
+	// escape sequence.
+	if t.r.Buffered() == 0 && t.takeResized() {
+		return 0, diffview.ErrResized
+	}
+	c, err := t.r.ReadByte()
+	if err != nil && errors.Is(err, os.ErrDeadlineExceeded) && t.takeResized() {
+		return 0, diffview.ErrResized
+	}
+	if err != nil {
+		return 0, t.readErr(err)
+	}
+	return c, nil
+}
+
+// takeResized reports, once, that the terminal changed size (never
+// after Cancel, which wins), and lifts the deadline that interrupted the
+// read. The flag and the deadline change together under mu, as Cancel
+// changes them, so that neither undoes the other's.
+func (t *TTY) takeResized() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	r := t.resized && !t.canceled
+	if r {
+		t.resized = false
+		// Setting a deadline fails only on a closed terminal, whose
+		// next read says so.
+		_ = t.f.SetReadDeadline(time.Time{})
+	}
+	return r
+}
+
+// Buffered is how many bytes arrived that were not read yet.
+func (t *TTY) Buffered() int { return t.r.Buffered() }
+
+// WatchResize interrupts a pending ReadByte (through the read deadline,
+// as Cancel does) when the terminal changes size, until stop.
+func (t *TTY) WatchResize() (stop func()) {
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, syscall.SIGWINCH)
+	done, exited := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(exited)
+		for {
+			select {
+			case <-ch:
+				t.mu.Lock()
+				if !t.canceled {
+					t.resized = true
+					_ = t.f.SetReadDeadline(time.Now()) // as in takeResized
+				}
+				t.mu.Unlock()
+			case <-done:
+				return
+			}
+		}
+	}()
+	return func() {
+		signal.Stop(ch)
+		close(done)
+		<-exited
+		// A resize not yet read must not cancel the prompt's next read.
+		t.mu.Lock()
+		if t.resized && !t.canceled {
+			t.resized = false
+			_ = t.f.SetReadDeadline(time.Time{}) // as in takeResized
+		}
+		t.mu.Unlock()
+	}
 }
 
 // ReadKey reads one key in raw mode, so the reviewer need not press Enter.

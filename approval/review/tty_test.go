@@ -34,8 +34,10 @@ func TestPromptInPseudoTerminal(t *testing.T) {
 	at = scr.WaitFor(t, at, "pick files: push only the files you choose", within)
 	p.Press(t, "x")
 	at = scr.WaitFor(t, at, "Unknown key", within)
-	p.Press(t, "d") // the pager is cat: the diff scrolls by
+	p.Press(t, "d") // the diff, full screen (view.go); q comes back
 	at = scr.WaitFor(t, at, "+# Q3", within)
+	p.Press(t, "q")
+	at = scr.WaitFor(t, at, "[?]help", within)
 	p.Press(t, "r")
 	scr.WaitFor(t, at, "Reason", within)
 	p.Press(t, "wrong quarter\r")

@@ -115,10 +115,11 @@ func TestDemoInPTY(t *testing.T) {
 	mustContain(t, "the demo's prompt", prompt[strings.LastIndex(prompt, "git_push"):],
 		"Target: local:", "(branch: reports)", `"Add the Q3 report"`, "+ reports/q3.md", "[a]pprove", "[r]eject")
 
-	// d: the full diff, through PAGER=cat; then the keys again.
+	// d: the full diff, full screen; q back to the keys.
 	p.Press(t, "d")
 	at = scr.WaitFor(t, at, "+++ b/reports/q3.md", 10*time.Second)
 	at = scr.WaitFor(t, at, "+Costs fell 2%.", 10*time.Second)
+	p.Press(t, "q")
 	at = scr.WaitFor(t, at, "[?]help", 10*time.Second)
 
 	// a: approve (and confirm, if the prompt asks).
