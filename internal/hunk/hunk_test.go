@@ -114,6 +114,9 @@ func TestApply(t *testing.T) {
 	}{
 		{name: "both", old: old, hunks: []string{first, last}, want: "1\n1a\n2\n3\n4\n5\n6\n7\n8\n9\n10\n12\n"},
 		{name: "the second alone, shifted", old: old, hunks: []string{last}, want: "1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n12\n"},
+		{name: "repeated lines: placed by the earlier hunks' shift", old: strings.Repeat("a\nb\nc\n", 4),
+			hunks: []string{"@@ -1,3 +1,6 @@\n a\n+1\n+2\n+3\n b\n c\n", "@@ -7,3 +10,3 @@\n a\n-b\n+B\n c\n"},
+			want:  "a\n1\n2\n3\nb\nc\na\nb\nc\na\nB\nc\na\nb\nc\n"},
 		{name: "on a file with lines added above", old: "0\n" + old, hunks: []string{"@@ -5,3 +5,3 @@\n 5\n-6\n+six\n 7\n"},
 			want: "0\n1\n2\n3\n4\n5\nsix\n7\n8\n9\n10\n11\n12\n"},
 		{name: "context differs", old: strings.Replace(old, "10\n", "ten\n", 1), hunks: []string{first, last},
