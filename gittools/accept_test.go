@@ -181,4 +181,3 @@ func must(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
-

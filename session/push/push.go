@@ -100,11 +100,11 @@ type Result struct {
 	// Landed lists, when the reviewer accepted hunks, the commits the
 	// push carried, oldest first; LeftOut what of the worker's commits
 	// was not accepted and is unstaged in its sandbox.
-	Landed                []Landed
-	LeftOut               []staging.LeftOut
+	Landed  []Landed
+	LeftOut []staging.LeftOut
 	// Dropped lists the worker's commits nothing of which was accepted:
 	// not pushed.
-	Dropped []Landed
+	Dropped               []Landed
 	Files, Added, Deleted int
 	// Notes say what happened on the way: rebases onto a moved target,
 	// requests withdrawn.
