@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/airlock-dev/airlock/approval"
 	"github.com/airlock-dev/airlock/approval/ledger"
@@ -180,4 +181,100 @@ func must(t *testing.T, err error) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// A commit nothing of which is accepted is not pushed, and the worker is
+// told so; a message the reviewer edits is the one that lands.
+func TestAcceptLeavesACommitOutAndEditsAMessage(t *testing.T) {
+	h := acceptProject(t, func(req *approval.Request) approval.Decision {
+		sel := selection(req, func() (approval.Accepted, approval.AcceptedFile) {
+			return accept(t, req, "Handle errors", "main.go", 0)
+		})
+		sel[0].Message = "Exit on errors\n\nmain.go stops at the first one."
+		return approval.Decision{Verdict: approval.Pick, Accept: sel}
+	})
+	stageTwoCommits(h)
+	out := h.call("git_push", nil)
+	if got := git(t, h.repo, "log", "--format=%B", "main~1..main"); got != "Exit on errors\n\nmain.go stops at the first one.\n\n" {
+		t.Errorf("the landed commit's message: %q", got)
+	}
+	if n := strings.TrimSpace(git(t, h.repo, "rev-list", "--count", "main")); n != "2" {
+		t.Errorf("the target has %s commits, want init and one", n)
+	}
+	if files := git(t, h.repo, "diff", "--name-only", "main~1", "main"); files != "main.go\n" {
+		t.Errorf("the landed commit changes %q", files)
+	}
+	mustContain(t, "the push's answer", out, "pushed 1 commit", "Exit on errors", `"Add the parser and tidy the README" was left out whole: nothing of it was pushed`)
+}
+
+// A hunk split to lines lands exactly those lines: a "-" line left out
+// stays, a "+" line left out is not added.
+func TestAcceptLinesOfAHunk(t *testing.T) {
+	h := acceptProject(t, func(req *approval.Request) approval.Decision {
+		// main.go's hunk: "-main line 10", "+\tlog.Fatal(err)", "+\tos.Exit(1)".
+		return approval.Decision{Verdict: approval.Pick, Accept: selection(req, func() (approval.Accepted, approval.AcceptedFile) {
+			return accept(t, req, "Handle errors", "main.go", 0, 1)
+		})}
+	})
+	stageTwoCommits(h)
+	h.call("git_push", nil)
+	if got, want := git(t, h.repo, "show", "main:main.go"), numbered("main", 20, map[int]string{10: "main line 10\n\tlog.Fatal(err)\n"}); got != want {
+		t.Errorf("main.go on the target:\n%s\nwant\n%s", got, want)
+	}
+	if got := h.call("read_file", map[string]any{"path": "main.go"}); !strings.Contains(got, "os.Exit(1)") || strings.Contains(got, "main line 10\n") {
+		t.Errorf("the worker's main.go changed:\n%s", got)
+	}
+}
+
+// A hunk that needs a hunk of an earlier commit the reviewer left out is
+// refused with an error saying which and what to do; nothing changes, and
+// the reviewer can choose again.
+func TestAcceptHunkThatNeedsALeftOutOne(t *testing.T) {
+	h := acceptProject(t, nil)
+	h.call("write_file", map[string]any{"path": "config.yaml", "content": numbered("config", 8, map[int]string{4: "debug: true\n"})})
+	h.call("git_stage", map[string]any{"message": "Turn debugging on"})
+	h.call("write_file", map[string]any{"path": "config.yaml", "content": numbered("config", 8, map[int]string{4: "debug: false\n"})})
+	h.call("write_file", map[string]any{"path": "main.go", "content": numbered("main", 20, map[int]string{1: "package main\n"})})
+	h.call("git_stage", map[string]any{"message": "Turn it off again"})
+	before := h.call("git_status", nil)
+	type answer struct {
+		out string
+		err error
+	}
+	done := make(chan answer, 1)
+	go func() {
+		out, err := h.try("git_push", nil)
+		done <- answer{out, err}
+	}()
+	var req *approval.Request
+	for deadline := time.Now().Add(10 * time.Second); req == nil; time.Sleep(10 * time.Millisecond) {
+		if p := h.gate.Pending(); len(p) == 1 {
+			req = p[0]
+		} else if time.Now().After(deadline) {
+			t.Fatal("no request came")
+		}
+	}
+	_, err := h.gate.Resolve(approval.Decision{Request: req.ID, Verdict: approval.Pick, Accept: selection(req,
+		func() (approval.Accepted, approval.AcceptedFile) { return accept(t, req, "Turn it off", "config.yaml", 0) })})
+	if err == nil || !strings.Contains(err.Error(), "hunk 0 (@@ -1,7 +1,7 @@) of config.yaml in commit") ||
+		!strings.Contains(err.Error(), `"Turn it off again"`) || !strings.Contains(err.Error(), "accept that earlier change too, or leave this hunk out") {
+		t.Fatalf("Resolve: %v", err)
+	}
+	if len(h.gate.Pending()) != 1 {
+		t.Fatal("the refused selection decided the request")
+	}
+	if now := h.call("git_status", nil); now != before {
+		t.Errorf("the refused selection changed the sandbox:\n%s\nwas\n%s", now, before)
+	}
+	// Accepting the earlier hunk too, as the error says, works.
+	_, err = h.gate.Resolve(approval.Decision{Request: req.ID, Verdict: approval.Pick, Accept: selection(req,
+		func() (approval.Accepted, approval.AcceptedFile) { return accept(t, req, "Turn debugging on", "config.yaml", 0) },
+		func() (approval.Accepted, approval.AcceptedFile) { return accept(t, req, "Turn it off", "config.yaml", 0) })})
+	must(t, err)
+	a := <-done
+	must(t, a.err)
+	if got := git(t, h.repo, "log", "--format=%s", "main"); got != "Turn it off again\nTurn debugging on\ninit\n" {
+		t.Errorf("the target's log:\n%s", got)
+	}
+	mustContain(t, "the push's answer", a.out, "main.go (1 hunk)")
 }
