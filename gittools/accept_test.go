@@ -255,7 +255,9 @@ func TestAcceptHunkThatNeedsALeftOutOne(t *testing.T) {
 		}
 	}
 	_, err := h.gate.Resolve(approval.Decision{Request: req.ID, Verdict: approval.Pick, Accept: selection(req,
-		func() (approval.Accepted, approval.AcceptedFile) { return accept(t, req, "Turn it off", "config.yaml", 0) })})
+		func() (approval.Accepted, approval.AcceptedFile) {
+			return accept(t, req, "Turn it off", "config.yaml", 0)
+		})})
 	if err == nil || !strings.Contains(err.Error(), "hunk 0 (@@ -1,7 +1,7 @@) of config.yaml in commit") ||
 		!strings.Contains(err.Error(), `"Turn it off again"`) || !strings.Contains(err.Error(), "accept that earlier change too, or leave this hunk out") {
 		t.Fatalf("Resolve: %v", err)
@@ -268,8 +270,12 @@ func TestAcceptHunkThatNeedsALeftOutOne(t *testing.T) {
 	}
 	// Accepting the earlier hunk too, as the error says, works.
 	_, err = h.gate.Resolve(approval.Decision{Request: req.ID, Verdict: approval.Pick, Accept: selection(req,
-		func() (approval.Accepted, approval.AcceptedFile) { return accept(t, req, "Turn debugging on", "config.yaml", 0) },
-		func() (approval.Accepted, approval.AcceptedFile) { return accept(t, req, "Turn it off", "config.yaml", 0) })})
+		func() (approval.Accepted, approval.AcceptedFile) {
+			return accept(t, req, "Turn debugging on", "config.yaml", 0)
+		},
+		func() (approval.Accepted, approval.AcceptedFile) {
+			return accept(t, req, "Turn it off", "config.yaml", 0)
+		})})
 	must(t, err)
 	a := <-done
 	must(t, a.err)
