@@ -35,12 +35,8 @@ type FileSelection struct {
 }
 
 // HunkSelection is one accepted hunk: its place among the file's hunks,
-// and, when Lines is not empty, the only changed lines of it accepted (see
-// hunk.Select).
-type HunkSelection struct {
-	Index int
-	Lines []int
-}
+// and, when Lines is not empty, the only changed lines of it accepted.
+type HunkSelection = hunk.Selected
 
 // Accepted reports what Accept did.
 type Accepted struct {
@@ -176,24 +172,12 @@ func (a *Area) Accept(id plumbing.Hash, sel []Selection) (Accepted, error) {
 // leftOut lists what differs from tree from to tree to, with its hunks
 // counted.
 func (a *Area) leftOut(from, to plumbing.Hash) ([]LeftOut, error) {
-	var out []LeftOut
-	var buf, text bytes.Buffer
-	err := a.store.EachFilePatch(from, to, func(f *FilePatch) error {
-		text.Reset()
-		if err := f.Format(&text, &buf, false); err != nil {
-			return err
-		}
-		_, hunks, err := hunk.Split(text.String())
-		if err != nil {
-			return err
-		}
-		if n := len(out); n > 0 && out[n-1].Path == f.Path {
-			out[n-1].Hunks += len(hunks)
-			return nil
-		}
-		out = append(out, LeftOut{Path: f.Path, Hunks: len(hunks)})
-		return nil
-	})
+	diffs, err := a.fileDiffs(from, to)
+	out := make([]LeftOut, 0, len(diffs))
+	for p, d := range diffs {
+		out = append(out, LeftOut{Path: p, Hunks: len(d.hunks)})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
 	return out, err
 }
 
@@ -359,8 +343,11 @@ func (a *Area) acceptFile(parent, was, old link, fs FileSelection, d *fileDiff) 
 	}
 	hunks, index := d.hunks, []int(nil)
 	if !fs.Whole {
-		if hunks, index, err = selectHunks(d.hunks, fs.Hunks, where); err != nil {
-			return memfs.SeedFile{}, false, err
+		if len(fs.Hunks) == 0 {
+			return memfs.SeedFile{}, false, fmt.Errorf("accept: no hunk of %s is selected; select some, accept it whole, or leave the file out", where)
+		}
+		if hunks, index, err = hunk.Pick(d.hunks, fs.Hunks); err != nil {
+			return memfs.SeedFile{}, false, fmt.Errorf("accept: %s: %w", where, err)
 		}
 	}
 	var base []byte
@@ -392,34 +379,4 @@ func (a *Area) acceptFile(parent, was, old link, fs FileSelection, d *fileDiff) 
 		mode = before.Mode
 	}
 	return memfs.SeedFile{Path: p, Mode: mode.Perm(), Data: data, NoCopy: true}, false, nil
-}
-
-// selectHunks is the hunks sel names of hunks, in the file's order, each
-// cut to its lines, and their indexes among hunks.
-func selectHunks(hunks []string, sel []HunkSelection, where string) ([]string, []int, error) {
-	if len(sel) == 0 {
-		return nil, nil, fmt.Errorf("accept: no hunk of %s is selected; select some, accept it whole, or leave the file out", where)
-	}
-	out, index := make([]string, 0, len(sel)), make([]int, 0, len(sel))
-	seen := map[int]bool{}
-	sorted := append([]HunkSelection(nil), sel...)
-	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Index < sorted[j].Index })
-	for _, h := range sorted {
-		if h.Index < 0 || h.Index >= len(hunks) {
-			return nil, nil, fmt.Errorf("accept: %s has %d hunks; there is no hunk %d", where, len(hunks), h.Index)
-		}
-		if seen[h.Index] {
-			return nil, nil, fmt.Errorf("accept: hunk %d of %s is selected twice", h.Index, where)
-		}
-		seen[h.Index] = true
-		text := hunks[h.Index]
-		if len(h.Lines) > 0 {
-			var err error
-			if text, err = hunk.Select(text, h.Lines); err != nil {
-				return nil, nil, fmt.Errorf("accept: hunk %d of %s: %w", h.Index, where, err)
-			}
-		}
-		out, index = append(out, text), append(index, h.Index)
-	}
-	return out, index, nil
 }

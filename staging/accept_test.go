@@ -130,3 +130,45 @@ func TestAcceptDependsOnLeftOut(t *testing.T) {
 	}
 	_ = c2
 }
+
+// TestAcceptWhole: a file accepted whole lands as the commit has it: a
+// binary file, a new mode, a deletion; and a hunk taken alone of a file
+// whose mode changed keeps the old mode.
+func TestAcceptWhole(t *testing.T) {
+	e := newEnv(t)
+	e.write(t, "old.txt", "old\n")
+	e.write(t, "run.sh", lines(12, nil))
+	e.write(t, "tool.sh", "echo\n")
+	base, err := e.area.Stage(nil, "Base")
+	must(t, err)
+	must(t, e.area.Advance(base.ID))
+	must(t, e.ws.WriteFile("img.bin", []byte("\x00\x01\x02"), 0o644))
+	must(t, e.ws.Remove("old.txt"))
+	must(t, e.ws.Chmod("tool.sh", 0o755))
+	e.write(t, "run.sh", lines(12, map[int]string{1: "#!/bin/sh\n", 12: "exit 0\n"}))
+	must(t, e.ws.Chmod("run.sh", 0o755))
+	c, err := e.area.Stage(nil, "Binary, mode, deletion")
+	must(t, err)
+	res, err := e.area.Accept(c.ID, []staging.Selection{{Commit: c.ID, Files: []staging.FileSelection{
+		{Path: "img.bin", Whole: true}, {Path: "old.txt", Whole: true}, {Path: "tool.sh", Whole: true},
+		{Path: "run.sh", Hunks: []staging.HunkSelection{{Index: 1}}}}}})
+	must(t, err)
+	repo := newRepo(t)
+	export(t, e.store, repo, res.Made[0].ID)
+	fsck(t, repo)
+	var got []string
+	for _, l := range lsTree(t, repo, "main") {
+		mode, rest, _ := strings.Cut(l, " ")
+		_, path, _ := strings.Cut(rest, "\t")
+		got = append(got, mode+" "+path)
+	}
+	if want := []string{"100644 run.sh", "100644 img.bin", "100755 tool.sh"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("tree %v, want %v", got, want)
+	}
+	if got := run(t, repo, "show", "main:run.sh"); got != lines(12, map[int]string{12: "exit 0\n"}) {
+		t.Errorf("run.sh:\n%s", got)
+	}
+	if want := []staging.LeftOut{{Path: "run.sh", Hunks: 1}}; !reflect.DeepEqual(res.LeftOut, want) {
+		t.Errorf("left out %+v, want %+v (the mode change counts no hunk)", res.LeftOut, want)
+	}
+}

@@ -144,3 +144,34 @@ func TestApply(t *testing.T) {
 		})
 	}
 }
+
+func TestPick(t *testing.T) {
+	hunks := []string{"@@ -1,2 +1,2 @@\n a\n-b\n+B\n", "@@ -9,2 +9,4 @@\n i\n+x\n+y\n j\n"}
+	tests := []struct {
+		name  string
+		sel   []Selected
+		texts []string
+		index []int
+		err   string
+	}{
+		{name: "in the file's order", sel: []Selected{{Index: 1, Lines: []int{1}}, {Index: 0}},
+			texts: []string{hunks[0], "@@ -9,2 +9,3 @@\n i\n+y\n j\n"}, index: []int{0, 1}},
+		{name: "out of range", sel: []Selected{{Index: 2}}, err: "there is no hunk 2"},
+		{name: "twice", sel: []Selected{{Index: 1}, {Index: 1, Lines: []int{0}}}, err: "hunk 1 is selected twice"},
+		{name: "bad line", sel: []Selected{{Index: 0, Lines: []int{7}}}, err: "hunk 0: line 7"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			texts, index, err := Pick(hunks, tt.sel)
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) {
+					t.Fatalf("Pick: err %v, want %q", err, tt.err)
+				}
+				return
+			}
+			if err != nil || !reflect.DeepEqual(texts, tt.texts) || !reflect.DeepEqual(index, tt.index) {
+				t.Fatalf("Pick = %q, %v, %v", texts, index, err)
+			}
+		})
+	}
+}
