@@ -368,6 +368,7 @@ func (g *Gate) Resolve(d Decision) (Decision, error) {
 	}
 	switch d.Verdict {
 	case Approve, Reject:
+		d.Accept = nil // only a pick accepts hunks: the ledger holds what was done
 	case Pick:
 		if err := checkPick(t, d.Paths, d.Accept); err != nil {
 			g.mu.Unlock()
