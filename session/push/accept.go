@@ -21,25 +21,26 @@ import (
 // hunk.
 const maxCommitDiffs = 16 << 20
 
-// errTooLarge stops reading the commits' diffs past maxCommitDiffs.
+// errTooLarge stops reading the commits' diffs past their limit.
 var errTooLarge = errors.New("the commits' diffs are too large to carry")
 
 // commitDiffs fills each of req.Commits' Files with the commit's own diff
 // against its parent, file by file, as the reviewer picks from it. It
-// reports false, with no Files set, when they hold more than
-// maxCommitDiffs together.
-func commitDiffs(area *staging.Area, req *approval.Request) (bool, error) {
+// reports false, with no Files set, when they hold more than limit bytes
+// together.
+func commitDiffs(area *staging.Area, req *approval.Request, limit int) (bool, error) {
 	total := 0
 	var buf, text bytes.Buffer
 	for i := range req.Commits {
 		ci := &req.Commits[i]
+		ci.Files = nil
 		idx := map[string]int{}
 		err := area.EachCommitPatch(ci.ID, func(f *staging.FilePatch) error {
 			text.Reset()
 			if err := f.Format(&text, &buf, false); err != nil {
 				return err
 			}
-			if total += text.Len(); total > maxCommitDiffs {
+			if total += text.Len(); total > limit {
 				return errTooLarge
 			}
 			header, hunks, err := hunk.Split(text.String())

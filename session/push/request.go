@@ -99,7 +99,7 @@ func (b *Book) request(p *push, c *staging.Commit) (*approval.Request, error) {
 	// A push of several commits, or of a file with several hunks, is
 	// picked hunk by hunk from each commit's own diff; one whose diffs are
 	// too large to carry is picked by file.
-	byHunk, err := commitDiffs(r.Area(), req)
+	byHunk, err := commitDiffs(r.Area(), req, maxCommitDiffs)
 	if err != nil {
 		return nil, err
 	}
