@@ -8,13 +8,14 @@ import (
 	"github.com/airlock-dev/airlock/internal/shortid"
 )
 
-// checkAccept checks a hunk-by-hunk selection against the request it
-// answers: every commit it names is one of the request's, every path one
+// CheckAccept checks a hunk-by-hunk selection against the request it
+// answers, as the gate does before it asks the push for the commits (a
+// reviewer's client may check first, to say at once what is wrong): every commit it names is one of the request's, every path one
 // its commit changes, every hunk named by its place and by the content id
 // of the text shown there, every line one of that hunk's changed lines,
 // and nothing named twice. A selection that passes names exactly text the
 // reviewer was shown.
-func checkAccept(req *Request, accept []Accepted) error {
+func CheckAccept(req *Request, accept []Accepted) error {
 	commits := map[string]*CommitInfo{}
 	for i := range req.Commits {
 		commits[req.Commits[i].ID.String()] = &req.Commits[i]
@@ -29,7 +30,7 @@ func checkAccept(req *Request, accept []Accepted) error {
 			return fmt.Errorf("approval: commit %s is accepted twice; name each commit once, with all its files", shortid.Hash(a.Commit))
 		case len(a.Files) == 0:
 			return fmt.Errorf("approval: commit %s is named with no file accepted; leave it out of the selection instead", shortid.Hash(a.Commit))
-		case len(c.Files) == 0:
+		case len(c.Files) == 0 || !req.Pickable:
 			return fmt.Errorf("approval: the commits of this push are too large to pick from hunk by hunk; pick whole files instead")
 		}
 		seen[a.Commit.String()] = true

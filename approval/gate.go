@@ -410,7 +410,7 @@ func checkPick(t *Ticket, paths []string, accept []Accepted) error {
 	case len(accept) > 0 && len(paths) > 0:
 		return errPickBoth
 	case len(accept) > 0:
-		return checkAccept(t.req, accept)
+		return CheckAccept(t.req, accept)
 	}
 	if len(paths) == 0 {
 		return errors.New("approval: no file picked; reject the push instead")
