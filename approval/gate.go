@@ -274,9 +274,9 @@ func (g *Gate) submit(req *Request, picks chan<- *PickAsk, id string) (*Ticket, 
 	}
 	// Each pending request holds its whole diff until it is decided: a
 	// worker may not pile them up.
-	held := len(req.Diff)
+	held := heldBytes(req)
 	for _, t := range g.pending {
-		held += len(t.req.Diff)
+		held += heldBytes(t.req)
 	}
 	if len(g.pending) >= MaxPending || held > MaxPendingBytes {
 		return nil, fmt.Errorf("%w: %d pushes (%d MiB of diffs) are already waiting for a reviewer, the most one session may have; wait for their answers (call git_push again on one to keep waiting) before asking for more",
@@ -320,7 +320,7 @@ func (g *Gate) recordLocked(req *Request, picks chan<- *PickAsk, id, rebasedFrom
 	if _, err := g.ledger.Append(ledger.KindRequest, ledgerRequest{
 		ID: req.ID, Worker: req.Worker, Session: req.Session, Repo: req.Repo, Kind: req.Kind, Command: req.Command, Dir: req.Dir, Reason: req.Reason,
 		Target: req.Target, Ref: req.Ref, NewRef: req.NewRef,
-		Old: hexHash(req.Old), New: hexHash(req.New), Tree: hexHash(req.Tree), Commits: req.Commits, Files: req.Files,
+		Old: hexHash(req.Old), New: hexHash(req.New), Tree: hexHash(req.Tree), Commits: ledgerCommits(req.Commits), Files: req.Files,
 		Added: req.Added, Deleted: req.Deleted, Flags: req.Flags, Resumed: id != "", RebasedFrom: rebasedFrom,
 	}); err != nil {
 		// Nothing is asked that the ledger does not hold.
@@ -355,7 +355,7 @@ func (g *Gate) Resolve(d Decision) (Decision, error) {
 	}
 	// A decision names a verdict, a reason and picked paths; which commit
 	// is granted is the gate's to work out, never the decider's to say.
-	d.New = plumbing.ZeroHash
+	d.New, d.Commits = plumbing.ZeroHash, nil
 	switch {
 	case t.req.Kind != KindNetwork:
 		d.Scope = ""
@@ -368,12 +368,13 @@ func (g *Gate) Resolve(d Decision) (Decision, error) {
 	}
 	switch d.Verdict {
 	case Approve, Reject:
+		d.Accept = nil // only a pick accepts hunks: the ledger holds what was done
 	case Pick:
-		if err := checkPick(t, d.Paths); err != nil {
+		if err := checkPick(t, d.Paths, d.Accept); err != nil {
 			g.mu.Unlock()
 			return Decision{}, err
 		}
-		if len(d.Paths) == len(t.req.Files) {
+		if len(d.Accept) == 0 && len(d.Paths) == len(t.req.Files) {
 			d.Verdict, d.Paths = Approve, nil
 			break
 		}
@@ -381,14 +382,14 @@ func (g *Gate) Resolve(d Decision) (Decision, error) {
 		// with the ticket marked so no other decision lands meanwhile.
 		t.busy = true
 		g.mu.Unlock()
-		id, err := t.pick(d.Paths)
+		ids, err := t.pick(d.Paths, d.Accept)
 		g.mu.Lock()
 		t.busy = false
 		if err != nil {
 			g.mu.Unlock()
-			return Decision{}, fmt.Errorf("approval: cannot make a commit of just those files: %w", err)
+			return Decision{}, fmt.Errorf("approval: cannot make the commits of just what was picked: %w", err)
 		}
-		d.New = id
+		d.New, d.Commits = ids[len(ids)-1], ids
 	default:
 		g.mu.Unlock()
 		return Decision{}, fmt.Errorf("approval: unknown verdict %q", d.Verdict)
@@ -402,9 +403,14 @@ func (g *Gate) Resolve(d Decision) (Decision, error) {
 	return t.dec, err
 }
 
-func checkPick(t *Ticket, paths []string) error {
-	if !t.req.Pickable {
+func checkPick(t *Ticket, paths []string, accept []Accepted) error {
+	switch {
+	case !t.req.Pickable:
 		return errors.New("approval: files cannot be picked for this push")
+	case len(accept) > 0 && len(paths) > 0:
+		return errPickBoth
+	case len(accept) > 0:
+		return CheckAccept(t.req, accept)
 	}
 	if len(paths) == 0 {
 		return errors.New("approval: no file picked; reject the push instead")

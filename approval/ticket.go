@@ -2,6 +2,7 @@ package approval
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -60,31 +61,49 @@ type Event struct {
 	Request *Request
 }
 
-// PickAsk is a reviewer's choice of some of a request's files. The gate sends
-// it on the channel the request was submitted with, to the push that
-// asked, which makes the commit of just those files and answers with
-// Made: the gate calls no code of the push's, and decides nothing until
-// the answer comes.
+// PickAsk is a reviewer's choice of some of a request's files, or of some
+// hunks of its commits. The gate sends it on the channel the request was
+// submitted with, to the push that asked, which makes the commits of just
+// those and answers with MadeCommits (or Made): the gate calls no code of
+// the push's, and decides nothing until the answer comes.
 type PickAsk struct {
 	Request string // the request's id
 	Paths   []string
+	// Accept, when not empty, is what of each commit was accepted, hunk by
+	// hunk, checked against the request (instead of Paths): the push
+	// makes a commit of each commit's accepted part, with its message.
+	Accept []Accepted
 
 	done chan struct{}
-	id   plumbing.Hash
+	ids  []plumbing.Hash
 	err  error
 }
 
 // Made answers the pick with the commit of the picked files, or why it
 // cannot be made (the reviewer is told, and nothing is decided).
 func (p *PickAsk) Made(id plumbing.Hash, err error) {
-	p.id, p.err = id, err
+	var ids []plumbing.Hash
+	if err == nil {
+		ids = []plumbing.Hash{id}
+	}
+	p.MadeCommits(ids, err)
+}
+
+// MadeCommits answers the pick with the commits made, oldest first (the
+// last is what the push carries), or why they cannot be made.
+func (p *PickAsk) MadeCommits(ids []plumbing.Hash, err error) {
+	if err == nil && len(ids) == 0 {
+		err = errors.New("no commit was made of the pick")
+	}
+	p.ids, p.err = ids, err
 	close(p.done)
 }
 
-// pick hands paths to the push that submitted t and waits for its commit.
-func (t *Ticket) pick(paths []string) (plumbing.Hash, error) {
-	p := &PickAsk{Request: t.req.ID, Paths: paths, done: make(chan struct{})}
+// pick hands the choice to the push that submitted t and waits for its
+// commits.
+func (t *Ticket) pick(paths []string, accept []Accepted) ([]plumbing.Hash, error) {
+	p := &PickAsk{Request: t.req.ID, Paths: paths, Accept: accept, done: make(chan struct{})}
 	t.picks <- p
 	<-p.done
-	return p.id, p.err
+	return p.ids, p.err
 }

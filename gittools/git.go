@@ -486,6 +486,8 @@ func gitPush(ctx context.Context, s *session.Session, a pushArgs, p Progress) (s
 			shortid.Hash(res.Commit), res.Target, res.Branch, res.RequestID, shortid.Hash(res.Commit)))
 	case res.Already:
 		lines = append(lines, fmt.Sprintf("%s (%s) is already at %s: nothing to push", res.Target, res.Branch, shortid.Hash(res.Commit)))
+	case res.Landed != nil:
+		lines = append(lines, landedLines(res)...)
 	case res.Picked != nil:
 		lines = append(lines, fmt.Sprintf("pushed %s to %s (%s) with only the files the reviewer picked: %s; the other changes are unstaged in the sandbox",
 			shortid.Hash(res.Commit), res.Target, res.Branch, strings.Join(res.Picked, ", ")))

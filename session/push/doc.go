@@ -31,7 +31,8 @@
 //     (request) goes to the gate (SubmitRebased), and the session saves.
 //  2. The call waits (await), at most Config.Timeout, then answers
 //     Pending; the push goes on in its own goroutine (drive), which also
-//     makes the commit of files a reviewer picked (pick).
+//     makes the commit of files a reviewer picked, or the commits of the
+//     hunks they accepted, one per worker commit (pick, staging's Accept).
 //  3. Decided (approved): the ledger records "landing" and the session
 //     saves before the target is touched; a push that cannot be recorded
 //     or saved ends, nothing pushed.

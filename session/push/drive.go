@@ -93,6 +93,12 @@ func (b *Book) landed(ctx context.Context, p *push, dec approval.Decision, grant
 		b.h.Warn("the push of %s to %s landed, but the ledger could not record it: %v", shortid.Hash(grant.New()), p.t.Describe(), lerr)
 		notes = append(notes, fmt.Sprintf("the push landed, but the ledger could not record it (%v); the operator was told", lerr))
 	}
+	var landed []Landed
+	if p.accepted != nil {
+		// What went is read from the commits themselves: a rebase
+		// after the pick (the branch moved) made them anew.
+		landed = b.landedCommits(grant.New(), grant.Old(), p.r.Area().Base())
+	}
 	b.advanceLocked(p.r, grant.New(), p.spec, p.ref, p.t)
 	for _, k := range p.keys {
 		// The commits this push was asked for before a rebase or a pick
@@ -105,6 +111,9 @@ func (b *Book) landed(ctx context.Context, p *push, dec approval.Decision, grant
 		Files: len(p.req.Files), Added: p.req.Added, Deleted: p.req.Deleted, Worktree: worktree, Notes: notes}
 	if dec.Verdict == approval.Pick {
 		res.Picked, res.Files = dec.Paths, len(dec.Paths)
+	}
+	if p.accepted != nil {
+		res.Picked, res.Files, res.Landed, res.LeftOut, res.Dropped = nil, 0, landed, p.accepted.LeftOut, p.dropped
 	}
 	// The ledger's head goes into the target before the push answers,
 	// outside the lock (on GitHub it is a few requests).

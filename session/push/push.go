@@ -60,6 +60,10 @@ type push struct {
 	// picks carries a reviewer's pick of some files from the gate to the
 	// driver, which makes their commit (pick).
 	picks chan *approval.PickAsk
+	// accepted is what a hunk-by-hunk pick made: the worker is told what
+	// landed and what stayed in its sandbox.
+	accepted *staging.Accepted
+	dropped  []Landed // the worker's commits nothing of which was accepted
 
 	done chan struct{} // closed at the end; then res and err are set
 	res  Result
@@ -92,7 +96,15 @@ type Result struct {
 	Target  string        // the target as a person reads it
 	Branch  string
 	// Picked lists the files the reviewer picked, when they picked.
-	Picked                []string
+	Picked []string
+	// Landed lists, when the reviewer accepted hunks, the commits the
+	// push carried, oldest first; LeftOut what of the worker's commits
+	// was not accepted and is unstaged in its sandbox.
+	Landed  []Landed
+	LeftOut []staging.LeftOut
+	// Dropped lists the worker's commits nothing of which was accepted:
+	// not pushed.
+	Dropped               []Landed
 	Files, Added, Deleted int
 	// Notes say what happened on the way: rebases onto a moved target,
 	// requests withdrawn.
@@ -305,21 +317,35 @@ func (b *Book) requestedLocked(p *push, c *staging.Commit, tk *approval.Ticket) 
 func (b *Book) pick(p *push, ask *approval.PickAsk) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	ask.Made(b.pickLocked(p, ask))
+	ask.MadeCommits(b.pickLocked(p, ask))
 }
 
-func (b *Book) pickLocked(p *push, ask *approval.PickAsk) (plumbing.Hash, error) {
+func (b *Book) pickLocked(p *push, ask *approval.PickAsk) ([]plumbing.Hash, error) {
 	if p.state != requested || p.req.ID != ask.Request {
-		return plumbing.ZeroHash, fmt.Errorf("the push is %s, no longer waiting for a decision", p.state)
+		return nil, fmt.Errorf("the push is %s, no longer waiting for a decision", p.state)
 	}
 	// Picking rebuilds every staged commit: other requests for them go
 	// first.
 	if _, err := b.unpinLocked(p.r.Area().Commits(), "the reviewer picked files of another push, which rebuilt this commit", p); err != nil {
-		return plumbing.ZeroHash, err
+		return nil, err
 	}
-	pc, err := p.r.Area().Pick(p.commit.ID, ask.Paths)
-	if err != nil {
-		return plumbing.ZeroHash, err
+	var pc *staging.Commit
+	var made []plumbing.Hash
+	if len(ask.Accept) > 0 {
+		res, err := p.r.Area().Accept(p.commit.ID, selections(ask.Accept))
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range res.Made {
+			made = append(made, c.ID)
+		}
+		pc, p.accepted, p.dropped = res.Made[len(res.Made)-1], &res, dropped(p.req.Commits, res.From)
+	} else {
+		var err error
+		if pc, err = p.r.Area().Pick(p.commit.ID, ask.Paths); err != nil {
+			return nil, err
+		}
+		made = []plumbing.Hash{pc.ID}
 	}
 	// From here the push carries the picked commit: it is what is pinned,
 	// what a moved target rebases, what a later call joins.
@@ -327,7 +353,7 @@ func (b *Book) pickLocked(p *push, ask *approval.PickAsk) (plumbing.Hash, error)
 	key := pushKey{p.t.ID(), p.ref, pc.ID}
 	p.keys = append(p.keys, key)
 	b.byCommit[key] = p
-	return pc.ID, nil
+	return made, nil
 }
 
 // await waits for p's end, at most the session's timeout.

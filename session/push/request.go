@@ -96,7 +96,19 @@ func (b *Book) request(p *push, c *staging.Commit) (*approval.Request, error) {
 	}
 	req.Diff = diff.Text("the rest is too large to show here")
 	req.DiffTruncated = diff.Truncated()
-	req.Pickable = len(req.Files) > 1
+	// A push of several commits, or of a file with several hunks, is
+	// picked hunk by hunk from each commit's own diff; one whose diffs are
+	// too large to carry is picked by file.
+	byHunk, err := commitDiffs(r.Area(), req, maxCommitDiffs)
+	if err != nil {
+		return nil, err
+	}
+	req.Pickable = len(req.Files) > 1 || byHunk && hunkPickable(req)
+	if !req.Pickable {
+		for i := range req.Commits {
+			req.Commits[i].Files = nil
+		}
+	}
 	req.Flags = append(droppedFlags(r.Area().Dropped()), approval.Assess(req, b.cfg.Rules, approval.Contents(b.cfg.Store, old, nu))...)
 	return req, nil
 }
