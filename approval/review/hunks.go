@@ -85,8 +85,10 @@ func (a *asker) pickHunks() ([]approval.Accepted, error) {
 }
 
 // pickFile asks about each hunk of one file of a commit, and returns what
-// was accepted of it (nil: nothing). A file whose every hunk is accepted
-// whole is accepted Whole: its mode, its creation or deletion with it.
+// was accepted of it (nil: nothing). A file without hunks is accepted
+// Whole; one with hunks names them all, even when every one is accepted
+// (the server then takes the file whole: its mode, its creation or
+// deletion with it), so the record names what was seen by content id.
 func (a *asker) pickFile(acc *approval.Accepted, fd approval.FileDiff) (*approval.AcceptedFile, error) {
 	t := a.t
 	io.WriteString(t, indent(colorDiff(fd.Header, t.Color()), "  "))
@@ -103,7 +105,6 @@ func (a *asker) pickFile(acc *approval.Accepted, fd approval.FileDiff) (*approva
 	}
 	af := &approval.AcceptedFile{Path: fd.Path}
 	var rest rune // 'a' or 'd' once the reviewer decided the rest of the file
-	whole := true
 	for hi, h := range fd.Hunks {
 		hunk := approval.AcceptedHunk{Index: hi, ID: approval.HunkID(h)}
 		choice := rest
@@ -121,12 +122,10 @@ func (a *asker) pickFile(acc *approval.Accepted, fd approval.FileDiff) (*approva
 		if choice == 'y' || choice == 'a' || choice == 's' {
 			af.Hunks = append(af.Hunks, hunk)
 		}
-		whole = whole && (choice == 'y' || choice == 'a')
 	}
 	if len(af.Hunks) == 0 {
 		return nil, nil
 	}
-	af.Whole = whole
 	return af, nil
 }
 

@@ -40,7 +40,7 @@ func TestPickHunks(t *testing.T) {
 			want: pick(
 				approval.Accepted{Commit: c1, Message: "Add the limits, reviewed\n", Files: []approval.AcceptedFile{
 					{Path: "a.go", Hunks: []approval.AcceptedHunk{accepted(r, 0, 0, 0), accepted(r, 0, 0, 1, 0, 2)}}}},
-				approval.Accepted{Commit: c2, Files: []approval.AcceptedFile{{Path: "README.md", Whole: true, Hunks: []approval.AcceptedHunk{accepted(r, 1, 0, 0)}}}}),
+				approval.Accepted{Commit: c2, Files: []approval.AcceptedFile{{Path: "README.md", Hunks: []approval.AcceptedHunk{accepted(r, 1, 0, 0)}}}}),
 			output: []string{"Commit 1 of 2", "(2/2) Accept this hunk of a.go", "line 3/3: accept", `This commit lands as "Add the limits, reviewed"`,
 				"lands as commit 1, with your message \"Add the limits, reviewed\"", "a.go: 2 of 2 hunks, 1 of them in part (some lines)",
 				"Stays in the sandbox, not pushed:", "a.go (commit " + r.Commits[0].ID.String()[:7] + "): the lines left out of 1 hunk",
@@ -48,14 +48,14 @@ func TestPickHunks(t *testing.T) {
 		{name: "rest of the file", keys: "pa" + "y" + "d" + "a" + "y",
 			want: pick(
 				approval.Accepted{Commit: c1, Files: []approval.AcceptedFile{
-					{Path: "a.go", Whole: true, Hunks: []approval.AcceptedHunk{accepted(r, 0, 0, 0), accepted(r, 0, 0, 1)}},
-					{Path: hostileName, Whole: true, Hunks: []approval.AcceptedHunk{accepted(r, 0, 1, 0)}}}},
-				approval.Accepted{Commit: c2, Files: []approval.AcceptedFile{{Path: "a.go", Whole: true, Hunks: []approval.AcceptedHunk{accepted(r, 1, 1, 0)}}}}),
+					{Path: "a.go", Hunks: []approval.AcceptedHunk{accepted(r, 0, 0, 0), accepted(r, 0, 0, 1)}},
+					{Path: hostileName, Hunks: []approval.AcceptedHunk{accepted(r, 0, 1, 0)}}}},
+				approval.Accepted{Commit: c2, Files: []approval.AcceptedFile{{Path: "a.go", Hunks: []approval.AcceptedHunk{accepted(r, 1, 1, 0)}}}}),
 			output: []string{"README.md (commit " + r.Commits[1].ID.String()[:7] + "): all 1 hunk"}},
 		{name: "a commit left out", keys: "pnnn" + "yy" + "y",
 			want: pick(approval.Accepted{Commit: c2, Files: []approval.AcceptedFile{
-				{Path: "README.md", Whole: true, Hunks: []approval.AcceptedHunk{accepted(r, 1, 0, 0)}},
-				{Path: "a.go", Whole: true, Hunks: []approval.AcceptedHunk{accepted(r, 1, 1, 0)}}}}),
+				{Path: "README.md", Hunks: []approval.AcceptedHunk{accepted(r, 1, 0, 0)}},
+				{Path: "a.go", Hunks: []approval.AcceptedHunk{accepted(r, 1, 1, 0)}}}}),
 			output: []string{`left out, nothing of it lands`, "lands as commit 1, with its message \"Document the limits\"", "Push 1 commit?"}},
 		{name: "every line of a split hunk is the hunk", keys: "pn" + "syyy" + "nnny",
 			want: pick(approval.Accepted{Commit: c1, Files: []approval.AcceptedFile{
@@ -85,6 +85,12 @@ func TestPickHunks(t *testing.T) {
 			}
 			if !reflect.DeepEqual(got, c.want) {
 				t.Errorf("decision\n%+v\nwant\n%+v\noutput:\n%s", got, c.want, s.Out.String())
+			}
+			// What the prompt sends passes the gate's own check.
+			if got.Accept != nil {
+				if err := approval.CheckAccept(r, got.Accept); err != nil {
+					t.Errorf("the gate would refuse the selection: %v", err)
+				}
 			}
 			for _, o := range c.output {
 				if !strings.Contains(s.Out.String(), o) {

@@ -71,7 +71,7 @@ func TestPickHunksInPseudoTerminal(t *testing.T) {
 	want := []approval.Accepted{
 		{Commit: r.Commits[0].ID, Message: "Add the limits, reviewed\n", Files: []approval.AcceptedFile{
 			{Path: "a.go", Hunks: []approval.AcceptedHunk{accepted(r, 0, 0, 0), accepted(r, 0, 0, 1, 0, 2)}}}},
-		{Commit: r.Commits[1].ID, Files: []approval.AcceptedFile{{Path: "README.md", Whole: true, Hunks: []approval.AcceptedHunk{accepted(r, 1, 0, 0)}}}},
+		{Commit: r.Commits[1].ID, Files: []approval.AcceptedFile{{Path: "README.md", Hunks: []approval.AcceptedHunk{accepted(r, 1, 0, 0)}}}},
 	}
 	if d.Verdict != approval.Pick || !reflect.DeepEqual(d.Accept, want) {
 		t.Errorf("decision %+v\nwant accept %+v", d, want)

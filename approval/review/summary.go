@@ -94,7 +94,7 @@ func acceptedWords(fd approval.FileDiff, af *approval.AcceptedFile) string {
 		return "whole"
 	}
 	s := fmt.Sprintf("%d of %d hunks", len(af.Hunks), len(fd.Hunks))
-	if af.Whole {
+	if allOf(fd, af) {
 		s = "whole (" + plural(len(fd.Hunks), "hunk") + ")"
 	}
 	split := 0
@@ -116,7 +116,7 @@ func leftOf(fd approval.FileDiff, af *approval.AcceptedFile) string {
 		return "the whole file"
 	case af == nil:
 		return "all " + plural(len(fd.Hunks), "hunk")
-	case af.Whole:
+	case allOf(fd, af):
 		return ""
 	}
 	left, part := len(fd.Hunks)-len(af.Hunks), 0
@@ -141,4 +141,21 @@ func plural(n int, what string) string {
 		return "1 " + what
 	}
 	return fmt.Sprintf("%d %ss", n, what)
+}
+
+// allOf reports whether af accepts every line of fd: whole, or each of
+// its hunks with none cut to lines.
+func allOf(fd approval.FileDiff, af *approval.AcceptedFile) bool {
+	if af.Whole {
+		return true
+	}
+	if len(af.Hunks) != len(fd.Hunks) {
+		return false
+	}
+	for _, h := range af.Hunks {
+		if h.Lines != nil {
+			return false
+		}
+	}
+	return true
 }
