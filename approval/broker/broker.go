@@ -281,11 +281,14 @@ func (b *Broker) serve(c *net.UnixConn, who string) {
 			if json.Unmarshal(line, &m) != nil || m.Type != "decision" || m.Decision == nil {
 				continue
 			}
-			// A decision is a verdict, a reason and picked paths, by the
-			// user the kernel names; anything else it says is ignored.
+			// A decision is a verdict, a reason, picked paths or hunks and
+			// comments, by the user the kernel names; anything else it
+			// says (the commits a pick made, the time) is ignored: the
+			// gate makes those.
 			d := m.Decision
 			b.inflight.Add(1)
-			decisions <- approval.Decision{Request: d.Request, Verdict: d.Verdict, Reason: d.Reason, Paths: d.Paths, Scope: d.Scope, By: who}
+			decisions <- approval.Decision{Request: d.Request, Verdict: d.Verdict, Reason: d.Reason, Paths: d.Paths, Accept: d.Accept,
+				Comments: d.Comments, Scope: d.Scope, By: who}
 		}
 	}()
 	for {
