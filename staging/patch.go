@@ -84,7 +84,7 @@ func (a *Area) DiffUnstaged() (*Patch, error) {
 	live, changes := a.ws.SnapshotChanges()
 	// Ignored untracked files are not changes (git diff never shows
 	// untracked files at all; airlock shows the others as new).
-	changes, _, _ = a.split(live, tip.snap, changes, nil)
+	changes, _, _ = a.ign.Split(live, tip.snap, changes, nil)
 	p := &Patch{}
 	for _, c := range changes {
 		tc := TreeChange{Path: c.Path}
