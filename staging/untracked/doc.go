@@ -6,9 +6,8 @@
 // rules exclude, as `git add -f`).
 //
 // Rules keeps each .gitignore parsed once, by blob id, and reads the
-// repository's info/exclude afresh each time, as git does; it has its own
-// lock, taken last. Parsing and matching are internal/gitignore's; this
-// package knows memfs snapshots and changes, not staging's commits.
-// staging.Area holds one Rules, and staging keeps the names Ignored and
-// ErrNothingToStage as aliases.
+// repository's info/exclude afresh each time, as git does; its lock is a
+// leaf. Parsing and matching are internal/gitignore's; this package knows
+// memfs snapshots and changes, not staging's commits. staging.Area holds
+// one Rules, and staging keeps the names Ignored and ErrNothingToStage.
 package untracked

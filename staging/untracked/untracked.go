@@ -32,7 +32,8 @@ type Ignored struct {
 
 // Rules is what an Area keeps to apply git's ignore rules: .gitignore
 // files already parsed, by blob id, and the repository's own exclude file.
-// The zero value has none; its lock is its own, taken last.
+// The zero value has none; its lock is a leaf, never held while a
+// .gitignore is loaded or the exclude file read.
 type Rules struct {
 	mu      sync.Mutex
 	parsed  map[plumbing.Hash][]gitignore.Pattern
