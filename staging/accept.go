@@ -1,7 +1,6 @@
 package staging
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"sort"
@@ -12,6 +11,7 @@ import (
 	"github.com/airlock-dev/airlock/internal/shortid"
 	"github.com/airlock-dev/airlock/memfs"
 	"github.com/airlock-dev/airlock/staging/commitmeta"
+	"github.com/airlock-dev/airlock/staging/patch"
 )
 
 // Selection is what a reviewer accepted of one staged commit: some of its
@@ -172,10 +172,10 @@ func (a *Area) Accept(id plumbing.Hash, sel []Selection) (Accepted, error) {
 // leftOut lists what differs from tree from to tree to, with its hunks
 // counted.
 func (a *Area) leftOut(from, to plumbing.Hash) ([]LeftOut, error) {
-	diffs, err := a.fileDiffs(from, to)
+	diffs, err := patch.FileDiffs(a.store, from, to)
 	out := make([]LeftOut, 0, len(diffs))
 	for p, d := range diffs {
-		out = append(out, LeftOut{Path: p, Hunks: len(d.hunks)})
+		out = append(out, LeftOut{Path: p, Hunks: len(d.Hunks)})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
 	return out, err
@@ -192,7 +192,7 @@ func (a *Area) acceptOne(parent, was, old link, s *Selection) (link, bool, error
 		}
 		msg = m
 	}
-	diffs, err := a.fileDiffs(was.tree, old.tree)
+	diffs, err := patch.FileDiffs(a.store, was.tree, old.tree)
 	if err != nil {
 		return link{}, false, err
 	}
@@ -268,52 +268,10 @@ func (a *Area) acceptedSnapshot(parent, src *memfs.Snapshot, take []string, writ
 	return snap, nil
 }
 
-// fileDiff is one path's change in a commit: its patches (two for a type
-// change) and the hunks of its text diff.
-type fileDiff struct {
-	patches []*FilePatch
-	hunks   []string
-}
-
-// text reports whether the change is one text diff (not binary, not a
-// type change, no side a symlink) that can be taken hunk by hunk.
-func (d fileDiff) text() bool {
-	if len(d.patches) != 1 {
-		return false
-	}
-	f := d.patches[0]
-	return !f.Binary && f.Unavailable == "" && f.OldMode != 0o120000 && f.NewMode != 0o120000
-}
-
-// fileDiffs is the change from tree from to tree to, path by path.
-func (a *Area) fileDiffs(from, to plumbing.Hash) (map[string]*fileDiff, error) {
-	out := map[string]*fileDiff{}
-	var buf, text bytes.Buffer
-	err := a.store.EachFilePatch(from, to, func(f *FilePatch) error {
-		d := out[f.Path]
-		if d == nil {
-			d = &fileDiff{}
-			out[f.Path] = d
-		}
-		d.patches = append(d.patches, f)
-		text.Reset()
-		if err := f.Format(&text, &buf, false); err != nil {
-			return err
-		}
-		_, hunks, err := hunk.Split(text.String())
-		if err != nil {
-			return fmt.Errorf("%s: %w", f.Path, err)
-		}
-		d.hunks = append(d.hunks, hunks...)
-		return nil
-	})
-	return out, err
-}
-
 // acceptFile works out what the accepted part of one file's change makes
 // of the file on parent: whole is true when it is the commit's version
 // as it is (taken from old's snapshot), otherwise sf is the new content.
-func (a *Area) acceptFile(parent, was, old link, fs FileSelection, d *fileDiff) (sf memfs.SeedFile, whole bool, err error) {
+func (a *Area) acceptFile(parent, was, old link, fs FileSelection, d *patch.FileDiff) (sf memfs.SeedFile, whole bool, err error) {
 	p := fs.Path
 	before, hadBefore := was.snap.Lookup(p)
 	now, hasNow := parent.snap.Lookup(p)
@@ -327,7 +285,7 @@ func (a *Area) acceptFile(parent, was, old link, fs FileSelection, d *fileDiff) 
 		same = err1 == nil && err2 == nil && h1 == h2 && before.Mode == now.Mode
 	}
 	all := fs.Whole
-	if !all && len(fs.Hunks) == len(d.hunks) {
+	if !all && len(fs.Hunks) == len(d.Hunks) {
 		all = true
 		for _, h := range fs.Hunks {
 			all = all && len(h.Lines) == 0
@@ -337,16 +295,16 @@ func (a *Area) acceptFile(parent, was, old link, fs FileSelection, d *fileDiff) 
 		return memfs.SeedFile{}, true, nil
 	}
 	where := fmt.Sprintf("%s in commit %s %q", p, shortid.Hash(old.id), firstLine(old.c.Message))
-	if !d.text() {
+	if !d.Text() {
 		return memfs.SeedFile{}, false, fmt.Errorf("accept: %s is a binary, symlink or type change, taken whole or not at all, and the file is not as the commit found it: %w; accept the earlier change to it too, or leave this file out",
 			where, ErrHunkDepends)
 	}
-	hunks, index := d.hunks, []int(nil)
+	hunks, index := d.Hunks, []int(nil)
 	if !fs.Whole {
 		if len(fs.Hunks) == 0 {
 			return memfs.SeedFile{}, false, fmt.Errorf("accept: no hunk of %s is selected; select some, accept it whole, or leave the file out", where)
 		}
-		if hunks, index, err = hunk.Pick(d.hunks, fs.Hunks); err != nil {
+		if hunks, index, err = hunk.Pick(d.Hunks, fs.Hunks); err != nil {
 			return memfs.SeedFile{}, false, fmt.Errorf("accept: %s: %w", where, err)
 		}
 	}

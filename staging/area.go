@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"path"
 	"runtime"
-	"strings"
 	"sync"
 	"time"
 
@@ -18,12 +17,13 @@ import (
 	"github.com/airlock-dev/airlock/memfs"
 	"github.com/airlock-dev/airlock/staging/commitmeta"
 	"github.com/airlock-dev/airlock/staging/treecheck"
+	"github.com/airlock-dev/airlock/staging/untracked"
 )
 
 // Errors callers branch on.
 var (
 	// ErrNothingToStage: Stage found no change to put in a commit.
-	ErrNothingToStage = errors.New("nothing to stage")
+	ErrNothingToStage = untracked.ErrNothingToStage
 	// ErrNoSuchCommit: an id names no staged commit.
 	ErrNoSuchCommit = errors.New("no such staged commit")
 	// ErrInvalidMessage: a commit message is empty, too long or not text.
@@ -108,7 +108,7 @@ type Area struct {
 	// sandbox may (CleanTree); base.tree is the tree without it.
 	dropped []Refusal
 
-	ign ignores // git's ignore rules: its own lock, a leaf
+	ign untracked.Rules // git's ignore rules: its own lock, a leaf
 }
 
 // link is one commit of the chain (or the base) with what the workspace
@@ -198,7 +198,7 @@ func (a *Area) Status() Status {
 	defer a.mu.RUnlock()
 	live, changes := a.ws.SnapshotChanges()
 	st := Status{Base: a.base.id}
-	st.Unstaged, st.Ignored, _ = a.split(live, a.tip().snap, changes, nil)
+	st.Unstaged, st.Ignored, _ = a.ign.Split(live, a.tip().snap, changes, nil)
 	for _, l := range a.chain {
 		st.Staged = append(st.Staged, l.c)
 	}
@@ -241,8 +241,8 @@ func (a *Area) StageReport(paths []string, message string) (StageReport, error) 
 	}
 	live, all := a.ws.SnapshotChanges()
 	// c is nil only when nothing is ignored, and then never asked.
-	shown, ignored, c := a.split(live, parent.snap, all, nil)
-	selected, forced, leftOut, err := selectChanges(c, shown, ignored, paths)
+	shown, ignored, c := a.ign.Split(live, parent.snap, all, nil)
+	selected, forced, leftOut, err := untracked.Select(c, shown, ignored, paths)
 	if err != nil {
 		return StageReport{}, err
 	}
@@ -417,22 +417,4 @@ func (a *Area) editFor(p string, e memfs.Entry, ok bool) (edit, error) {
 		return edit{}, fmt.Errorf("stage %s: %w", p, err)
 	}
 	return edit{path: p, mode: mode, hash: h}, nil
-}
-
-func listPaths(cs []memfs.Change, max int) string {
-	if len(cs) == 0 {
-		return "none"
-	}
-	var b strings.Builder
-	for i, c := range cs {
-		if i == max {
-			fmt.Fprintf(&b, " and %d more", len(cs)-max)
-			break
-		}
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString(c.Path)
-	}
-	return b.String()
 }

@@ -18,10 +18,12 @@
 // of some files of a staged one (the reviewer's "pick files"); Rebase moves
 // the chain onto a new base when the changed paths do not overlap, and
 // reports the overlap otherwise. DiffPatch and friends print unified diffs
-// byte for byte as git does (see internal/linediff); DiffTrees compares
-// any two trees as data.
+// byte for byte as git does (see patch and internal/linediff); DiffTrees
+// compares any two trees as data.
 //
 // Parts it delegates: treecheck (which trees may leave), blobsrc (a base's
 // blobs read where they are), rawtree (trees as bytes), commitmeta (message
-// and signatures), internal/linediff (git's diff format).
+// and signatures), patch (tree diffs and the patch model), untracked
+// (git's ignore rules on the workspace's changes), internal/linediff
+// (git's diff format).
 package staging

@@ -6,7 +6,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/airlock-dev/airlock/internal/change"
+	"github.com/airlock-dev/airlock/staging/patch"
 	"github.com/airlock-dev/airlock/staging/rawtree"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
@@ -14,7 +14,7 @@ import (
 )
 
 // EmptyTree is the hash of the tree with no entries.
-var EmptyTree = plumbing.NewHash("4b825dc642cb6eb9a060e54bf8d69288fbee4904")
+var EmptyTree = patch.EmptyTree
 
 // ErrConflict is returned when a change cannot be applied to the tree it
 // is meant for: a file where the parent has a directory, or the reverse,
@@ -207,108 +207,7 @@ func walkTree(s *Store, h plumbing.Hash, prefix string, fn func(TreeEntry) error
 	return nil
 }
 
-// TreeChange is how one path differs between two trees.
-type TreeChange struct {
-	Path    string
-	Op      change.Kind
-	OldMode filemode.FileMode // zero when created
-	OldHash plumbing.Hash
-	NewMode filemode.FileMode // zero when deleted
-	NewHash plumbing.Hash
-}
-
 // DiffTrees lists the files, symlinks and submodules that differ from tree
-// a to tree b (zero hashes: the empty tree), sorted by path. Subtrees with
-// the same hash are skipped, so two trees that share most of their content
-// compare in time proportional to what differs.
-func (s *Store) DiffTrees(a, b plumbing.Hash) ([]TreeChange, error) {
-	var out []TreeChange
-	if err := diffTrees(s, norm(a), norm(b), "", &out); err != nil {
-		return nil, err
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
-	return out, nil
-}
-
-func norm(h plumbing.Hash) plumbing.Hash {
-	if h == EmptyTree {
-		return plumbing.ZeroHash
-	}
-	return h
-}
-
-func treeEntries(s *Store, h plumbing.Hash) (map[string]object.TreeEntry, error) {
-	out := map[string]object.TreeEntry{}
-	if h.IsZero() {
-		return out, nil
-	}
-	t, err := object.GetTree(s, h)
-	if err != nil {
-		return nil, fmt.Errorf("reading tree %s: %w", h, err)
-	}
-	for _, e := range t.Entries {
-		out[e.Name] = e
-	}
-	return out, nil
-}
-
-func diffTrees(s *Store, a, b plumbing.Hash, prefix string, out *[]TreeChange) error {
-	if a == b {
-		return nil
-	}
-	ae, err := treeEntries(s, a)
-	if err != nil {
-		return err
-	}
-	be, err := treeEntries(s, b)
-	if err != nil {
-		return err
-	}
-	for name, x := range ae {
-		y, ok := be[name]
-		if !ok {
-			y = object.TreeEntry{}
-		}
-		if err := diffEntry(s, join(prefix, name), x, y, out); err != nil {
-			return err
-		}
-	}
-	for name, y := range be {
-		if _, ok := ae[name]; !ok {
-			if err := diffEntry(s, join(prefix, name), object.TreeEntry{}, y, out); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-// diffEntry compares one name of two trees; a zero entry is absent.
-func diffEntry(s *Store, p string, x, y object.TreeEntry, out *[]TreeChange) error {
-	xDir, yDir := x.Mode == filemode.Dir, y.Mode == filemode.Dir
-	if x.Mode == y.Mode && x.Hash == y.Hash {
-		return nil
-	}
-	var sub [2]plumbing.Hash
-	if xDir {
-		sub[0], x = x.Hash, object.TreeEntry{}
-	}
-	if yDir {
-		sub[1], y = y.Hash, object.TreeEntry{}
-	}
-	if xDir || yDir {
-		if err := diffTrees(s, sub[0], sub[1], p, out); err != nil {
-			return err
-		}
-	}
-	switch {
-	case x.Mode == 0 && y.Mode == 0:
-	case x.Mode == 0:
-		*out = append(*out, TreeChange{Path: p, Op: change.Create, NewMode: y.Mode, NewHash: y.Hash})
-	case y.Mode == 0:
-		*out = append(*out, TreeChange{Path: p, Op: change.Delete, OldMode: x.Mode, OldHash: x.Hash})
-	default:
-		*out = append(*out, TreeChange{Path: p, Op: change.Update, OldMode: x.Mode, OldHash: x.Hash, NewMode: y.Mode, NewHash: y.Hash})
-	}
-	return nil
-}
+// a to tree b (zero hashes: the empty tree), sorted by path, as
+// patch.Trees does.
+func (s *Store) DiffTrees(a, b plumbing.Hash) ([]TreeChange, error) { return patch.Trees(s, a, b) }
