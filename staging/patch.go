@@ -52,6 +52,13 @@ func (s *Store) EachFilePatch(a, b plumbing.Hash, fn func(*FilePatch) error) err
 	return patch.Each(s, a, b, fn)
 }
 
+// EachFilePatchOf is EachFilePatch over only the paths keep accepts (all,
+// when nil): the others' contents are never read, so a lazy file outside
+// them is not fetched.
+func (s *Store) EachFilePatchOf(a, b plumbing.Hash, keep func(path string) bool, fn func(*FilePatch) error) error {
+	return patch.EachOf(s, a, b, keep, fn)
+}
+
 // DiffCommit is the patch of a staged commit against its parent.
 func (a *Area) DiffCommit(id plumbing.Hash) (*Patch, error) {
 	a.mu.RLock()

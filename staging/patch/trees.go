@@ -2,6 +2,7 @@ package patch
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -141,9 +142,19 @@ func diffEntry(s storer.EncodedObjectStorer, p string, x, y object.TreeEntry, ou
 // shows every file) holds one file's contents and hunks at a time, not
 // all of them.
 func Each(s Source, a, b plumbing.Hash, fn func(*FilePatch) error) error {
+	return EachOf(s, a, b, nil, fn)
+}
+
+// EachOf is Each over only the paths keep accepts (all, when nil): the
+// others' contents are never read, so a lazy file outside them is not
+// fetched.
+func EachOf(s Source, a, b plumbing.Hash, keep func(path string) bool, fn func(*FilePatch) error) error {
 	changes, err := Trees(s, a, b)
 	if err != nil {
 		return err
+	}
+	if keep != nil {
+		changes = slices.DeleteFunc(changes, func(c Change) bool { return !keep(c.Path) })
 	}
 	read := func(h plumbing.Hash, mode filemode.FileMode) ([]byte, error) {
 		if h.IsZero() || mode == filemode.Submodule {
