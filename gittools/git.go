@@ -42,6 +42,7 @@ type pushArgs struct {
 	Repo     string `json:"repo,omitempty" jsonschema:"in a session with several repositories, which one (its name, also its directory in the workspace); omit it when there is one, or when the paths or the commit say which"`
 	CommitID string `json:"commit_id,omitempty" jsonschema:"the staged commit to push (with the staged commits before it): its id, or HEAD (the latest, also when omitted), HEAD~1 (the one before)"`
 	Target   string `json:"target,omitempty" jsonschema:"a target name from the worker's configuration; omit for the default target"`
+	Reply    string `json:"reply,omitempty" jsonschema:"your answer to the reviewer's comments on your last push (what you changed, or why not): the reviewer reads it with this push; pushing again answers the comments"`
 }
 
 type discardArgs struct {
@@ -108,7 +109,16 @@ func checkpointTools() []Tool {
 	}
 }
 
-func gitStatus(_ context.Context, s *session.Session, a statusArgs, _ Progress) (string, error) {
+func gitStatus(ctx context.Context, s *session.Session, a statusArgs, p Progress) (string, error) {
+	out, err := gitStatusOf(ctx, s, a, p)
+	if open := s.OpenCommentsText(); err == nil && open != "" {
+		// Said where the worker looks before it pushes again.
+		out = strings.TrimRight(out, "\n") + "\n\n" + open
+	}
+	return out, err
+}
+
+func gitStatusOf(_ context.Context, s *session.Session, a statusArgs, _ Progress) (string, error) {
 	if len(s.Repos()) == 0 || a.Repo != "" {
 		h, err := s.Repo(a.Repo)
 		if err != nil {
@@ -468,7 +478,7 @@ func gitPush(ctx context.Context, s *session.Session, a pushArgs, p Progress) (s
 		}
 		a.CommitID = c.ID.String()
 	}
-	res, err := h.Push(ctx, a.CommitID, a.Target, p)
+	res, err := h.PushReply(ctx, a.CommitID, a.Target, a.Reply, p)
 	if err != nil {
 		if which != "" {
 			return "", fmt.Errorf("%s: %w", which, err)
@@ -495,6 +505,9 @@ func gitPush(ctx context.Context, s *session.Session, a pushArgs, p Progress) (s
 	}
 	if res.Worktree != nil {
 		lines = append(lines, "note: "+res.Worktree.Error())
+	}
+	if res.Comments != "" {
+		lines = append(lines, "", res.Comments)
 	}
 	return strings.Join(lines, "\n"), nil
 }

@@ -43,6 +43,7 @@ func NewMCPServerWith(s *session.Session, version, more string, sessionID func()
 	}
 	srv := mcp.NewServer(&mcp.Implementation{Name: "airlock", Title: "airlock sandbox", Version: version},
 		&mcp.ServerOptions{Instructions: instructions, GetSessionID: sessionID})
+	srv.AddReceivingMiddleware(openComments(s))
 	for _, t := range ToolsFor(s) {
 		srv.AddTool(&mcp.Tool{Name: t.Name, Description: t.Description, InputSchema: t.Schema, Annotations: annotations(s, t.Name)},
 			func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -89,4 +90,28 @@ func promptDescription(w *worker.Worker) string {
 		return w.Description
 	}
 	return fmt.Sprintf("The instructions of worker %s", w.Name)
+}
+
+// openComments adds to the instructions a client receives when it
+// initializes (a new conversation, or one reconnecting after a restart)
+// the reviewer's comments the worker has not answered yet: the server's
+// instructions are fixed when it is made, the comments are not.
+func openComments(s *session.Session) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			res, err := next(ctx, method, req)
+			if method != "initialize" || err != nil {
+				return res, err
+			}
+			if ir, ok := res.(*mcp.InitializeResult); ok {
+				if open := s.OpenCommentsText(); open != "" {
+					// A copy: the SDK may hand the same result out again.
+					cp := *ir
+					cp.Instructions += "\n\n" + open
+					return &cp, nil
+				}
+			}
+			return res, nil
+		}
+	}
 }

@@ -23,11 +23,19 @@ func (b *Book) drive(p *push) {
 	for {
 		// A reviewer's pick comes to this goroutine, which makes the
 		// commit of the picked files, while the request waits.
+		b.mu.Lock()
+		tk := p.tk
+		b.mu.Unlock()
 		select {
 		case ask := <-p.picks:
 			b.pick(p, ask)
 			continue
-		case <-p.tk.Done():
+		case <-tk.Done():
+		}
+		if b.reasked(p, tk) {
+			// Another push landed on the branch and this one was asked
+			// again on it (reaskLocked): wait on the new request.
+			continue
 		}
 		dec, grant, ok := b.approved(p)
 		if !ok {
@@ -54,6 +62,12 @@ func (b *Book) approved(p *push) (dec approval.Decision, grant approval.Grant, o
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if err != nil {
+		if dec.Verdict == approval.Reject && byPerson(dec) {
+			b.sawLocked(p, dec)
+			if text := b.commentedLocked(p, dec); text != "" {
+				err = fmt.Errorf("%w\n\n%s", err, text)
+			}
+		}
 		b.finishLocked(p, Result{}, err, "after a push ended")
 		return dec, grant, false
 	}
@@ -106,6 +120,11 @@ func (b *Book) landed(ctx context.Context, p *push, dec approval.Decision, grant
 	if dec.Verdict == approval.Pick {
 		res.Picked, res.Files = dec.Paths, len(dec.Paths)
 	}
+	if byPerson(dec) {
+		b.sawLocked(p, dec)
+		res.Comments = b.commentedLocked(p, dec)
+	}
+	b.reaskLocked(ctx, p)
 	// The ledger's head goes into the target before the push answers,
 	// outside the lock (on GitHub it is a few requests).
 	b.mu.Unlock()
