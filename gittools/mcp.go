@@ -95,21 +95,30 @@ func promptDescription(w *worker.Worker) string {
 // openComments adds to the instructions a client receives when it
 // initializes (a new conversation, or one reconnecting after a restart)
 // the reviewer's comments the worker has not answered yet: the server's
-// instructions are fixed when it is made, the comments are not.
+// instructions are fixed when it is made, the comments are not. A client
+// of the stateless protocol reads them from server/discover, an older
+// one from initialize.
 func openComments(s *session.Session) mcp.Middleware {
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			res, err := next(ctx, method, req)
-			if method != "initialize" || err != nil {
+			if err != nil || (method != "initialize" && method != "server/discover") {
 				return res, err
 			}
-			if ir, ok := res.(*mcp.InitializeResult); ok {
-				if open := s.OpenCommentsText(); open != "" {
-					// A copy: the SDK may hand the same result out again.
-					cp := *ir
-					cp.Instructions += "\n\n" + open
-					return &cp, nil
-				}
+			open := s.OpenCommentsText()
+			if open == "" {
+				return res, nil
+			}
+			// Copies: the SDK may hand the same result out again.
+			switch r := res.(type) {
+			case *mcp.InitializeResult:
+				cp := *r
+				cp.Instructions += "\n\n" + open
+				return &cp, nil
+			case *mcp.DiscoverResult:
+				cp := *r
+				cp.Instructions += "\n\n" + open
+				return &cp, nil
 			}
 			return res, nil
 		}
