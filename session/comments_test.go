@@ -1,0 +1,78 @@
+package session_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/airlock-dev/airlock/approval"
+)
+
+// waitOpen waits until the session holds open comments.
+func waitOpen(t *testing.T, s interface{ OpenCommentsText() string }) string {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if text := s.OpenCommentsText(); text != "" {
+			return text
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatal("no open comments")
+	return ""
+}
+
+// Issue 24: the reviewer's open comments and what they saw survive a
+// restart: the resumed session still tells the worker the comments, and
+// the next push (the rejected commit discarded before the restart, so
+// only the record keeps the tree the reviewer saw) shows the reviewer
+// what changed since, with the worker's reply.
+func TestOpenCommentsSurviveARestart(t *testing.T) {
+	bare := repo(t, true, map[string]string{"notes.txt": "one\ntwo\nthree\nfour\nfive\n", "other.txt": "x\n"})
+	d := newDurable(t, bare, approval.Policy{}, nil)
+	must(t, d.s.Workspace().WriteFile("notes.txt", []byte("one\ntwo\nTHREE\nfour\nfive\n"), 0o644))
+	c, err := d.s.Stage(nil, "shout three")
+	must(t, err)
+	res, err := d.s.Push(context.Background(), c.ID.String(), "", nil)
+	must(t, err)
+	if !res.Pending {
+		t.Fatalf("the push did not wait: %+v", res)
+	}
+	first := waitPending(t, d.gate, 1)[0]
+	_, err = d.gate.Resolve(approval.Decision{Request: first.ID, Verdict: approval.Reject, Comments: []approval.Comment{{Path: "notes.txt", Line: 3, Text: "why shout?"}}})
+	must(t, err)
+	before := waitOpen(t, d.s)
+	// The rejected commit goes before the restart: only the record's
+	// memory of what the reviewer saw keeps its tree.
+	_, err = d.s.Discard("", true)
+	must(t, err)
+	must(t, d.s.Save())
+	d.crashAndResume(t)
+
+	after := d.s.OpenCommentsText()
+	if after != before || !strings.Contains(after, "notes.txt:3") || !strings.Contains(after, "> 3 | THREE") || !strings.Contains(after, "why shout?") {
+		t.Fatalf("after the restart the open comments are:\n%s\nwant:\n%s", after, before)
+	}
+	must(t, d.s.Workspace().WriteFile("notes.txt", []byte("one\ntwo\nthree (quietly)\nfour\nfive\n"), 0o644))
+	c2, err := d.s.Stage(nil, "three, quietly")
+	must(t, err)
+	h, err := d.s.Repo("")
+	must(t, err)
+	res, err = h.PushReply(context.Background(), c2.ID.String(), "", "no more shouting", nil)
+	must(t, err)
+	if !res.Pending {
+		t.Fatalf("the second push did not wait: %+v", res)
+	}
+	second := waitPending(t, d.gate, 1)[0]
+	sn := second.Since
+	if sn == nil || sn.Request != first.ID || sn.Tree != first.Tree || sn.Reply != "no more shouting" || sn.Why != "you asked for changes" {
+		t.Fatalf("since = %+v", sn)
+	}
+	if !strings.Contains(sn.Interdiff, "-THREE\n+three (quietly)\n") || strings.Contains(sn.Interdiff, "other.txt") {
+		t.Errorf("interdiff:\n%s", sn.Interdiff)
+	}
+	if text := d.s.OpenCommentsText(); text != "" {
+		t.Errorf("pushing again did not answer the comments:\n%s", text)
+	}
+}
