@@ -59,5 +59,8 @@ func (r *repo) BaseFrom(spec *worker.TargetSpec) bool {
 	return r.base != nil && r.base.ID() == spec.ID()
 }
 
+// BaseRef is the ref r's base came from.
+func (r *repo) BaseRef() string { return r.baseRef }
+
 // SetBase records that r's base is ref of spec's target.
 func (r *repo) SetBase(spec *worker.TargetSpec, ref string) { r.base, r.baseRef = spec, ref }

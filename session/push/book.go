@@ -53,6 +53,8 @@ type Repo interface {
 	// BaseFrom reports whether the base was pulled from spec's target,
 	// which therefore holds it.
 	BaseFrom(spec *worker.TargetSpec) bool
+	// BaseRef is the ref the base came from ("" when nothing was pulled).
+	BaseRef() string
 	// SetBase records that the base is now ref of spec's target.
 	SetBase(spec *worker.TargetSpec, ref string)
 }
