@@ -45,6 +45,23 @@ func (b *Book) OpenLocked() []Open {
 	return out
 }
 
+// OpenText words open comments for the worker: "" when there are none.
+func OpenText(open []Open) string {
+	if len(open) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("Open review comments: the reviewer is waiting for your answer to these.")
+	for _, o := range open {
+		where := o.Target + " (" + o.Branch + ")"
+		if o.Repo != "" {
+			where = "repository " + o.Repo + ", " + where
+		}
+		fmt.Fprintf(&b, "\n\nOn your push to %s, request %s:\n%s", where, o.Request, o.Text)
+	}
+	return b.String()
+}
+
 // RestoreOpenLocked installs the open comments a saved session had.
 func (b *Book) RestoreOpenLocked(open []Open) {
 	for _, o := range open {
