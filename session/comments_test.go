@@ -2,6 +2,7 @@ package session_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -74,5 +75,33 @@ func TestOpenCommentsSurviveARestart(t *testing.T) {
 	}
 	if text := d.s.OpenCommentsText(); text != "" {
 		t.Errorf("pushing again did not answer the comments:\n%s", text)
+	}
+}
+
+// A worker whose git_push answered "still waiting" calls it again to keep
+// waiting, after the reviewer sent the push back with comments: the same
+// change is refused at once, and the answer carries the comments, which
+// stay open (the reviewer has not seen an answer).
+func TestKeepWaitingAfterCommentsHearsThem(t *testing.T) {
+	r := repo(t, true, map[string]string{"notes.txt": "one\ntwo\n"})
+	e := newEnv(t, r, config{timeout: 100 * time.Millisecond})
+	e.write(t, "notes.txt", "one\nTWO\n")
+	c, err := e.s.Stage(nil, "shout")
+	must(t, err)
+	res, err := e.s.Push(context.Background(), c.ID.String(), "", nil)
+	must(t, err)
+	if !res.Pending {
+		t.Fatalf("the push did not wait: %+v", res)
+	}
+	req := waitPending(t, e.gate, 1)[0]
+	_, err = e.gate.Resolve(approval.Decision{Request: req.ID, Verdict: approval.Reject, Comments: []approval.Comment{{Path: "notes.txt", Line: 2, Text: "why shout?"}}})
+	must(t, err)
+	waitOpen(t, e.s)
+	_, err = e.s.Push(context.Background(), c.ID.String(), "", nil)
+	if !errors.Is(err, approval.ErrRejected) || !strings.Contains(err.Error(), "already rejected") || !strings.Contains(err.Error(), "notes.txt:2") || !strings.Contains(err.Error(), "why shout?") {
+		t.Fatalf("keeping waiting answered: %v", err)
+	}
+	if text := e.s.OpenCommentsText(); !strings.Contains(text, "why shout?") {
+		t.Errorf("the comments were taken as answered by the same change pushed again:\n%s", text)
 	}
 }

@@ -116,9 +116,10 @@ func (b *Book) PushReply(ctx context.Context, r Repo, spec *worker.TargetSpec, t
 	b.reply = &pendingReply{repo: r.Name(), text: reply}
 	p, res, err := b.startLocked(ctx, r, spec, t, facts, headErr, commitID)
 	b.reply = nil
-	if p != nil && p.req != nil && inFlight[p.req.ID] != p {
+	if p != nil && p.req != nil && inFlight[p.req.ID] != p && !repeatDenied(p.tk) {
 		// A new request: the worker pushed again from r, which answers
-		// the comments it had.
+		// the comments it had. The same change pushed again is refused
+		// at once and answers nothing: nobody saw it.
 		b.answeredLocked(r)
 	}
 	if p == nil {

@@ -62,11 +62,17 @@ func (b *Book) approved(p *push) (dec approval.Decision, grant approval.Grant, o
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if err != nil {
-		if dec.Verdict == approval.Reject && byPerson(dec) {
+		switch o := b.open[p.r.Name()]; {
+		case dec.Verdict == approval.Reject && byPerson(dec):
 			b.sawLocked(p, dec)
 			if text := b.commentedLocked(p, dec); text != "" {
 				err = fmt.Errorf("%w\n\n%s", err, text)
 			}
+		case dec.By == "repeat-denied" && o != nil:
+			// The same change again (a call that only meant to keep
+			// waiting on a push the reviewer has since sent back): the
+			// comments are what it needs to hear.
+			err = fmt.Errorf("%w\n\n%s", err, o.Text)
 		}
 		b.finishLocked(p, Result{}, err, "after a push ended")
 		return dec, grant, false

@@ -63,6 +63,18 @@ func (b *Book) reasked(p *push, tk *approval.Ticket) bool {
 	return p.state == requested && p.tk != tk
 }
 
+// repeatDenied reports whether tk was refused at once as a change
+// already rejected in this session.
+func repeatDenied(tk *approval.Ticket) bool {
+	select {
+	case <-tk.Done():
+	default:
+		return false
+	}
+	dec, _, _ := tk.Wait(context.Background())
+	return dec.By == "repeat-denied"
+}
+
 // byPerson reports whether dec is a reviewer's own: not the policy's, nor
 // the memory of an earlier rejection, nor an approval carried over a
 // rebase. Only what a person decided is what they saw.
