@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/airlock-dev/airlock/approval"
+	"github.com/airlock-dev/airlock/session"
 )
 
 // waitOpen waits until the session holds open comments.
@@ -103,5 +104,37 @@ func TestKeepWaitingAfterCommentsHearsThem(t *testing.T) {
 	}
 	if text := e.s.OpenCommentsText(); !strings.Contains(text, "why shout?") {
 		t.Errorf("the comments were taken as answered by the same change pushed again:\n%s", text)
+	}
+}
+
+// An approval with comments whose push was rebased onto a moved branch,
+// and landed on that approval: the worker still hears the comments, and
+// they stay open until it pushes again.
+func TestCommentsOfAnApprovalSurviveItsRebase(t *testing.T) {
+	r := repo(t, true, map[string]string{"README.md": "# p\n"})
+	e := newEnv(t, r, config{})
+	e.write(t, "a.txt", "a\n")
+	_, err := e.s.Stage(nil, "A")
+	must(t, err)
+	done := make(chan error, 1)
+	var res session.PushResult
+	go func() {
+		var err error
+		res, err = e.s.Push(context.Background(), "", "", nil)
+		done <- err
+	}()
+	first := waitPending(t, e.gate, 1)[0]
+	commitTo(t, r, "other.txt", "someone else\n")
+	_, err = e.gate.Resolve(approval.Decision{Request: first.ID, Verdict: approval.Approve, Comments: []approval.Comment{{Path: "a.txt", Line: 1, Text: "next time, say more"}}})
+	must(t, err)
+	must(t, <-done)
+	if !strings.Contains(strings.Join(res.Notes, "\n"), "approval of "+first.ID) {
+		t.Fatalf("the push was not rebased on the approval: %+v", res)
+	}
+	if !strings.Contains(res.Comments, "a.txt:1") || !strings.Contains(res.Comments, "> 1 | a") || !strings.Contains(res.Comments, "next time, say more") {
+		t.Errorf("the answer's comments:\n%s", res.Comments)
+	}
+	if !strings.Contains(e.s.OpenCommentsText(), "next time, say more") {
+		t.Errorf("the comments are not open")
 	}
 }

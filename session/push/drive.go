@@ -78,6 +78,9 @@ func (b *Book) approved(p *push) (dec approval.Decision, grant approval.Grant, o
 		return dec, grant, false
 	}
 	p.state = decided
+	if len(dec.Comments) > 0 {
+		p.comments = dec.Comments
+	}
 	if _, carried := b.published[grant.New()]; !carried && !stagedOrPublished(p.r, grant.New()) {
 		// Pinning should make this impossible; never push a commit
 		// the sandbox no longer stands behind.
@@ -126,10 +129,13 @@ func (b *Book) landed(ctx context.Context, p *push, dec approval.Decision, grant
 	if dec.Verdict == approval.Pick {
 		res.Picked, res.Files = dec.Paths, len(dec.Paths)
 	}
-	if byPerson(dec) {
-		b.sawLocked(p, dec)
-		res.Comments = b.commentedLocked(p, dec)
+	if len(dec.Comments) == 0 {
+		// Approved with comments, then rebased onto a moved branch and
+		// decided on that approval: the comments are the approval's.
+		dec.Comments = p.comments
 	}
+	b.sawLocked(p, dec)
+	res.Comments = b.commentedLocked(p, dec)
 	b.reaskLocked(ctx, p)
 	// The ledger's head goes into the target before the push answers,
 	// outside the lock (on GitHub it is a few requests).

@@ -60,6 +60,9 @@ type push struct {
 	// picks carries a reviewer's pick of some files from the gate to the
 	// driver, which makes their commit (pick).
 	picks chan *approval.PickAsk
+	// comments are the reviewer's on an approval, kept for the landing:
+	// a rebase decided on that approval carries none of its own.
+	comments []approval.Comment
 
 	done chan struct{} // closed at the end; then res and err are set
 	res  Result
