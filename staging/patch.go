@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"slices"
 	"strings"
 
 	"github.com/airlock-dev/airlock/internal/change"
@@ -182,9 +183,19 @@ func (s *Store) DiffPatch(a, b plumbing.Hash) (*Patch, error) {
 // new branch shows every file) holds one file's contents and hunks at a
 // time, not all of them.
 func (s *Store) EachFilePatch(a, b plumbing.Hash, fn func(*FilePatch) error) error {
+	return s.EachFilePatchOf(a, b, nil, fn)
+}
+
+// EachFilePatchOf is EachFilePatch over only the paths keep accepts (all,
+// when nil): the others' contents are never read, so a lazy file outside
+// them is not fetched.
+func (s *Store) EachFilePatchOf(a, b plumbing.Hash, keep func(path string) bool, fn func(*FilePatch) error) error {
 	changes, err := s.DiffTrees(a, b)
 	if err != nil {
 		return err
+	}
+	if keep != nil {
+		changes = slices.DeleteFunc(changes, func(c TreeChange) bool { return !keep(c.Path) })
 	}
 	read := func(h plumbing.Hash, mode filemode.FileMode) ([]byte, error) {
 		if h.IsZero() || mode == filemode.Submodule {

@@ -138,10 +138,9 @@ func (b *Book) interdiff(tree plumbing.Hash, req *approval.Request, seenPaths []
 	}
 	diff := textcap.New(maxRequestDiff)
 	var buf bytes.Buffer
-	err := b.cfg.Store.EachFilePatch(tree, req.Tree, func(f *staging.FilePatch) error {
-		if !paths[f.Path] {
-			return nil
-		}
+	// The other files' contents are never read: a branch that moved a
+	// great deal costs its trees' walk, not a fetch of its lazy files.
+	err := b.cfg.Store.EachFilePatchOf(tree, req.Tree, func(p string) bool { return paths[p] }, func(f *staging.FilePatch) error {
 		return f.Format(diff, &buf, false)
 	})
 	if err != nil {
