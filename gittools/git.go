@@ -90,7 +90,8 @@ func gitTools() []Tool {
 		define("git_diff", "Show a staged commit's changes, or the unstaged changes, as a unified diff.", gitDiff),
 		define("git_push", "Ask a human reviewer to approve pushing a staged commit to a target, and push it if approved. "+
 			"It waits for the decision; if the reviewer takes long, it says the request is still pending, and calling git_push "+
-			"again with the same commit waits on the same request. A rejection comes with the reviewer's reason.", gitPush),
+			"again with the same commit waits on the same request. A rejection comes with the reviewer's reason; the reviewer may "+
+			"also comment on lines of files: change what they ask, stage, and git_push again with reply to answer them.", gitPush),
 		define("git_discard", "Drop a staged commit (or all of them). Its changes become unstaged again; no file changes.", gitDiscard),
 		define("git_pull", "Bring files in from a target. From the target the sandbox was pulled from, it updates the sandbox to "+
 			"the target's latest commit (your changes stay) and brings in more paths; from another target, or with "+
