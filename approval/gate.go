@@ -24,6 +24,9 @@ var (
 	ErrGrantMismatch = errors.New("the grant does not cover this push")
 	// ErrRejected: the push was refused.
 	ErrRejected = errors.New("push rejected")
+	// ErrNetworkDenied: a run's request for the network was refused. It
+	// is an ErrRejected too (errors.Is), worded for a run, not a push.
+	ErrNetworkDenied error = networkDenied{}
 	// ErrPending: no decision yet; the request stays open.
 	ErrPending = errors.New("push still pending review")
 	// ErrWithdrawn: the request was withdrawn before anyone decided.
@@ -446,7 +449,7 @@ func (g *Gate) settleLocked(t *Ticket, d Decision) error {
 		t.grant = Grant{&grant{target: req.Target, ref: req.Ref, old: req.Old, new: d.New, request: req.ID}}
 	default:
 		g.denied[fingerprint{req.Target, req.Ref, req.Tree}] = d.Reason
-		t.err = rejection(d)
+		t.err = rejection(req, d)
 	}
 	g.removeLocked(t)
 	close(t.done)
@@ -454,7 +457,10 @@ func (g *Gate) settleLocked(t *Ticket, d Decision) error {
 	return err
 }
 
-func rejection(d Decision) error {
+func rejection(req *Request, d Decision) error {
+	if req.Kind == KindNetwork {
+		return networkRejection(d)
+	}
 	switch {
 	case d.By == "repeat-denied" && d.Reason != "":
 		return fmt.Errorf("%w: this same change was already rejected in this session (%q); change it before pushing again", ErrRejected, d.Reason)
@@ -465,6 +471,29 @@ func rejection(d Decision) error {
 	}
 	return fmt.Errorf("%w by the reviewer (no reason given)", ErrRejected)
 }
+
+// networkRejection words a denied network request as one: the worker is
+// told what it can do instead of asking again (the same command is
+// denied at once for the rest of the session, as its fingerprint is the
+// command), never to change a push it did not make.
+func networkRejection(d Decision) error {
+	const advice = "run the command without network: true (bring what it needs in with git_pull, or use what the workspace already has)"
+	switch {
+	case d.By == "repeat-denied" && d.Reason != "":
+		return fmt.Errorf("%w: the reviewer already denied the network to this same command in this session (%q), so it is denied again at once; %s", ErrNetworkDenied, d.Reason, advice)
+	case d.By == "repeat-denied":
+		return fmt.Errorf("%w: the reviewer already denied the network to this same command in this session, so it is denied again at once; %s", ErrNetworkDenied, advice)
+	case d.Reason != "":
+		return fmt.Errorf("%w by the reviewer: %s; %s", ErrNetworkDenied, d.Reason, advice)
+	}
+	return fmt.Errorf("%w by the reviewer (no reason given); %s", ErrNetworkDenied, advice)
+}
+
+// networkDenied is ErrNetworkDenied: its own words, and an ErrRejected.
+type networkDenied struct{}
+
+func (networkDenied) Error() string        { return "network access denied" }
+func (networkDenied) Is(target error) bool { return target == ErrRejected }
 
 func (g *Gate) removeLocked(t *Ticket) {
 	delete(g.pending, t.req.ID)

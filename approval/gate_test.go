@@ -414,7 +414,7 @@ func TestNetworkRequests(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := wait(t, tk); !errors.Is(err, approval.ErrRejected) || !strings.Contains(err.Error(), "already rejected") {
+	if _, _, err := wait(t, tk); !errors.Is(err, approval.ErrRejected) || !strings.Contains(err.Error(), "already denied") {
 		t.Errorf("a denied command asked again: %v", err)
 	}
 }

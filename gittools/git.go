@@ -42,6 +42,7 @@ type pushArgs struct {
 	Repo     string `json:"repo,omitempty" jsonschema:"in a session with several repositories, which one (its name, also its directory in the workspace); omit it when there is one, or when the paths or the commit say which"`
 	CommitID string `json:"commit_id,omitempty" jsonschema:"the staged commit to push (with the staged commits before it): its id, or HEAD (the latest, also when omitted), HEAD~1 (the one before)"`
 	Target   string `json:"target,omitempty" jsonschema:"a target name from the worker's configuration; omit for the default target"`
+	Reply    string `json:"reply,omitempty" jsonschema:"your answer to the reviewer's comments on your last push (what you changed, or why not): the reviewer reads it with this push; pushing again answers the comments"`
 }
 
 type discardArgs struct {
@@ -89,7 +90,8 @@ func gitTools() []Tool {
 		define("git_diff", "Show a staged commit's changes, or the unstaged changes, as a unified diff.", gitDiff),
 		define("git_push", "Ask a human reviewer to approve pushing a staged commit to a target, and push it if approved. "+
 			"It waits for the decision; if the reviewer takes long, it says the request is still pending, and calling git_push "+
-			"again with the same commit waits on the same request. A rejection comes with the reviewer's reason.", gitPush),
+			"again with the same commit waits on the same request. A rejection comes with the reviewer's reason; the reviewer may "+
+			"also comment on lines of files: change what they ask, stage, and git_push again with reply to answer them.", gitPush),
 		define("git_discard", "Drop a staged commit (or all of them). Its changes become unstaged again; no file changes.", gitDiscard),
 		define("git_pull", "Bring files in from a target. From the target the sandbox was pulled from, it updates the sandbox to "+
 			"the target's latest commit (your changes stay) and brings in more paths; from another target, or with "+
@@ -108,7 +110,16 @@ func checkpointTools() []Tool {
 	}
 }
 
-func gitStatus(_ context.Context, s *session.Session, a statusArgs, _ Progress) (string, error) {
+func gitStatus(ctx context.Context, s *session.Session, a statusArgs, p Progress) (string, error) {
+	out, err := gitStatusOf(ctx, s, a, p)
+	if open := s.OpenCommentsText(); err == nil && open != "" {
+		// Said where the worker looks before it pushes again.
+		out = strings.TrimRight(out, "\n") + "\n\n" + open
+	}
+	return out, err
+}
+
+func gitStatusOf(_ context.Context, s *session.Session, a statusArgs, _ Progress) (string, error) {
 	if len(s.Repos()) == 0 || a.Repo != "" {
 		h, err := s.Repo(a.Repo)
 		if err != nil {
@@ -468,7 +479,7 @@ func gitPush(ctx context.Context, s *session.Session, a pushArgs, p Progress) (s
 		}
 		a.CommitID = c.ID.String()
 	}
-	res, err := h.Push(ctx, a.CommitID, a.Target, p)
+	res, err := h.PushReply(ctx, a.CommitID, a.Target, a.Reply, p)
 	if err != nil {
 		if which != "" {
 			return "", fmt.Errorf("%s: %w", which, err)
@@ -497,6 +508,9 @@ func gitPush(ctx context.Context, s *session.Session, a pushArgs, p Progress) (s
 	}
 	if res.Worktree != nil {
 		lines = append(lines, "note: "+res.Worktree.Error())
+	}
+	if res.Comments != "" {
+		lines = append(lines, "", res.Comments)
 	}
 	return strings.Join(lines, "\n"), nil
 }

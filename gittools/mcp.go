@@ -43,6 +43,7 @@ func NewMCPServerWith(s *session.Session, version, more string, sessionID func()
 	}
 	srv := mcp.NewServer(&mcp.Implementation{Name: "airlock", Title: "airlock sandbox", Version: version},
 		&mcp.ServerOptions{Instructions: instructions, GetSessionID: sessionID})
+	srv.AddReceivingMiddleware(openComments(s))
 	for _, t := range ToolsFor(s) {
 		srv.AddTool(&mcp.Tool{Name: t.Name, Description: t.Description, InputSchema: t.Schema, Annotations: annotations(s, t.Name)},
 			func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -89,4 +90,37 @@ func promptDescription(w *worker.Worker) string {
 		return w.Description
 	}
 	return fmt.Sprintf("The instructions of worker %s", w.Name)
+}
+
+// openComments adds to the instructions a client receives when it
+// initializes (a new conversation, or one reconnecting after a restart)
+// the reviewer's comments the worker has not answered yet: the server's
+// instructions are fixed when it is made, the comments are not. A client
+// of the stateless protocol reads them from server/discover, an older
+// one from initialize.
+func openComments(s *session.Session) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			res, err := next(ctx, method, req)
+			if err != nil || (method != "initialize" && method != "server/discover") {
+				return res, err
+			}
+			open := s.OpenCommentsText()
+			if open == "" {
+				return res, nil
+			}
+			// Copies: the SDK may hand the same result out again.
+			switch r := res.(type) {
+			case *mcp.InitializeResult:
+				cp := *r
+				cp.Instructions += "\n\n" + open
+				return &cp, nil
+			case *mcp.DiscoverResult:
+				cp := *r
+				cp.Instructions += "\n\n" + open
+				return &cp, nil
+			}
+			return res, nil
+		}
+	}
 }

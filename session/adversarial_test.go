@@ -231,7 +231,13 @@ func TestAdversarialTwoPushesOfOneChain(t *testing.T) {
 	if o := <-d1; o.err != nil {
 		t.Fatalf("first push: %v", o.err)
 	}
-	_, err = e.gate.Resolve(approval.Decision{Request: r2.ID, Verdict: approval.Approve})
+	// Issue 24: c1 landed on the branch r2 waits on, so r2 is asked again
+	// against the new head (its base line and diff current).
+	again := waitPending(t, e.gate, 1)[0]
+	if again.ID == r2.ID || again.Old != c1.ID || again.New != c2.ID || again.Since == nil || again.Since.Request != r2.ID || again.Since.Why != "the target moved" {
+		t.Fatalf("after c1 landed, the waiting request is %+v (since %+v); want c2 asked again over c1", again, again.Since)
+	}
+	_, err = e.gate.Resolve(approval.Decision{Request: again.ID, Verdict: approval.Approve})
 	must(t, err)
 	deadline := time.After(10 * time.Second)
 	for {

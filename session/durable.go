@@ -388,12 +388,19 @@ func (r sessRec) roots() []plumbing.Hash {
 			}
 		}
 	}
+	for _, sn := range r.Seen {
+		if h, err := hashOf(sn.Tree); err == nil {
+			roots = append(roots, h)
+		}
+	}
 	return roots
 }
 
 // restoreSessLocked installs the session's own record: what was
 // published, and each repository's base and checkpoints' bases.
 func (s *Session) restoreSessLocked(sess sessRec) {
+	s.pushes.RestoreSeenLocked(sess.Seen)
+	s.pushes.RestoreOpenLocked(sess.Comments)
 	for hx, where := range sess.Published {
 		if h, err := hashOf(hx); err == nil {
 			s.pushes.PublishedLocked()[h] = where

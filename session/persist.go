@@ -67,6 +67,11 @@ type sessRec struct {
 	Published map[string]string    `json:"published,omitempty"`
 	Cps       map[string][4]string `json:"cps,omitempty"`
 	Pushes    []push.Rec           `json:"pushes,omitempty"`
+	// Seen and Comments are what the reviewer sent back or commented on
+	// last (the next request's Since) and the comments the worker has
+	// not answered yet.
+	Seen     []push.Seen `json:"seen,omitempty"`
+	Comments []push.Open `json:"comments,omitempty"`
 }
 
 // repoRec is one repository's part of sessRec.
@@ -187,6 +192,7 @@ func (s *Session) sessRecLocked() sessRec {
 		r.Repos[rp.name] = rr
 	}
 	r.Pushes = s.pushes.RecsLocked()
+	r.Seen, r.Comments = s.pushes.SeenLocked(), s.pushes.OpenLocked()
 	return r
 }
 

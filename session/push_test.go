@@ -369,8 +369,11 @@ func TestEarlierCommitCarriedByALaterPush(t *testing.T) {
 	_, err = e.gate.Resolve(approval.Decision{Request: req2.ID, Verdict: approval.Approve})
 	must(t, err)
 	must(t, <-second)
-	_, err = e.gate.Resolve(approval.Decision{Request: req1.ID, Verdict: approval.Approve})
-	must(t, err)
+	// Issue 24: the branch moved under req1, so it was asked again on the
+	// new head, which carries c1: nothing is left to ask.
+	if _, err = e.gate.Resolve(approval.Decision{Request: req1.ID, Verdict: approval.Approve}); !errors.Is(err, approval.ErrNotPending) {
+		t.Errorf("req1 still open after the branch moved under it: %v", err)
+	}
 	if err := <-first; err != nil {
 		t.Fatalf("the earlier commit's push: %v", err)
 	}

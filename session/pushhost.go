@@ -20,20 +20,7 @@ type PushResult = push.Result
 // twice. When ctx ends while nobody else waits, a request still waiting
 // for review is withdrawn.
 func (h *Repo) Push(ctx context.Context, commitID, target string, progress Progress) (PushResult, error) {
-	res, err := h.push(ctx, commitID, target, progress)
-	return res, h.r.wrap(err)
-}
-
-func (h *Repo) push(ctx context.Context, commitID, target string, progress Progress) (PushResult, error) {
-	spec, err := h.r.resolveSpec(target)
-	if err != nil {
-		return PushResult{}, err
-	}
-	t, err := h.s.target(ctx, spec)
-	if err != nil {
-		return PushResult{}, err
-	}
-	return h.s.pushes.Push(ctx, h.r, spec, t, commitID, progress)
+	return h.PushReply(ctx, commitID, target, "", progress)
 }
 
 // newPushes is the session's book of pushes, which asks the session what
@@ -71,6 +58,9 @@ func (r *repo) Area() *staging.Area { return r.area }
 func (r *repo) BaseFrom(spec *worker.TargetSpec) bool {
 	return r.base != nil && r.base.ID() == spec.ID()
 }
+
+// BaseRef is the ref r's base came from.
+func (r *repo) BaseRef() string { return r.baseRef }
 
 // SetBase records that r's base is ref of spec's target.
 func (r *repo) SetBase(spec *worker.TargetSpec, ref string) { r.base, r.baseRef = spec, ref }

@@ -374,10 +374,10 @@ func TestRunNetworkElevation(t *testing.T) {
 	// Another command, denied; asked again, denied at once.
 	other := session.RunArgs{Command: "true", Network: true, Reason: "because"}
 	go decide(approval.Decision{Verdict: approval.Reject, Reason: "no downloads today"})
-	if _, err := e.s.Run(context.Background(), other, nil); !errors.Is(err, approval.ErrRejected) || !strings.Contains(err.Error(), "no downloads today") {
+	if _, err := e.s.Run(context.Background(), other, nil); !errors.Is(err, approval.ErrNetworkDenied) || !strings.Contains(err.Error(), "no downloads today") || strings.Contains(err.Error(), "push") {
 		t.Fatalf("denied: %v", err)
 	}
-	if _, err := e.s.Run(context.Background(), other, nil); !errors.Is(err, approval.ErrRejected) || !strings.Contains(err.Error(), "no downloads today") {
+	if _, err := e.s.Run(context.Background(), other, nil); !errors.Is(err, approval.ErrNetworkDenied) || !strings.Contains(err.Error(), "no downloads today") || strings.Contains(err.Error(), "push") {
 		t.Errorf("denied again: %v", err)
 	}
 	if n := pushRecords(t, e.l); n[ledger.KindRequest] != 4 || n[ledger.KindDecision] != 4 {

@@ -53,6 +53,8 @@ type Repo interface {
 	// BaseFrom reports whether the base was pulled from spec's target,
 	// which therefore holds it.
 	BaseFrom(spec *worker.TargetSpec) bool
+	// BaseRef is the ref the base came from ("" when nothing was pulled).
+	BaseRef() string
 	// SetBase records that the base is now ref of spec's target.
 	SetBase(spec *worker.TargetSpec, ref string)
 }
@@ -66,6 +68,13 @@ type Book struct {
 	pushes    map[string]*push         // pushes in flight, by request id
 	byCommit  map[pushKey]*push        // the same, by what they push (and what they pushed before a rebase)
 	published map[plumbing.Hash]string // commits that reached a target: where
+	// seen is what the reviewer sent back or commented on last, per
+	// repository, target and branch (since.go); open, the comments each
+	// repository's worker has not answered (comments.go); reply, while a
+	// push call asks, the worker's answer to them, for its Since.
+	seen  map[seenKey]*Seen
+	open  map[string]*Open
+	reply *pendingReply
 }
 
 // NewBook makes the empty book of a session.
@@ -74,7 +83,7 @@ func NewBook(cfg Config, h Host) *Book {
 		cfg.Retries = defaultRetries
 	}
 	return &Book{cfg: cfg, mu: cfg.Mu, h: h, pushes: map[string]*push{}, byCommit: map[pushKey]*push{},
-		published: map[plumbing.Hash]string{}}
+		published: map[plumbing.Hash]string{}, seen: map[seenKey]*Seen{}, open: map[string]*Open{}}
 }
 
 // Push asks for commitID (the latest staged commit when empty) of r to be
@@ -85,6 +94,14 @@ func NewBook(cfg Config, h Host) *Book {
 // twice. When ctx ends while nobody else waits, a request still waiting
 // for review is withdrawn. It takes Config.Mu.
 func (b *Book) Push(ctx context.Context, r Repo, spec *worker.TargetSpec, t targets.Target, commitID string, progress func(done, total float64, message string)) (Result, error) {
+	return b.PushReply(ctx, r, spec, t, commitID, "", progress)
+}
+
+// PushReply is Push with the worker's reply to the reviewer's comments on
+// its last push from r: a push that asks anew answers them (they leave
+// the instructions), and the reviewer reads the reply in the request's
+// Since. A call that joins a push in flight answers nothing.
+func (b *Book) PushReply(ctx context.Context, r Repo, spec *worker.TargetSpec, t targets.Target, commitID, reply string, progress func(done, total float64, message string)) (Result, error) {
 	if progress == nil {
 		progress = func(float64, float64, string) {}
 	}
@@ -95,7 +112,16 @@ func (b *Book) Push(ctx context.Context, r Repo, spec *worker.TargetSpec, t targ
 		return Result{}, headErr
 	}
 	b.mu.Lock()
+	inFlight := maps.Clone(b.pushes)
+	b.reply = &pendingReply{repo: r.Name(), text: reply}
 	p, res, err := b.startLocked(ctx, r, spec, t, facts, headErr, commitID)
+	b.reply = nil
+	if p != nil && p.req != nil && inFlight[p.req.ID] != p && !repeatDenied(p.tk) {
+		// A new request: the worker pushed again from r, which answers
+		// the comments it had. The same change pushed again is refused
+		// at once and answers nothing: nobody saw it.
+		b.answeredLocked(r)
+	}
 	if p == nil {
 		b.mu.Unlock()
 		return res, err
@@ -145,13 +171,14 @@ func (b *Book) PendingLocked() int {
 }
 
 // RootsLocked is what the store must keep for the pushes in flight: their
-// commits and the target heads their requests compare with.
+// commits and the target heads their requests compare with; and the trees
+// the reviewer saw last, which the next requests are compared with.
 func (b *Book) RootsLocked() []plumbing.Hash {
 	var roots []plumbing.Hash
 	for _, p := range b.pushes {
 		roots = append(roots, p.commit.ID, p.req.Old)
 	}
-	return roots
+	return append(roots, b.SeenTreesLocked()...)
 }
 
 // PublishedLocked is the commits that reached a target, with where: the

@@ -23,11 +23,19 @@ func (b *Book) drive(p *push) {
 	for {
 		// A reviewer's pick comes to this goroutine, which makes the
 		// commit of the picked files, while the request waits.
+		b.mu.Lock()
+		tk := p.tk
+		b.mu.Unlock()
 		select {
 		case ask := <-p.picks:
 			b.pick(p, ask)
 			continue
-		case <-p.tk.Done():
+		case <-tk.Done():
+		}
+		if b.reasked(p, tk) {
+			// Another push landed on the branch and this one was asked
+			// again on it (reaskLocked): wait on the new request.
+			continue
 		}
 		dec, grant, ok := b.approved(p)
 		if !ok {
@@ -54,10 +62,25 @@ func (b *Book) approved(p *push) (dec approval.Decision, grant approval.Grant, o
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if err != nil {
+		switch o := b.open[p.r.Name()]; {
+		case dec.Verdict == approval.Reject && byPerson(dec):
+			b.sawLocked(p, dec)
+			if text := b.commentedLocked(p, dec); text != "" {
+				err = fmt.Errorf("%w\n\n%s", err, text)
+			}
+		case dec.By == "repeat-denied" && o != nil:
+			// The same change again (a call that only meant to keep
+			// waiting on a push the reviewer has since sent back): the
+			// comments are what it needs to hear.
+			err = fmt.Errorf("%w\n\n%s", err, o.Text)
+		}
 		b.finishLocked(p, Result{}, err, "after a push ended")
 		return dec, grant, false
 	}
 	p.state = decided
+	if len(dec.Comments) > 0 {
+		p.comments = dec.Comments
+	}
 	if _, carried := b.published[grant.New()]; !carried && !stagedOrPublished(p.r, grant.New()) {
 		// Pinning should make this impossible; never push a commit
 		// the sandbox no longer stands behind.
@@ -115,6 +138,14 @@ func (b *Book) landed(ctx context.Context, p *push, dec approval.Decision, grant
 	if p.accepted != nil {
 		res.Picked, res.Files, res.Landed, res.LeftOut, res.Dropped = nil, 0, landed, p.accepted.LeftOut, p.dropped
 	}
+	if len(dec.Comments) == 0 {
+		// Approved with comments, then rebased onto a moved branch and
+		// decided on that approval: the comments are the approval's.
+		dec.Comments = p.comments
+	}
+	b.sawLocked(p, dec)
+	res.Comments = b.commentedLocked(p, dec)
+	b.reaskLocked(ctx, p)
 	// The ledger's head goes into the target before the push answers,
 	// outside the lock (on GitHub it is a few requests).
 	b.mu.Unlock()

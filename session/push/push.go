@@ -64,6 +64,9 @@ type push struct {
 	// landed and what stayed in its sandbox.
 	accepted *staging.Accepted
 	dropped  []Landed // the worker's commits nothing of which was accepted
+	// comments are the reviewer's on an approval, kept for the landing:
+	// a rebase decided on that approval carries none of its own.
+	comments []approval.Comment
 
 	done chan struct{} // closed at the end; then res and err are set
 	res  Result
@@ -109,6 +112,9 @@ type Result struct {
 	// Notes say what happened on the way: rebases onto a moved target,
 	// requests withdrawn.
 	Notes []string
+	// Comments are the reviewer's comments on an approved push, as the
+	// worker reads them (RenderComments); a rejection's are in its error.
+	Comments string
 	// Worktree, when set, says why the branch moved but the files of the
 	// working tree that has it checked out were not updated.
 	Worktree error
@@ -276,6 +282,7 @@ func (b *Book) askLocked(ctx context.Context, p *push, c *staging.Commit, head p
 	if err != nil {
 		return err
 	}
+	b.sinceLocked(p, p.req, req)
 	// A push the reviewer approved, rebased because the branch moved
 	// before it landed, is decided by that approval when it shows the
 	// same changes (approval.Gate.SubmitRebased); otherwise, and at the

@@ -17,7 +17,8 @@ import (
 // request describes pushing commit c over head for the reviewer.
 func (b *Book) request(p *push, c *staging.Commit) (*approval.Request, error) {
 	r, t, head := p.r, p.t, p.facts.Head
-	var oldTree plumbing.Hash
+	var oldTree, fork plumbing.Hash
+	var forkRef string
 	if !head.IsZero() {
 		hc, err := object.GetCommit(b.cfg.Store, head)
 		if err != nil {
@@ -27,15 +28,14 @@ func (b *Book) request(p *push, c *staging.Commit) (*approval.Request, error) {
 	} else if p.facts.WritesFiles {
 		// An unborn branch checked out in a working tree: the push writes
 		// every file of the commit there, so the reviewer sees every one.
-	} else if bc, err := object.GetCommit(b.cfg.Store, c.Base); err == nil && r.BaseFrom(p.spec) {
-		// A new branch on the target the base came from shows what the
+	} else if fork, forkRef, oldTree = b.forkLocked(p, c); !fork.IsZero() {
+		// A new branch on a target that holds the base shows what the
 		// worker changed since that commit, as git shows the commits a
-		// new branch adds, not every file of the repository.
-		oldTree = bc.TreeHash
+		// new branch adds, not every file of the repository (fork.go).
 	}
 	req := &approval.Request{
 		Worker: b.cfg.Worker, Session: b.cfg.Session, Repo: r.Name(), Target: t.ID(), Describe: t.Describe(), Ref: p.ref,
-		NewRef: head.IsZero(), Old: head, New: c.ID, Tree: c.Tree, DefaultBranch: p.facts.DefaultBranch,
+		NewRef: head.IsZero(), Old: head, New: c.ID, Tree: c.Tree, DefaultBranch: p.facts.DefaultBranch, Fork: fork, ForkRef: forkRef,
 	}
 	for _, sc := range r.Area().Commits() {
 		req.Commits = append(req.Commits, approval.CommitInfo{ID: sc.ID, Message: sc.Message})

@@ -110,6 +110,7 @@ func (b *Book) reofferLocked(p *push, c *staging.Commit, id string) error {
 	if err != nil {
 		return err
 	}
+	b.sinceLocked(p, nil, req)
 	tk, err := b.cfg.Gate.Resubmit(req, id, p.picks)
 	if err != nil {
 		return err

@@ -62,6 +62,11 @@ func (r *Runner) askNetwork(ctx context.Context, key, command, dir, reason strin
 	cancel()
 	dec, _, err := tk.Wait(closed)
 	if err != nil {
+		// A denial carries its own advice for a run (approval's
+		// networkRejection); a withdrawal or a ledger's failure does not.
+		if errors.Is(err, approval.ErrNetworkDenied) {
+			return "", err
+		}
 		return "", fmt.Errorf("the network for this run: %w; run it without network: true", err)
 	}
 	switch dec.Scope {
