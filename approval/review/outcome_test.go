@@ -22,7 +22,7 @@ func TestOutcomeWording(t *testing.T) {
 	}{
 		{network, approval.Decision{Verdict: approval.Reject, Reason: "no"}, `  Denied; the command runs without the network, and the worker is told why: "no".`},
 		{network, approval.Decision{Verdict: approval.Approve}, "  Allowed; the run goes ahead with the network."},
-		{push, approval.Decision{Verdict: approval.Reject, Reason: "later", Comments: comments}, `  Asked for changes; nothing is pushed, and the worker gets your 2 comments why: "later".`},
+		{push, approval.Decision{Verdict: approval.Reject, Reason: "later", Comments: comments}, `  Asked for changes; nothing is pushed, and the worker gets your 2 comments and your reason, "later".`},
 		{push, approval.Decision{Verdict: approval.Reject}, "  Rejected; the worker is told."},
 		{push, approval.Decision{Verdict: approval.Approve, Comments: comments[:1]}, "  Approved; the push goes ahead, and the worker gets your 1 comment."},
 		{push, approval.Decision{Verdict: approval.Pick, Accept: make([]approval.Accepted, 2), Commits: []plumbing.Hash{id, id}, New: id},

@@ -456,7 +456,7 @@ func (a *asker) help() {
 func (a *asker) reject() (approval.Decision, bool, error) {
 	ask := "  Reason (optional; the worker is told): "
 	if n := len(a.comments); n > 0 {
-		ask = fmt.Sprintf("  Asking for changes with your %d comments. Reason (optional; the worker is told): ", n)
+		ask = fmt.Sprintf("  Asking for changes with your %s. Reason (optional; the worker is told): ", plural(n, "comment"))
 	}
 	reason, err := a.t.ReadLine(ask)
 	if err != nil {

@@ -171,7 +171,11 @@ func outcome(r *approval.Request, d approval.Decision) string {
 	case r.Kind == approval.KindNetwork:
 		return "  Allowed; the run goes ahead with the network."
 	case d.Verdict == approval.Reject && gets != "":
-		return fmt.Sprintf("  Asked for changes; nothing is pushed%s%s.", gets, reasonSuffix(d.Reason))
+		why := ""
+		if strings.TrimSpace(d.Reason) != "" {
+			why = fmt.Sprintf(" and your reason, %q", d.Reason)
+		}
+		return fmt.Sprintf("  Asked for changes; nothing is pushed%s%s.", gets, why)
 	case d.Verdict == approval.Reject:
 		return fmt.Sprintf("  Rejected; the worker is told%s.", reasonSuffix(d.Reason))
 	case d.Verdict == approval.Pick && len(d.Accept) > 0:
