@@ -145,7 +145,7 @@ func (b *Book) landed(ctx context.Context, p *push, dec approval.Decision, grant
 	}
 	b.sawLocked(p, dec)
 	res.Comments = b.commentedLocked(p, dec)
-	b.reaskLocked(ctx, p)
+	b.reaskLocked(ctx, p, grant.New())
 	// The ledger's head goes into the target before the push answers,
 	// outside the lock (on GitHub it is a few requests).
 	b.mu.Unlock()

@@ -9,6 +9,7 @@ import (
 
 	"github.com/airlock-dev/airlock/approval"
 	"github.com/airlock-dev/airlock/targets"
+	"github.com/go-git/go-git/v5/plumbing"
 )
 
 // reaskLocked asks again, on the branch's new head, this session's other
@@ -24,7 +25,11 @@ import (
 // in its own Book, whose commits this one cannot rebase; the gate shares
 // none of it. That push finds the branch moved when it lands and is asked
 // again then (retried), as before.
-func (b *Book) reaskLocked(ctx context.Context, landed *push) {
+//
+// The new head is the commit that landed: asking the target for it would
+// be a call to it under the lock, and the branch moving again meanwhile is
+// what a push's landing already finds (MovedError) and asks again for.
+func (b *Book) reaskLocked(ctx context.Context, landed *push, head plumbing.Hash) {
 	for _, id := range slices.Sorted(maps.Keys(b.pushes)) {
 		q := b.pushes[id]
 		if q == landed || q.state != requested || q.t.ID() != landed.t.ID() || q.ref != landed.ref {
@@ -41,10 +46,7 @@ func (b *Book) reaskLocked(ctx context.Context, landed *push) {
 			}
 			continue
 		}
-		head, err := q.t.Head(ctx, q.ref)
-		if err == nil {
-			err = b.askLocked(ctx, q, q.commit, head)
-		}
+		err := b.askLocked(ctx, q, q.commit, head)
 		var there *alreadyThereError
 		switch {
 		case errors.As(err, &there):
