@@ -207,18 +207,42 @@ func (s *Session) Close() {
 		s.run.Close()
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if s.closed {
+		s.mu.Unlock()
 		return
 	}
 	s.closed = true
-	defer s.store.CloseSources()
 	if s.pst != nil {
 		s.closeSavingLocked()
+		s.mu.Unlock()
+		s.store.CloseSources()
 		return
 	}
 	s.pushes.WithdrawAllLocked("the worker's session ended")
+	ends := s.pushes.EndsLocked()
+	s.mu.Unlock()
+	// A push already decided goes on to its target (the others were
+	// withdrawn and end at once): the session's end waits for it, outside
+	// the lock its driver takes to finish, so that once Close returns no
+	// git of this session still writes to a target, nor reads the store's
+	// sources it closes. A target that hangs is not waited for forever.
+	limit := time.NewTimer(closeWait)
+	defer limit.Stop()
+	for _, end := range ends {
+		select {
+		case <-end:
+		case <-limit.C:
+			s.warn("the session ended with a push still on its way to its target after %v; it goes on without the session", closeWait)
+			s.store.CloseSources()
+			return
+		}
+	}
+	s.store.CloseSources()
 }
+
+// closeWait bounds how long Close waits for pushes on their way to a
+// target.
+const closeWait = 30 * time.Second
 
 // resolveSpec finds a target of r by name ("" or "default": the default
 // one).

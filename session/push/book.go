@@ -155,6 +155,17 @@ func (b *Book) WithdrawAllLocked(why string) {
 	}
 }
 
+// EndsLocked is a channel per push in flight, each closed when that push
+// ends: a session that ends waits on them (outside its lock), so no push
+// of its is still on its way to a target once it has ended.
+func (b *Book) EndsLocked() []<-chan struct{} {
+	var out []<-chan struct{}
+	for _, p := range b.pushes {
+		out = append(out, p.done)
+	}
+	return out
+}
+
 // InFlightLocked is how many pushes are in flight; PendingLocked how many
 // of them wait for a reviewer.
 func (b *Book) InFlightLocked() int { return len(b.pushes) }
