@@ -333,10 +333,24 @@ func (a *Area) acceptFile(parent, was, old link, fs FileSelection, d *fileDiff) 
 			all = all && len(h.Lines) == 0
 		}
 	}
-	if all && (same || !hasAfter) {
+	if all && same {
 		return memfs.SeedFile{}, true, nil
 	}
 	where := fmt.Sprintf("%s in commit %s %q", p, shortid.Hash(old.id), firstLine(old.c.Message))
+	if all && !hasAfter {
+		// A deletion removes the content its diff shows: the file on
+		// parent must hold it (its mode aside, as git apply warns only),
+		// or the commit would remove lines the reviewer never saw.
+		if hasNow {
+			h1, _, err1 := entryBlob(before)
+			h2, _, err2 := entryBlob(now)
+			if err1 == nil && err2 == nil && h1 == h2 {
+				return memfs.SeedFile{}, true, nil
+			}
+		}
+		return memfs.SeedFile{}, false, fmt.Errorf("accept: %s deletes the file as the commit found it, but it is not so after the accepted changes before it: %w; accept the earlier change to it too, or leave this file out",
+			where, ErrHunkDepends)
+	}
 	if !d.text() {
 		return memfs.SeedFile{}, false, fmt.Errorf("accept: %s is a binary, symlink or type change, taken whole or not at all, and the file is not as the commit found it: %w; accept the earlier change to it too, or leave this file out",
 			where, ErrHunkDepends)

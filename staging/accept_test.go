@@ -172,3 +172,39 @@ func TestAcceptWhole(t *testing.T) {
 		t.Errorf("left out %+v, want %+v (the mode change counts no hunk)", res.LeftOut, want)
 	}
 }
+
+// TestAcceptDeletionOfAFileLeftChanged: a deletion accepted while an
+// earlier change to the file is left out would remove lines the reviewer
+// never saw removed (the deletion's diff shows the commit's version), so
+// it is refused, as git apply refuses it, and nothing changes; accepting
+// the earlier change too deletes the file.
+func TestAcceptDeletionOfAFileLeftChanged(t *testing.T) {
+	e := newEnv(t)
+	e.write(t, "a.txt", lines(6, nil))
+	base, err := e.area.Stage(nil, "Base")
+	must(t, err)
+	must(t, e.area.Advance(base.ID))
+	e.write(t, "a.txt", lines(6, map[int]string{3: "three\n"}))
+	c1, err := e.area.Stage(nil, "Three")
+	must(t, err)
+	must(t, e.ws.Remove("a.txt"))
+	c2, err := e.area.Stage(nil, "Delete a")
+	must(t, err)
+	before := e.area.Commits()
+	for _, fs := range []staging.FileSelection{{Path: "a.txt", Whole: true}, {Path: "a.txt", Hunks: []staging.HunkSelection{{Index: 0}}}} {
+		_, err = e.area.Accept(c2.ID, []staging.Selection{{Commit: c2.ID, Files: []staging.FileSelection{fs}}})
+		if !errors.Is(err, staging.ErrHunkDepends) || !strings.Contains(err.Error(), "accept the earlier change to it too") {
+			t.Fatalf("accepting %+v: err = %v", fs, err)
+		}
+		if after := e.area.Commits(); !reflect.DeepEqual(after, before) {
+			t.Fatal("a refused accept changed the staged commits")
+		}
+	}
+	res, err := e.area.Accept(c2.ID, []staging.Selection{
+		{Commit: c1.ID, Files: []staging.FileSelection{{Path: "a.txt", Whole: true}}},
+		{Commit: c2.ID, Files: []staging.FileSelection{{Path: "a.txt", Whole: true}}}})
+	must(t, err)
+	if len(res.Made) != 2 || len(fileList(res.Made[1])) != 1 {
+		t.Fatalf("made %+v", res.Made)
+	}
+}
