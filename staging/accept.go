@@ -330,7 +330,7 @@ func (a *Area) acceptFile(parent, was, old link, fs FileSelection, d *fileDiff) 
 	if !all && len(fs.Hunks) == len(d.hunks) {
 		all = true
 		for _, h := range fs.Hunks {
-			all = all && len(h.Lines) == 0
+			all = all && (len(h.Lines) == 0 || everyLine(d.hunks, h))
 		}
 	}
 	if all && same {
@@ -393,4 +393,25 @@ func (a *Area) acceptFile(parent, was, old link, fs FileSelection, d *fileDiff) 
 		mode = before.Mode
 	}
 	return memfs.SeedFile{Path: p, Mode: mode.Perm(), Data: data, NoCopy: true}, false, nil
+}
+
+// everyLine reports whether h names each changed line of its hunk once:
+// the hunk whole, as its text is then the same (a deletion so accepted
+// deletes the file, as git apply of that text does).
+func everyLine(hunks []string, h HunkSelection) bool {
+	if h.Index < 0 || h.Index >= len(hunks) {
+		return false
+	}
+	changed, err := hunk.Changed(hunks[h.Index])
+	if err != nil || len(changed) != len(h.Lines) {
+		return false
+	}
+	seen := make([]bool, len(changed))
+	for _, n := range h.Lines {
+		if n < 0 || n >= len(changed) || seen[n] {
+			return false
+		}
+		seen[n] = true
+	}
+	return true
 }

@@ -208,3 +208,25 @@ func TestAcceptDeletionOfAFileLeftChanged(t *testing.T) {
 		t.Fatalf("made %+v", res.Made)
 	}
 }
+
+// TestAcceptEveryLineOfAHunk: a hunk accepted line by line with every
+// changed line named is the hunk whole: a deletion so accepted deletes
+// the file (git apply of that hunk text deletes it), not leaves it empty.
+func TestAcceptEveryLineOfAHunk(t *testing.T) {
+	e := newEnv(t)
+	e.write(t, "a.txt", "x\ny\n")
+	base, err := e.area.Stage(nil, "Base")
+	must(t, err)
+	must(t, e.area.Advance(base.ID))
+	must(t, e.ws.Remove("a.txt"))
+	c, err := e.area.Stage(nil, "Delete a")
+	must(t, err)
+	res, err := e.area.Accept(c.ID, []staging.Selection{{Commit: c.ID, Files: []staging.FileSelection{
+		{Path: "a.txt", Hunks: []staging.HunkSelection{{Index: 0, Lines: []int{1, 0}}}}}}})
+	must(t, err)
+	repo := newRepo(t)
+	export(t, e.store, repo, res.Made[0].ID)
+	if got := lsTree(t, repo, "main"); len(got) != 0 {
+		t.Errorf("tree %v: a.txt should be deleted", got)
+	}
+}
