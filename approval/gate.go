@@ -413,7 +413,7 @@ func (g *Gate) Resolve(d Decision) (Decision, error) {
 func checkPick(t *Ticket, paths []string, accept []Accepted) error {
 	switch {
 	case !t.req.Pickable:
-		return errors.New("approval: files cannot be picked for this push")
+		return errors.New("approval: files cannot be picked for this push; approve or reject it whole")
 	case len(accept) > 0 && len(paths) > 0:
 		return errPickBoth
 	case len(accept) > 0:
