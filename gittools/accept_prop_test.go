@@ -29,7 +29,8 @@ import (
 // must be what git apply --cached of exactly the selected hunk texts
 // (the request's, cut with hunk.Select) makes, commit by commit, or the
 // accept must be refused with ErrHunkDepends, change nothing, and git
-// apply must refuse too. AIRLOCK_LONG_TESTS runs more seeds.
+// apply must refuse too. AIRLOCK_LONG_TESTS runs 150 seeds;
+// AIRLOCK_ACCEPT_SEED=n starts at seed n (alone, without the former).
 func TestAcceptMatchesGitApply(t *testing.T) {
 	runs, seed := 6, int64(1)
 	if os.Getenv("AIRLOCK_LONG_TESTS") != "" {
@@ -38,7 +39,10 @@ func TestAcceptMatchesGitApply(t *testing.T) {
 	if s := os.Getenv("AIRLOCK_ACCEPT_SEED"); s != "" {
 		n, err := strconv.ParseInt(s, 10, 64)
 		must(t, err)
-		seed, runs = n, 1
+		seed = n
+		if os.Getenv("AIRLOCK_LONG_TESTS") == "" {
+			runs = 1
+		}
 	}
 	outcomes := map[string]int{}
 	for i := 0; i < runs; i++ {
@@ -130,6 +134,14 @@ func acceptProperty(t *testing.T, r *rand.Rand) string {
 	seed := map[string]string{}
 	for i := 0; i < 3; i++ {
 		f := propFile{lines: randLines(r, 4+r.Intn(12)), crlf: i == 2, noEOL: r.Intn(3) == 0}
+		if i == 1 {
+			// A block repeated: a hunk's context fits every few lines,
+			// and its place decides where it lands.
+			f.lines = nil
+			for n := 12 + r.Intn(20); n > 0; n-- {
+				f.lines = append(f.lines, propLines[n%3])
+			}
+		}
 		name := fmt.Sprintf("f%d.txt", i)
 		files[name], seed[name] = f, f.String()
 	}
@@ -309,7 +321,11 @@ func describeAccept(sel []approval.Accepted) string {
 // with git apply --cached, commit by commit, and lists the trees of the
 // commits it makes (a commit whose selection changes nothing makes none).
 // A file's patch is the request's header and exactly the selected hunk
-// texts, in the file's order; a deletion cut to some of its lines keeps
+// texts, in the file's order, their new-side starts rewritten as git add
+// -p writes them (git apply starts looking for a hunk at its new-side
+// start: with an earlier hunk left out, the bare text would land off
+// where it was shown in a file whose lines repeat; see
+// TestAcceptPlacesAHunkWhereItWasShown); a deletion cut to some of its lines keeps
 // the lines left out, so its header says the file is modified instead.
 //
 // quirk reports a context line the file ends without a newline in a
@@ -371,6 +387,7 @@ func filePatch(t *testing.T, fd approval.FileDiff, af approval.AcceptedFile) str
 		}
 		texts = append(texts, text)
 	}
+	texts = addPHeaders(texts)
 	header := fd.Header
 	if strings.Contains(header, "\ndeleted file mode ") && strings.Join(texts, "") != strings.Join(fd.Hunks, "") {
 		header = strings.Replace(header, "+++ /dev/null\n", "+++ b/"+fd.Path+"\n", 1)
@@ -385,4 +402,41 @@ func filePatch(t *testing.T, fd approval.FileDiff, af approval.AcceptedFile) str
 		header = before + "\nindex " + idx + " " + mode + "\n" + rest
 	}
 	return header + strings.Join(texts, "")
+}
+
+var hunkHeader = regexp.MustCompile(`^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@`)
+
+// addPHeaders gives each hunk the new-side start git add -p gives it:
+// its old start moved by what the hunks before it add and remove.
+func addPHeaders(texts []string) []string {
+	out := make([]string, len(texts))
+	delta := 0
+	for i, text := range texts {
+		m := hunkHeader.FindStringSubmatch(text)
+		count := func(s string) int {
+			if s == "" {
+				return 1
+			}
+			n, _ := strconv.Atoi(s)
+			return n
+		}
+		oldStart, _ := strconv.Atoi(m[1])
+		oldCount, newCount := count(m[2]), count(m[4])
+		newStart := oldStart + delta
+		switch {
+		case oldCount == 0 && newCount > 0:
+			newStart++
+		case oldCount > 0 && newCount == 0:
+			newStart--
+		}
+		rng := func(start, n int) string {
+			if n == 1 {
+				return strconv.Itoa(start)
+			}
+			return strconv.Itoa(start) + "," + strconv.Itoa(n)
+		}
+		out[i] = "@@ -" + rng(oldStart, oldCount) + " +" + rng(newStart, newCount) + " @@" + text[len(m[0]):]
+		delta += newCount - oldCount
+	}
+	return out
 }
