@@ -230,3 +230,36 @@ func TestAcceptEveryLineOfAHunk(t *testing.T) {
 		t.Errorf("tree %v: a.txt should be deleted", got)
 	}
 }
+
+// TestAcceptCreationOverALeftOutDeletion: a file's creation accepted
+// while its deletion before it is left out would land the new lines on
+// top of the old file, which the reviewer never saw (git apply refuses: the
+// file already exists), so it is refused and nothing changes.
+func TestAcceptCreationOverALeftOutDeletion(t *testing.T) {
+	e := newEnv(t)
+	e.write(t, "a.txt", "old 1\nold 2\n")
+	base, err := e.area.Stage(nil, "Base")
+	must(t, err)
+	must(t, e.area.Advance(base.ID))
+	must(t, e.ws.Remove("a.txt"))
+	_, err = e.area.Stage(nil, "Delete a")
+	must(t, err)
+	e.write(t, "a.txt", "new\n")
+	c2, err := e.area.Stage(nil, "Create a anew")
+	must(t, err)
+	before := e.area.Commits()
+	for _, fs := range []staging.FileSelection{{Path: "a.txt", Whole: true}, {Path: "a.txt", Hunks: []staging.HunkSelection{{Index: 0}}}} {
+		res, err := e.area.Accept(c2.ID, []staging.Selection{{Commit: c2.ID, Files: []staging.FileSelection{fs}}})
+		if !errors.Is(err, staging.ErrHunkDepends) {
+			if err == nil {
+				repo := newRepo(t)
+				export(t, e.store, repo, res.Made[0].ID)
+				t.Fatalf("accepting %+v landed a.txt as %q", fs, run(t, repo, "show", "main:a.txt"))
+			}
+			t.Fatalf("accepting %+v: err = %v", fs, err)
+		}
+		if after := e.area.Commits(); !reflect.DeepEqual(after, before) {
+			t.Fatal("a refused accept changed the staged commits")
+		}
+	}
+}
