@@ -163,3 +163,33 @@ func must(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+// TestAcceptWhereNothingCanBePicked: a selection of hunks on a request
+// that cannot be picked from (its submitter makes no commits of a part,
+// or it is a network request) is refused with what to do instead, and
+// the request stays pending.
+func TestAcceptWhereNothingCanBePicked(t *testing.T) {
+	g := approval.NewGate(approvaltest.NewLedger(t), approval.Policy{})
+	sel := []approval.Accepted{{Commit: approvaltest.Hash("c1"), Files: []approval.AcceptedFile{
+		{Path: "report.md", Hunks: []approval.AcceptedHunk{{Index: 0, ID: approval.HunkID(hunkA)}}}}}}
+	push, err := g.Submit(hunkRequest(), nil) // no one to make the commits: not pickable
+	must(t, err)
+	network, err := g.Submit(&approval.Request{Kind: approval.KindNetwork, Worker: "w", Command: "npm install", Reason: "deps"}, nil)
+	must(t, err)
+	for _, c := range []struct {
+		name string
+		d    approval.Decision
+		want string
+	}{
+		{"hunks of a push that cannot be picked", approval.Decision{Request: push.Request().ID, Verdict: approval.Pick, Accept: sel}, "approve or reject it whole"},
+		{"hunks of a network request", approval.Decision{Request: network.Request().ID, Verdict: approval.Pick, Accept: sel}, "allow or deny it"},
+		{"an allowed network request naming hunks", approval.Decision{Request: network.Request().ID, Verdict: approval.Approve, Accept: sel}, "names no files or hunks"},
+	} {
+		if _, err := g.Resolve(c.d); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: err %v, want %q", c.name, err, c.want)
+		}
+	}
+	if len(g.Pending()) != 2 {
+		t.Fatal("a refused selection decided a request")
+	}
+}

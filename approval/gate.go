@@ -370,7 +370,14 @@ func (g *Gate) Resolve(d Decision) (Decision, error) {
 		return Decision{}, errors.New("approval: a network request has no files to pick; allow or deny it")
 	}
 	switch d.Verdict {
-	case Approve, Reject:
+	case Approve:
+		if len(d.Accept) > 0 || len(d.Paths) > 0 {
+			// A client that names some of the push under approve would
+			// land all of it: refused, so what lands is what was chosen.
+			g.mu.Unlock()
+			return Decision{}, errors.New("approval: an approval takes the whole push, so it names no files or hunks; to push only those, pick them (verdict pick)")
+		}
+	case Reject:
 		d.Accept = nil // only a pick accepts hunks: the ledger holds what was done
 	case Pick:
 		if err := checkPick(t, d.Paths, d.Accept); err != nil {
@@ -409,7 +416,7 @@ func (g *Gate) Resolve(d Decision) (Decision, error) {
 func checkPick(t *Ticket, paths []string, accept []Accepted) error {
 	switch {
 	case !t.req.Pickable:
-		return errors.New("approval: files cannot be picked for this push")
+		return errors.New("approval: files cannot be picked for this push; approve or reject it whole")
 	case len(accept) > 0 && len(paths) > 0:
 		return errPickBoth
 	case len(accept) > 0:

@@ -288,13 +288,27 @@ func (a *Area) acceptFile(parent, was, old link, fs FileSelection, d *patch.File
 	if !all && len(fs.Hunks) == len(d.Hunks) {
 		all = true
 		for _, h := range fs.Hunks {
-			all = all && len(h.Lines) == 0
+			all = all && (len(h.Lines) == 0 || everyLine(d.Hunks, h))
 		}
 	}
-	if all && (same || !hasAfter) {
+	if all && same {
 		return memfs.SeedFile{}, true, nil
 	}
 	where := fmt.Sprintf("%s in commit %s %q", p, shortid.Hash(old.id), firstLine(old.c.Message))
+	if all && !hasAfter {
+		// A deletion removes the content its diff shows: the file on
+		// parent must hold it (its mode aside, as git apply warns only),
+		// or the commit would remove lines the reviewer never saw.
+		if hasNow {
+			h1, _, err1 := entryBlob(before)
+			h2, _, err2 := entryBlob(now)
+			if err1 == nil && err2 == nil && h1 == h2 {
+				return memfs.SeedFile{}, true, nil
+			}
+		}
+		return memfs.SeedFile{}, false, fmt.Errorf("accept: %s deletes the file as the commit found it, but it is not so after the accepted changes before it: %w; accept the earlier change to it too, or leave this file out",
+			where, ErrHunkDepends)
+	}
 	if !d.Text() {
 		return memfs.SeedFile{}, false, fmt.Errorf("accept: %s is a binary, symlink or type change, taken whole or not at all, and the file is not as the commit found it: %w; accept the earlier change to it too, or leave this file out",
 			where, ErrHunkDepends)
@@ -337,4 +351,25 @@ func (a *Area) acceptFile(parent, was, old link, fs FileSelection, d *patch.File
 		mode = before.Mode
 	}
 	return memfs.SeedFile{Path: p, Mode: mode.Perm(), Data: data, NoCopy: true}, false, nil
+}
+
+// everyLine reports whether h names each changed line of its hunk once:
+// the hunk whole, as its text is then the same (a deletion so accepted
+// deletes the file, as git apply of that text does).
+func everyLine(hunks []string, h HunkSelection) bool {
+	if h.Index < 0 || h.Index >= len(hunks) {
+		return false
+	}
+	changed, err := hunk.Changed(hunks[h.Index])
+	if err != nil || len(changed) != len(h.Lines) {
+		return false
+	}
+	seen := make([]bool, len(changed))
+	for _, n := range h.Lines {
+		if n < 0 || n >= len(changed) || seen[n] {
+			return false
+		}
+		seen[n] = true
+	}
+	return true
 }

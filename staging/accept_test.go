@@ -172,3 +172,94 @@ func TestAcceptWhole(t *testing.T) {
 		t.Errorf("left out %+v, want %+v (the mode change counts no hunk)", res.LeftOut, want)
 	}
 }
+
+// TestAcceptDeletionOfAFileLeftChanged: a deletion accepted while an
+// earlier change to the file is left out would remove lines the reviewer
+// never saw removed (the deletion's diff shows the commit's version), so
+// it is refused, as git apply refuses it, and nothing changes; accepting
+// the earlier change too deletes the file.
+func TestAcceptDeletionOfAFileLeftChanged(t *testing.T) {
+	e := newEnv(t)
+	e.write(t, "a.txt", lines(6, nil))
+	base, err := e.area.Stage(nil, "Base")
+	must(t, err)
+	must(t, e.area.Advance(base.ID))
+	e.write(t, "a.txt", lines(6, map[int]string{3: "three\n"}))
+	c1, err := e.area.Stage(nil, "Three")
+	must(t, err)
+	must(t, e.ws.Remove("a.txt"))
+	c2, err := e.area.Stage(nil, "Delete a")
+	must(t, err)
+	before := e.area.Commits()
+	for _, fs := range []staging.FileSelection{{Path: "a.txt", Whole: true}, {Path: "a.txt", Hunks: []staging.HunkSelection{{Index: 0}}}} {
+		_, err = e.area.Accept(c2.ID, []staging.Selection{{Commit: c2.ID, Files: []staging.FileSelection{fs}}})
+		if !errors.Is(err, staging.ErrHunkDepends) || !strings.Contains(err.Error(), "accept the earlier change to it too") {
+			t.Fatalf("accepting %+v: err = %v", fs, err)
+		}
+		if after := e.area.Commits(); !reflect.DeepEqual(after, before) {
+			t.Fatal("a refused accept changed the staged commits")
+		}
+	}
+	res, err := e.area.Accept(c2.ID, []staging.Selection{
+		{Commit: c1.ID, Files: []staging.FileSelection{{Path: "a.txt", Whole: true}}},
+		{Commit: c2.ID, Files: []staging.FileSelection{{Path: "a.txt", Whole: true}}}})
+	must(t, err)
+	if len(res.Made) != 2 || len(fileList(res.Made[1])) != 1 {
+		t.Fatalf("made %+v", res.Made)
+	}
+}
+
+// TestAcceptEveryLineOfAHunk: a hunk accepted line by line with every
+// changed line named is the hunk whole: a deletion so accepted deletes
+// the file (git apply of that hunk text deletes it), not leaves it empty.
+func TestAcceptEveryLineOfAHunk(t *testing.T) {
+	e := newEnv(t)
+	e.write(t, "a.txt", "x\ny\n")
+	base, err := e.area.Stage(nil, "Base")
+	must(t, err)
+	must(t, e.area.Advance(base.ID))
+	must(t, e.ws.Remove("a.txt"))
+	c, err := e.area.Stage(nil, "Delete a")
+	must(t, err)
+	res, err := e.area.Accept(c.ID, []staging.Selection{{Commit: c.ID, Files: []staging.FileSelection{
+		{Path: "a.txt", Hunks: []staging.HunkSelection{{Index: 0, Lines: []int{1, 0}}}}}}})
+	must(t, err)
+	repo := newRepo(t)
+	export(t, e.store, repo, res.Made[0].ID)
+	if got := lsTree(t, repo, "main"); len(got) != 0 {
+		t.Errorf("tree %v: a.txt should be deleted", got)
+	}
+}
+
+// TestAcceptCreationOverALeftOutDeletion: a file's creation accepted
+// while its deletion before it is left out would land the new lines on
+// top of the old file, which the reviewer never saw (git apply refuses: the
+// file already exists), so it is refused and nothing changes.
+func TestAcceptCreationOverALeftOutDeletion(t *testing.T) {
+	e := newEnv(t)
+	e.write(t, "a.txt", "old 1\nold 2\n")
+	base, err := e.area.Stage(nil, "Base")
+	must(t, err)
+	must(t, e.area.Advance(base.ID))
+	must(t, e.ws.Remove("a.txt"))
+	_, err = e.area.Stage(nil, "Delete a")
+	must(t, err)
+	e.write(t, "a.txt", "new\n")
+	c2, err := e.area.Stage(nil, "Create a anew")
+	must(t, err)
+	before := e.area.Commits()
+	for _, fs := range []staging.FileSelection{{Path: "a.txt", Whole: true}, {Path: "a.txt", Hunks: []staging.HunkSelection{{Index: 0}}}} {
+		res, err := e.area.Accept(c2.ID, []staging.Selection{{Commit: c2.ID, Files: []staging.FileSelection{fs}}})
+		if !errors.Is(err, staging.ErrHunkDepends) {
+			if err == nil {
+				repo := newRepo(t)
+				export(t, e.store, repo, res.Made[0].ID)
+				t.Fatalf("accepting %+v landed a.txt as %q", fs, run(t, repo, "show", "main:a.txt"))
+			}
+			t.Fatalf("accepting %+v: err = %v", fs, err)
+		}
+		if after := e.area.Commits(); !reflect.DeepEqual(after, before) {
+			t.Fatal("a refused accept changed the staged commits")
+		}
+	}
+}
