@@ -372,8 +372,7 @@ func (g *Gate) Resolve(d Decision) (Decision, error) {
 	switch d.Verdict {
 	case Approve:
 		if len(d.Accept) > 0 || len(d.Paths) > 0 {
-			// A client that names some of the push under approve would
-			// land all of it: refused, so what lands is what was chosen.
+			// Naming part of a push under approve would land all of it.
 			g.mu.Unlock()
 			return Decision{}, errors.New("approval: an approval takes the whole push, so it names no files or hunks; to push only those, pick them (verdict pick)")
 		}

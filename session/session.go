@@ -199,8 +199,8 @@ func (s *Session) Worker() *worker.Worker { return s.w }
 func (s *Session) Workspace() *memfs.Workspace { return s.ws }
 
 // Close ends the session in this process. A session in memory only
-// withdraws the pushes still waiting for a reviewer (their worker is gone);
-// a durable one keeps them, saved, to be offered again when it resumes, and
+// withdraws the pushes still waiting for a reviewer (their worker is gone)
+// and waits for those already decided to end; a durable one keeps them, saved, to be offered again when it resumes, and
 // closes its journal.
 func (s *Session) Close() {
 	if s.run != nil {
@@ -221,28 +221,13 @@ func (s *Session) Close() {
 	s.pushes.WithdrawAllLocked("the worker's session ended")
 	ends := s.pushes.EndsLocked()
 	s.mu.Unlock()
-	// A push already decided goes on to its target (the others were
-	// withdrawn and end at once): the session's end waits for it, outside
-	// the lock its driver takes to finish, so that once Close returns no
-	// git of this session still writes to a target, nor reads the store's
-	// sources it closes. A target that hangs is not waited for forever.
-	limit := time.NewTimer(closeWait)
-	defer limit.Stop()
-	for _, end := range ends {
-		select {
-		case <-end:
-		case <-limit.C:
-			s.warn("the session ended with a push still on its way to its target after %v; it goes on without the session", closeWait)
-			s.store.CloseSources()
-			return
-		}
+	// A decided push goes on to its target; the end waits for it outside
+	// the lock its driver takes (see push.AwaitEnds).
+	if !push.AwaitEnds(ends, 30*time.Second) {
+		s.warn("the session ended with a push still on its way to its target after 30s; it goes on without the session")
 	}
 	s.store.CloseSources()
 }
-
-// closeWait bounds how long Close waits for pushes on their way to a
-// target.
-const closeWait = 30 * time.Second
 
 // resolveSpec finds a target of r by name ("" or "default": the default
 // one).

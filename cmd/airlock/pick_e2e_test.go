@@ -43,15 +43,7 @@ func TestReviewPicksThreeHunks(t *testing.T) {
 	})
 	mustGit(t, env, repo, "branch", "agent")
 	initial := strings.TrimSpace(mustGit(t, env, repo, "rev-parse", "agent"))
-	wf := filepath.Join(root, "writer.md")
-	front := fmt.Sprintf("---\nname: picker\ngit:\n  default_target: {type: local, path: %q, branch: agent}\n---\n", repo)
-	if err := os.WriteFile(wf, []byte(front), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	d := startDurable(t, ctx, bin, env, root, "--worker", wf, "--timeout", "60s", "--ephemeral")
-	w := d.w
-	w.ledger = filepath.Join(root, "state", "airlock", "ledger.jsonl")
-	w.call("git_pull", map[string]any{})
+	w := startWorkerOn(t, ctx, bin, env, root, "picker", repo)
 
 	// Commit 1: a.txt in two places far apart, b.txt, a new c.txt.
 	a := strings.Replace(lines("alpha", 30), "alpha 2\n", "alpha 2, first change\n", 1)
@@ -109,4 +101,19 @@ func TestReviewPicksThreeHunks(t *testing.T) {
 	if code := rv.Wait(t, within); code != 0 {
 		t.Errorf("airlock review exited %d after Ctrl-C", code)
 	}
+}
+
+// startWorkerOn starts an ephemeral `airlock serve` for a worker named name
+// whose default target is repo's branch agent, and pulls it whole.
+func startWorkerOn(t *testing.T, ctx context.Context, bin string, env []string, root, name, repo string) *worker {
+	t.Helper()
+	wf := filepath.Join(root, name+".md")
+	front := fmt.Sprintf("---\nname: %s\ngit:\n  default_target: {type: local, path: %q, branch: agent}\n---\n", name, repo)
+	if err := os.WriteFile(wf, []byte(front), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w := startDurable(t, ctx, bin, env, root, "--worker", wf, "--timeout", "60s", "--ephemeral").w
+	w.ledger = filepath.Join(root, "state", "airlock", "ledger.jsonl")
+	w.call("git_pull", map[string]any{})
+	return w
 }

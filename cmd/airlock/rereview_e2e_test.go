@@ -5,7 +5,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -35,15 +34,7 @@ func TestCommentThenReReview(t *testing.T) {
 	repo := filepath.Join(root, "project")
 	initRepo(t, env, repo, map[string]string{"notes.txt": notes.String(), "other.txt": "other\n"})
 	mustGit(t, env, repo, "branch", "agent")
-	wf := filepath.Join(root, "writer.md")
-	front := fmt.Sprintf("---\nname: commented\ngit:\n  default_target: {type: local, path: %q, branch: agent}\n---\n", repo)
-	if err := os.WriteFile(wf, []byte(front), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	d := startDurable(t, ctx, bin, env, root, "--worker", wf, "--timeout", "60s", "--ephemeral")
-	w := d.w
-	w.ledger = filepath.Join(root, "state", "airlock", "ledger.jsonl")
-	w.call("git_pull", map[string]any{})
+	w := startWorkerOn(t, ctx, bin, env, root, "commented", repo)
 	first := strings.Replace(notes.String(), "note 6\n", "note six, in words\n", 1)
 	w.call("write_file", map[string]any{"path": "notes.txt", "content": first})
 	w.call("write_file", map[string]any{"path": "other.txt", "content": "other, changed\n"})

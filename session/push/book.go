@@ -166,6 +166,24 @@ func (b *Book) EndsLocked() []<-chan struct{} {
 	return out
 }
 
+// AwaitEnds waits until every one of ends is closed, at most limit, and
+// reports whether they all were. A session that ends waits so, outside its
+// lock (which a push's driver takes to finish): once it has ended, no git
+// of its still writes to a target, nor reads the sources its store closes;
+// a target that hangs is not waited for forever.
+func AwaitEnds(ends []<-chan struct{}, limit time.Duration) bool {
+	timer := time.NewTimer(limit)
+	defer timer.Stop()
+	for _, end := range ends {
+		select {
+		case <-end:
+		case <-timer.C:
+			return false
+		}
+	}
+	return true
+}
+
 // InFlightLocked is how many pushes are in flight; PendingLocked how many
 // of them wait for a reviewer.
 func (b *Book) InFlightLocked() int { return len(b.pushes) }
