@@ -55,7 +55,12 @@ func CleanMessage(m string) (string, error) {
 	}
 	var lines []string
 	blank := false
-	for _, line := range strings.Split(strings.ReplaceAll(m, "\r\n", "\n"), "\n") {
+	// A carriage return alone ends a line too (as old Macs wrote them):
+	// left in, `git log` in a terminal would draw the text after it over
+	// the text before, and a reader of the target's history would see a
+	// message other than the one the reviewer approved.
+	m = strings.ReplaceAll(strings.ReplaceAll(m, "\r\n", "\n"), "\r", "\n")
+	for _, line := range strings.Split(m, "\n") {
 		line = strings.TrimRight(line, " \t\r")
 		if line == "" {
 			blank = len(lines) > 0
