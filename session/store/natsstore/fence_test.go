@@ -1,0 +1,129 @@
+package natsstore
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/airlock-dev/airlock/session/journal"
+	"github.com/airlock-dev/airlock/session/store"
+)
+
+const (
+	data   byte = 1
+	commit byte = 2
+)
+
+func isCommit(typ byte) bool { return typ == commit }
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// batch is a data record of p and a commit record.
+func batch(p string) *journal.Batch {
+	var b journal.Batch
+	b.Add(data, []byte(p))
+	b.Add(commit, nil)
+	return &b
+}
+
+// readAll is session id's data records, read without taking it.
+func readAll(t *testing.T, st *Store, id string) []string {
+	t.Helper()
+	var got []string
+	must(t, st.ReadJournal(id, isCommit, func(typ byte, p []byte) error {
+		if typ == data {
+			got = append(got, string(p))
+		}
+		return nil
+	}))
+	return got
+}
+
+// TestLostLeaseWritesNothing: holder A stops renewing (a server that
+// hangs), its lease expires, B takes the session; A and B then race to
+// write. Every write A makes after B opened the journal is refused, and
+// the journal holds exactly the writes that were acknowledged, A's all
+// before B's.
+func TestLostLeaseWritesNothing(t *testing.T) {
+	const ttl = 300 * time.Millisecond
+	st := storeMaker(t, ttl)(t).(*Store)
+	la, err := st.Create(store.Meta{Worker: "w"})
+	must(t, err)
+	defer la.Unlock()
+	ja, err := la.OpenJournal(isCommit, func(byte, []byte) error { return nil })
+	must(t, err)
+	must(t, ja.Write(batch("a0")))
+	id := la.SessionID()
+	if _, err := st.Open(id); !errors.Is(err, store.ErrSessionBusy) {
+		t.Fatalf("opening a held session: %v, want ErrSessionBusy", err)
+	}
+	la.(*lease).stopRenewing() // A hangs: it believes it still holds the session
+	var lb store.Lease
+	for deadline := time.Now().Add(10 * ttl); ; time.Sleep(ttl / 10) {
+		if lb, err = st.Open(id); err == nil {
+			break
+		}
+		if !errors.Is(err, store.ErrSessionBusy) || time.Now().After(deadline) {
+			t.Fatalf("taking the session after its lease expired: %v", err)
+		}
+	}
+	defer lb.Unlock()
+	var acked struct {
+		sync.Mutex
+		a, b []string
+	}
+	var wg sync.WaitGroup
+	write := func(j store.Journal, who string, to *[]string, open func() store.Journal) {
+		defer wg.Done()
+		if open != nil {
+			j = open()
+		}
+		for i := range 30 {
+			p := fmt.Sprint(who, i+1)
+			if err := j.Write(batch(p)); err == nil {
+				acked.Lock()
+				*to = append(*to, p)
+				acked.Unlock()
+			} else if who == "b" {
+				t.Errorf("the lease's holder could not write: %v", err)
+			}
+		}
+	}
+	wg.Add(2)
+	go write(ja, "a", &acked.a, nil)
+	go write(nil, "b", &acked.b, func() store.Journal {
+		jb, err := lb.OpenJournal(isCommit, func(byte, []byte) error { return nil })
+		if err != nil {
+			t.Error(err)
+		}
+		return jb
+	})
+	wg.Wait()
+	if t.Failed() {
+		t.FailNow()
+	}
+	// A, told it was fenced, writes nothing more, rewrite or not.
+	if err := ja.Write(batch("a-late")); !errors.Is(err, ErrFenced) {
+		t.Fatalf("a fenced holder's write: %v, want ErrFenced", err)
+	}
+	if err := ja.RewriteWith(func(r journal.Records) error { r.Add(data, []byte("a-rewrite")); r.Add(commit); return nil }); !errors.Is(err, ErrFenced) {
+		t.Fatalf("a fenced holder's rewrite: %v, want ErrFenced", err)
+	}
+	got := readAll(t, st, id)
+	want := append(append([]string{"a0"}, acked.a...), acked.b...)
+	if !slices.Equal(got, want) {
+		t.Fatalf("the journal holds %q; acknowledged: A %q, then B %q", got, acked.a, acked.b)
+	}
+	if len(acked.b) != 30 {
+		t.Fatalf("B wrote %d of 30", len(acked.b))
+	}
+	t.Logf("A had %d writes acknowledged before B's fence", len(acked.a))
+}
