@@ -1,6 +1,8 @@
 package natsstore
 
 import (
+	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -126,4 +128,50 @@ func TestLostLeaseWritesNothing(t *testing.T) {
 		t.Fatalf("B wrote %d of 30", len(acked.b))
 	}
 	t.Logf("A had %d writes acknowledged before B's fence", len(acked.a))
+}
+
+// TestBatchCutBetweenChunks: a batch larger than the server's largest
+// message goes in chunks; a holder that died after some of them leaves a
+// batch that replays not at all, and what the next holder writes replays
+// after the last whole batch.
+func TestBatchCutBetweenChunks(t *testing.T) {
+	st := storeMaker(t, 0)(t).(*Store)
+	l, err := st.Create(store.Meta{Worker: "w"})
+	must(t, err)
+	j, err := l.OpenJournal(isCommit, func(byte, []byte) error { return nil })
+	must(t, err)
+	big := string(bytes.Repeat([]byte("x"), 3*testPayload))
+	must(t, j.Write(batch(big)))
+	// The next batch: its first chunks published, then the holder dies.
+	nj := j.(*natsJournal)
+	w := nj.newChunker(context.Background(), st.subject(l.SessionID(), nj.gen), nj.last)
+	for _, s := range batch(big + "lost").Segments() {
+		w.write(s)
+	}
+	must(t, w.err)
+	if w.n < 2 {
+		t.Fatalf("the cut batch went in %d chunks: the test wants several", w.n)
+	}
+	if got := readAll(t, st, l.SessionID()); len(got) != 1 || got[0] != big {
+		t.Fatalf("with a batch cut between its chunks, read %d records", len(got))
+	}
+	l.Unlock()
+	l, err = st.Open(l.SessionID())
+	must(t, err)
+	defer l.Unlock()
+	var got []string
+	j, err = l.OpenJournal(isCommit, func(typ byte, p []byte) error {
+		if typ == data {
+			got = append(got, string(p))
+		}
+		return nil
+	})
+	must(t, err)
+	if len(got) != 1 || got[0] != big {
+		t.Fatalf("reopened after a batch cut between its chunks: %d records", len(got))
+	}
+	must(t, j.Write(batch("next")))
+	if got := readAll(t, st, l.SessionID()); len(got) != 2 || got[1] != "next" {
+		t.Fatalf("written after the cut batch: %d records", len(got))
+	}
 }

@@ -42,7 +42,7 @@ func (st *Store) replay(subj string, stop uint64, commit func(typ byte) bool, fn
 		return 0, fmt.Errorf("natsstore: reading %s: %w", subj, err)
 	}
 	for {
-		batch, err := cons.Fetch(256, jetstream.FetchMaxWait(opTimeout))
+		batch, err := cons.Fetch(256, jetstream.FetchMaxWait(opTimeout), jetstream.FetchMaxBytes(max(8<<20, 2*st.chunk)))
 		if err != nil {
 			return 0, fmt.Errorf("natsstore: reading %s: %w", subj, err)
 		}
