@@ -22,7 +22,7 @@ const testPayload = 64 << 10
 
 // startServer runs a JetStream server in-process on port (-1: any) with
 // its files in dir.
-func startServer(t *testing.T, dir string, port int) *server.Server {
+func startServer(t testing.TB, dir string, port int) *server.Server {
 	t.Helper()
 	s, err := server.NewServer(&server.Options{
 		Host: "127.0.0.1", Port: port, JetStream: true, StoreDir: dir,
@@ -39,7 +39,7 @@ func startServer(t *testing.T, dir string, port int) *server.Server {
 	return s
 }
 
-func connect(t *testing.T, s *server.Server) *nats.Conn {
+func connect(t testing.TB, s *server.Server) *nats.Conn {
 	t.Helper()
 	nc, err := nats.Connect(s.ClientURL(), nats.MaxReconnects(-1), nats.ReconnectWait(20*time.Millisecond))
 	if err != nil {
