@@ -175,3 +175,29 @@ func TestBatchCutBetweenChunks(t *testing.T) {
 		t.Fatalf("written after the cut batch: %d records", len(got))
 	}
 }
+
+// TestFailedWriteTakenBack: a message of this holder's that landed
+// though its write failed (an acknowledgement lost) is taken back before
+// the next write, which goes through; the journal replays as if the
+// failed write had never been.
+func TestFailedWriteTakenBack(t *testing.T) {
+	st := storeMaker(t, 0)(t).(*Store)
+	l, err := st.Create(store.Meta{Worker: "w"})
+	must(t, err)
+	defer l.Unlock()
+	j, err := l.OpenJournal(isCommit, func(byte, []byte) error { return nil })
+	must(t, err)
+	must(t, j.Write(batch("a")))
+	nj := j.(*natsJournal)
+	// "lost" lands, its acknowledgement does not reach the holder.
+	w := nj.newChunker(context.Background(), st.subject(l.SessionID(), nj.gen), nj.last)
+	for _, s := range batch("lost").Segments() {
+		w.write(s)
+	}
+	w.flush(true)
+	must(t, w.err)
+	must(t, j.Write(batch("b")))
+	if got := readAll(t, st, l.SessionID()); !slices.Equal(got, []string{"a", "b"}) {
+		t.Fatalf("after a write whose acknowledgement was lost: %q, want [a b]", got)
+	}
+}

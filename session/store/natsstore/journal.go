@@ -151,17 +151,29 @@ func (j *natsJournal) Write(b *journal.Batch) error {
 	}
 	ctx, cancel := ctxOp()
 	defer cancel()
-	w := j.newChunker(ctx, j.l.st.subject(j.l.id, j.gen), j.last)
-	for _, s := range b.Segments() {
-		w.write(s)
+	for try := 0; ; try++ {
+		w := j.newChunker(ctx, j.l.st.subject(j.l.id, j.gen), j.last)
+		for _, s := range b.Segments() {
+			w.write(s)
+		}
+		w.flush(true)
+		if w.err == nil {
+			j.last = w.last
+			j.size += int64(b.Bytes())
+			return nil
+		}
+		// What of the batch landed (or of an earlier one whose
+		// acknowledgement was lost) is taken back: a write that failed
+		// leaves the journal as it was, as the local store's does.
+		undone, err := j.rollback(ctx)
+		if err != nil {
+			return errors.Join(w.err, err)
+		}
+		if !undone || !errors.Is(w.err, ErrFenced) || try > 0 {
+			return w.err
+		}
+		// It was this holder's own leftover that was in the way.
 	}
-	w.flush(true)
-	if w.err != nil {
-		return w.err
-	}
-	j.last = w.last
-	j.size += int64(b.Bytes())
-	return nil
 }
 
 func (j *natsJournal) writable() error {
