@@ -201,3 +201,27 @@ func TestFailedWriteTakenBack(t *testing.T) {
 		t.Fatalf("after a write whose acknowledgement was lost: %q, want [a b]", got)
 	}
 }
+
+// TestRenewedLeaseOutlivesItsTTL: a holder that keeps renewing keeps the
+// session well past the lease's TTL; one that lets go frees it at once.
+func TestRenewedLeaseOutlivesItsTTL(t *testing.T) {
+	const ttl = 300 * time.Millisecond
+	st := storeMaker(t, ttl)(t).(*Store)
+	l, err := st.Create(store.Meta{Worker: "w"})
+	must(t, err)
+	defer l.Unlock()
+	time.Sleep(4 * ttl)
+	if l2, err := st.Open(l.SessionID()); !errors.Is(err, store.ErrSessionBusy) {
+		if err == nil {
+			l2.Unlock()
+		}
+		t.Fatalf("opening a session renewed past its TTL: %v, want ErrSessionBusy", err)
+	}
+	if err := l.Here(); err != nil {
+		t.Fatalf("the holder's Here after renewals: %v", err)
+	}
+	l.Unlock()
+	l2, err := st.Open(l.SessionID())
+	must(t, err)
+	l2.Unlock()
+}
