@@ -17,5 +17,12 @@
 // holder fenced (by a message published when it opened the journal)
 // cannot append, and a batch is replayed whole or not at all. Records
 // are in package journal's format (Batch.Segments, journal.Decode), so a
-// record's check is the same as in the local store.
+// record's check is the same as in the local store. A write that fails
+// is taken back (its messages deleted while the gen entry is still its
+// holder's), so the journal is as if it had never been.
+//
+// A message is on the server's disk when its publish is acknowledged
+// (survives the server being killed); surviving a machine's loss is the
+// cluster's (Replicas 3), so Journal.Sync has nothing to flush. A holder
+// killed without letting go keeps its session for up to the lease's TTL.
 package natsstore
