@@ -458,3 +458,27 @@ func Read(path string, commit func(typ byte) bool, fn func(typ byte, payload []b
 	}
 	return nil
 }
+
+// Segments are the batch's bytes, in order (its records in the journal's
+// format, without the file's magic): for a store that keeps a journal
+// elsewhere than in a file (package natsstore). They are the batch's
+// own: read, not changed, and only until the batch changes.
+func (b *Batch) Segments() [][]byte { return b.segs }
+
+// Decode calls fn for each whole record in data (records in the
+// journal's format, as Segments gives them, without the magic), in
+// order, and returns where the last whole one ends: a record cut short or
+// failing its check ends it.
+func Decode(data []byte, fn func(typ byte, payload []byte) error) (int, error) {
+	off := 0
+	for {
+		typ, payload, next, ok := record(data, off)
+		if !ok {
+			return off, nil
+		}
+		if err := fn(typ, payload); err != nil {
+			return off, err
+		}
+		off = next
+	}
+}

@@ -1,0 +1,345 @@
+package natsstore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/airlock-dev/airlock/session/journal"
+	"github.com/airlock-dev/airlock/session/store"
+)
+
+// Headers of a journal's messages. A batch's chunks are numbered from 1
+// (chunkHeader), its last one marked (endHeader); a message with neither
+// is a fence (fenceHeader: the token of the holder that opened the
+// journal), which ends whatever batch is unfinished before it.
+const (
+	chunkHeader = "Airlock-Chunk"
+	endHeader   = "Airlock-End"
+	fenceHeader = "Airlock-Fence"
+)
+
+// gen is the value of a session's gen.ID entry: which subject holds its
+// journal, and which holder wrote the entry last.
+type gen struct {
+	Gen    uint64 `json:"gen"`
+	Holder string `json:"holder"`
+}
+
+// natsJournal is a session's journal on its generation's subject.
+type natsJournal struct {
+	l *lease
+
+	mu     sync.Mutex
+	gen    uint64
+	genRev uint64 // the gen entry's revision this holder wrote
+	last   uint64 // the subject's last sequence, as this holder wrote it
+	size   int64
+	closed bool
+}
+
+func (st *Store) readGen(ctx context.Context, id string) (gen, uint64, error) {
+	var g gen
+	e, err := st.sessions.Get(ctx, genKey(id))
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return g, 0, nil
+	}
+	if err != nil {
+		return g, 0, fmt.Errorf("natsstore: session %s: reading its journal's generation: %w", id, err)
+	}
+	if err := json.Unmarshal(e.Value(), &g); err != nil {
+		return g, 0, fmt.Errorf("natsstore: session %s: its journal's generation: %w", id, err)
+	}
+	return g, e.Revision(), nil
+}
+
+// lastSeq is the stream sequence of subj's last message, 0 when none.
+func (st *Store) lastSeq(ctx context.Context, subj string) (uint64, error) {
+	m, err := st.stream.GetLastMsgForSubject(ctx, subj)
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("natsstore: reading %s: %w", subj, err)
+	}
+	return m.Sequence, nil
+}
+
+// openJournal claims the journal for this holder (its gen entry written
+// at the revision read, a fence published after the subject's last
+// message), then replays it up to the fence.
+func (l *lease) openJournal(commit func(typ byte) bool, fn func(typ byte, payload []byte) error) (*natsJournal, error) {
+	if err := l.held(); err != nil {
+		return nil, err
+	}
+	st := l.st
+	ctx, cancel := ctxOp()
+	defer cancel()
+	g, rev, err := st.readGen(ctx, l.id)
+	if err != nil {
+		return nil, err
+	}
+	if g.Gen == 0 {
+		g.Gen = 1
+	}
+	g.Holder = l.token
+	data, _ := json.Marshal(g)
+	if rev == 0 {
+		rev, err = st.sessions.Create(ctx, genKey(l.id), data)
+	} else {
+		rev, err = st.sessions.Update(ctx, genKey(l.id), data, rev)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("natsstore: session %s: claiming its journal: %w", l.id, err)
+	}
+	j := &natsJournal{l: l, gen: g.Gen, genRev: rev}
+	subj := st.subject(l.id, g.Gen)
+	if j.last, err = j.fence(ctx, subj); err != nil {
+		return nil, err
+	}
+	if j.size, err = st.replay(subj, j.last, commit, fn); err != nil {
+		return nil, err
+	}
+	return j, nil
+}
+
+// fence publishes a fence after subj's last message: a holder that wrote
+// before it and writes again expects a sequence that is no longer the
+// last, and is refused.
+func (j *natsJournal) fence(ctx context.Context, subj string) (uint64, error) {
+	for range 10 {
+		last, err := j.l.st.lastSeq(ctx, subj)
+		if err != nil {
+			return 0, err
+		}
+		m := nats.NewMsg(subj)
+		m.Header.Set(fenceHeader, j.l.token)
+		ack, err := j.l.st.js.PublishMsg(ctx, m, jetstream.WithExpectLastSequencePerSubject(last))
+		if err == nil {
+			return ack.Sequence, nil
+		}
+		if !isWrongLast(err) {
+			return 0, fmt.Errorf("natsstore: session %s: fencing its journal: %w", j.l.id, err)
+		}
+		// Another writer's message came between: look again.
+	}
+	return 0, fmt.Errorf("natsstore: session %s: fencing its journal: %w", j.l.id, ErrFenced)
+}
+
+func isWrongLast(err error) bool {
+	var apiErr *jetstream.APIError
+	return errors.As(err, &apiErr) && (apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence ||
+		apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant)
+}
+
+// Write publishes the batch, in chunks of the server's largest message
+// at most, each expecting the one before as the subject's last.
+func (j *natsJournal) Write(b *journal.Batch) error {
+	if b.Len() == 0 {
+		return nil
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if err := j.writable(); err != nil {
+		return err
+	}
+	ctx, cancel := ctxOp()
+	defer cancel()
+	for try := 0; ; try++ {
+		w := j.newChunker(ctx, j.l.st.subject(j.l.id, j.gen), j.last)
+		for _, s := range b.Segments() {
+			w.write(s)
+		}
+		w.flush(true)
+		if w.err == nil {
+			j.last = w.last
+			j.size += int64(b.Bytes())
+			return nil
+		}
+		// What of the batch landed (or of an earlier one whose
+		// acknowledgement was lost) is taken back: a write that failed
+		// leaves the journal as it was, as the local store's does.
+		undone, err := j.rollback(ctx)
+		if err != nil {
+			return errors.Join(w.err, err)
+		}
+		if !undone || !errors.Is(w.err, ErrFenced) || try > 0 {
+			return w.err
+		}
+		// It was this holder's own leftover that was in the way.
+	}
+}
+
+func (j *natsJournal) writable() error {
+	if j.closed {
+		return errors.New("natsstore: the journal is closed")
+	}
+	return j.l.held()
+}
+
+// chunker publishes a batch's bytes to a subject in numbered chunks.
+type chunker struct {
+	ctx   context.Context
+	j     *natsJournal
+	subj  string
+	buf   []byte
+	n     int    // chunks published
+	last  uint64 // the subject's last sequence
+	bytes int64  // published
+	err   error
+}
+
+func (j *natsJournal) newChunker(ctx context.Context, subj string, last uint64) *chunker {
+	return &chunker{ctx: ctx, j: j, subj: subj, last: last, buf: make([]byte, 0, j.l.st.chunk)}
+}
+
+func (w *chunker) write(p []byte) {
+	for len(p) > 0 && w.err == nil {
+		k := min(len(p), cap(w.buf)-len(w.buf))
+		w.buf = append(w.buf, p[:k]...)
+		p = p[k:]
+		if len(w.buf) == cap(w.buf) {
+			w.flush(false)
+		}
+	}
+}
+
+// Add makes the chunker a journal.Records: a rewrite streams through it.
+func (w *chunker) Add(typ byte, parts ...[]byte) {
+	var b journal.Batch
+	b.Add(typ, parts...)
+	for _, s := range b.Segments() {
+		w.write(s)
+	}
+}
+
+// flush publishes what is buffered as the next chunk (the last when end).
+func (w *chunker) flush(end bool) {
+	if w.err != nil || (len(w.buf) == 0 && !end) {
+		return
+	}
+	m := nats.NewMsg(w.subj)
+	m.Data = w.buf
+	m.Header.Set(chunkHeader, strconv.Itoa(w.n+1))
+	if end {
+		m.Header.Set(endHeader, "1")
+	}
+	ack, err := w.j.l.st.js.PublishMsg(w.ctx, m, jetstream.WithExpectLastSequencePerSubject(w.last))
+	if err != nil {
+		if isWrongLast(err) {
+			err = fmt.Errorf("%w (%v)", ErrFenced, err)
+		}
+		w.err = fmt.Errorf("natsstore: session %s: appending to its journal: %w", w.j.l.id, err)
+		return
+	}
+	w.n++
+	w.last = ack.Sequence
+	w.bytes += int64(len(m.Data))
+	w.buf = make([]byte, 0, cap(w.buf))
+}
+
+// RewriteWith writes fill's records as one batch to the next
+// generation's subject, then moves the gen entry to it at the revision
+// this holder wrote (a holder that opened the journal since moved it
+// on: the rewrite is refused), then purges the old generation.
+func (j *natsJournal) RewriteWith(fill func(journal.Records) error) error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if err := j.writable(); err != nil {
+		return err
+	}
+	st, id := j.l.st, j.l.id
+	ctx, cancel := ctxOp()
+	defer cancel()
+	next := j.gen + 1
+	subj := st.subject(id, next)
+	drop := func() { _ = st.stream.Purge(ctx, jetstream.WithPurgeSubject(subj)) } // best effort: the next rewrite purges it first
+	drop()
+	w := j.newChunker(ctx, subj, 0)
+	if err := fill(w); err != nil {
+		drop()
+		return fmt.Errorf("natsstore: session %s: rewriting its journal: %w", id, err)
+	}
+	w.flush(true)
+	if w.err != nil {
+		drop()
+		return w.err
+	}
+	rev, err := j.movePointer(ctx, next)
+	if err != nil {
+		drop()
+		return err
+	}
+	// Best effort: a generation left behind is purged with the session.
+	_ = st.stream.Purge(ctx, jetstream.WithPurgeSubject(st.subject(id, j.gen)))
+	j.gen, j.genRev, j.last, j.size = next, rev, w.last, w.bytes
+	return nil
+}
+
+// movePointer writes the gen entry naming generation next at the
+// revision this holder wrote; an entry removed (the state vanished and
+// the holder made it again: store.Lease.Remake) is created again.
+func (j *natsJournal) movePointer(ctx context.Context, next uint64) (uint64, error) {
+	st, id := j.l.st, j.l.id
+	data, _ := json.Marshal(gen{Gen: next, Holder: j.l.token})
+	rev, err := st.sessions.Update(ctx, genKey(id), data, j.genRev)
+	if err == nil {
+		return rev, nil
+	}
+	if _, cur, gerr := st.readGen(ctx, id); gerr == nil && cur == 0 {
+		rev, err = st.sessions.Create(ctx, genKey(id), data)
+		if err == nil {
+			return rev, nil
+		}
+	}
+	if errors.Is(err, jetstream.ErrKeyExists) {
+		err = fmt.Errorf("%w (%v)", ErrFenced, err)
+	}
+	return 0, fmt.Errorf("natsstore: session %s: moving its journal to its rewrite: %w", id, err)
+}
+
+// Sync has nothing to do: a message is on the server's disk (on a
+// cluster's majority, with Replicas 3) when its publish is acknowledged.
+func (j *natsJournal) Sync() error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.writable()
+}
+
+func (j *natsJournal) Size() int64 {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.size
+}
+
+// Here reports whether the gen entry is still the one this holder wrote.
+func (j *natsJournal) Here() error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	ctx, cancel := ctxOp()
+	defer cancel()
+	_, rev, err := j.l.st.readGen(ctx, j.l.id)
+	if err != nil {
+		return err
+	}
+	if rev == 0 {
+		return fmt.Errorf("%w: session %s's journal is gone", store.ErrStateMoved, j.l.id)
+	}
+	if rev != j.genRev {
+		return fmt.Errorf("%w: session %s's journal was taken over (%w)", store.ErrStateMoved, j.l.id, ErrFenced)
+	}
+	return nil
+}
+
+func (j *natsJournal) Close() error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.closed = true
+	return nil
+}
