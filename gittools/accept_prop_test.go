@@ -47,7 +47,32 @@ func TestAcceptMatchesGitApply(t *testing.T) {
 	outcomes := map[string]int{}
 	for i := 0; i < runs; i++ {
 		s := seed + int64(i)
-		t.Run(fmt.Sprintf("seed%d", s), func(t *testing.T) { outcomes[acceptProperty(t, rand.New(rand.NewSource(s)))]++ })
+		t.Run(fmt.Sprintf("seed%d", s), func(t *testing.T) { outcomes[acceptProperty(t, rand.New(rand.NewSource(s)), nil)]++ })
+	}
+	t.Logf("outcomes: %v", outcomes)
+}
+
+// The same property on real files: three of the Go toolchain's own
+// sources, hundreds of lines of tabs, comments and braces each, edited at
+// a few places per commit, so that a push has many hunks far apart and
+// git's context is real code, not an alphabet of eight lines.
+func TestAcceptMatchesGitApplyOnRealFiles(t *testing.T) {
+	out, err := exec.Command("go", "env", "GOROOT").Output()
+	if err != nil {
+		t.Skip("no Go toolchain source: ", err)
+	}
+	goroot := strings.TrimSpace(string(out))
+	var real []propFile
+	for _, p := range []string{"strings/strings.go", "bytes/buffer.go", "sort/sort.go"} {
+		data, err := os.ReadFile(filepath.Join(goroot, "src", filepath.FromSlash(p)))
+		if err != nil {
+			t.Skipf("the Go toolchain's source is not here: %v", err)
+		}
+		real = append(real, propFile{lines: strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")})
+	}
+	outcomes := map[string]int{}
+	for s := int64(1); s <= 5; s++ {
+		t.Run(fmt.Sprintf("seed%d", s), func(t *testing.T) { outcomes[acceptProperty(t, rand.New(rand.NewSource(s)), real)]++ })
 	}
 	t.Logf("outcomes: %v", outcomes)
 }
@@ -129,12 +154,16 @@ func pendingRequest(t *testing.T, h *harness) *approval.Request {
 	}
 }
 
-func acceptProperty(t *testing.T, r *rand.Rand) string {
+// acceptProperty runs one push and selection; real, when not nil, are the
+// three files the repository starts with (else they are drawn at random).
+func acceptProperty(t *testing.T, r *rand.Rand, real []propFile) string {
 	files := map[string]propFile{}
 	seed := map[string]string{}
 	for i := 0; i < 3; i++ {
 		f := propFile{lines: randLines(r, 4+r.Intn(12)), crlf: i == 2, noEOL: r.Intn(3) == 0}
-		if i == 1 {
+		if real != nil {
+			f = real[i]
+		} else if i == 1 {
 			// A block repeated: a hunk's context fits every few lines,
 			// and its place decides where it lands.
 			f.lines = nil

@@ -78,10 +78,14 @@ func TestPickHunksInPseudoTerminal(t *testing.T) {
 	}
 }
 
-func TestPickChild(t *testing.T) {
-	in := os.Getenv("AIRLOCK_PICK_CHILD")
+// childRequest is, in a test run as a child in a pseudo-terminal, the
+// request written to the file env names, and the terminal; a test run
+// otherwise is skipped (runner says which test runs it).
+func childRequest(t *testing.T, env, runner string) (*approval.Request, *review.TTY) {
+	t.Helper()
+	in := os.Getenv(env)
 	if in == "" {
-		t.Skip("run by TestPickHunksInPseudoTerminal")
+		t.Skip("run by " + runner)
 	}
 	data, err := os.ReadFile(in)
 	if err != nil {
@@ -95,12 +99,17 @@ func TestPickChild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer tty.Close()
-	d, err := review.Prompt(tty, &r)
+	t.Cleanup(func() { tty.Close() })
+	return &r, tty
+}
+
+func TestPickChild(t *testing.T) {
+	r, tty := childRequest(t, "AIRLOCK_PICK_CHILD", "TestPickHunksInPseudoTerminal")
+	d, err := review.Prompt(tty, r)
 	if err != nil {
 		t.Fatal(err)
 	}
-	data, _ = json.Marshal(d)
+	data, _ := json.Marshal(d)
 	if err := os.WriteFile(os.Getenv("AIRLOCK_PICK_OUT"), data, 0o600); err != nil {
 		t.Fatal(err)
 	}

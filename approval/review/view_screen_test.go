@@ -215,23 +215,7 @@ func (v *viewTerm) decision() string {
 
 // TestViewChild is the prompt the screen tests run on a pseudo-terminal.
 func TestViewChild(t *testing.T) {
-	path := os.Getenv("AIRLOCK_VIEW_CHILD")
-	if path == "" {
-		t.Skip("run by the view's screen tests")
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var r approval.Request
-	if err := json.Unmarshal(data, &r); err != nil {
-		t.Fatal(err)
-	}
-	tty, err := review.OpenTTY()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tty.Close()
+	r, tty := childRequest(t, "AIRLOCK_VIEW_CHILD", "the view's screen tests")
 	// SIGUSR1 is the request going away while it is shown: the review
 	// loop cancels the prompt so.
 	usr := make(chan os.Signal, 1)
@@ -240,7 +224,7 @@ func TestViewChild(t *testing.T) {
 		<-usr
 		tty.Cancel()
 	}()
-	d, err := review.Prompt(tty, &r)
+	d, err := review.Prompt(tty, r)
 	if errors.Is(err, review.ErrCanceled) {
 		tty.Write([]byte("DECISION: canceled\n"))
 		return

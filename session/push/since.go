@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
@@ -41,12 +42,12 @@ func (s *Seen) key() seenKey { return seenKey{s.Repo, s.Target, s.Ref} }
 func (b *Book) SeenLocked() []Seen {
 	keys := slices.SortedFunc(maps.Keys(b.seen), func(x, y seenKey) int {
 		if x.repo != y.repo {
-			return cmpStr(x.repo, y.repo)
+			return strings.Compare(x.repo, y.repo)
 		}
 		if x.target != y.target {
-			return cmpStr(x.target, y.target)
+			return strings.Compare(x.target, y.target)
 		}
-		return cmpStr(x.ref, y.ref)
+		return strings.Compare(x.ref, y.ref)
 	})
 	var out []Seen
 	for _, k := range keys {
@@ -60,16 +61,6 @@ func (b *Book) RestoreSeenLocked(seen []Seen) {
 	for _, s := range seen {
 		b.seen[s.key()] = &s
 	}
-}
-
-func cmpStr(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // sawLocked records the reviewer's decision on p's request: one that sent
