@@ -70,7 +70,7 @@ type fingerprint struct {
 // ledger, applies the policy, remembers denied changes for the session,
 // and mints Grants. It is safe for concurrent use.
 type Gate struct {
-	ledger *ledger.Ledger
+	ledger Ledger
 	policy Policy
 	now    func() time.Time
 
@@ -83,7 +83,7 @@ type Gate struct {
 }
 
 // NewGate returns a gate that records to ledger.
-func NewGate(ledger *ledger.Ledger, p Policy) *Gate {
+func NewGate(ledger Ledger, p Policy) *Gate {
 	if p.Mode == "" {
 		p.Mode = ModeAsk
 	}
@@ -104,7 +104,7 @@ func (g *Gate) loadDenied() {
 	if g.ledger == nil {
 		return
 	}
-	recs, err := ledger.Records(g.ledger.Path())
+	recs, err := g.ledger.Records()
 	if err != nil {
 		return
 	}
@@ -546,7 +546,7 @@ func (g *Gate) LedgerRecord(seq uint64) (rec ledger.Record, ok bool, err error) 
 	if g.ledger == nil {
 		return ledger.Record{}, false, nil
 	}
-	recs, err := ledger.Records(g.ledger.Path())
+	recs, err := g.ledger.Records()
 	if err != nil {
 		return ledger.Record{}, false, err
 	}

@@ -588,3 +588,6 @@ func Records(path string) ([]Record, error) {
 	}
 	return out, sc.Err()
 }
+
+// Records reads l's records back, in order (see the function Records).
+func (l *Ledger) Records() ([]Record, error) { return Records(l.path) }

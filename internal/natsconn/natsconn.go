@@ -1,0 +1,142 @@
+package natsconn
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"net/url"
+	"os"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+)
+
+// The environment variables that carry secrets (kept out of argv).
+const (
+	EnvUser     = "AIRLOCK_NATS_USER"
+	EnvPassword = "AIRLOCK_NATS_PASSWORD"
+	EnvToken    = "AIRLOCK_NATS_TOKEN"
+)
+
+// ErrBadStore: the --store value or a flag beside it is wrong.
+var ErrBadStore = errors.New("bad --store")
+
+// Options are where a fleet's state is and how to reach it.
+type Options struct {
+	// Store is "" (the local files) or nats://HOST:PORT (several,
+	// comma-separated: a cluster's servers; tls:// also).
+	Store string
+	// Creds is a NATS credentials file (a user JWT and its nkey seed).
+	Creds string
+	// CA, Cert and Key are the TLS files: a CA that signs the servers'
+	// certificates, and this client's certificate and key.
+	CA, Cert, Key string
+	// Prefix names the streams and buckets, so that several fleets share
+	// one NATS: letters, digits, - and _.
+	Prefix string
+	// Replicas is how many servers keep each message: 3 in a cluster.
+	Replicas int
+}
+
+// Register adds --store and the flags beside it to fs.
+func (o *Options) Register(fs *flag.FlagSet) {
+	fs.StringVar(&o.Store, "store", "", "keep sessions, the review queue and the ledger in NATS JetStream at this URL\n"+
+		"(nats://HOST:PORT, several comma-separated for a cluster; user:password@ or token@ in the URL, or\n"+
+		"the environment's "+EnvUser+", "+EnvPassword+", "+EnvToken+"); default: this machine's files")
+	fs.StringVar(&o.Creds, "nats-creds", "", "with --store: a NATS credentials file (user JWT and nkey seed)")
+	fs.StringVar(&o.CA, "nats-ca", "", "with --store: the CA file that signs the NATS servers' TLS certificates")
+	fs.StringVar(&o.Cert, "nats-cert", "", "with --store: this client's TLS certificate file (with --nats-key)")
+	fs.StringVar(&o.Key, "nats-key", "", "with --store: this client's TLS key file (with --nats-cert)")
+	fs.StringVar(&o.Prefix, "nats-prefix", "airlock", "with --store: the name the fleet's streams and buckets start with (letters, digits, - and _)")
+	fs.IntVar(&o.Replicas, "nats-replicas", 1, "with --store: how many NATS servers keep each message (3 for a three-node cluster)")
+}
+
+// Enabled reports whether the state is in NATS.
+func (o *Options) Enabled() bool { return o.Store != "" }
+
+var prefixPattern = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+
+// Check checks the options without connecting: a usage error names the
+// flag and says what to write instead.
+func (o *Options) Check() error {
+	if !o.Enabled() {
+		for name, v := range map[string]string{"--nats-creds": o.Creds, "--nats-ca": o.CA, "--nats-cert": o.Cert, "--nats-key": o.Key} {
+			if v != "" {
+				return fmt.Errorf("%w: %s is for a NATS store: add --store nats://HOST:PORT, or drop it", ErrBadStore, name)
+			}
+		}
+		return nil
+	}
+	for _, u := range strings.Split(o.Store, ",") {
+		p, err := url.Parse(strings.TrimSpace(u))
+		if err != nil || p.Host == "" || (p.Scheme != "nats" && p.Scheme != "tls") {
+			return fmt.Errorf("%w: %q is not a NATS server's URL: write nats://HOST:PORT (or tls://HOST:PORT), several comma-separated", ErrBadStore, u)
+		}
+		if p.Path != "" && p.Path != "/" {
+			return fmt.Errorf("%w: %q has a path; a NATS URL is nats://HOST:PORT: use --nats-prefix to keep fleets apart", ErrBadStore, u)
+		}
+	}
+	if (o.Cert == "") != (o.Key == "") {
+		return fmt.Errorf("%w: --nats-cert and --nats-key go together: give both, or neither", ErrBadStore)
+	}
+	for name, v := range map[string]string{"--nats-creds": o.Creds, "--nats-ca": o.CA, "--nats-cert": o.Cert, "--nats-key": o.Key} {
+		if v == "" {
+			continue
+		}
+		if _, err := os.Stat(v); err != nil {
+			return fmt.Errorf("%w: %s %s: %v", ErrBadStore, name, v, err)
+		}
+	}
+	if !prefixPattern.MatchString(o.Prefix) {
+		return fmt.Errorf("%w: --nats-prefix %q: use only letters, digits, - and _", ErrBadStore, o.Prefix)
+	}
+	if o.Replicas < 1 || o.Replicas > 5 {
+		return fmt.Errorf("%w: --nats-replicas %d: JetStream keeps 1 to 5 copies; use 3 for a three-node cluster", ErrBadStore, o.Replicas)
+	}
+	return nil
+}
+
+// Where names the store for people: its URLs without any secret.
+func (o *Options) Where() string {
+	var out []string
+	for _, u := range strings.Split(o.Store, ",") {
+		if p, err := url.Parse(strings.TrimSpace(u)); err == nil {
+			p.User = nil
+			out = append(out, p.String())
+		}
+	}
+	return strings.Join(out, ",") + " (prefix " + o.Prefix + ")"
+}
+
+// Connect connects as name (shown in the server's connection list),
+// reconnecting without end: a NATS node that dies is replaced by another
+// of the cluster, or by itself when it comes back.
+func (o *Options) Connect(name string) (*nats.Conn, error) {
+	if err := o.Check(); err != nil {
+		return nil, err
+	}
+	opts := []nats.Option{nats.Name(name), nats.MaxReconnects(-1), nats.ReconnectWait(250 * time.Millisecond),
+		nats.Timeout(10 * time.Second)}
+	if o.Creds != "" {
+		opts = append(opts, nats.UserCredentials(o.Creds))
+	}
+	if u, p := os.Getenv(EnvUser), os.Getenv(EnvPassword); u != "" {
+		opts = append(opts, nats.UserInfo(u, p))
+	}
+	if tok := os.Getenv(EnvToken); tok != "" {
+		opts = append(opts, nats.Token(tok))
+	}
+	if o.CA != "" {
+		opts = append(opts, nats.RootCAs(o.CA))
+	}
+	if o.Cert != "" {
+		opts = append(opts, nats.ClientCert(o.Cert, o.Key))
+	}
+	nc, err := nats.Connect(o.Store, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("connecting to NATS at %s: %w; check that the servers run and the credentials are right", o.Where(), err)
+	}
+	return nc, nil
+}

@@ -1,0 +1,89 @@
+package natsconn
+
+import (
+	"errors"
+	"flag"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+)
+
+func parse(t *testing.T, args ...string) *Options {
+	t.Helper()
+	var o Options
+	fs := flag.NewFlagSet("t", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	o.Register(fs)
+	if err := fs.Parse(args); err != nil {
+		t.Fatal(err)
+	}
+	return &o
+}
+
+func TestCheck(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "f")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		want string // in the error; "" for none
+	}{
+		{nil, ""},
+		{[]string{"--store", "nats://127.0.0.1:4222"}, ""},
+		{[]string{"--store", "nats://a:4222,tls://b:4222", "--nats-replicas", "3"}, ""},
+		{[]string{"--store", "nats://u:p@a:4222", "--nats-creds", file}, ""},
+		{[]string{"--nats-creds", file}, "add --store"},
+		{[]string{"--store", "http://a:4222"}, "not a NATS server's URL"},
+		{[]string{"--store", "/var/lib/airlock"}, "not a NATS server's URL"},
+		{[]string{"--store", "nats://a:4222/x"}, "--nats-prefix"},
+		{[]string{"--store", "nats://a:4222", "--nats-cert", file}, "go together"},
+		{[]string{"--store", "nats://a:4222", "--nats-ca", file + ".none"}, "--nats-ca"},
+		{[]string{"--store", "nats://a:4222", "--nats-prefix", "a.b"}, "letters, digits"},
+		{[]string{"--store", "nats://a:4222", "--nats-replicas", "0"}, "1 to 5"},
+	} {
+		err := parse(t, c.args...).Check()
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%q: %v", c.args, err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want) || !errors.Is(err, ErrBadStore)):
+			t.Errorf("%q: got %v, want an ErrBadStore saying %q", c.args, err, c.want)
+		}
+	}
+}
+
+func TestWhereHidesSecrets(t *testing.T) {
+	got := parse(t, "--store", "nats://u:secret@a:4222,nats://tok@b:4222").Where()
+	if strings.Contains(got, "secret") || strings.Contains(got, "tok@") || !strings.Contains(got, "nats://a:4222") {
+		t.Fatalf("Where() = %q", got)
+	}
+}
+
+// TestConnectWithToken reaches a server that wants a token, given in the
+// environment; without it the error says what to check.
+func TestConnectWithToken(t *testing.T) {
+	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, Authorization: "s3cret", NoLog: true, NoSigs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Start()
+	if !s.ReadyForConnections(10 * time.Second) {
+		t.Fatal("nats-server did not start")
+	}
+	defer s.Shutdown()
+	o := parse(t, "--store", s.ClientURL())
+	if _, err := o.Connect("t"); err == nil || !strings.Contains(err.Error(), "credentials") {
+		t.Fatalf("without the token: %v", err)
+	}
+	t.Setenv(EnvToken, "s3cret")
+	nc, err := o.Connect("t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc.Close()
+}

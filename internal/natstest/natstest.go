@@ -1,0 +1,164 @@
+package natstest
+
+import (
+	"fmt"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+)
+
+// Options adjust a server started here.
+type Options struct {
+	// Dir holds the server's JetStream files: t.TempDir() when empty.
+	// A server started again on the same Dir finds what it stored.
+	Dir string
+	// Port is the client port: any free one when zero.
+	Port int
+	// MaxPayload bounds a message: the server's default (1 MiB) when
+	// zero. Tests set it small to make stores chunk their writes.
+	MaxPayload int32
+}
+
+// Server starts a JetStream server in-process on 127.0.0.1, shut down
+// when the test ends.
+func Server(t testing.TB, o Options) *server.Server {
+	t.Helper()
+	if o.Dir == "" {
+		o.Dir = t.TempDir()
+	}
+	if o.Port == 0 {
+		o.Port = -1
+	}
+	s, err := server.NewServer(&server.Options{
+		Host: "127.0.0.1", Port: o.Port, JetStream: true, StoreDir: o.Dir,
+		MaxPayload: o.MaxPayload, NoLog: true, NoSigs: true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start(t, s)
+	return s
+}
+
+func start(t testing.TB, s *server.Server) {
+	t.Helper()
+	go s.Start()
+	if !s.ReadyForConnections(10 * time.Second) {
+		t.Fatal("natstest: nats-server did not start in 10s")
+	}
+	t.Cleanup(s.Shutdown)
+}
+
+// Connect connects to url (one or several, comma-separated), closed when
+// the test ends. It reconnects without end, quickly: a test that stops a
+// server expects its clients to find another, or the same one back.
+func Connect(t testing.TB, url string) *nats.Conn {
+	t.Helper()
+	nc, err := nats.Connect(url, nats.MaxReconnects(-1), nats.ReconnectWait(20*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	return nc
+}
+
+// Cluster is several JetStream servers clustered on loopback.
+type Cluster struct {
+	t       testing.TB
+	name    string
+	opts    []*server.Options
+	Servers []*server.Server // nil where a node is stopped
+}
+
+// StartCluster starts n clustered servers (n >= 3 for JetStream's
+// replicated streams to survive one down) and waits until JetStream
+// has a leader.
+func StartCluster(t testing.TB, n int) *Cluster {
+	t.Helper()
+	c := &Cluster{t: t, name: "airlock-test", Servers: make([]*server.Server, n)}
+	clientPorts, routePorts := freePorts(t, n), freePorts(t, n)
+	var routes []string
+	for _, p := range routePorts {
+		routes = append(routes, fmt.Sprintf("nats-route://127.0.0.1:%d", p))
+	}
+	for i := range n {
+		c.opts = append(c.opts, &server.Options{
+			ServerName: fmt.Sprintf("n%d", i), Host: "127.0.0.1", Port: clientPorts[i],
+			JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true,
+			Cluster: server.ClusterOpts{Name: c.name, Host: "127.0.0.1", Port: routePorts[i]},
+			Routes:  server.RoutesFromStr(strings.Join(routes, ",")),
+		})
+	}
+	for i := range n {
+		c.Start(i)
+	}
+	c.WaitForLeader()
+	return c
+}
+
+// URLs is every node's client URL, comma-separated, as clients take them.
+func (c *Cluster) URLs() string {
+	var u []string
+	for _, o := range c.opts {
+		u = append(u, fmt.Sprintf("nats://127.0.0.1:%d", o.Port))
+	}
+	return strings.Join(u, ",")
+}
+
+// Stop shuts node i down and waits until it is down.
+func (c *Cluster) Stop(i int) {
+	if s := c.Servers[i]; s != nil {
+		s.Shutdown()
+		s.WaitForShutdown()
+		c.Servers[i] = nil
+	}
+}
+
+// Start starts node i (again, on its files).
+func (c *Cluster) Start(i int) {
+	c.t.Helper()
+	o := *c.opts[i]
+	s, err := server.NewServer(&o)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	start(c.t, s)
+	c.Servers[i] = s
+}
+
+// WaitForLeader waits up to 30 s until a running node reports a
+// JetStream meta leader.
+func (c *Cluster) WaitForLeader() {
+	c.t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		for _, s := range c.Servers {
+			if s != nil && s.JetStreamIsLeader() {
+				return
+			}
+		}
+	}
+	c.t.Fatal("natstest: the cluster elected no JetStream leader in 30s")
+}
+
+// freePorts finds n free TCP ports on loopback.
+func freePorts(t testing.TB, n int) []int {
+	t.Helper()
+	var ports []int
+	var ls []net.Listener
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ls = append(ls, l)
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	for _, l := range ls {
+		_ = l.Close() // only its port was wanted
+	}
+	return ports
+}
