@@ -27,6 +27,7 @@ import (
 	"github.com/airlock-dev/airlock/session"
 	"github.com/airlock-dev/airlock/session/runcache"
 	workerfile "github.com/airlock-dev/airlock/worker"
+	"github.com/nats-io/nats.go"
 )
 
 // multiFlag is a repeatable string flag.
@@ -80,6 +81,7 @@ type serveFlags struct {
 	auto, runRO, runEnvs                                  multiFlag
 	maxSessions                                           int
 	maxBytes, cacheSize                                   int64
+	fleet                                                 fleetFlags
 }
 
 // parseServe reads serve's flags and checks what they say alone.
@@ -115,7 +117,11 @@ func parseServe(args []string, stderr io.Writer) (*serveFlags, error) {
 	maxMemory := fs.String("max-memory", "8GiB", "with --http: how much all open sessions may hold together (files, objects)")
 	fs.DurationVar(&f.idle, "session-idle", 10*time.Minute, "with --http: how long a session goes unused before it may be unloaded (saved; it resumes\n"+
 		"on its token) to make room for a new client")
+	f.fleet.register(fs)
 	if err := parse(fs, args); err != nil {
+		return nil, err
+	}
+	if err := f.fleet.check(); err != nil {
 		return nil, err
 	}
 	if *danger {
@@ -151,6 +157,9 @@ type served struct {
 	opts          session.Options
 	state, socket string
 	stderr        io.Writer
+	// nc is the connection to the fleet's NATS (--store); nil when this
+	// machine's files keep everything.
+	nc *nats.Conn
 }
 
 func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
@@ -180,6 +189,12 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if sv.nc, err = f.fleet.connect("airlock serve", stderr); err != nil {
+		return err
+	}
+	if sv.nc != nil {
+		defer sv.nc.Close()
+	}
 
 	ledger, err := ledger.Open(filepath.Join(sv.state, "ledger.jsonl"))
 	if err != nil {

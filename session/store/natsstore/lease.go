@@ -44,9 +44,9 @@ func (st *Store) take(id string) (*lease, error) {
 	l := &lease{st: st, id: id, token: store.RandomHex(8)}
 	ctx, cancel := ctxOp()
 	defer cancel()
-	rev, err := st.leases.Create(ctx, id, []byte(l.token))
+	rev, err := st.leases.Create(ctx, id, l.entry())
 	if errors.Is(err, jetstream.ErrKeyExists) {
-		return nil, fmt.Errorf("session %s: %w", id, store.ErrSessionBusy)
+		return nil, st.busy(id)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("natsstore: session %s: taking its lease: %w", id, err)
@@ -83,7 +83,7 @@ func (l *lease) renewOnce() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), l.st.ttl/3)
 	defer cancel()
-	nrev, err := l.st.leases.Update(ctx, l.id, []byte(l.token), rev)
+	nrev, err := l.st.leases.Update(ctx, l.id, l.entry(), rev)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	switch {
@@ -197,13 +197,13 @@ func (l *lease) Remake() error {
 	defer l.mu.Unlock()
 	e, err := l.st.leases.Get(ctx, l.id)
 	switch {
-	case err == nil && e.Revision() == l.rev && string(e.Value()) == l.token:
+	case err == nil && e.Revision() == l.rev && readHolder(e.Value()).Token == l.token:
 	case err == nil:
-		return fmt.Errorf("session %s: %w", l.id, store.ErrSessionBusy)
+		return &BusyError{ID: l.id, Owner: readHolder(e.Value()).Owner}
 	case errors.Is(err, jetstream.ErrKeyNotFound):
-		rev, err := l.st.leases.Create(ctx, l.id, []byte(l.token))
+		rev, err := l.st.leases.Create(ctx, l.id, l.entry())
 		if errors.Is(err, jetstream.ErrKeyExists) {
-			return fmt.Errorf("session %s: %w", l.id, store.ErrSessionBusy)
+			return l.st.busy(l.id)
 		}
 		if err != nil {
 			return fmt.Errorf("natsstore: session %s: taking its lease again: %w", l.id, err)

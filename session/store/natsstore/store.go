@@ -26,6 +26,9 @@ type Options struct {
 	// Replicas is how many servers of a cluster keep each message: 1
 	// when zero (a fleet runs 3).
 	Replicas int
+	// Owner is recorded in every lease this Store takes: the address at
+	// which this server serves the sessions it holds (BusyError.Owner).
+	Owner string
 }
 
 // Store is the sessions kept in JetStream.
@@ -38,6 +41,7 @@ type Store struct {
 	prefix   string
 	ttl      time.Duration
 	chunk    int // a message's most data
+	owner    string
 }
 
 var _ store.Store = (*Store)(nil)
@@ -71,7 +75,7 @@ func New(nc *nats.Conn, o Options) (*Store, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
 	defer cancel()
-	st := &Store{nc: nc, js: js, prefix: o.Prefix, ttl: o.LeaseTTL}
+	st := &Store{nc: nc, js: js, prefix: o.Prefix, ttl: o.LeaseTTL, owner: o.Owner}
 	st.stream, err = js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
 		Name: o.Prefix + "_journal", Subjects: []string{o.Prefix + ".journal.>"},
 		Storage: jetstream.FileStorage, Replicas: o.Replicas,
