@@ -19,6 +19,7 @@ import (
 	"github.com/airlock-dev/airlock/internal/rpcguard"
 	"github.com/airlock-dev/airlock/internal/termsafe"
 	"github.com/airlock-dev/airlock/session"
+	"github.com/airlock-dev/airlock/session/store"
 	"github.com/airlock-dev/airlock/worker"
 )
 
@@ -34,8 +35,15 @@ type Config struct {
 	// Options are every session's, without State.
 	Options session.Options
 	// Root is the sessions directory; "" keeps sandboxes in memory only.
-	Root    string
-	Version string
+	Root string
+	// Store keeps the sessions instead of Root's files (a fleet's
+	// JetStream); a store that says who holds a session (Holders) has
+	// the requests for a session another server holds forwarded to it.
+	Store store.Store
+	// Advertise is the address other servers of a fleet reach this one
+	// at (the owner its leases record), http://HOST:PORT.
+	Advertise string
+	Version   string
 	// Token is the server's bearer token.
 	Token    string
 	MaxLive  int
@@ -68,7 +76,8 @@ type Hub struct {
 	workerKey  string
 	workerFile string
 	opts       session.Options // without State
-	root       string          // the sessions directory; "" keeps sandboxes in memory only
+	store      store.Store     // the sessions; nil keeps sandboxes in memory only
+	fleet      *fleet          // nil: no other server may hold a session
 	version    string
 	server     [32]byte // the hash of the server's token
 	maxLive    int
@@ -125,11 +134,17 @@ func hashToken(t string) [32]byte { return sha256.Sum256([]byte(t)) }
 
 // New makes the hub c describes; it serves nothing until its Handler is.
 func New(c Config) *Hub {
-	h := &Hub{w: c.Worker, workerKey: c.WorkerKey, workerFile: c.WorkerFile, opts: c.Options, root: c.Root, version: c.Version,
+	h := &Hub{w: c.Worker, workerKey: c.WorkerKey, workerFile: c.WorkerFile, opts: c.Options, store: c.Store, version: c.Version,
 		server: hashToken(c.Token), maxLive: c.MaxLive, maxBytes: c.MaxBytes, idle: c.Idle, base: c.Base, bind: c.Binding,
 		stderr: c.Log, live: map[string]*sandboxSess{}, opening: map[string]chan struct{}{}, lim: c.Limits,
 		busy: (*session.Session).Busy}
 	h.released = sync.NewCond(&h.mu)
+	if h.store == nil && c.Root != "" {
+		h.store = session.Local(c.Root)
+	}
+	if hs, ok := h.store.(Holders); ok && c.Advertise != "" {
+		h.fleet = newFleet(hs, c.Advertise)
+	}
 	sdk := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
 		if sb, ok := r.Context().Value(sandboxKey{}).(*sandboxSess); ok {
 			return sb.srv
@@ -172,6 +187,7 @@ func (h *Hub) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle(Path, h)
 	mux.Handle(Path+"/", h)
+	mux.HandleFunc(AlivePath, alive)
 	return mux
 }
 
@@ -220,6 +236,12 @@ func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	sb, created, err := h.pick(r, g, pathID, method == "initialize")
+	if away := (*elsewhere)(nil); errors.As(err, &away) {
+		if h.relay(w, r, away) {
+			return // forwarded to its holder, or answered why not
+		}
+		sb, created, err = h.pick(r, g, pathID, method == "initialize") // its dead holder's lease broken
+	}
 	if err != nil {
 		var he *httpError
 		if !errors.As(err, &he) {
@@ -292,7 +314,7 @@ func (h *Hub) Close() {
 	}
 	if len(ids) > 0 {
 		what := "closed"
-		if h.root != "" {
+		if h.store != nil {
 			what = "saved"
 		}
 		fmt.Fprintf(h.stderr, "airlock serve: %s %d session(s): %s\n", what, len(ids), strings.Join(ids, ", "))

@@ -13,6 +13,7 @@ import (
 	"github.com/airlock-dev/airlock/gittools"
 	"github.com/airlock-dev/airlock/internal/termsafe"
 	"github.com/airlock-dev/airlock/session"
+	"github.com/airlock-dev/airlock/session/store"
 )
 
 // create makes a new sandbox.
@@ -48,19 +49,19 @@ func (h *Hub) open() (*sandboxSess, string, error) {
 	opts := h.opts
 	var sess *session.Session
 	var err error
-	if h.root == "" {
+	if h.store == nil {
 		sess, err = session.New(context.Background(), h.w, opts)
 	} else {
 		bind := h.bind
-		dir, derr := session.CreateStateDir(h.root, session.Meta{Worker: h.w.Name, WorkerKey: h.workerKey, WorkerFile: h.workerFile,
+		dir, derr := h.store.Create(session.Meta{Worker: h.w.Name, WorkerKey: h.workerKey, WorkerFile: h.workerFile,
 			Transport: "http", TokenHash: hex.EncodeToString(hash[:]), Binding: &bind})
 		if derr != nil {
 			return nil, "", derr
 		}
 		opts.State = dir
 		if sess, err = session.New(context.Background(), h.w, opts); err != nil {
+			_ = dir.Remove() // it never held anything; a sweep removes what is left
 			dir.Unlock()
-			os.RemoveAll(dir.Path)
 		}
 	}
 	if err != nil {
@@ -87,7 +88,7 @@ func (h *Hub) resume(id string, g grant) (*sandboxSess, error) {
 			sb.active++
 			return sb, nil
 		}
-		if h.root == "" {
+		if h.store == nil {
 			h.mu.Unlock()
 			return nil, fail(http.StatusNotFound, "no session %s in this server (its sessions are in memory only, --ephemeral): start a new one at %s", id, h.base)
 		}
@@ -121,23 +122,28 @@ func (h *Hub) resume(id string, g grant) (*sandboxSess, error) {
 
 // resumeSaved resumes the saved session id, if the grant is its own.
 func (h *Hub) resumeSaved(id string, g grant) (*sandboxSess, error) {
-	dir, err := session.OpenStateDir(h.root, id)
+	dir, err := h.openSaved(id)
 	switch {
 	case errors.Is(err, session.ErrNoSession) || errors.Is(err, os.ErrNotExist):
 		return nil, fail(http.StatusNotFound, "no session %s here (see airlock sessions list): start a new one at %s", id, h.base)
+	case errors.Is(err, session.ErrSessionBusy) && h.fleet != nil && g.session == id:
+		if away := h.fleet.heldElsewhere(id); away != nil {
+			return nil, away
+		}
+		return nil, fail(http.StatusServiceUnavailable, "session %s was let go by another airlock serve a moment ago: try again", id)
 	case errors.Is(err, session.ErrSessionBusy):
 		return nil, fail(http.StatusConflict, "session %s is open in another airlock serve", id)
 	case err != nil:
 		return nil, err
 	}
-	// authorize found the token in this session's meta.json.
-	if dir.Meta.Transport != "http" || g.session != id {
+	// authorize found the token in this session's meta.
+	if dir.Info().Transport != "http" || g.session != id {
 		dir.Unlock()
 		return nil, fail(http.StatusForbidden, "this token does not open session %s", id)
 	}
 	// The token opens the session, never a wider policy than its own: a
 	// session of another worker, or of other flags, stays theirs.
-	if err := dir.Claim(h.workerKey, h.bind); err != nil {
+	if err := store.Claim(dir, h.workerKey, h.bind); err != nil {
 		dir.Unlock()
 		var be *session.BindingError
 		if errors.As(err, &be) {

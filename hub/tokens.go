@@ -6,8 +6,6 @@ import (
 	"net/http"
 	"strings"
 	"time"
-
-	"github.com/airlock-dev/airlock/session"
 )
 
 // grant is what a request's token opens: checked once, before the body is
@@ -50,7 +48,7 @@ func (h *Hub) authorize(r *http.Request, hash [32]byte, pathID string) (grant, b
 // savedTokenOpens reports whether hash is the token saved session id
 // recorded (not one that is live: authorize looked at those).
 func (h *Hub) savedTokenOpens(id string, hash [32]byte) bool {
-	if h.root == "" {
+	if h.store == nil {
 		return false
 	}
 	h.mu.Lock()
@@ -59,7 +57,7 @@ func (h *Hub) savedTokenOpens(id string, hash [32]byte) bool {
 	if live {
 		return false
 	}
-	meta, err := session.ReadMeta(h.root, id)
+	meta, err := h.store.ReadMeta(id)
 	if err != nil || meta.Transport != "http" {
 		return false
 	}
@@ -78,9 +76,18 @@ func (h *Hub) pick(r *http.Request, g grant, pathID string, initialize bool) (sb
 			return nil, "", fail(http.StatusBadRequest, "the MCP session %s is not of session %s, which the path names", mcpID, pathID)
 		}
 		h.mu.Lock()
-		defer h.mu.Unlock()
 		h.waitLocked(id)
 		sb := h.live[id]
+		if sb == nil && h.fleet != nil && g.opens(id) {
+			h.mu.Unlock() // the fleet's store is asked without the hub's lock
+			if err := h.fleet.heldElsewhere(id); err != nil {
+				return nil, "", err
+			}
+			h.mu.Lock()
+			h.waitLocked(id)
+			sb = h.live[id]
+		}
+		defer h.mu.Unlock()
 		if sb == nil {
 			return nil, "", fail(http.StatusNotFound, "session %s is not open in this server (it was unloaded to make room, or the server restarted): "+
 				"start a new MCP session at %s/%s with that session's token to resume it", id, h.base, id)

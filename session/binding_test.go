@@ -122,9 +122,9 @@ func TestLatestUnfinishedOfTheSameBinding(t *testing.T) {
 	bumpCreated(t, mine, 2)
 	bumpCreated(t, theirs, 3)
 
-	d, others, err := session.LatestUnfinished(root, "test", ask)
+	d, others, err := session.LatestUnfinished(session.Local(root), "test", ask)
 	must(t, err)
-	if d == nil || d.ID != mine.ID {
+	if d == nil || d.SessionID() != mine.ID {
 		t.Fatalf("resumed %+v, want %s", d, mine.ID)
 	}
 	d.Unlock()
@@ -132,10 +132,10 @@ func TestLatestUnfinishedOfTheSameBinding(t *testing.T) {
 		t.Fatalf("passed over: %v", others)
 	}
 	// The legacy one, once the bound one is gone: claimed for this binding.
-	must(t, session.RemoveSession(root, mine.ID))
-	d, _, err = session.LatestUnfinished(root, "test", ask)
+	must(t, session.Local(root).Remove(mine.ID))
+	d, _, err = session.LatestUnfinished(session.Local(root), "test", ask)
 	must(t, err)
-	if d == nil || d.ID != legacy.ID || d.Meta.Binding == nil {
+	if d == nil || d.SessionID() != legacy.ID || d.Info().Binding == nil {
 		t.Fatalf("resumed %+v, want %s bound", d, legacy.ID)
 	}
 	d.Unlock()

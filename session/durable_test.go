@@ -526,28 +526,28 @@ func TestStateDirs(t *testing.T) {
 	d.s.Close()
 	d.s = nil
 	d.l.Close()
-	list, err := session.ListSessions(d.root)
+	list, err := session.ListSessions(session.Local(d.root))
 	must(t, err)
 	if len(list) != 1 || list[0].Changed != 1 || !list[0].Closed || list[0].Running {
 		t.Fatalf("listed %+v", list)
 	}
-	dir, _, err := session.LatestUnfinished(d.root, "test", session.Binding{})
+	dir, _, err := session.LatestUnfinished(session.Local(d.root), "test", session.Binding{})
 	must(t, err)
-	if dir == nil || dir.ID != d.id {
+	if dir == nil || dir.SessionID() != d.id {
 		t.Fatalf("latest unfinished: %+v", dir)
 	}
-	if got := session.Sweep(d.root, 0); len(got) != 0 {
+	if got := session.Sweep(session.Local(d.root), 0); len(got) != 0 {
 		t.Fatalf("swept unfinished or open sessions: %v", got)
 	}
 	dir.Unlock()
-	if got := session.Sweep(d.root, 0); len(got) != 0 {
+	if got := session.Sweep(session.Local(d.root), 0); len(got) != 0 {
 		t.Fatalf("swept an unfinished session: %v", got)
 	}
 	if _, err := session.OpenStateDir(d.root, "../x"); !errors.Is(err, session.ErrNoSession) {
 		t.Fatalf("a path as id: %v", err)
 	}
-	must(t, session.RemoveSession(d.root, d.id))
-	if list, _ := session.ListSessions(d.root); len(list) != 0 {
+	must(t, session.Local(d.root).Remove(d.id))
+	if list, _ := session.ListSessions(session.Local(d.root)); len(list) != 0 {
 		t.Fatalf("after rm: %+v", list)
 	}
 }
@@ -590,10 +590,10 @@ func TestSweepRemovesFinishedSessions(t *testing.T) {
 	wip, err := session.CreateStateDir(done.root, session.Meta{Worker: "tester", WorkerKey: "test"})
 	must(t, err)
 	wip.Unlock()
-	if got := session.Sweep(done.root, time.Hour); len(got) != 0 {
+	if got := session.Sweep(session.Local(done.root), time.Hour); len(got) != 0 {
 		t.Fatalf("swept within the retention time: %v", got)
 	}
-	got := session.Sweep(done.root, 0)
+	got := session.Sweep(session.Local(done.root), 0)
 	sort.Strings(got)
 	want := []string{done.id, wip.ID}
 	sort.Strings(want)
@@ -614,17 +614,17 @@ func TestKilledSessionFoundAgain(t *testing.T) {
 		session.Crash(d.s)
 		d.l.Close()
 		d.s = nil
-		dir, _, err := session.LatestUnfinished(d.root, "test", session.Binding{})
+		dir, _, err := session.LatestUnfinished(session.Local(d.root), "test", session.Binding{})
 		must(t, err)
-		if got := dir != nil && dir.ID == d.id; got != want {
+		if got := dir != nil && dir.SessionID() == d.id; got != want {
 			t.Fatalf("%s: found %v, want %v", what, got, want)
 		}
 		if dir == nil {
-			if dir, err = session.OpenStateDir(d.root, d.id); err != nil {
+			if dir, err = session.Local(d.root).Open(d.id); err != nil {
 				t.Fatal(err)
 			}
 		}
-		s, _, err := session.Resume(context.Background(), d.w, d.options(t, dir))
+		s, _, err := session.Resume(context.Background(), d.w, d.options(t, dir.(*session.StateDir)))
 		must(t, err)
 		d.s = s
 	}

@@ -8,7 +8,7 @@ import (
 	"github.com/airlock-dev/airlock/session/journal"
 	"github.com/airlock-dev/airlock/session/record"
 	"github.com/airlock-dev/airlock/session/rescue"
-	"github.com/airlock-dev/airlock/session/store/files"
+	"github.com/airlock-dev/airlock/session/store"
 	"github.com/airlock-dev/airlock/staging"
 )
 
@@ -23,10 +23,9 @@ type (
 // ErrExportTarget: where an export would write is not an empty directory.
 var ErrExportTarget = rescue.ErrExportTarget
 
-// Inspect reads the session id under root.
-func Inspect(root, id string) (*Inspection, error) {
-	st := files.Store{Root: root}
-	l, err := st.Listing(id)
+// Inspect reads session id of st.
+func Inspect(st store.Store, id string) (*Inspection, error) {
+	l, err := store.Listing(st, id)
 	if err != nil {
 		return nil, err
 	}

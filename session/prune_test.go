@@ -88,7 +88,7 @@ func TestUnchangedSessionNotKept(t *testing.T) {
 				t.Fatalf("kept %v (%v), dropped %v; want kept %v", kept, err, s.Dropped(), c.kept)
 			}
 			if !c.kept {
-				if list, _ := session.ListSessions(root); len(list) != 0 {
+				if list, _ := session.ListSessions(session.Local(root)); len(list) != 0 {
 					t.Fatalf("listed after the drop: %+v", list)
 				}
 			}
@@ -161,25 +161,25 @@ func TestPrune(t *testing.T) {
 		sort.Strings(out)
 		return strings.Join(out, " ")
 	}
-	res, err := session.Prune(root, session.PruneOptions{OlderThan: time.Hour})
+	res, err := session.Prune(session.Local(root), session.PruneOptions{OlderThan: time.Hour})
 	must(t, err)
 	if len(res.Removed) != 0 || res.Recent != 5 {
 		t.Fatalf("within the age: removed %s, %d recent", names(res.Removed), res.Recent)
 	}
-	res, err = session.Prune(root, session.PruneOptions{DryRun: true})
+	res, err = session.Prune(session.Local(root), session.PruneOptions{DryRun: true})
 	must(t, err)
 	if names(res.Removed) != "empty pushed" || names(res.Unfinished) != "changed staged" || names(res.Running) != "running" {
 		t.Fatalf("dry run: removed %q, unfinished %q, running %q", names(res.Removed), names(res.Unfinished), names(res.Running))
 	}
-	if list, _ := session.ListSessions(root); len(list) != 5 {
+	if list, _ := session.ListSessions(session.Local(root)); len(list) != 5 {
 		t.Fatalf("a dry run removed sessions: %d left", len(list))
 	}
-	res, err = session.Prune(root, session.PruneOptions{})
+	res, err = session.Prune(session.Local(root), session.PruneOptions{})
 	must(t, err)
 	if names(res.Removed) != "empty pushed" {
 		t.Fatalf("removed %q", names(res.Removed))
 	}
-	res, err = session.Prune(root, session.PruneOptions{Force: true})
+	res, err = session.Prune(session.Local(root), session.PruneOptions{Force: true})
 	must(t, err)
 	if names(res.Removed) != "changed staged" || names(res.Running) != "running" {
 		t.Fatalf("forced: removed %q, running %q", names(res.Removed), names(res.Running))

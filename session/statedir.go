@@ -50,32 +50,26 @@ func CreateStateDir(root string, meta Meta) (*StateDir, error) {
 // OpenStateDir opens and locks the session id under root.
 func OpenStateDir(root, id string) (*StateDir, error) { return files.Store{Root: root}.OpenDir(id) }
 
-// ReadMeta reads what session id under root records, without opening it
-// (an HTTP server checks a token against it before reading a request).
-func ReadMeta(root, id string) (Meta, error) { return files.Store{Root: root}.ReadMeta(id) }
+// Local is the store of the sessions in directory root (package files).
+func Local(root string) store.Store { return files.Store{Root: root} }
 
-// RemoveSession deletes a session's directory; a running one is refused.
-func RemoveSession(root, id string) error { return files.Store{Root: root}.Remove(id) }
+// ListSessions lists st's sessions, newest first.
+func ListSessions(st store.Store) ([]Listed, error) { return counting{st}.List() }
 
-// ListSessions lists the sessions under root, newest first.
-func ListSessions(root string) ([]Listed, error) { return counting{files.Store{Root: root}}.List() }
+// Prune removes the sessions of st that o names.
+func Prune(st store.Store, o PruneOptions) (Pruned, error) { return store.Prune(counting{st}, o) }
 
-// Prune removes the sessions under root that o names.
-func Prune(root string, o PruneOptions) (Pruned, error) {
-	return store.Prune(counting{files.Store{Root: root}}, o)
+// Sweep removes the sessions of st that no server has open, whose work
+// all left (pushed or discarded) or that never saved anything, and that
+// were last changed before now-retention. It returns their ids.
+func Sweep(st store.Store, retention time.Duration) []string {
+	return store.Sweep(counting{st}, retention)
 }
 
-// Sweep removes the sessions under root that no server has open, whose
-// work all left (pushed or discarded) or that never saved anything, and
-// that were last changed before now-retention. It returns their ids.
-func Sweep(root string, retention time.Duration) []string {
-	return store.Sweep(counting{files.Store{Root: root}}, retention)
-}
-
-// counting is the local store whose listing counts a session from its
-// journal when its server died: the summary, rewritten about once a
-// second, may be behind the journal, which is the truth.
-type counting struct{ files.Store }
+// counting is a store whose listing counts a session from its journal
+// when its server died: the summary, rewritten about once a second, may
+// be behind the journal, which is the truth.
+type counting struct{ store.Store }
 
 func (c counting) List() ([]Listed, error) {
 	list, err := c.Store.List()
@@ -101,8 +95,8 @@ func (c counting) recount(l *Listed) {
 // it and returns it; nil when there is none. Unfinished sessions of the
 // worker made under another binding are passed over: others says why
 // for each (a *BindingError, which names the server that resumes it).
-func LatestUnfinished(root, workerKey string, b Binding) (d *StateDir, others []error, err error) {
-	st := counting{files.Store{Root: root}}
+func LatestUnfinished(from store.Store, workerKey string, b Binding) (d store.Lease, others []error, err error) {
+	st := counting{from}
 	list, err := st.List()
 	if err != nil {
 		return nil, nil, err
@@ -120,7 +114,7 @@ func LatestUnfinished(root, workerKey string, b Binding) (d *StateDir, others []
 		// One listed as running may be a killed server's, its lock held a
 		// moment longer (see busyGrace), and its summary not yet written:
 		// OpenStateDir tells, and then its journal.
-		d, err := st.OpenDir(l.ID)
+		d, err := st.Open(l.ID)
 		if errors.Is(err, ErrSessionBusy) {
 			continue // another server has it open
 		}

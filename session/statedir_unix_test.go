@@ -38,13 +38,13 @@ func TestKilledServersLockHeldAMoment(t *testing.T) {
 			syscall.Flock(fd, syscall.LOCK_UN)
 		}
 	})
-	dir, _, err := session.LatestUnfinished(d.root, "test", session.Binding{})
+	dir, _, err := session.LatestUnfinished(session.Local(d.root), "test", session.Binding{})
 	files.SetBusyHook(nil)
 	must(t, err)
 	if !execd.Load() {
 		t.Fatal("the restart never found the lock held")
 	}
-	if dir == nil || dir.ID != d.id {
+	if dir == nil || dir.SessionID() != d.id {
 		t.Fatalf("a restart passed over the session a killed server's child held a moment: %+v", dir)
 	}
 	other, err := os.Open(filepath.Join(d.root, d.id, "lock")) // another server, for good
@@ -52,7 +52,7 @@ func TestKilledServersLockHeldAMoment(t *testing.T) {
 	defer other.Close()
 	dir.Unlock()
 	must(t, syscall.Flock(int(other.Fd()), syscall.LOCK_EX))
-	if dir, _, err := session.LatestUnfinished(d.root, "test", session.Binding{}); err != nil || dir != nil {
+	if dir, _, err := session.LatestUnfinished(session.Local(d.root), "test", session.Binding{}); err != nil || dir != nil {
 		t.Fatalf("found a session another server has open: %+v %v", dir, err)
 	}
 }

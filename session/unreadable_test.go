@@ -208,7 +208,7 @@ func TestExportWithAnUnreadableFile(t *testing.T) {
 	loseBlob(t, dir, "lost.txt")
 	d.s.Close()
 	d.s = nil
-	in, err := session.Inspect(d.root, d.id)
+	in, err := session.Inspect(session.Local(d.root), d.id)
 	must(t, err)
 	out := filepath.Join(t.TempDir(), "export")
 	n, unread, err := in.ExportFiles(out)

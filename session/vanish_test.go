@@ -135,7 +135,7 @@ func TestSymlinkedSessionDirectoryIsNotResumed(t *testing.T) {
 	if !errors.Is(err, session.ErrNotOwnDir) || !strings.Contains(err.Error(), "symbolic link") || !strings.Contains(err.Error(), elsewhere) {
 		t.Fatalf("opening a session whose directory is a link: %v", err)
 	}
-	if got, _, err := session.LatestUnfinished(d.root, "test", session.Binding{}); got != nil || err != nil {
+	if got, _, err := session.LatestUnfinished(session.Local(d.root), "test", session.Binding{}); got != nil || err != nil {
 		t.Fatalf("found a session whose directory is a link: %+v, %v", got, err)
 	}
 	// A link planted for the journal inside a real directory is refused

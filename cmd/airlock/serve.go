@@ -26,6 +26,7 @@ import (
 	"github.com/airlock-dev/airlock/sandbox"
 	"github.com/airlock-dev/airlock/session"
 	"github.com/airlock-dev/airlock/session/runcache"
+	"github.com/airlock-dev/airlock/session/store"
 	workerfile "github.com/airlock-dev/airlock/worker"
 	"github.com/nats-io/nats.go"
 )
@@ -82,6 +83,7 @@ type serveFlags struct {
 	maxSessions                                           int
 	maxBytes, cacheSize                                   int64
 	fleet                                                 fleetFlags
+	move                                                  moveFlags
 }
 
 // parseServe reads serve's flags and checks what they say alone.
@@ -118,10 +120,14 @@ func parseServe(args []string, stderr io.Writer) (*serveFlags, error) {
 	fs.DurationVar(&f.idle, "session-idle", 10*time.Minute, "with --http: how long a session goes unused before it may be unloaded (saved; it resumes\n"+
 		"on its token) to make room for a new client")
 	f.fleet.register(fs)
+	f.move.register(fs)
 	if err := parse(fs, args); err != nil {
 		return nil, err
 	}
 	if err := f.fleet.check(); err != nil {
+		return nil, err
+	}
+	if err := f.move.check(f); err != nil {
 		return nil, err
 	}
 	if *danger {
@@ -267,7 +273,11 @@ func (sv *served) loadWorker(runOpts *session.RunOptions) (approval.Policy, erro
 // closes stdin or a signal comes.
 func (sv *served) serveStdio(ctx context.Context, stdin io.Reader, stdout io.Writer) error {
 	f, stderr := sv.f, sv.stderr
-	sess, err := openSession(ctx, sv.w, f.workerFile, sv.bind, sv.opts, sv.state, f.fresh, f.ephemeral, f.resumeID, f.retention, stderr)
+	st, err := sv.sessionStore("")
+	if err != nil {
+		return err
+	}
+	sess, err := openSession(ctx, sv.w, f.workerFile, sv.bind, sv.opts, st, f.fresh, f.ephemeral, f.resumeID, f.retention, stderr)
 	if err != nil {
 		return err
 	}
@@ -293,7 +303,7 @@ func (sv *served) serveStdio(ctx context.Context, stdin io.Reader, stdout io.Wri
 // with </dev/null or in the background of a shell.
 func (sv *served) serveHTTP(ctx context.Context) error {
 	f, stderr, runOpts := sv.f, sv.stderr, sv.opts.Run
-	if err := loopbackOnly(f.httpAddr); err != nil {
+	if err := sv.httpDoor(); err != nil {
 		return usageError("--http %s: %v", f.httpAddr, err)
 	}
 	ln, err := net.Listen("tcp", f.httpAddr)
@@ -308,12 +318,14 @@ func (sv *served) serveHTTP(ctx context.Context) error {
 	}
 	defer sandbox.Shutdown() // the warm helper waiting for the next run
 	sayRun(runOpts, stderr)
-	root := ""
+	var st store.Store
 	if f.ephemeral {
 		fmt.Fprintf(stderr, "airlock serve: sessions are in memory only (--ephemeral): nothing survives their end\n")
 	} else {
-		root = filepath.Join(sv.state, "sessions")
-		if gone := session.Sweep(root, f.retention); len(gone) > 0 {
+		if st, err = sv.sessionStore(sv.advertised(ln)); err != nil {
+			return err
+		}
+		if gone := session.Sweep(st, f.retention); len(gone) > 0 {
 			fmt.Fprintf(stderr, "airlock serve: removed %d finished session(s) older than %s\n", len(gone), f.retention)
 		}
 	}
@@ -325,7 +337,7 @@ func (sv *served) serveHTTP(ctx context.Context) error {
 	key, file := workerKey(sv.w, f.workerFile)
 	lim := messageLimits(sv.w)
 	base := fmt.Sprintf("http://%s%s", ln.Addr(), hub.Path)
-	h := hub.New(hub.Config{Worker: sv.w, WorkerKey: key, WorkerFile: file, Options: sv.opts, Root: root, Version: version(),
+	h := hub.New(hub.Config{Worker: sv.w, WorkerKey: key, WorkerFile: file, Options: sv.opts, Store: st, Advertise: sv.advertised(ln), Version: version(),
 		Token: token, MaxLive: f.maxSessions, MaxBytes: f.maxBytes, Idle: f.idle, Base: base, Binding: sv.bind,
 		Limits: lim, SDKBodyMax: int64(sdkLineLength(lim)), Log: stderr})
 	hs := newHTTPServer(h.Handler(), headerTimeout, maxWaiting)
@@ -416,31 +428,30 @@ func sayKept(sess *session.Session, why string, stderr io.Writer) {
 // openSession starts the worker's session: the latest unfinished one
 // made under bind resumed (unless fresh), the one named (if made under
 // bind), or a new one; in memory only when ephemeral.
-func openSession(ctx context.Context, w *workerfile.Worker, workerFile string, bind session.Binding, opts session.Options, state string,
+func openSession(ctx context.Context, w *workerfile.Worker, workerFile string, bind session.Binding, opts session.Options, st store.Store,
 	fresh, ephemeral bool, resumeID string, retention time.Duration, stderr io.Writer) (*session.Session, error) {
 	if ephemeral {
 		fmt.Fprintf(stderr, "airlock serve: the session is in memory only (--ephemeral): nothing survives its end\n")
 		return session.New(ctx, w, opts)
 	}
-	root := filepath.Join(state, "sessions")
-	if gone := session.Sweep(root, retention); len(gone) > 0 {
+	if gone := session.Sweep(st, retention); len(gone) > 0 {
 		fmt.Fprintf(stderr, "airlock serve: removed %d finished session(s) older than %s\n", len(gone), retention)
 	}
 	key, file := workerKey(w, workerFile)
-	var dir *session.StateDir
+	var dir store.Lease
 	var err error
 	switch {
 	case resumeID != "":
-		if dir, err = session.OpenStateDir(root, resumeID); err != nil {
+		if dir, err = st.Open(resumeID); err != nil {
 			return nil, err
 		}
-		if err := dir.Claim(key, bind); err != nil {
+		if err := store.Claim(dir, key, bind); err != nil {
 			dir.Unlock()
 			return nil, err
 		}
 	case !fresh:
 		var others []error
-		dir, others, err = session.LatestUnfinished(root, key, bind)
+		dir, others, err = session.LatestUnfinished(st, key, bind)
 		for _, o := range others {
 			// Kept for the server they belong to; the operator learns
 			// where their work is.
@@ -455,7 +466,7 @@ func openSession(ctx context.Context, w *workerfile.Worker, workerFile string, b
 		sess, rec, err := session.Resume(ctx, w, opts)
 		if err == nil {
 			fmt.Fprintf(stderr, "airlock serve: resumed session %s from %s: %d file(s) changed, %d staged commit(s), %d checkpoint(s), %d push(es) waiting for review\n",
-				dir.ID, dir.Path, len(rec.Changed), len(rec.Staged), len(rec.Checkpoints), len(rec.Waiting))
+				dir.SessionID(), dir.Where(), len(rec.Changed), len(rec.Staged), len(rec.Checkpoints), len(rec.Waiting))
 			for _, e := range rec.Ended {
 				// Outcomes and errors carry git's and the target's words.
 				fmt.Fprintf(stderr, "airlock serve: %s\n", termsafe.Line(e))
@@ -466,9 +477,9 @@ func openSession(ctx context.Context, w *workerfile.Worker, workerFile string, b
 		if resumeID != "" {
 			return nil, err
 		}
-		fmt.Fprintf(stderr, "airlock serve: could not resume session %s (%s); it stays for airlock sessions, and a new one starts\n", dir.ID, termsafe.Line(err.Error()))
+		fmt.Fprintf(stderr, "airlock serve: could not resume session %s (%s); it stays for airlock sessions, and a new one starts\n", dir.SessionID(), termsafe.Line(err.Error()))
 	}
-	if dir, err = session.CreateStateDir(root, session.Meta{Worker: w.Name, WorkerKey: key, WorkerFile: file, Binding: &bind}); err != nil {
+	if dir, err = st.Create(session.Meta{Worker: w.Name, WorkerKey: key, WorkerFile: file, Binding: &bind}); err != nil {
 		return nil, err
 	}
 	opts.State = dir
@@ -477,11 +488,11 @@ func openSession(ctx context.Context, w *workerfile.Worker, workerFile string, b
 	opts.DropUnchanged = true
 	sess, err := session.New(ctx, w, opts)
 	if err != nil {
+		_ = dir.Remove() // it never held anything; a sweep removes what is left
 		dir.Unlock()
-		os.RemoveAll(dir.Path)
 		return nil, err
 	}
-	fmt.Fprintf(stderr, "airlock serve: session %s, saved in %s as it goes (--ephemeral: keep nothing)\n", dir.ID, dir.Path)
+	fmt.Fprintf(stderr, "airlock serve: session %s, saved in %s as it goes (--ephemeral: keep nothing)\n", dir.SessionID(), dir.Where())
 	return sess, nil
 }
 

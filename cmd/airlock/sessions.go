@@ -19,6 +19,8 @@ import (
 	"github.com/airlock-dev/airlock/internal/shortid"
 	"github.com/airlock-dev/airlock/internal/termsafe"
 	"github.com/airlock-dev/airlock/session"
+	"github.com/airlock-dev/airlock/session/store"
+	"github.com/airlock-dev/airlock/session/store/natsstore"
 )
 
 const sessionsUsage = `Usage: airlock sessions list
@@ -40,15 +42,33 @@ rescue a session without an agent:
   prune   delete the sessions not changed for a while (--older-than, default 24h)
           whose work all left; --force also those with work that has not left.
           A session a running server has open is never deleted.
+
+Each takes --store nats://HOST:PORT (and the NATS credentials' flags, as airlock serve)
+to see the sessions a fleet keeps in NATS JetStream instead of this machine's.
 `
 
-// sessionsRoot is where sessions live: airlock's state directory.
-func sessionsRoot() (string, error) {
+// sessionsIn is where sessions live: the fleet's JetStream with --store,
+// else airlock's state directory; where says which, for people. A
+// connection to NATS closes when the process ends.
+func sessionsIn(fl *fleetFlags, stderr io.Writer) (st store.Store, where string, err error) {
+	if err := fl.check(); err != nil {
+		return nil, "", err
+	}
+	nc, err := fl.connect("airlock sessions", stderr)
+	if err != nil {
+		return nil, "", err
+	}
+	if nc != nil {
+		o := fl.nats
+		st, err := natsstore.New(nc, natsstore.Options{Prefix: o.Prefix, Replicas: o.Replicas})
+		return st, o.Where(), err
+	}
 	state, err := broker.StateDir()
 	if err != nil {
-		return "", err
+		return nil, "", err
 	}
-	return filepath.Join(state, "sessions"), nil
+	root := filepath.Join(state, "sessions")
+	return session.Local(root), root, nil
 }
 
 // parseArgs parses fs from args and returns exactly n positional
@@ -83,41 +103,58 @@ func runSessions(args []string, stdout, stderr io.Writer) error {
 		}
 		return errHelp
 	}
-	root, err := sessionsRoot()
-	if err != nil {
-		return err
-	}
+	var fl fleetFlags
 	switch args[0] {
 	case "list":
 		fs := newFlags("airlock sessions list", "airlock sessions list", "Lists the saved sessions, newest first.", stderr)
+		fl.register(fs)
 		if err := parse(fs, args[1:]); err != nil {
 			return err
 		}
-		return listSessions(root, stdout)
+		st, where, err := sessionsIn(&fl, stderr)
+		if err != nil {
+			return err
+		}
+		return listSessions(st, where, stdout)
 	case "show":
 		fs := newFlags("airlock sessions show", "airlock sessions show ID", "Shows what a session holds.", stderr)
+		fl.register(fs)
 		pos, err := parseArgs(fs, args[1:], "a session id")
 		if err != nil {
 			return err
 		}
-		return showSession(root, pos[0], stdout)
+		st, _, err := sessionsIn(&fl, stderr)
+		if err != nil {
+			return err
+		}
+		return showSession(st, pos[0], stdout)
 	case "export":
 		fs := newFlags("airlock sessions export", "airlock sessions export ID DIR [--bundle FILE]",
 			"Writes the session's files (as its last answered call left them) into DIR, which must be\n"+
 				"new or empty; with --bundle, also its staged commits as a git bundle.", stderr)
+		fl.register(fs)
 		bundle := fs.String("bundle", "", "also write the staged commits to this git bundle file")
 		pos, err := parseArgs(fs, args[1:], "a session id", "a directory")
 		if err != nil {
 			return err
 		}
-		return exportSession(root, pos[0], pos[1], *bundle, stdout)
+		st, _, err := sessionsIn(&fl, stderr)
+		if err != nil {
+			return err
+		}
+		return exportSession(st, pos[0], pos[1], *bundle, stdout)
 	case "rm":
 		fs := newFlags("airlock sessions rm", "airlock sessions rm ID", "Deletes a session that no server has open.", stderr)
+		fl.register(fs)
 		pos, err := parseArgs(fs, args[1:], "a session id")
 		if err != nil {
 			return err
 		}
-		if err := session.RemoveSession(root, pos[0]); err != nil {
+		st, _, err := sessionsIn(&fl, stderr)
+		if err != nil {
+			return err
+		}
+		if err := st.Remove(pos[0]); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "removed session %s\n", pos[0])
@@ -128,6 +165,7 @@ func runSessions(args []string, stdout, stderr io.Writer) error {
 				"that has not left (files changed and not staged, staged commits, pushes waiting for a reviewer);\n"+
 				"with --force, those with such work too. A session a running server has open is never deleted.\n"+
 				"It lists what it deleted, and what it kept and why.", stderr)
+		fl.register(fs)
 		older := fs.String("older-than", "24h", "only sessions unchanged for at least this long: a duration such as 90m, 24h or 7d; 0 for all")
 		force := fs.Bool("force", false, "also delete sessions with work that has not left (export it first: airlock sessions export)")
 		dry := fs.Bool("dry-run", false, "delete nothing; list what would be deleted")
@@ -138,7 +176,11 @@ func runSessions(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return usageError("--older-than %s: %v", *older, err)
 		}
-		return pruneSessions(root, session.PruneOptions{OlderThan: age, Force: *force, DryRun: *dry}, stdout)
+		st, _, err := sessionsIn(&fl, stderr)
+		if err != nil {
+			return err
+		}
+		return pruneSessions(st, session.PruneOptions{OlderThan: age, Force: *force, DryRun: *dry}, stdout)
 	}
 	return usageError("unknown sessions command %q: use list, show, export, rm or prune", args[0])
 }
@@ -164,13 +206,13 @@ func via(m session.Meta) string {
 	return termsafe.Text(m.Transport)
 }
 
-func listSessions(root string, stdout io.Writer) error {
-	list, err := session.ListSessions(root)
+func listSessions(st store.Store, where string, stdout io.Writer) error {
+	list, err := session.ListSessions(st)
 	if err != nil {
 		return err
 	}
 	if len(list) == 0 {
-		fmt.Fprintf(stdout, "no sessions in %s\n", root)
+		fmt.Fprintf(stdout, "no sessions in %s\n", where)
 		return nil
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
@@ -186,8 +228,8 @@ func listSessions(root string, stdout io.Writer) error {
 	return tw.Flush()
 }
 
-func showSession(root, id string, stdout io.Writer) error {
-	in, err := session.Inspect(root, id)
+func showSession(st store.Store, id string, stdout io.Writer) error {
+	in, err := session.Inspect(st, id)
 	if err != nil {
 		return err
 	}
@@ -227,8 +269,8 @@ func showSession(root, id string, stdout io.Writer) error {
 	return nil
 }
 
-func exportSession(root, id, dir, bundle string, stdout io.Writer) (err error) {
-	in, err := session.Inspect(root, id)
+func exportSession(st store.Store, id, dir, bundle string, stdout io.Writer) (err error) {
+	in, err := session.Inspect(st, id)
 	if err != nil {
 		return err
 	}
@@ -286,8 +328,8 @@ func parseAge(s string) (time.Duration, error) {
 }
 
 // pruneSessions deletes what o names and says what it deleted and kept.
-func pruneSessions(root string, o session.PruneOptions, stdout io.Writer) error {
-	res, err := session.Prune(root, o)
+func pruneSessions(st store.Store, o session.PruneOptions, stdout io.Writer) error {
+	res, err := session.Prune(st, o)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,73 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"net"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/airlock-dev/airlock/session"
+	"github.com/airlock-dev/airlock/session/store"
+	"github.com/airlock-dev/airlock/session/store/natsstore"
+)
+
+// moveFlags are serve's flags for sessions that move between the
+// servers of a fleet (with --store).
+type moveFlags struct {
+	advertise string
+	leaseTTL  time.Duration
+}
+
+func (m *moveFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&m.advertise, "advertise", "", "with --store and --http: the URL the other servers of the fleet reach this one at, http://HOST:PORT\n"+
+		"(default http://ADDR of --http); a request for a session this server holds is forwarded here")
+	fs.DurationVar(&m.leaseTTL, "lease-ttl", 10*time.Second, "with --store: how long a server that stopped renewing a session's lease keeps it\n"+
+		"(a server that finds the holder not answering takes it over at once)")
+}
+
+// check is the flags' usage error, if any.
+func (m *moveFlags) check(f *serveFlags) error {
+	if m.leaseTTL < 100*time.Millisecond {
+		return usageError("--lease-ttl %s: give 100ms or more (a lease is renewed every third of it)", m.leaseTTL)
+	}
+	if m.advertise != "" && (!f.fleet.nats.Enabled() || f.httpAddr == "") {
+		return usageError("--advertise names this server to the other servers of a fleet: give it with --store and --http")
+	}
+	if m.advertise != "" && !strings.HasPrefix(m.advertise, "http://") && !strings.HasPrefix(m.advertise, "https://") {
+		return usageError("--advertise %s: give a URL such as http://10.0.0.5:8787", m.advertise)
+	}
+	return nil
+}
+
+// sessionStore is where sessions are kept: the fleet's JetStream with
+// --store, its leases in owner's name; else the state directory's
+// sessions.
+func (sv *served) sessionStore(owner string) (store.Store, error) {
+	if sv.nc == nil {
+		return session.Local(filepath.Join(sv.state, "sessions")), nil
+	}
+	o := sv.f.fleet.nats
+	return natsstore.New(sv.nc, natsstore.Options{Prefix: o.Prefix, Replicas: o.Replicas, LeaseTTL: sv.f.move.leaseTTL, Owner: owner})
+}
+
+// httpDoor checks --http's address: loopback only, unless the server is
+// one of a fleet (--store), which other machines reach (through a load
+// balancer, or forwarded by another server); every request still needs
+// a bearer token.
+func (sv *served) httpDoor() error {
+	if sv.nc != nil {
+		_, _, err := net.SplitHostPort(sv.f.httpAddr)
+		return err
+	}
+	return loopbackOnly(sv.f.httpAddr)
+}
+
+// advertised is the address this server's leases record.
+func (sv *served) advertised(ln net.Listener) string {
+	if sv.f.move.advertise != "" {
+		return strings.TrimSuffix(sv.f.move.advertise, "/")
+	}
+	return fmt.Sprintf("http://%s", ln.Addr())
+}
