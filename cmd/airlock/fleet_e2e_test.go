@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -352,4 +353,107 @@ func TestFleetForwardsToTheHolder(t *testing.T) {
 	if strings.Contains(b.stderr.String(), "resumed session") {
 		t.Errorf("B resumed the session A holds:\n%s", b.stderr)
 	}
+}
+
+// Two servers race for one session whose holder was killed: its client's
+// requests go to both at once, again and again. Exactly one resumes it
+// (the other forwards to it), and every answered write is there after.
+func TestFleetRaceForOneSession(t *testing.T) {
+	rig := newFleetRig(t, 10)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	servers := []*fleetServer{rig.server(), rig.server(), rig.server()}
+	cs, h, err := mcptest.ConnectHTTP(ctx, t, servers[0].base, servers[0].token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mcptest.CallText(ctx, t, cs, "write_file", map[string]any{"path": "start.md", "content": "start\n"})
+	cs.Close()
+	written := map[string]string{"start.md": "start\n"}
+	resumed := func(s *fleetServer) int { return strings.Count(s.stderr.String(), "resumed session "+h.ID) }
+	holder := 0
+	for round := range moves() {
+		racers := []int{(holder + 1) % 3, (holder + 2) % 3}
+		before := []int{resumed(servers[racers[0]]), resumed(servers[racers[1]])}
+		servers[holder].kill()
+		var mu sync.Mutex
+		var wg sync.WaitGroup
+		var errs []error
+		for _, r := range racers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				answered, err := raceClient(ctx, t, servers[r].at(h.ID), h.Own, fmt.Sprintf("race/r%02d/s%d", round, r))
+				mu.Lock()
+				defer mu.Unlock()
+				for p, c := range answered {
+					written[p] = c
+				}
+				if err != nil {
+					errs = append(errs, err)
+				}
+			}()
+		}
+		wg.Wait()
+		if len(errs) > 0 {
+			t.Fatalf("round %d: %v", round, errs)
+		}
+		n0, n1 := resumed(servers[racers[0]])-before[0], resumed(servers[racers[1]])-before[1]
+		if n0+n1 != 1 {
+			t.Fatalf("round %d: the session was resumed %d times at %s and %d at %s, want once in all:\n%s\n----\n%s",
+				round, n0, servers[racers[0]].base, n1, servers[racers[1]].base, servers[racers[0]].stderr, servers[racers[1]].stderr)
+		}
+		winner := racers[0]
+		if n1 == 1 {
+			winner = racers[1]
+		}
+		check, _, err := connectWith(ctx, t, servers[winner].at(h.ID), h.Own)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkWritten(ctx, t, check, written)
+		check.Close()
+		servers[holder] = servers[holder].restart(t)
+		holder = winner
+	}
+	if len(written) < 1+moves()*2*raceWrites {
+		t.Errorf("%d writes answered, want %d", len(written), 1+moves()*2*raceWrites)
+	}
+}
+
+const raceWrites = 8
+
+// raceClient connects at url with token and writes raceWrites files
+// under dir, connecting again when a call fails for want of the session
+// (taken over meanwhile); it returns the answered writes.
+func raceClient(ctx context.Context, t *testing.T, url, token, dir string) (map[string]string, error) {
+	answered := map[string]string{}
+	var cs *mcp.ClientSession
+	defer func() {
+		if cs != nil {
+			cs.Close()
+		}
+	}()
+	for k, tries := 0, 0; k < raceWrites; tries++ {
+		if tries > 50 {
+			return answered, fmt.Errorf("%s: no write answered after %d tries", url, tries)
+		}
+		if cs == nil {
+			var err error
+			if cs, _, err = connectWith(ctx, t, url, token); err != nil {
+				time.Sleep(20 * time.Millisecond)
+				cs = nil
+				continue
+			}
+		}
+		path, content := fmt.Sprintf("%s/w%d.txt", dir, k), fmt.Sprintf("%s %d\n", dir, k)
+		if ok, _ := write(ctx, cs, path, content); !ok {
+			cs.Close()
+			cs = nil
+			continue
+		}
+		answered[path] = content
+		k++
+	}
+	return answered, nil
 }
