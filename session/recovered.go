@@ -71,7 +71,8 @@ func attachSources(ctx context.Context, store *staging.Store, keys []string) []s
 		if err != nil {
 			// Said to the operator (stderr) and the worker (the
 			// instructions): each has a way out.
-			notes = append(notes, fmt.Sprintf("Files of the base not read before the restart cannot be read now (%v): restore that repository and restart airlock serve, or git_pull the files from a target that has them.", err))
+			store.SourceUnopened(keys[i], err)
+			notes = append(notes, fmt.Sprintf("Files of the base not read before the restart cannot be read now (%v): restore that repository and restart airlock serve (a fleet of servers: mount it at the same path on every server, or use a GitHub target), or git_pull the files from a target that has them.", err))
 			continue
 		}
 		store.AddSource(keys[i], src)

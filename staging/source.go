@@ -36,6 +36,10 @@ var (
 // are tried first: the newest pull is the likeliest to have a blob.
 func (s *Store) AddSource(key string, src BlobSource) { s.src.Add(key, src) }
 
+// SourceUnopened records that the source key could not be opened (why):
+// reads that no source answers name it.
+func (s *Store) SourceUnopened(key string, why error) { s.src.Unopened(key, why) }
+
 // Sources lists the keys of the store's blob sources, newest first.
 func (s *Store) Sources() []string { return s.src.Keys() }
 

@@ -457,3 +457,53 @@ func raceClient(ctx context.Context, t *testing.T, url, token, dir string) (map[
 	}
 	return answered, nil
 }
+
+// A session whose lazy base is a local repository that the server it
+// moves to cannot reach says which repository, at what path, and how to
+// fix it: on resume (the operator's stderr, the worker's instructions)
+// and when a file of the base is read.
+func TestFleetUnreachableBaseSaysSo(t *testing.T) {
+	rig := newFleetRig(t, 10)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	a, b := rig.server(), rig.server()
+	cs, h, err := mcptest.ConnectHTTP(ctx, t, a.base, a.token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mcptest.CallText(ctx, t, cs, "write_file", map[string]any{"path": "mine.md", "content": "mine\n"})
+	cs.Close()
+	// B's machine does not have the repository where A had it.
+	if err := os.Rename(rig.repo, rig.repo+".elsewhere"); err != nil {
+		t.Fatal(err)
+	}
+	a.kill()
+	back, _, err := connectWith(ctx, t, b.at(h.ID), h.Own)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, b.stderr)
+	}
+	defer back.Close()
+	got, _ := mcptest.CallText(ctx, t, back, "read_file", map[string]any{"path": "mine.md"})
+	mustContain(t, "the session's own write", got, "mine")
+	// Which repository, at what path, and what to do, for each reader.
+	where := "local:" + rig.repo
+	fix := "mount it at the same path on every server, or use a GitHub target"
+	got, isErr := mcptest.CallText(ctx, t, back, "read_file", map[string]any{"path": "src/d003/f00003.txt"})
+	if !isErr {
+		t.Errorf("a base file read from a repository that is not there: %s", got)
+	}
+	mustContain(t, "reading a base file", got, where, "No such file or directory", fix, "git_pull with no arguments")
+	mustContain(t, "the worker's instructions", back.InitializeResult().Instructions, rig.repo, "No such file or directory", fix)
+	mustContain(t, "B's stderr", b.stderr.Await(fix), rig.repo, fix)
+
+	// The advice works: the repository mounted at its path again, git_pull
+	// with no arguments reads from it.
+	if err := os.Rename(rig.repo+".elsewhere", rig.repo); err != nil {
+		t.Fatal(err)
+	}
+	if out, isErr := mcptest.CallText(ctx, t, back, "git_pull", nil); isErr {
+		t.Fatalf("git_pull with no arguments: %s", out)
+	}
+	got, _ = mcptest.CallText(ctx, t, back, "read_file", map[string]any{"path": "src/d003/f00003.txt"})
+	mustContain(t, "the base file after following the advice", got, "file 3")
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 
@@ -71,6 +72,9 @@ type Sources struct {
 	bytes int64
 	cap   int64
 	limit int64 // the store's: no blob read through a source is larger
+	// unopened: sources a resumed session had that could not be opened
+	// here (key, and why), named when a blob cannot be read.
+	unopened []string
 }
 
 type cached struct {
@@ -103,6 +107,16 @@ func (x *Sources) Add(key string, src Source) {
 		}
 	}
 	x.keys, x.srcs = keys, srcs
+	// A source opened again (git_pull) is no longer unopened.
+	x.unopened = slices.DeleteFunc(slices.Clone(x.unopened), func(u string) bool { return strings.HasPrefix(u, key+" (") })
+}
+
+// Unopened records that the source key, which the session had, could not
+// be opened (why): a blob no source gives is then said to be its.
+func (x *Sources) Unopened(key string, why error) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.unopened = append(x.unopened, fmt.Sprintf("%s (%v)", key, why))
 }
 
 // Keys lists the keys of the sources, newest first.
@@ -124,8 +138,8 @@ func (x *Sources) Read(h plumbing.Hash) ([]byte, error) {
 		return data, nil
 	}
 	keys, srcs, limit := x.keys, x.srcs, x.limit
+	failed := readFailure{unopened: x.unopened}
 	x.mu.Unlock()
-	var failed readFailure
 	for i, src := range srcs {
 		// Read outside the lock: a read may inflate megabytes, and
 		// readers of other blobs (a search loads a whole base in
@@ -155,6 +169,9 @@ type readFailure struct {
 	gone  []string // sources that do not have it
 	other string   // the first source that failed otherwise, and why
 	err1  error
+	// unopened: the sources that could not be opened when the session
+	// resumed
+	unopened []string
 }
 
 func (f *readFailure) add(key string, err error) {
@@ -177,8 +194,13 @@ func (f *readFailure) err(h plumbing.Hash) error {
 		return fmt.Errorf("blob %s is no longer in %s (%w: a git gc pruned it after its branch was rewritten, or the repository was replaced): git_pull with no arguments brings the workspace to what the branch holds now; if the file still cannot be read, its content is gone: write it anew (write_file) or delete it (delete_file)",
 			h, strings.Join(f.gone, ", "), plumbing.ErrObjectNotFound)
 	}
-	return fmt.Errorf("blob %s: %w: no repository it can be read from is open (the one it was pulled from could not be opened when the session resumed): restore that repository and git_pull with no arguments to read from it again, or git_pull the file from another target that has it",
-		h, plumbing.ErrObjectNotFound)
+	what := "the one it was pulled from"
+	if len(f.unopened) > 0 {
+		what = strings.Join(f.unopened, ", ")
+	}
+	return fmt.Errorf("blob %s: %w: no repository it can be read from is open (%s could not be opened by this server when the session resumed): "+
+		"restore that repository and git_pull with no arguments to read from it again (a fleet of servers: mount it at the same path on every server, "+
+		"or use a GitHub target), or git_pull the file from another target that has it", h, plumbing.ErrObjectNotFound, what)
 }
 
 // put caches data, dropping the least recently used blobs past the cap.
