@@ -507,3 +507,41 @@ func TestFleetUnreachableBaseSaysSo(t *testing.T) {
 	got, _ = mcptest.CallText(ctx, t, back, "read_file", map[string]any{"path": "src/d003/f00003.txt"})
 	mustContain(t, "the base file after following the advice", got, "file 3")
 }
+
+// airlock sessions list, show and export --store see a fleet's sessions
+// from any machine: the journal read through JetStream.
+func TestFleetSessionsCommands(t *testing.T) {
+	rig := newFleetRig(t, 10)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	a := rig.server()
+	cs, h, err := mcptest.ConnectHTTP(ctx, t, a.base, a.token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	mcptest.CallText(ctx, t, cs, "write_file", map[string]any{"path": "notes.md", "content": "fleet notes\n"})
+	other := filepath.Join(rig.root, "reviewer-machine")
+	os.MkdirAll(other, 0o755)
+	env := isolatedEnv(t, other)
+	out, errOut, code := runAirlock(t, env, other, "sessions", "list", "--store", rig.nats)
+	if code != 0 || !strings.Contains(out, h.ID) || !strings.Contains(out, "running") {
+		t.Errorf("sessions list --store exited %d:\n%s%s", code, out, errOut)
+	}
+	out, errOut, code = runAirlock(t, env, other, "sessions", "show", h.ID, "--store", rig.nats)
+	if code != 0 {
+		t.Fatalf("sessions show --store exited %d:\n%s%s", code, out, errOut)
+	}
+	mustContain(t, "sessions show --store", out, "notes.md", "airlock_journal")
+	dir := filepath.Join(other, "export")
+	if out, errOut, code = runAirlock(t, env, other, "sessions", "export", h.ID, dir, "--store", rig.nats); code != 0 {
+		t.Fatalf("sessions export --store exited %d:\n%s%s", code, out, errOut)
+	}
+	if data, err := os.ReadFile(filepath.Join(dir, "notes.md")); string(data) != "fleet notes\n" {
+		t.Errorf("exported notes.md: %q %v", data, err)
+	}
+	// Without --store: this machine's own sessions, none.
+	if out, _, _ = runAirlock(t, env, other, "sessions", "list"); strings.Contains(out, h.ID) {
+		t.Errorf("sessions list without --store lists the fleet's session:\n%s", out)
+	}
+}

@@ -243,7 +243,7 @@ func showSession(st store.Store, id string, stdout io.Writer) error {
 	if in.Transport == "http" {
 		p(" (a client resumes it with its own token at /mcp/%s)", in.ID)
 	}
-	p("\ncreated   %s\nupdated   %s\nstate in  %s (%s)\n", in.Created.Local().Format(time.DateTime), in.Updated.Local().Format(time.DateTime), in.Where, bytesize.Format(in.Bytes))
+	p("\ncreated   %s\nupdated   %s\nstate in  %s (%s)\n", in.Created.Local().Format(time.DateTime), lastChanged(in.Listed).Local().Format(time.DateTime), in.Where, bytesize.Format(in.Bytes))
 	if !in.Base.IsZero() {
 		p("base      %s\n", in.Base)
 	}
