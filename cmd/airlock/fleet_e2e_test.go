@@ -545,3 +545,34 @@ func TestFleetSessionsCommands(t *testing.T) {
 		t.Errorf("sessions list without --store lists the fleet's session:\n%s", out)
 	}
 }
+
+// airlock serve --store over stdio: the worker's unfinished session,
+// made on one machine, is resumed by its next server on another.
+func TestFleetStdio(t *testing.T) {
+	rig := newFleetRig(t, 10)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	stdio := func(machine string) (*mcp.ClientSession, *lockedBuffer) {
+		own := filepath.Join(rig.root, machine)
+		os.MkdirAll(own, 0o755)
+		serve := exec.Command(airlockBinary(t), "serve", "--run", "off", "--store", rig.nats)
+		serve.Env, serve.Dir = isolatedEnv(t, own), rig.repo
+		errs := &lockedBuffer{}
+		serve.Stderr = errs
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "stdio-fleet", Version: "1"}, nil).
+			Connect(ctx, &mcp.CommandTransport{Command: serve, TerminateDuration: 5 * time.Second}, nil)
+		if err != nil {
+			t.Fatalf("%v\n%s", err, errs)
+		}
+		return cs, errs
+	}
+	first, errs := stdio("sa")
+	mcptest.CallText(ctx, t, first, "write_file", map[string]any{"path": "stdio.md", "content": "kept in JetStream\n"})
+	first.Close()
+	mustContain(t, "the first server's stderr", errs.Await("is saved in"), "is saved in nats://")
+	second, errs2 := stdio("sb")
+	defer second.Close()
+	got, _ := mcptest.CallText(ctx, t, second, "read_file", map[string]any{"path": "stdio.md"})
+	mustContain(t, "the file on the second machine", got, "kept in JetStream")
+	mustContain(t, "the second server's stderr", errs2.Await("resumed session"), "resumed session", "airlock_journal")
+}
