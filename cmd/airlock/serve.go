@@ -97,8 +97,9 @@ func parseServe(args []string, stderr io.Writer) (*serveFlags, error) {
 		"(call git_push again to keep waiting); keep it under the client's tool timeout (Codex: 300s)")
 	fs.BoolVar(&f.never, "never-approve", false, "refuse every push (review-only mode)")
 	fs.Var(&f.auto, "auto-approve", "push to this target without asking (a target name from the worker file, or an id such as local:/path); repeatable")
-	fs.StringVar(&f.httpAddr, "http", "", "serve MCP over Streamable HTTP instead of stdin/stdout, on this loopback address, e.g. 127.0.0.1:8787;\n"+
-		"the endpoint is http://ADDR/mcp and every request needs the bearer token printed at start")
+	fs.StringVar(&f.httpAddr, "http", "", "serve MCP over Streamable HTTP instead of stdin/stdout, on this loopback address, e.g. 127.0.0.1:8787\n"+
+		"(with --store, any address: the servers of a fleet, behind a load balancer); the endpoint is http://ADDR/mcp\n"+
+		"and every request needs the bearer token printed at start")
 	fs.StringVar(&f.runMode, "run", string(session.RunWorkspaceWrite), "what the run tool may do: workspace-write (commands write into the workspace),\n"+
 		"read-only (commands see the workspace; their writes, and the file tools', are refused), danger (workspace-write\n"+
 		"with the host's network), or off (no run tool)")

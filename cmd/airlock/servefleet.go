@@ -57,11 +57,17 @@ func (sv *served) sessionStore(owner string) (store.Store, error) {
 // balancer, or forwarded by another server); every request still needs
 // a bearer token.
 func (sv *served) httpDoor() error {
-	if sv.nc != nil {
-		_, _, err := net.SplitHostPort(sv.f.httpAddr)
+	if sv.nc == nil {
+		return loopbackOnly(sv.f.httpAddr)
+	}
+	host, _, err := net.SplitHostPort(sv.f.httpAddr)
+	if err != nil {
 		return err
 	}
-	return loopbackOnly(sv.f.httpAddr)
+	if ip := net.ParseIP(host); sv.f.move.advertise == "" && (host == "" || ip != nil && ip.IsUnspecified()) {
+		return fmt.Errorf("the other servers of the fleet cannot reach this one at %q: give --advertise http://HOST:PORT, the address they reach it at", sv.f.httpAddr)
+	}
+	return nil
 }
 
 // advertised is the address this server's leases record.
