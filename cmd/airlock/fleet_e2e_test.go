@@ -576,3 +576,33 @@ func TestFleetStdio(t *testing.T) {
 	mustContain(t, "the file on the second machine", got, "kept in JetStream")
 	mustContain(t, "the second server's stderr", errs2.Await("resumed session"), "resumed session", "airlock_journal")
 }
+
+// A server of a fleet killed and started again at the same address takes
+// its sessions back at once: the lease in its own name is a killed run's.
+func TestFleetRestartAtTheSameAddress(t *testing.T) {
+	rig := newFleetRig(t, 10)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	a := rig.server()
+	cs, h, err := mcptest.ConnectHTTP(ctx, t, a.base, a.token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mcptest.CallText(ctx, t, cs, "write_file", map[string]any{"path": "kept.md", "content": "kept\n"})
+	cs.Close()
+	a.addrFlag = strings.TrimSuffix(strings.TrimPrefix(a.base, "http://"), "/mcp")
+	a.kill()
+	start := time.Now()
+	a = a.restart(t)
+	back, _, err := connectWith(ctx, t, h.URL, h.Own)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, a.stderr)
+	}
+	defer back.Close()
+	got, _ := mcptest.CallText(ctx, t, back, "read_file", map[string]any{"path": "kept.md"})
+	mustContain(t, "after the restart", got, "kept")
+	if took := time.Since(start); took > 15*time.Second { // the lease's TTL is 30s
+		t.Errorf("the restarted server took %v to take its session back: it waited for the lease", took)
+	}
+	mustContain(t, "the restarted server's stderr", a.stderr.String(), "took over the lease a killed run of this server")
+}
