@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/airlock-dev/airlock/hub"
 	"github.com/airlock-dev/airlock/internal/mcptest"
 )
 
@@ -176,6 +178,23 @@ func TestFleetForwardsToTheHolder(t *testing.T) {
 		t.Errorf("forwarded call: %d %s:\n%s", resp.StatusCode, ct, strings.Join(stream, "\n"))
 	}
 	mustContain(t, "the forwarded event stream", strings.Join(stream, "\n"), "event: message", `"id":7`, "written on A")
+
+	// A request another server forwarded already is not forwarded again.
+	again, _ := http.NewRequestWithContext(ctx, "POST", b.at(h.ID), strings.NewReader(`{"jsonrpc":"2.0","id":8,"method":"tools/list"}`))
+	again.Header.Set("Authorization", "Bearer "+h.Own)
+	again.Header.Set("Mcp-Session-Id", viaB.ID())
+	again.Header.Set("Content-Type", "application/json")
+	again.Header.Set("Accept", "application/json, text/event-stream")
+	again.Header.Set(hub.ForwardedHeader, "http://192.0.2.1:8787")
+	if resp, err := http.DefaultClient.Do(again); err != nil {
+		t.Fatal(err)
+	} else {
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(body), "forwarded once") {
+			t.Errorf("a request forwarded already, at B: %d %s", resp.StatusCode, body)
+		}
+	}
 
 	// A wrong token is refused at B, and never forwarded.
 	if code, body := mcptest.RawPost(t, b.at(h.ID), strings.Repeat("0", 64), "", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`); code != http.StatusUnauthorized {
