@@ -59,9 +59,9 @@ func sessionsIn(fl *fleetFlags, stderr io.Writer) (st store.Store, where string,
 		return nil, "", err
 	}
 	if nc != nil {
-		o := fl.nats
-		st, err := natsstore.New(nc, natsstore.Options{Prefix: o.Prefix, Replicas: o.Replicas})
-		return st, o.Where(), err
+		// The lease TTL and replicas the fleet's servers gave are kept.
+		st, err := natsstore.New(nc, natsstore.Options{Prefix: fl.nats.Prefix})
+		return st, fl.nats.Where(), err
 	}
 	state, err := broker.StateDir()
 	if err != nil {

@@ -21,10 +21,12 @@ type Options struct {
 	// digits, - and _): "airlock" when empty.
 	Prefix string
 	// LeaseTTL is how long a holder that stopped renewing its lease
-	// keeps it: 10 s when zero. It is renewed every third of it.
+	// keeps it, renewed every third of it. Zero: the leases bucket's
+	// own, when there is one (a command that only reads changes
+	// nothing of the fleet's), else 10 s.
 	LeaseTTL time.Duration
-	// Replicas is how many servers of a cluster keep each message: 1
-	// when zero (a fleet runs 3).
+	// Replicas is how many servers of a cluster keep each message (a
+	// fleet runs 3). Zero: as the leases bucket has it, else 1.
 	Replicas int
 	// Owner is recorded in every lease this Store takes: the address at
 	// which this server serves the sessions it holds (BusyError.Owner).
@@ -60,21 +62,16 @@ func New(nc *nats.Conn, o Options) (*Store, error) {
 	if !namePattern.MatchString(o.Prefix) {
 		return nil, fmt.Errorf("natsstore: prefix %q: use only letters, digits, - and _", o.Prefix)
 	}
-	if o.LeaseTTL == 0 {
-		o.LeaseTTL = 10 * time.Second
-	}
-	if o.LeaseTTL < 100*time.Millisecond {
-		return nil, fmt.Errorf("natsstore: a lease TTL of %v is too short to renew: use 100ms or more", o.LeaseTTL)
-	}
-	if o.Replicas == 0 {
-		o.Replicas = 1
-	}
 	js, err := jetstream.New(nc)
 	if err != nil {
 		return nil, fmt.Errorf("natsstore: %w", err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
 	defer cancel()
+	o = asTheFleetHas(ctx, js, o)
+	if o.LeaseTTL < 100*time.Millisecond {
+		return nil, fmt.Errorf("natsstore: a lease TTL of %v is too short to renew: use 100ms or more", o.LeaseTTL)
+	}
 	st := &Store{nc: nc, js: js, prefix: o.Prefix, ttl: o.LeaseTTL, owner: o.Owner}
 	st.stream, err = js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
 		Name: o.Prefix + "_journal", Subjects: []string{o.Prefix + ".journal.>"},
@@ -98,6 +95,30 @@ func New(nc *nats.Conn, o Options) (*Store, error) {
 	// Headers and the protocol take some of a message's room.
 	st.chunk = max(int(nc.MaxPayload())-4<<10, 4<<10)
 	return st, nil
+}
+
+// asTheFleetHas fills o's zero LeaseTTL and Replicas from the leases
+// bucket, when there is one, else with the defaults.
+func asTheFleetHas(ctx context.Context, js jetstream.JetStream, o Options) Options {
+	if o.LeaseTTL == 0 || o.Replicas == 0 {
+		if kv, err := js.KeyValue(ctx, o.Prefix+"_leases"); err == nil {
+			if s, err := kv.Status(ctx); err == nil {
+				if o.LeaseTTL == 0 {
+					o.LeaseTTL = s.TTL()
+				}
+				if ks, ok := s.(*jetstream.KeyValueBucketStatus); ok && o.Replicas == 0 {
+					o.Replicas = ks.StreamInfo().Config.Replicas
+				}
+			}
+		}
+	}
+	if o.LeaseTTL == 0 {
+		o.LeaseTTL = 10 * time.Second
+	}
+	if o.Replicas == 0 {
+		o.Replicas = 1
+	}
+	return o
 }
 
 func ctxOp() (context.Context, context.CancelFunc) {
