@@ -105,18 +105,23 @@ func TestFleetComposeCommandsParse(t *testing.T) {
 }
 
 // TestFleetGuideCommandsParse does the same for every line of the
-// guide's code blocks that runs airlock (alone, after VAR=value
+// guide's (and the example's README's) shell blocks that runs airlock (alone, after VAR=value
 // assignments, or inside docker compose run or exec).
 func TestFleetGuideCommandsParse(t *testing.T) {
-	b, err := os.ReadFile(fleetGuide)
-	if err != nil {
-		t.Fatal(err)
+	for _, c := range []struct {
+		file string
+		min  int // lines at least: serve, review, ledger verify and show, prune
+	}{{fleetGuide, 5}, {filepath.Join(fleetDir, "README.md"), 1}} {
+		b, err := os.ReadFile(c.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := airlockLines(string(b))
+		if len(lines) < c.min {
+			t.Fatalf("%s shows %d airlock command lines, fewer than %d", c.file, len(lines), c.min)
+		}
+		checkCommandLines(t, c.file, lines)
 	}
-	lines := airlockLines(string(b))
-	if len(lines) < 5 {
-		t.Fatalf("docs/fleet.md shows %d airlock command lines; it shows how to serve, review and verify the ledger", len(lines))
-	}
-	checkCommandLines(t, "docs/fleet.md", lines)
 }
 
 // airlockLines finds the airlock command lines in a Markdown text's shell
