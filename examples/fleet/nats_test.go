@@ -277,78 +277,106 @@ func freePorts(t *testing.T, n int) []int {
 	return ports
 }
 
-// TestAccountLimitRefusesWritesAndKeepsTheRest is what docs/fleet.md
-// says of the account's max_file, with the example's files but a limit
-// of 4 MiB: it counts every replica (an R3 stream's bytes three times),
-// but each server knows the others' usage only from their reports (about
-// once a second), so a burst is refused once the data is between a third
-// of the limit and all of it; the refusal is an error, and every write
-// that was acknowledged before it is still there.
-func TestAccountLimitRefusesWritesAndKeepsTheRest(t *testing.T) {
+// TestLimitsRefuseWritesAndKeepTheRest is what docs/fleet.md says of the
+// example's limits, with its files but each limit made 4 MiB: past it a
+// write is refused with an error, and every write acknowledged before it
+// is still there. The account's max_file counts every replica (an R3
+// stream's bytes three times), but each server knows the others' usage
+// only from their reports (about once a second), so a burst is refused
+// once the data is between a third of the limit and all of it; a server's
+// max_file_store counts its own copy.
+func TestLimitsRefuseWritesAndKeepTheRest(t *testing.T) {
+	for _, c := range []struct {
+		limit, small, refusal string
+		least                 uint64 // the stream's bytes at the refusal, at least
+		replicasCounted       bool
+	}{
+		{"max_file: 30GB", "max_file: 4MB", "resource limits exceeded for account", 4<<20/3 - 64<<10, true},
+		{"max_file_store: 20GB", "max_file_store: 4MB", "insufficient resources", 3 << 20, false},
+	} {
+		t.Run(strings.TrimSuffix(strings.Fields(c.limit)[0], ":"), func(t *testing.T) {
+			js, st := startLimited(t, c.limit, c.small)
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			record := make([]byte, 64<<10)
+			acked := 0
+			var refused error
+			for acked < 200 {
+				if _, err := js.Publish(ctx, "airlock.ledger", record); err != nil {
+					refused = err
+					break
+				}
+				acked++
+			}
+			if refused == nil {
+				t.Fatalf("%d records of 64 KiB (%d MiB, R3) were all taken with %s", acked, acked/16, c.small)
+			}
+			info, err := st.Info(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("refused after %d records (%d bytes in the stream): %v", acked, info.State.Bytes, refused)
+			if info.State.Msgs != uint64(acked) {
+				t.Fatalf("%d records acknowledged, %d in the stream", acked, info.State.Msgs)
+			}
+			if info.State.Bytes > 4<<20+64<<10 || info.State.Bytes < c.least {
+				t.Fatalf("the stream holds %d bytes when %s refuses a write: want %d to 4 MiB", info.State.Bytes, c.small, c.least)
+			}
+			if !strings.Contains(refused.Error(), c.refusal) {
+				t.Fatalf("the refusal says %q; docs/fleet.md quotes %q", refused, c.refusal)
+			}
+			if c.replicasCounted {
+				waitAccountCountsReplicas(ctx, t, js, info.State.Bytes)
+			}
+			if _, err := js.Publish(ctx, "airlock.ledger", record); err == nil {
+				t.Fatal("a write past the limit was taken at the second try")
+			}
+		})
+	}
+}
+
+// startLimited starts the example's cluster with limit replaced by small
+// in every node's file, and an R3 stream on it.
+func startLimited(t *testing.T, limit, small string) (jetstream.JetStream, jetstream.Stream) {
+	t.Helper()
 	dir := t.TempDir()
 	for _, n := range nodes {
 		b, err := os.ReadFile(filepath.Join("nats", n+".conf"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		small := strings.Replace(string(b), "max_file: 30GB", "max_file: 4MB", 1)
-		if small == string(b) {
-			t.Fatalf("%s.conf has no max_file: 30GB in its account", n)
+		if !strings.Contains(string(b), limit) {
+			t.Fatalf("%s.conf has no %q", n, limit)
 		}
-		if err := os.WriteFile(filepath.Join(dir, n+".conf"), []byte(small), 0o600); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, n+".conf"), []byte(strings.Replace(string(b), limit, small, 1)), 0o600); err != nil {
 			t.Fatal(err)
 		}
 	}
 	_, js, co := startExample(t, dir)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	st, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "airlock_ledger", Subjects: []string{"airlock.ledger"},
 		Storage: jetstream.FileStorage, Replicas: co.Replicas})
 	if err != nil {
 		t.Fatal(err)
 	}
-	record := make([]byte, 64<<10)
-	acked := 0
-	var refused error
-	for acked < 200 {
-		if _, err := js.Publish(ctx, "airlock.ledger", record); err != nil {
-			refused = err
-			break
-		}
-		acked++
-	}
-	if refused == nil {
-		t.Fatalf("%d records of 64 KiB (%d MiB, R3) were all taken by an account limited to 4 MiB", acked, acked/16)
-	}
-	info, err := st.Info(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("refused after %d records (%d bytes in the stream): %v", acked, info.State.Bytes, refused)
-	if info.State.Msgs != uint64(acked) {
-		t.Fatalf("%d records acknowledged, %d in the stream", acked, info.State.Msgs)
-	}
-	if info.State.Bytes > 4<<20 || info.State.Bytes < 4<<20/3-64<<10 {
-		t.Fatalf("the stream holds %d bytes when the account's limit of 4 MiB refuses a write: want between a third of it and all of it", info.State.Bytes)
-	}
-	// Once the servers' reports are in, the account's usage is every
-	// copy's.
+	return js, st
+}
+
+// waitAccountCountsReplicas waits until the account's usage, once the
+// servers' reports are in, is every copy of a stream of size bytes.
+func waitAccountCountsReplicas(ctx context.Context, t *testing.T, js jetstream.JetStream, size uint64) {
+	t.Helper()
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
 		ai, err := js.AccountInfo(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if ai.Store >= 3*info.State.Bytes {
-			break
+		if ai.Store >= 3*size {
+			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the account's usage is %d bytes for a stream of %d, R3: want every copy counted", ai.Store, info.State.Bytes)
+			t.Fatalf("the account's usage is %d bytes for a stream of %d, R3: want every copy counted", ai.Store, size)
 		}
-	}
-	if _, err := js.Publish(ctx, "airlock.ledger", record); err == nil {
-		t.Fatal("a write past the account's limit was taken once the usage was known")
-	}
-	if !strings.Contains(refused.Error(), "resource limits exceeded for account") {
-		t.Fatalf("the refusal says %q; docs/fleet.md quotes \"resource limits exceeded for account\"", refused)
 	}
 }
