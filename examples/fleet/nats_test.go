@@ -55,7 +55,7 @@ func TestConfigsSayWhatTheDocsSay(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		text := strings.ReplaceAll(string(b), n, "nats-N")
+		text := strings.NewReplacer("server_name: "+n+"\n", "server_name: nats-N\n", "# "+n+":", "# nats-N:").Replace(string(b))
 		if i == 0 {
 			first = text
 		} else if text != first {
