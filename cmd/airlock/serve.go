@@ -330,7 +330,11 @@ func (sv *served) serveHTTP(ctx context.Context) error {
 			fmt.Fprintf(stderr, "airlock serve: removed %d finished session(s) older than %s\n", len(gone), f.retention)
 		}
 	}
-	token, tokenFile, err := newHTTPToken(sv.socket)
+	token, err := sv.serverToken(st)
+	if err != nil {
+		return err
+	}
+	tokenFile, err := writeHTTPToken(sv.socket, token)
 	if err != nil {
 		return err
 	}
@@ -513,16 +517,21 @@ func workerKey(w *workerfile.Worker, workerFile string) (key, file string) {
 	return "file:" + abs, abs
 }
 
-// newHTTPToken makes a bearer token and writes it, mode 0600, to a file in
-// dir (the private socket directory), for clients configured from a file.
-func newHTTPToken(dir string) (token, file string, err error) {
+// newToken is a new random bearer token.
+func newToken() (string, error) {
 	var b [32]byte
 	if _, err := rand.Read(b[:]); err != nil {
-		return "", "", err
+		return "", err
 	}
-	token = hex.EncodeToString(b[:])
+	return hex.EncodeToString(b[:]), nil
+}
+
+// writeHTTPToken writes the server's bearer token, mode 0600, to a file
+// in dir (the private socket directory), for clients configured from a
+// file.
+func writeHTTPToken(dir, token string) (file string, err error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return "", "", err
+		return "", err
 	}
 	// A killed server's token file stays behind: the next one removes
 	// those of servers that are gone.
@@ -535,9 +544,9 @@ func newHTTPToken(dir string) (token, file string, err error) {
 	}
 	file = filepath.Join(dir, fmt.Sprintf("http-%d.token", os.Getpid()))
 	if err := os.WriteFile(file, []byte(token+"\n"), 0o600); err != nil {
-		return "", "", err
+		return "", err
 	}
-	return token, file, nil
+	return file, nil
 }
 
 // loopbackOnly refuses an address other machines could reach: the MCP

@@ -35,7 +35,7 @@ func TestDeadServersTokenFilesGo(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	_, mine, err := newHTTPToken(dir)
+	mine, err := writeHTTPToken(dir, "t")
 	if err != nil {
 		t.Fatal(err)
 	}

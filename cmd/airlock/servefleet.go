@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"net"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -23,13 +24,14 @@ type moveFlags struct {
 func (m *moveFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&m.advertise, "advertise", "", "with --store and --http: the URL the other servers of the fleet reach this one at, http://HOST:PORT\n"+
 		"(default http://ADDR of --http); a request for a session this server holds is forwarded here")
-	fs.DurationVar(&m.leaseTTL, "lease-ttl", 10*time.Second, "with --store: how long a server that stopped renewing a session's lease keeps it\n"+
-		"(a server that finds the holder not answering takes it over at once)")
+	fs.DurationVar(&m.leaseTTL, "lease-ttl", 0, "with --store: how long a server that stopped renewing a session's lease keeps it\n"+
+		"(a server that finds the holder not answering takes it over at once); default: what the fleet's\n"+
+		"bucket has, 10s for a new one; given, it changes the fleet's")
 }
 
 // check is the flags' usage error, if any.
 func (m *moveFlags) check(f *serveFlags) error {
-	if m.leaseTTL < 100*time.Millisecond {
+	if m.leaseTTL != 0 && m.leaseTTL < 100*time.Millisecond {
 		return usageError("--lease-ttl %s: give 100ms or more (a lease is renewed every third of it)", m.leaseTTL)
 	}
 	if m.advertise != "" && (!f.fleet.nats.Enabled() || f.httpAddr == "") {
@@ -76,4 +78,30 @@ func (sv *served) advertised(ln net.Listener) string {
 		return strings.TrimSuffix(sv.f.move.advertise, "/")
 	}
 	return fmt.Sprintf("http://%s", ln.Addr())
+}
+
+// envHTTPToken, when set, is the server's bearer token: an operator gives
+// every server of a fleet the same from a secret store.
+const envHTTPToken = "AIRLOCK_HTTP_TOKEN"
+
+// sharer is a store that keeps values the fleet shares (natsstore).
+type sharer interface {
+	Shared(name string, fresh func() (string, error)) (string, error)
+}
+
+// serverToken is the bearer token that opens new sessions: the
+// environment's AIRLOCK_HTTP_TOKEN; else in a fleet the one its servers
+// share (the first made it), so that a load balancer may send a new
+// client to any of them; else a new one.
+func (sv *served) serverToken(st store.Store) (string, error) {
+	if t, ok := os.LookupEnv(envHTTPToken); ok {
+		if len(t) < 32 || strings.IndexFunc(t, func(r rune) bool { return r <= ' ' || r > '~' }) >= 0 {
+			return "", usageError("%s: give at least 32 printable ASCII characters, no spaces (e.g. the output of openssl rand -hex 32)", envHTTPToken)
+		}
+		return t, nil
+	}
+	if sh, ok := st.(sharer); ok {
+		return sh.Shared("http-token", newToken)
+	}
+	return newToken()
 }

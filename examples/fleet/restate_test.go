@@ -11,13 +11,12 @@ import (
 	"github.com/airlock-dev/airlock/session/store/natsstore"
 )
 
-// TestTheLastToConnectStatesTheConfiguration holds what docs/fleet.md
-// warns of: every server and command of a fleet must be given the same
-// --nats-replicas and --lease-ttl, because each states the streams' and
-// buckets' configuration again as it connects, and the last one decides.
-// (Should the store come to keep an existing stream's configuration, this
-// fails, and the guide's warning changes with it.)
-func TestTheLastToConnectStatesTheConfiguration(t *testing.T) {
+// TestAStoreWithoutFlagsKeepsTheFleets holds what docs/fleet.md says
+// of --nats-replicas and --lease-ttl: a server or command given neither
+// keeps the streams' and buckets' configuration as the fleet has it (a
+// reviewer's airlock review never scales an R3 fleet down to R1), and
+// one given them states it again, for every server.
+func TestAStoreWithoutFlagsKeepsTheFleets(t *testing.T) {
 	c := natstest.StartCluster(t, 3)
 	nc := natstest.Connect(t, c.URLs())
 	// The cluster has a leader before every node is known to it as a
@@ -31,27 +30,34 @@ func TestTheLastToConnectStatesTheConfiguration(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := natsstore.New(nc, natsstore.Options{Prefix: "airlock", Replicas: 1, LeaseTTL: 10 * time.Second}); err != nil {
-		t.Fatal(err)
-	}
 	js, err := jetstream.New(nc)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	for _, name := range []string{"airlock_journal", "KV_airlock_sessions", "KV_airlock_leases"} {
-		st, err := js.Stream(ctx, name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg := st.CachedInfo().Config
-		t.Logf("%s: replicas %d, max age %v", name, cfg.Replicas, cfg.MaxAge)
-		if cfg.Replicas != 1 {
-			t.Errorf("%s keeps %d replicas after a store with --nats-replicas 1 connected", name, cfg.Replicas)
-		}
-		if name == "KV_airlock_leases" && cfg.MaxAge != 10*time.Second {
-			t.Errorf("%s's entries expire after %v after a store with a lease TTL of 10s connected", name, cfg.MaxAge)
+	check := func(when string, replicas int, ttl time.Duration) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		for _, name := range []string{"airlock_journal", "KV_airlock_sessions", "KV_airlock_leases"} {
+			st, err := js.Stream(ctx, name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg := st.CachedInfo().Config
+			if cfg.Replicas != replicas {
+				t.Errorf("%s: %s keeps %d replicas, want %d", when, name, cfg.Replicas, replicas)
+			}
+			if name == "KV_airlock_leases" && cfg.MaxAge != ttl {
+				t.Errorf("%s: %s's entries expire after %v, want %v", when, name, cfg.MaxAge, ttl)
+			}
 		}
 	}
+	if _, err := natsstore.New(nc, natsstore.Options{Prefix: "airlock"}); err != nil {
+		t.Fatal(err)
+	}
+	check("after a store without flags", 3, 30*time.Second)
+	if _, err := natsstore.New(nc, natsstore.Options{Prefix: "airlock", Replicas: 1, LeaseTTL: 10 * time.Second}); err != nil {
+		t.Fatal(err)
+	}
+	check("after a store given --nats-replicas 1 --lease-ttl 10s", 1, 10*time.Second)
 }

@@ -36,7 +36,9 @@ type Options struct {
 	// Prefix names the streams and buckets, so that several fleets share
 	// one NATS: letters, digits, - and _.
 	Prefix string
-	// Replicas is how many servers keep each message: 3 in a cluster.
+	// Replicas is how many servers keep each message: 3 in a cluster;
+	// zero keeps what the fleet's streams have (1 for new ones), so that
+	// a command run without the flag never scales a fleet down.
 	Replicas int
 }
 
@@ -50,7 +52,8 @@ func (o *Options) Register(fs *flag.FlagSet) {
 	fs.StringVar(&o.Cert, "nats-cert", "", "with --store: this client's TLS certificate file (with --nats-key)")
 	fs.StringVar(&o.Key, "nats-key", "", "with --store: this client's TLS key file (with --nats-cert)")
 	fs.StringVar(&o.Prefix, "nats-prefix", "airlock", "with --store: the name the fleet's streams and buckets start with (letters, digits, - and _)")
-	fs.IntVar(&o.Replicas, "nats-replicas", 1, "with --store: how many NATS servers keep each message (3 for a three-node cluster)")
+	fs.IntVar(&o.Replicas, "nats-replicas", 0, "with --store: how many NATS servers keep each message (3 for a three-node cluster);\n"+
+		"default: what the fleet's streams have, 1 for new ones")
 }
 
 // Enabled reports whether the state is in NATS.
@@ -92,7 +95,7 @@ func (o *Options) Check() error {
 	if !prefixPattern.MatchString(o.Prefix) {
 		return fmt.Errorf("%w: --nats-prefix %q: use only letters, digits, - and _", ErrBadStore, o.Prefix)
 	}
-	if o.Replicas < 1 || o.Replicas > 5 {
+	if o.Replicas < 0 || o.Replicas > 5 {
 		return fmt.Errorf("%w: --nats-replicas %d: JetStream keeps 1 to 5 copies; use 3 for a three-node cluster", ErrBadStore, o.Replicas)
 	}
 	return nil

@@ -45,7 +45,8 @@ func TestCheck(t *testing.T) {
 		{[]string{"--store", "nats://a:4222", "--nats-cert", file}, "go together"},
 		{[]string{"--store", "nats://a:4222", "--nats-ca", file + ".none"}, "--nats-ca"},
 		{[]string{"--store", "nats://a:4222", "--nats-prefix", "a.b"}, "letters, digits"},
-		{[]string{"--store", "nats://a:4222", "--nats-replicas", "0"}, "1 to 5"},
+		{[]string{"--store", "nats://a:4222", "--nats-replicas", "-1"}, "1 to 5"},
+		{[]string{"--store", "nats://a:4222", "--nats-replicas", "6"}, "1 to 5"},
 	} {
 		err := parse(t, c.args...).Check()
 		switch {
