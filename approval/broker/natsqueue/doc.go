@@ -7,14 +7,16 @@
 //
 //   - KV bucket P_reviews: "open.ID", one entry per waiting request: the
 //     server that offers it (broker.ServerInfo with its host and a name
-//     unique to the process) and the name and size of its body; and
+//     unique to the process) and the request's JSON when it is small
+//     (most are: one write, one read), or the name and size of its body;
+//     and
 //     "server.NAME", a server's presence while it runs (Servers). When a
 //     request is decided or withdrawn, its server updates the entry with
 //     why (Gone) and then deletes it; a server killed leaves its entries,
 //     so that a reviewer can still decide them.
-//   - object store P_reviews_bodies: each request's JSON (the whole diff,
-//     up to MaxBody), under "ID.SERVERNAME"; the object store chunks it
-//     under the servers' payload limit.
+//   - object store P_reviews_bodies: each larger request's JSON (the whole
+//     diff, up to MaxBody), under "ID.SERVERNAME"; the object store chunks
+//     it under the servers' payload limit.
 //   - KV bucket P_reviews_decisions: "ID", the one decision of a request.
 //     A reviewer creates it (compare-and-set on absence: of two reviewers
 //     deciding at once one gets ErrAlreadyDecided naming the other); the

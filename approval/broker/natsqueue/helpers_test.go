@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/airlock-dev/airlock/approval"
 	"github.com/airlock-dev/airlock/approval/broker"
@@ -142,6 +143,20 @@ func decisions(t *testing.T, l *ledger.Ledger) []ledger.Record {
 		}
 	}
 	return out
+}
+
+// bodiesStore is the queue's object store, read directly.
+func bodiesStore(t *testing.T, f *fleet) jetstream.ObjectStore {
+	t.Helper()
+	js, err := jetstream.New(f.conn())
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := js.ObjectStore(context.Background(), "airlock_reviews_bodies")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o
 }
 
 // syncBuffer is a bytes.Buffer for several goroutines.

@@ -39,10 +39,7 @@ func TestHostileEntriesChangeNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bodies, err := js.ObjectStore(ctx, "airlock_reviews_bodies")
-	if err != nil {
-		t.Fatal(err)
-	}
+	bodies := bodiesStore(t, f)
 	put := func(kv jetstream.KeyValue, key string, v any) {
 		t.Helper()
 		b, ok := v.([]byte)
@@ -67,8 +64,8 @@ func TestHostileEntriesChangeNothing(t *testing.T) {
 	body("req-liar.evil", other)
 
 	put(offers, "open.req-garbage", []byte("{not json"))
-	if _, err := offers.Put(ctx, "open.req-huge", make([]byte, 100<<10)); err == nil {
-		t.Error("the queue took a 100 KiB entry")
+	if _, err := offers.Put(ctx, "open.req-huge", make([]byte, 300<<10)); err == nil {
+		t.Error("the queue took a 300 KiB entry")
 	}
 	put(offers, "open.req-noserver", map[string]any{"server": map[string]any{"pid": 1}, "body": "req-noserver.", "size": 10})
 	put(offers, "open.req-nobody", map[string]any{"server": map[string]any{"name": "evil"}, "body": "req-nobody.evil", "size": 10})
@@ -77,6 +74,7 @@ func TestHostileEntriesChangeNothing(t *testing.T) {
 	put(offers, "open.req-liar", map[string]any{"server": map[string]any{"name": "evil"}, "body": "req-liar.evil", "size": len(mustJSON(other))})
 	put(offers, "open.req-oversize", map[string]any{"server": map[string]any{"name": "evil"}, "body": "req-oversize.evil", "size": natsqueue.MaxBody + 1})
 	put(offers, "strange", []byte("{}"))
+	put(offers, "open.req-inline", map[string]any{"server": map[string]any{"name": "evil"}, "request": other, "size": 3})
 
 	// Decisions: garbage for the real request, one naming another
 	// request under its key, one for a request nobody has pending.
@@ -88,7 +86,7 @@ func TestHostileEntriesChangeNothing(t *testing.T) {
 		rwarn: {"req-garbage ignored: not an offer", "req-noserver ignored: it names no server",
 			"req-nobody of server evil ignored: its body req-nobody.evil", "req-big of server evil ignored: its body is 2097154 bytes, the entry says 10",
 			"req-liar of server evil ignored: its body is request \"req-other\"", "req-oversize ignored: its body's size 67108865",
-			`entry "strange" ignored`, "a decision of " + id + " ignored: not a decision"},
+			`entry "strange" ignored`, "req-inline ignored: it holds a request of", "a decision of " + id + " ignored: not a decision"},
 		a.warn: {"a decision of " + id + " ignored: not a decision"},
 	}
 	for buf, lines := range want {

@@ -34,7 +34,7 @@ type Publisher struct {
 type offered struct {
 	rev  uint64 // its open entry's revision
 	fp   string
-	body string
+	body string // its name in the bodies store; "" when in the entry
 }
 
 // resync is how often the queue is checked against the gate: the gate
@@ -167,19 +167,22 @@ func (p *Publisher) offer(req *approval.Request) {
 		p.q.warn("request %s not offered to the fleet: its JSON is %d bytes, more than %d (%v); review it on this server's socket", req.ID, len(body), MaxBody, err)
 		return
 	}
-	name := req.ID + "." + p.info.Name
-	if _, err := p.q.bodies.PutBytes(p.ctx, name, body); err != nil {
-		p.q.warn("request %s not offered to the fleet yet (storing its body: %v); trying again", req.ID, err)
-		return
+	o := offerEntry{Server: p.info, Request: body, Size: int64(len(body))}
+	if len(body) > maxInline {
+		o.Request, o.Body = nil, req.ID+"."+p.info.Name
+		if _, err := p.q.bodies.PutBytes(p.ctx, o.Body, body); err != nil {
+			p.q.warn("request %s not offered to the fleet yet (storing its body: %v); trying again", req.ID, err)
+			return
+		}
 	}
-	entry, _ := json.Marshal(offerEntry{Server: p.info, Body: name, Size: int64(len(body))})
+	entry, _ := json.Marshal(o)
 	rev, err := p.q.offers.Put(p.ctx, "open."+req.ID, entry)
 	if err != nil {
 		p.q.warn("request %s not offered to the fleet yet (%v); trying again", req.ID, err)
 		return
 	}
 	p.mu.Lock()
-	p.offered[req.ID] = &offered{rev: rev, fp: fingerprint(req), body: name}
+	p.offered[req.ID] = &offered{rev: rev, fp: fingerprint(req), body: o.Body}
 	p.mu.Unlock()
 	if e, err := p.q.decisions.Get(p.ctx, req.ID); err == nil {
 		p.consider(e)
@@ -201,7 +204,9 @@ func (p *Publisher) remove(id, why string) {
 	if rev, err := p.q.offers.Update(ctx, "open."+id, entry, o.rev); err == nil {
 		_ = p.q.offers.Delete(ctx, "open."+id, jetstream.LastRevision(rev)) // a newer offer stays
 	}
-	_ = p.q.bodies.Delete(ctx, o.body) // the entry is gone: nobody reads it
+	if o.body != "" {
+		_ = p.q.bodies.Delete(ctx, o.body) // the entry is gone: nobody reads it
+	}
 	// A decision queued but not taken can no longer be: say so to its
 	// reviewer, who waits for it.
 	e, err := p.q.decisions.Get(ctx, id)

@@ -48,8 +48,12 @@ const (
 	MaxBody = 64 << 20
 	// maxEntry bounds an open entry; maxDecision a decision (its comments
 	// and hunk selections).
-	maxEntry    = 16 << 10
+	maxEntry    = 256 << 10
 	maxDecision = 1 << 20
+	// maxInline is the largest request kept in its open entry itself:
+	// one write and one read less than through the bodies store, which
+	// most requests (a few files) are; larger ones go there.
+	maxInline = maxEntry - 16<<10
 	// DecisionTTL is how long a decision is kept: a request whose server
 	// stays down longer is asked again when its session resumes.
 	DecisionTTL = 7 * 24 * time.Hour
@@ -83,8 +87,11 @@ const (
 // offerEntry is the value of "open.ID".
 type offerEntry struct {
 	Server broker.ServerInfo `json:"server"`
-	Body   string            `json:"body"` // the request's name in the bodies store
-	Size   int64             `json:"size"`
+	// Request is the request's JSON when it is small (maxInline); else
+	// Body names it in the bodies store. Size is its length either way.
+	Request json.RawMessage `json:"request,omitempty"`
+	Body    string          `json:"body,omitempty"`
+	Size    int64           `json:"size"`
 	// Gone says why the request is no longer open: its server's last
 	// word before it deletes the entry.
 	Gone string `json:"gone,omitempty"`
@@ -205,6 +212,9 @@ func parseOffer(id string, raw []byte) (*offerEntry, error) {
 	case e.Server.Name == "":
 		return nil, errors.New("it names no server")
 	case e.Gone != "":
+	case len(e.Request) > 0 && (e.Body != "" || e.Size != int64(len(e.Request))):
+		return nil, fmt.Errorf("it holds a request of %d bytes, and says %d in body %q", len(e.Request), e.Size, e.Body)
+	case len(e.Request) > 0:
 	case e.Body != id+"."+e.Server.Name:
 		return nil, fmt.Errorf("its body %q is not the request's", e.Body)
 	case e.Size <= 0 || e.Size > MaxBody:

@@ -1,11 +1,14 @@
 package natsqueue_test
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/airlock-dev/airlock/approval"
 	"github.com/airlock-dev/airlock/approval/broker"
@@ -190,4 +193,31 @@ func TestDecisionOfOtherChangesIsRefused(t *testing.T) {
 	if _, _, err := wait(t, tb); !errors.Is(err, approval.ErrRejected) {
 		t.Fatalf("after the new decision: %v", err)
 	}
+}
+
+// A request larger than an entry holds (a big diff) goes through the
+// bodies store whole, and its body goes with it.
+func TestLargeRequestThroughTheBodiesStore(t *testing.T) {
+	f := newFleet(t)
+	a := f.server("writer-a")
+	r, _ := f.reviewer("alice")
+	req := requestFor("writer-a")
+	req.Diff = strings.Repeat("+a line of a large change\n", 100_000) // 2.6 MB: chunked
+	tk, in := a.ask(t, r, req)
+	if in.Request.Diff != req.Diff {
+		t.Fatalf("the reviewer has %d bytes of diff, want %d", len(in.Request.Diff), len(req.Diff))
+	}
+	name := tk.Request().ID + "." + a.pub.Info().Name
+	bodies := bodiesStore(t, f)
+	if _, err := bodies.GetInfo(context.Background(), name); err != nil {
+		t.Fatalf("the body %s: %v", name, err)
+	}
+	if err := a.gate.Withdraw(tk.Request().ID, "done"); err != nil {
+		t.Fatal(err)
+	}
+	<-in.Gone()
+	eventually(t, "the body goes with its request", func() bool {
+		_, err := bodies.GetInfo(context.Background(), name)
+		return errors.Is(err, jetstream.ErrObjectNotFound)
+	})
 }

@@ -165,7 +165,7 @@ func (w *watcher) offerChanged(e jetstream.KeyValueEntry) {
 		}
 		return
 	}
-	if s != nil && s.entry.Server.Name == o.Server.Name && s.entry.Body == o.Body {
+	if s != nil && s.entry.Server.Name == o.Server.Name && s.entry.Body == o.Body && s.entry.Size == o.Size {
 		return // the same offer, written again
 	}
 	req, err := w.body(id, o)
@@ -183,6 +183,9 @@ func (w *watcher) offerChanged(e jetstream.KeyValueEntry) {
 
 // body reads and checks an offer's request.
 func (w *watcher) body(id string, o *offerEntry) (*approval.Request, error) {
+	if len(o.Request) > 0 {
+		return decodeRequest(id, o.Request)
+	}
 	ctx, cancel := context.WithTimeout(w.ctx, 30*time.Second)
 	defer cancel()
 	info, err := w.q.bodies.GetInfo(ctx, o.Body)
@@ -204,6 +207,11 @@ func (w *watcher) body(id string, o *offerEntry) (*approval.Request, error) {
 	if int64(len(raw)) != o.Size {
 		return nil, fmt.Errorf("its body is not the %d bytes the entry says", o.Size)
 	}
+	return decodeRequest(id, raw)
+}
+
+// decodeRequest reads request id's JSON.
+func decodeRequest(id string, raw []byte) (*approval.Request, error) {
 	var req approval.Request
 	if err := json.Unmarshal(raw, &req); err != nil {
 		return nil, fmt.Errorf("its body is not a request (%v)", err)
