@@ -82,37 +82,33 @@ func (c *decider) put(ctx context.Context, mine *decisionEntry) (uint64, error) 
 }
 
 // await waits for the outcome of mine.
-// Entries older than rev, ours, are what it replaced.
+// poll is how often a decider reads its entry besides watching it: a
+// watch that a NATS node's failure interrupts takes seconds to resume.
+const poll = 250 * time.Millisecond
+
+// await waits for the outcome of mine (written at rev; entries older
+// are what it replaced).
 func (c *decider) await(ctx context.Context, watch jetstream.KeyWatcher, mine decisionEntry, rev uint64, d approval.Decision) (approval.Decision, error) {
 	claim := time.NewTimer(c.w.q.o.ClaimWait)
 	defer claim.Stop()
+	tick := time.NewTicker(poll)
+	defer tick.Stop()
 	claimed := false
 	for {
+		var e jetstream.KeyValueEntry
 		select {
-		case e, ok := <-watch.Updates():
+		case u, ok := <-watch.Updates():
 			if !ok {
 				return approval.Decision{}, errors.New("the fleet's queue went away before the server confirmed the decision: look at the list again to see whether it was recorded")
 			}
-			if e == nil || e.Revision() < rev {
-				continue
-			}
-			if e.Operation() != jetstream.KeyValuePut {
+			e = u
+		case <-tick.C:
+			got, err := c.w.q.decisions.Get(ctx, c.id)
+			switch {
+			case errors.Is(err, jetstream.ErrKeyNotFound):
 				return approval.Decision{}, errors.New("the decision was removed from the fleet's queue before a server applied it; nothing was decided")
-			}
-			got, err := parseDecision(c.id, e.Value())
-			if err != nil || got.Nonce != mine.Nonce {
-				return approval.Decision{}, errors.New("another decision took the place of yours in the fleet's queue before a server applied it; look at the list again")
-			}
-			switch got.State {
-			case stateApplying:
-				claimed = true
-			case stateApplied:
-				if got.Result == nil {
-					return approval.Decision{}, fmt.Errorf("server %s applied the decision but did not say how; look at the ledger", termsafe.Line(got.Server))
-				}
-				return *got.Result, nil
-			case stateRefused:
-				return approval.Decision{}, errors.New(termsafe.Line(got.Error))
+			case err == nil:
+				e = got
 			}
 		case <-claim.C:
 			if !claimed {
@@ -122,5 +118,38 @@ func (c *decider) await(ctx context.Context, watch jetstream.KeyWatcher, mine de
 		case <-ctx.Done():
 			return approval.Decision{}, errors.New("the server did not confirm the decision in time (or the reviewer stopped): look at the list again to see whether it was recorded")
 		}
+		if e == nil || e.Revision() < rev {
+			continue
+		}
+		got, state, err := c.outcome(e, mine)
+		switch {
+		case err != nil || state == stateApplied:
+			return got, err
+		case state == stateApplying:
+			claimed = true
+		}
 	}
+}
+
+// outcome reads entry e of mine: its state, and for an applied one the
+// decision as recorded; an error for a refused one (the gate's), or for
+// an entry that is no longer mine.
+func (c *decider) outcome(e jetstream.KeyValueEntry, mine decisionEntry) (approval.Decision, string, error) {
+	if e.Operation() != jetstream.KeyValuePut {
+		return approval.Decision{}, "", errors.New("the decision was removed from the fleet's queue before a server applied it; nothing was decided")
+	}
+	got, err := parseDecision(c.id, e.Value())
+	if err != nil || got.Nonce != mine.Nonce {
+		return approval.Decision{}, "", errors.New("another decision took the place of yours in the fleet's queue before a server applied it; look at the list again")
+	}
+	switch got.State {
+	case stateApplied:
+		if got.Result == nil {
+			return approval.Decision{}, "", fmt.Errorf("server %s applied the decision but did not say how; look at the ledger", termsafe.Line(got.Server))
+		}
+		return *got.Result, got.State, nil
+	case stateRefused:
+		return approval.Decision{}, got.State, errors.New(termsafe.Line(got.Error))
+	}
+	return approval.Decision{}, got.State, nil
 }

@@ -132,3 +132,25 @@ func mustJSON(v any) []byte {
 	b, _ := json.Marshal(v)
 	return b
 }
+
+// A request the queue cannot carry (an id no gate makes, as Resubmit
+// would take from a damaged journal) is not offered, is warned of once
+// however often the publisher checks the gate, and leaves the others
+// alone.
+func TestUnfitRequestWarnedOnce(t *testing.T) {
+	defer natsqueue.SetResync(20 * time.Millisecond)()
+	f := newFleet(t)
+	a := f.server("writer-a")
+	r, _ := f.reviewer("alice")
+	if _, err := a.gate.Resubmit(requestFor("odd"), "req-not a key!", nil); err != nil {
+		t.Fatal(err)
+	}
+	tk, _ := a.ask(t, r, requestFor("writer-a"))
+	time.Sleep(300 * time.Millisecond) // many checks of the gate
+	if n := strings.Count(a.warn.String(), `request "req-not a key!" not offered to the fleet: its id is not one a gate makes`); n != 1 {
+		t.Fatalf("warned %d times:\n%s", n, a.warn.String())
+	}
+	if p := r.Pending(); len(p) != 1 || p[0].Request.ID != tk.Request().ID {
+		t.Fatalf("pending: %v", p)
+	}
+}

@@ -28,6 +28,9 @@ type Publisher struct {
 
 	mu      sync.Mutex
 	offered map[string]*offered // by request id
+	// unfit are the requests the queue cannot carry (an id no gate
+	// makes, a body over MaxBody): warned of once, reviewed on the socket.
+	unfit map[string]bool
 }
 
 // offered is a request this server has in the queue.
@@ -40,7 +43,7 @@ type offered struct {
 // resync is how often the queue is checked against the gate: the gate
 // drops events a full subscriber misses, and a write that failed (NATS
 // away for a moment) is made again.
-const resync = 2 * time.Second
+var resync = 2 * time.Second
 
 // Publish offers gate's requests to the fleet's reviewers through the
 // queue until Close. info says which server offers them; its Host and
@@ -59,7 +62,7 @@ func Publish(gate *approval.Gate, nc *nats.Conn, o Options, info broker.ServerIn
 		info.Name = fmt.Sprintf("%s-%d-%s", keySafe(info.Host), info.PID, nonce()[:8])
 	}
 	info.Name = keySafe(info.Name)
-	p := &Publisher{gate: gate, q: q, info: info, ctx: ctx, cancel: cancel, offered: map[string]*offered{}}
+	p := &Publisher{gate: gate, q: q, info: info, ctx: ctx, cancel: cancel, offered: map[string]*offered{}, unfit: map[string]bool{}}
 	if err := p.announce(); err != nil {
 		cancel()
 		return nil, fmt.Errorf("natsqueue: announcing the server: %w", err)
@@ -143,9 +146,32 @@ func (p *Publisher) sync() {
 			gone = append(gone, id)
 		}
 	}
+	for id := range p.unfit {
+		if !pending[id] {
+			delete(p.unfit, id)
+		}
+	}
 	p.mu.Unlock()
 	for _, id := range gone {
 		p.remove(id, "it is no longer waiting at its server")
+	}
+	p.pollDecisions()
+}
+
+// pollDecisions reads the decision of each request offered, besides the
+// watch: a watch that a NATS node's failure interrupts takes seconds to
+// resume, and a decision must not wait for it.
+func (p *Publisher) pollDecisions() {
+	p.mu.Lock()
+	ids := make([]string, 0, len(p.offered))
+	for id := range p.offered {
+		ids = append(ids, id)
+	}
+	p.mu.Unlock()
+	for _, id := range ids {
+		if e, err := p.q.decisions.Get(p.ctx, id); err == nil {
+			p.consider(e)
+		}
 	}
 }
 
@@ -154,17 +180,23 @@ func (p *Publisher) sync() {
 func (p *Publisher) offer(req *approval.Request) {
 	p.mu.Lock()
 	_, dup := p.offered[req.ID]
+	unfit := p.unfit[req.ID]
 	p.mu.Unlock()
-	if dup {
-		return
-	}
-	if !idPattern.MatchString(req.ID) {
-		p.q.warn("request %q not offered to the fleet: its id is not one a gate makes", req.ID)
+	if dup || unfit {
 		return
 	}
 	body, err := json.Marshal(req)
-	if err != nil || len(body) > MaxBody {
-		p.q.warn("request %s not offered to the fleet: its JSON is %d bytes, more than %d (%v); review it on this server's socket", req.ID, len(body), MaxBody, err)
+	switch {
+	case !idPattern.MatchString(req.ID):
+		err = errors.New("its id is not one a gate makes")
+	case err == nil && len(body) > MaxBody:
+		err = fmt.Errorf("its JSON is %d bytes, more than %d", len(body), MaxBody)
+	}
+	if err != nil {
+		p.mu.Lock()
+		p.unfit[req.ID] = true
+		p.mu.Unlock()
+		p.q.warn("request %q not offered to the fleet: %v; review it with airlock review on this server's machine", req.ID, err)
 		return
 	}
 	o := offerEntry{Server: p.info, Request: body, Size: int64(len(body))}

@@ -65,7 +65,7 @@ const (
 var ErrAlreadyDecided = errors.New("the request was already decided")
 
 // presenceTTL is how long a server's presence counts without renewal.
-const presenceTTL = 15 * resync
+const presenceTTL = 30 * time.Second
 
 // alive reports whether a presence entry was renewed lately (by the NATS
 // server's clock, as the entry's time is).

@@ -3,6 +3,7 @@ package natsqueue
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -125,6 +126,9 @@ func (w *watcher) run(ow, dw jetstream.KeyWatcher, ready chan struct{}) {
 			}
 		case <-t.C:
 			w.expire()
+			if oDone {
+				w.reconcile()
+			}
 		}
 		if oDone && dDone && ready != nil {
 			close(ready)
@@ -232,6 +236,40 @@ func (w *watcher) presenceChanged(name string, e jetstream.KeyValueEntry, put bo
 	}
 	delete(w.presence, name)
 	w.r.RemoveServer(serverKey(name))
+}
+
+// reconcile reads the open entries again, besides the watch: a watch that
+// a NATS node's failure interrupts takes many seconds to resume, and a
+// request asked meanwhile must reach the reviewer sooner.
+func (w *watcher) reconcile() {
+	ctx, cancel := context.WithTimeout(w.ctx, resync)
+	defer cancel()
+	l, err := w.q.offers.ListKeysFiltered(ctx, "open.>")
+	if err != nil {
+		return // the watch, or the next try, brings it
+	}
+	listed := map[string]bool{}
+	for k := range l.Keys() {
+		id := strings.TrimPrefix(k, "open.")
+		listed[id] = true
+		if w.reqs[id] == nil {
+			if e, err := w.q.offers.Get(ctx, k); err == nil {
+				w.offerChanged(e)
+			}
+		}
+	}
+	if ctx.Err() != nil {
+		return // the list may be cut short: nothing is taken as gone
+	}
+	for id, s := range w.reqs {
+		if listed[id] {
+			continue
+		}
+		if _, err := w.q.offers.Get(ctx, "open."+id); errors.Is(err, jetstream.ErrKeyNotFound) {
+			w.take(id, s, "it was decided or withdrawn at its server")
+			delete(w.reqs, id)
+		}
+	}
 }
 
 // expire forgets servers that stopped renewing their presence.
