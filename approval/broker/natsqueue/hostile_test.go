@@ -138,7 +138,7 @@ func mustJSON(v any) []byte {
 // however often the publisher checks the gate, and leaves the others
 // alone.
 func TestUnfitRequestWarnedOnce(t *testing.T) {
-	defer natsqueue.SetResync(20 * time.Millisecond)()
+	t.Cleanup(natsqueue.SetResync(20 * time.Millisecond)) // after the servers and reviewers close
 	f := newFleet(t)
 	a := f.server("writer-a")
 	r, _ := f.reviewer("alice")

@@ -25,6 +25,7 @@ type Publisher struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
+	every  time.Duration // resync, as it was at the start
 
 	mu      sync.Mutex
 	offered map[string]*offered // by request id
@@ -62,7 +63,7 @@ func Publish(gate *approval.Gate, nc *nats.Conn, o Options, info broker.ServerIn
 		info.Name = fmt.Sprintf("%s-%d-%s", keySafe(info.Host), info.PID, nonce()[:8])
 	}
 	info.Name = keySafe(info.Name)
-	p := &Publisher{gate: gate, q: q, info: info, ctx: ctx, cancel: cancel, offered: map[string]*offered{}, unfit: map[string]bool{}}
+	p := &Publisher{gate: gate, q: q, info: info, ctx: ctx, cancel: cancel, every: resync, offered: map[string]*offered{}, unfit: map[string]bool{}}
 	if err := p.announce(); err != nil {
 		cancel()
 		return nil, fmt.Errorf("natsqueue: announcing the server: %w", err)
@@ -99,7 +100,7 @@ func (p *Publisher) Close() error {
 func (p *Publisher) follow(events <-chan approval.Event, stop func()) {
 	defer p.wg.Done()
 	defer stop()
-	t := time.NewTicker(resync)
+	t := time.NewTicker(p.every)
 	defer t.Stop()
 	for {
 		select {

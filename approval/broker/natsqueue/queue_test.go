@@ -221,3 +221,46 @@ func TestLargeRequestThroughTheBodiesStore(t *testing.T) {
 		return errors.Is(err, jetstream.ErrObjectNotFound)
 	})
 }
+
+// A decision a server took (applying) and never finished, because it was
+// killed before its gate recorded it, is applied by the server that has
+// the request now; one a running server holds is left to it.
+func TestDecisionOfAKilledServerIsTakenOver(t *testing.T) {
+	f := newFleet(t)
+	a := f.server("writer-a")
+	r, _ := f.reviewer("alice")
+	req := requestFor("writer-a")
+	tk, in := a.ask(t, r, req)
+	id := tk.Request().ID
+	ctx := context.Background()
+	js, err := jetstream.New(f.conn())
+	if err != nil {
+		t.Fatal(err)
+	}
+	offers, _ := js.KeyValue(ctx, "airlock_reviews")
+	decs, _ := js.KeyValue(ctx, "airlock_reviews_decisions")
+	if _, err := offers.Put(ctx, "server.alive", mustJSON(broker.ServerInfo{Name: "alive"})); err != nil {
+		t.Fatal(err)
+	}
+	entry := func(server string) []byte {
+		return mustJSON(map[string]any{"nonce": "n1", "by": "bob", "fingerprint": natsqueue.Fingerprint(in.Request), "state": "applying",
+			"server": server, "decision": approval.Decision{Request: id, Verdict: approval.Approve}})
+	}
+	if _, err := decs.Put(ctx, id, entry("alive")); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-tk.Done():
+		t.Fatal("a decision a running server holds was taken from it")
+	case <-time.After(300 * time.Millisecond):
+	}
+	if _, err := decs.Put(ctx, id, entry("killed")); err != nil {
+		t.Fatal(err)
+	}
+	if d, g, err := wait(t, tk); err != nil || !g.Valid() || d.By != "bob" {
+		t.Fatalf("the killed server's decision: %+v %v", d, err)
+	}
+	if n := len(decisions(t, a.ledger)); n != 1 {
+		t.Fatalf("ledger holds %d decisions", n)
+	}
+}

@@ -27,6 +27,8 @@ type watcher struct {
 	r   *broker.Reviewer
 	ctx context.Context
 	by  string
+	// every is how often the queue is read besides the watch (resync).
+	every time.Duration
 
 	// Only the watching goroutine touches these.
 	reqs     map[string]*seen     // by request id
@@ -69,7 +71,7 @@ func Watch(ctx context.Context, nc *nats.Conn, o Options) (*broker.Reviewer, err
 	}
 	var wg sync.WaitGroup
 	r := broker.NewReviewer(func() { cancel(); wg.Wait() })
-	w := &watcher{q: q, r: r, ctx: ctx, by: o.By, reqs: map[string]*seen{}, decs: map[string]string{}, presence: map[string]time.Time{}}
+	w := &watcher{q: q, r: r, ctx: ctx, by: o.By, every: resync, reqs: map[string]*seen{}, decs: map[string]string{}, presence: map[string]time.Time{}}
 	if w.by == "" {
 		w.by = reviewerName()
 	}
@@ -99,7 +101,7 @@ func reviewerName() string {
 
 func (w *watcher) run(ow, dw jetstream.KeyWatcher, ready chan struct{}) {
 	defer func() { _ = ow.Stop(); _ = dw.Stop() }()
-	t := time.NewTicker(resync)
+	t := time.NewTicker(w.every)
 	defer t.Stop()
 	oDone, dDone := false, false
 	for {
@@ -242,7 +244,7 @@ func (w *watcher) presenceChanged(name string, e jetstream.KeyValueEntry, put bo
 // a NATS node's failure interrupts takes many seconds to resume, and a
 // request asked meanwhile must reach the reviewer sooner.
 func (w *watcher) reconcile() {
-	ctx, cancel := context.WithTimeout(w.ctx, resync)
+	ctx, cancel := context.WithTimeout(w.ctx, w.every)
 	defer cancel()
 	l, err := w.q.offers.ListKeysFiltered(ctx, "open.>")
 	if err != nil {
