@@ -130,6 +130,10 @@ func TestDecisionReachesARestartedServer(t *testing.T) {
 	if err := a.pub.Close(); err != nil { // the server stops; its request stays in the queue
 		t.Fatal(err)
 	}
+	eventually(t, "the stopped server leaves the reviewer's servers", func() bool { return len(r.Servers()) == 0 })
+	if incoming(r, id) == nil {
+		t.Fatal("the stopped server's request left the reviewer")
+	}
 	d, err := in.Decide(approval.Decision{Verdict: approval.Approve})
 	if !errors.Is(err, broker.ErrQueued) || d.Verdict != approval.Approve {
 		t.Fatalf("decision with the server down: %+v %v", d, err)

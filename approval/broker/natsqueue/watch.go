@@ -183,7 +183,6 @@ func (w *watcher) offerChanged(e jetstream.KeyValueEntry) {
 		w.take(id, s, fmt.Sprintf("it was offered again, by server %s on %s", o.Server.Name, o.Server.Host))
 	}
 	w.reqs[id] = &seen{entry: o, req: req, fp: fingerprint(req)}
-	w.r.AddServer(serverKey(o.Server.Name), o.Server)
 	w.refresh(id)
 }
 
@@ -228,7 +227,8 @@ func decodeRequest(id string, raw []byte) (*approval.Request, error) {
 	return &req, nil
 }
 
-// presenceChanged follows a server's presence (Servers).
+// presenceChanged follows a server's presence: Servers lists the
+// servers running, not those whose requests wait for their restart.
 func (w *watcher) presenceChanged(name string, e jetstream.KeyValueEntry, put bool) {
 	var info broker.ServerInfo
 	if put && alive(e) && json.Unmarshal(e.Value(), &info) == nil && info.Name == name {
