@@ -37,6 +37,13 @@
 // (target, branch, commits, tree, diff); a server whose request of that id
 // differs refuses it, so an approval never covers changes nobody saw.
 //
+// Both sides watch the buckets (a request reaches a reviewer in about a
+// millisecond; BenchmarkRequestSeen compares it with the socket) and
+// also read them every 2 s: a watch that a NATS node's stop interrupts
+// takes up to 20 s to resume. A server renews "server.NAME" as often; a
+// decision a server took ("applying") whose presence has lapsed is
+// applied by the server that has the request now.
+//
 // Everything read from the queue is hostile until checked: entries that
 // are not JSON, too large, of no server, whose body is missing, larger
 // than said or not the request its key names are ignored with a warning
