@@ -30,6 +30,11 @@ type ServerInfo struct {
 	PID     int       `json:"pid"`
 	Worker  string    `json:"worker"`
 	Started time.Time `json:"started"`
+	// Host and Name are set by a fleet's queue: the machine the server
+	// runs on, and the name the server is known by in the queue for as
+	// long as it runs. Both come from the server: sanitise before showing.
+	Host string `json:"host,omitempty"`
+	Name string `json:"name,omitempty"`
 }
 
 type message struct {

@@ -11,4 +11,11 @@
 // are taken only from a peer whose SO_PEERCRED user is the server's own,
 // and recorded under that user's name. The gate still decides what is
 // granted: a reviewer's message names a verdict, never a commit.
+//
+// Another source of requests (a fleet's queue, approval/broker/natsqueue)
+// feeds the same Reviewer, so the review screen does not know where a
+// request came from: NewReviewer, Offer and Take add and take back an
+// Incoming under a server key of the source's (never a socket's path),
+// each with a Decider that takes its decision to its server; ErrQueued
+// says a decision was kept for a server not running now.
 package broker

@@ -26,12 +26,12 @@ type RepoRequests struct {
 // Two servers are two groups even when they report the same pid.
 func Grouped(pending []*Incoming) []ServerRequests {
 	var out []ServerRequests
-	index := map[*serverConn]int{}
+	index := map[string]int{}
 	for _, in := range pending {
-		i, ok := index[in.conn]
+		i, ok := index[in.server]
 		if !ok {
 			i = len(out)
-			index[in.conn] = i
+			index[in.server] = i
 			out = append(out, ServerRequests{Server: in.Server})
 		}
 		srv := &out[i]

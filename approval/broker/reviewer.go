@@ -23,10 +23,24 @@ type Incoming struct {
 	Request *approval.Request
 	Server  ServerInfo
 
-	conn *serverConn
-	gone chan struct{}
-	why  string
+	rv      *Reviewer
+	server  string  // the key of the server that offers it (see Offer)
+	decider Decider // takes a decision to that server
+	gone    chan struct{}
+	why     string
 }
+
+// Decider takes a reviewer's decision to the server that offered a
+// request, and returns the decision as that server's gate recorded it:
+// the Unix socket of a server, or a fleet's queue.
+type Decider interface {
+	Decide(d approval.Decision) (approval.Decision, error)
+}
+
+// ErrQueued says a decision was kept for later, not yet recorded: in a
+// fleet's queue, for a request whose server is not running now; the
+// server that offers the request again applies it.
+var ErrQueued = errors.New("the decision is queued until a server offers the request again")
 
 // Gone is closed when the request is no longer open: another reviewer
 // decided it, it was withdrawn, or its server went away.
@@ -34,8 +48,8 @@ func (in *Incoming) Gone() <-chan struct{} { return in.gone }
 
 // Why says why the request is gone.
 func (in *Incoming) Why() string {
-	in.conn.rv.mu.Lock()
-	defer in.conn.rv.mu.Unlock()
+	in.rv.mu.Lock()
+	defer in.rv.mu.Unlock()
 	return in.why
 }
 
@@ -43,7 +57,7 @@ func (in *Incoming) Why() string {
 // server recorded it (for Pick, with the commit made of the picked files).
 func (in *Incoming) Decide(d approval.Decision) (approval.Decision, error) {
 	d.Request = in.Request.ID
-	return in.conn.decide(d)
+	return in.decider.Decide(d)
 }
 
 // Reviewer is a reviewer's connection to every running server.
@@ -53,6 +67,8 @@ type Reviewer struct {
 
 	mu      sync.Mutex
 	servers map[string]*serverConn // by socket path
+	// others are the servers another source told of (AddServer), by key.
+	others map[string]ServerInfo
 	// open holds the open requests by server and id: each server mints
 	// its own ids (and a resumed session offers its old ones again), so
 	// two servers may offer the same id.
@@ -68,8 +84,8 @@ func Watch(ctx context.Context, dir string) (*Reviewer, error) {
 		return nil, fmt.Errorf("reviewer: %w", err)
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	r := &Reviewer{dir: dir, cancel: cancel, servers: map[string]*serverConn{},
-		open: map[openKey]*Incoming{}, changed: make(chan struct{}, 1)}
+	r := NewReviewer(cancel)
+	r.dir = dir
 	r.scan()
 	r.wg.Add(1)
 	go func() {
@@ -93,10 +109,64 @@ func Watch(ctx context.Context, dir string) (*Reviewer, error) {
 	return r, nil
 }
 
+// NewReviewer returns a Reviewer no server offers to yet: a source other
+// than the socket directory (a fleet's queue) offers requests to it and
+// takes them back with Offer and Take. Close calls stop (if not nil).
+func NewReviewer(stop func()) *Reviewer {
+	if stop == nil {
+		stop = func() {}
+	}
+	return &Reviewer{cancel: stop, servers: map[string]*serverConn{}, others: map[string]ServerInfo{},
+		open: map[openKey]*Incoming{}, changed: make(chan struct{}, 1)}
+}
+
 // Close disconnects from every server. Requests stay pending there.
 func (r *Reviewer) Close() {
 	r.cancel()
 	r.wg.Wait()
+}
+
+// Offer adds a request that the server known by the key server (a name
+// no socket path can be, such as "nats:NAME") offers, with d to take its
+// decision, and returns it; a request already open under that server and
+// id is returned as it is.
+func (r *Reviewer) Offer(server string, info ServerInfo, req *approval.Request, d Decider) *Incoming {
+	r.mu.Lock()
+	k := openKey{server, req.ID}
+	in := r.open[k]
+	if in == nil {
+		in = &Incoming{Request: req, Server: info, rv: r, server: server, decider: d, gone: make(chan struct{})}
+		r.open[k] = in
+	}
+	r.mu.Unlock()
+	r.signal()
+	return in
+}
+
+// Take takes back the request id that server offered: it is gone, for
+// why ("it was withdrawn").
+func (r *Reviewer) Take(server, id, why string) {
+	r.mu.Lock()
+	r.goneLocked(server, id, why)
+	r.mu.Unlock()
+	r.signal()
+}
+
+// AddServer and RemoveServer tell the reviewer of a server another source
+// knows of (Servers lists it), by the key its requests are offered under.
+func (r *Reviewer) AddServer(server string, info ServerInfo) {
+	r.mu.Lock()
+	r.others[server] = info
+	r.mu.Unlock()
+	r.signal()
+}
+
+// RemoveServer: see AddServer. The server's open requests stay open.
+func (r *Reviewer) RemoveServer(server string) {
+	r.mu.Lock()
+	delete(r.others, server)
+	r.mu.Unlock()
+	r.signal()
 }
 
 // Servers returns the servers connected to.
@@ -108,6 +178,9 @@ func (r *Reviewer) Servers() []ServerInfo {
 		if s.info.PID != 0 {
 			out = append(out, s.info)
 		}
+	}
+	for _, info := range r.others {
+		out = append(out, info)
 	}
 	return out
 }
@@ -158,8 +231,8 @@ func older(a, b *Incoming) bool {
 	if c := a.Request.Time.Compare(b.Request.Time); c != 0 {
 		return c < 0
 	}
-	if a.conn.path != b.conn.path {
-		return a.conn.path < b.conn.path
+	if a.server != b.server {
+		return a.server < b.server
 	}
 	return a.Request.ID < b.Request.ID
 }
@@ -214,19 +287,22 @@ func (s *serverConn) read() {
 				s.info = *m.Server
 			}
 		case "request":
-			if k := (openKey{s, m.Request.ID}); m.Request != nil && r.open[k] == nil {
-				r.open[k] = &Incoming{Request: m.Request, Server: s.info, conn: s, gone: make(chan struct{})}
+			if m.Request == nil {
+				break
+			}
+			if k := (openKey{s.path, m.Request.ID}); r.open[k] == nil {
+				r.open[k] = &Incoming{Request: m.Request, Server: s.info, rv: r, server: s.path, decider: s, gone: make(chan struct{})}
 			}
 		case "settled":
-			r.goneLocked(s, m.ID, "it was decided (by another reviewer, or by policy)")
+			r.goneLocked(s.path, m.ID, "it was decided (by another reviewer, or by policy)")
 		case "withdrawn":
-			r.goneLocked(s, m.ID, "the worker's push went away, so the request was withdrawn")
+			r.goneLocked(s.path, m.ID, "the worker's push went away, so the request was withdrawn")
 		case "ack":
 			if m.Error == "" {
 				// Decided here: the server acknowledges before it tells
 				// every reviewer "settled", and the next Next must not
 				// offer the request again in between.
-				r.goneLocked(s, m.ID, "it was decided here")
+				r.goneLocked(s.path, m.ID, "it was decided here")
 			}
 			if ch := s.acks[m.ID]; ch != nil {
 				ch <- m
@@ -240,8 +316,8 @@ func (s *serverConn) read() {
 	r.mu.Lock()
 	s.dead = true
 	for k := range r.open {
-		if k.server == s {
-			r.goneLocked(s, k.id, "its server went away")
+		if k.server == s.path {
+			r.goneLocked(s.path, k.id, "its server went away")
 		}
 	}
 	for id, ch := range s.acks {
@@ -253,13 +329,14 @@ func (s *serverConn) read() {
 	r.signal()
 }
 
-// openKey names an open request: its server's connection and its id.
+// openKey names an open request: its server's key (a socket's path, or
+// the name another source gave it) and its id.
 type openKey struct {
-	server *serverConn
+	server string
 	id     string
 }
 
-func (r *Reviewer) goneLocked(s *serverConn, id, why string) {
+func (r *Reviewer) goneLocked(s string, id, why string) {
 	k := openKey{s, id}
 	if in := r.open[k]; in != nil {
 		in.why = why
@@ -268,7 +345,8 @@ func (r *Reviewer) goneLocked(s *serverConn, id, why string) {
 	}
 }
 
-func (s *serverConn) decide(d approval.Decision) (approval.Decision, error) {
+// Decide sends d over the socket and waits for the server's answer.
+func (s *serverConn) Decide(d approval.Decision) (approval.Decision, error) {
 	r := s.rv
 	ch := make(chan message, 1)
 	r.mu.Lock()

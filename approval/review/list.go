@@ -181,7 +181,7 @@ func (l *list) render(w io.Writer, groups []broker.ServerRequests, n int, color 
 	}
 	fmt.Fprintf(&b, "\n%s\n", p.paint(ansiBold, head))
 	for _, srv := range groups {
-		fmt.Fprintf(&b, "%s\n", p.paint(ansiBold, fmt.Sprintf("Server pid %d, worker %s", srv.Server.PID, quoted(srv.Server.Worker))))
+		fmt.Fprintf(&b, "%s\n", p.paint(ansiBold, fmt.Sprintf("Server pid %d%s, worker %s", srv.Server.PID, onHost(srv.Server), quoted(srv.Server.Worker))))
 		for _, sess := range srv.Sessions {
 			indent := "  "
 			if sess.Session != "" {

@@ -146,6 +146,12 @@ func decideOne(ctx context.Context, t Terminal, c canceler, in *broker.Incoming,
 		return false, res.err
 	}
 	d, err := in.Decide(res.d)
+	if errors.Is(err, broker.ErrQueued) {
+		// A fleet's queue keeps it for the server that offers the
+		// request again: decided, as far as this reviewer goes.
+		fmt.Fprintf(t, "  Queued: %v\n", err)
+		return true, nil
+	}
 	if err != nil {
 		fmt.Fprintf(t, "  Not recorded: %v\n", err)
 		return false, nil
@@ -194,7 +200,7 @@ func outcome(r *approval.Request, d approval.Decision) string {
 // the session and repository when the server named them.
 func header(in *broker.Incoming) string {
 	r := in.Request
-	h := fmt.Sprintf("Request %s from worker %s (server pid %d)", termsafe.Line(r.ID), quoted(r.Worker), in.Server.PID)
+	h := fmt.Sprintf("Request %s from worker %s (server pid %d%s)", termsafe.Line(r.ID), quoted(r.Worker), in.Server.PID, onHost(in.Server))
 	if r.Session != "" {
 		h += ", session " + quoted(r.Session)
 	}
@@ -202,6 +208,15 @@ func header(in *broker.Incoming) string {
 		h += ", repository " + quoted(r.Repo)
 	}
 	return h + ":"
+}
+
+// onHost is " on HOST" for a server of a fleet's queue (its host is
+// the server's word, so quoted), "" for one on this machine's socket.
+func onHost(s broker.ServerInfo) string {
+	if s.Host == "" {
+		return ""
+	}
+	return " on " + quoted(s.Host)
 }
 
 // quoted is a worker's or a repository's string, safe and in quotes.

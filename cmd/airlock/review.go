@@ -15,13 +15,20 @@ import (
 )
 
 func runReview(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("airlock review", "airlock review [--once]",
+	fs := newFlags("airlock review", "airlock review [--once] [--store nats://HOST:PORT]",
 		"Shows pushes waiting for approval from every running `airlock serve` (every session and\n"+
 			"repository of each), as they arrive, and sends your decision back. One waiting push is\n"+
 			"shown at once; several are listed, grouped by server, session and repository, and you\n"+
-			"choose which to review, in any order. It needs a terminal.\n\n"+review.KeysHelp, stderr)
+			"choose which to review, in any order. It needs a terminal. With --store, it shows the\n"+
+			"requests of every server of the fleet (each `airlock serve --store` on any machine),\n"+
+			"from the fleet's review queue in NATS, instead of this machine's.\n\n"+review.KeysHelp, stderr)
 	once := fs.Bool("once", false, "decide one push, then exit")
+	var fleet fleetFlags
+	fleet.register(fs)
 	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if err := fleet.check(); err != nil {
 		return err
 	}
 	tty, err := review.OpenTTY()
@@ -29,25 +36,47 @@ func runReview(args []string, stdout, stderr io.Writer) error {
 		return &exitError{exitNoTerminal, fmt.Errorf("%w: airlock review shows the exact diff of every push and asks you to decide, so it runs only in a terminal", review.ErrNoTerminal)}
 	}
 	defer tty.Close()
-	dir, err := broker.SocketDir()
-	if err != nil {
-		return err
-	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	r, err := broker.Watch(ctx, dir)
+	r, done, err := watchReviews(ctx, &fleet, tty, stderr)
 	if err != nil {
 		return err
 	}
-	defer r.Close()
-	ledgerFile := "(unknown)"
-	if state, err := broker.StateDir(); err == nil {
-		ledgerFile = filepath.Join(state, "ledger.jsonl")
-	}
-	fmt.Fprintf(tty, "airlock review: waiting for pushes from servers in %s (ledger: %s; Ctrl-C to stop)\n", dir, ledgerFile)
+	defer done()
 	err = review.Review(ctx, r, tty, *once)
 	if errors.Is(err, context.Canceled) {
 		return nil
 	}
 	return err
+}
+
+// watchReviews watches this machine's servers (their sockets), or with
+// --store the fleet's queue, and says which on tty; done lets go.
+func watchReviews(ctx context.Context, fleet *fleetFlags, tty, stderr io.Writer) (r *broker.Reviewer, done func(), err error) {
+	nc, err := fleet.connect("airlock review", stderr)
+	if err != nil {
+		return nil, nil, err
+	}
+	if nc != nil {
+		r, err := watchFleet(ctx, nc, fleet, stderr)
+		if err != nil {
+			nc.Close()
+			return nil, nil, err
+		}
+		fmt.Fprintf(tty, "airlock review: waiting for pushes from the fleet's servers, through its review queue at %s (each server records decisions in its ledger; Ctrl-C to stop)\n", fleet.nats.Where())
+		return r, func() { r.Close(); nc.Close() }, nil
+	}
+	dir, err := broker.SocketDir()
+	if err != nil {
+		return nil, nil, err
+	}
+	if r, err = broker.Watch(ctx, dir); err != nil {
+		return nil, nil, err
+	}
+	ledgerFile := "(unknown)"
+	if state, err := broker.StateDir(); err == nil {
+		ledgerFile = filepath.Join(state, "ledger.jsonl")
+	}
+	fmt.Fprintf(tty, "airlock review: waiting for pushes from servers in %s (ledger: %s; Ctrl-C to stop)\n", dir, ledgerFile)
+	return r, r.Close, nil
 }

@@ -215,6 +215,11 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer broker.Close()
+	stopQueue, err := sv.publishReviews(gate)
+	if err != nil {
+		return err
+	}
+	defer stopQueue()
 	// The same line airlock review starts with: when the two differ (an
 	// MCP client dropped AIRLOCK_RUNTIME_DIR or AIRLOCK_STATE_DIR), the
 	// operator sees why the reviewer never hears of a push.

@@ -1,0 +1,155 @@
+package natsqueue
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/airlock-dev/airlock/approval"
+	"github.com/airlock-dev/airlock/approval/broker"
+	"github.com/airlock-dev/airlock/internal/termsafe"
+)
+
+// decider takes a reviewer's decision of one request through the queue.
+type decider struct {
+	w      *watcher
+	id, fp string
+	server broker.ServerInfo
+}
+
+// applyWait bounds the wait for a server that took a decision to say
+// what its gate made of it (a pick builds commits first).
+const applyWait = 5 * time.Minute
+
+// Decide writes d as the request's one decision and waits for the server
+// that has the request to apply it: it returns the decision as the gate
+// recorded it, the gate's refusal, ErrAlreadyDecided when another
+// reviewer's decision won, or broker.ErrQueued when no running server has
+// the request now (the decision waits in the queue for the one that
+// offers it again).
+func (c *decider) Decide(d approval.Decision) (approval.Decision, error) {
+	ctx, cancel := context.WithTimeout(c.w.ctx, c.w.q.o.ClaimWait+applyWait)
+	defer cancel()
+	kv := c.w.q.decisions
+	// Watched first, so that no outcome written after ours is missed.
+	watch, err := kv.Watch(ctx, c.id)
+	if err != nil {
+		return approval.Decision{}, fmt.Errorf("the fleet's queue cannot be read (%v); nothing was decided, try again", err)
+	}
+	defer func() { _ = watch.Stop() }()
+	d.Request = c.id
+	mine := decisionEntry{Nonce: nonce(), By: c.w.by, Fingerprint: c.fp, Decision: d, State: stateDecided}
+	rev, err := c.put(ctx, &mine)
+	if err != nil {
+		return approval.Decision{}, err
+	}
+	return c.await(ctx, watch, mine, rev, d)
+}
+
+// put creates the decision entry, or takes the place of a refused one (or
+// of one that is not a decision at all); any other decision wins.
+func (c *decider) put(ctx context.Context, mine *decisionEntry) (uint64, error) {
+	kv := c.w.q.decisions
+	b, _ := json.Marshal(mine)
+	for range 5 {
+		rev, err := kv.Create(ctx, c.id, b)
+		if err == nil {
+			return rev, nil
+		}
+		if !errors.Is(err, jetstream.ErrKeyExists) {
+			return 0, fmt.Errorf("the decision could not be written to the fleet's queue (%v); nothing was decided, try again", err)
+		}
+		e, err := kv.Get(ctx, c.id)
+		if errors.Is(err, jetstream.ErrKeyNotFound) {
+			continue // gone meanwhile: create it
+		}
+		if err != nil {
+			return 0, fmt.Errorf("the fleet's queue cannot be read (%v); nothing was decided, try again", err)
+		}
+		prev, perr := parseDecision(c.id, e.Value())
+		if perr == nil && prev.State != stateRefused {
+			return 0, fmt.Errorf("%w by %s (%s); yours was not recorded", ErrAlreadyDecided, termsafe.Line(prev.By), prev.Decision.Verdict)
+		}
+		if rev, err := kv.Update(ctx, c.id, b, e.Revision()); err == nil {
+			return rev, nil
+		}
+	}
+	return 0, errors.New("other decisions of this request keep coming in; nothing was recorded of yours: look at the list again")
+}
+
+// await waits for the outcome of mine.
+// poll is how often a decider reads its entry besides watching it: a
+// watch that a NATS node's failure interrupts takes seconds to resume.
+const poll = 250 * time.Millisecond
+
+// await waits for the outcome of mine (written at rev; entries older
+// are what it replaced).
+func (c *decider) await(ctx context.Context, watch jetstream.KeyWatcher, mine decisionEntry, rev uint64, d approval.Decision) (approval.Decision, error) {
+	claim := time.NewTimer(c.w.q.o.ClaimWait)
+	defer claim.Stop()
+	tick := time.NewTicker(poll)
+	defer tick.Stop()
+	claimed := false
+	for {
+		var e jetstream.KeyValueEntry
+		select {
+		case u, ok := <-watch.Updates():
+			if !ok {
+				return approval.Decision{}, errors.New("the fleet's queue went away before the server confirmed the decision: look at the list again to see whether it was recorded")
+			}
+			e = u
+		case <-tick.C:
+			got, err := c.w.q.decisions.Get(ctx, c.id)
+			switch {
+			case errors.Is(err, jetstream.ErrKeyNotFound):
+				return approval.Decision{}, errors.New("the decision was removed from the fleet's queue before a server applied it; nothing was decided")
+			case err == nil:
+				e = got
+			}
+		case <-claim.C:
+			if !claimed {
+				return d, fmt.Errorf("%w: no running server has request %s now (it was offered by server %s on %s, pid %d); your decision is kept in the fleet's queue, and the server that offers it again (the session resumed) applies it then",
+					broker.ErrQueued, c.id, termsafe.Line(c.server.Name), termsafe.Line(c.server.Host), c.server.PID)
+			}
+		case <-ctx.Done():
+			return approval.Decision{}, errors.New("the server did not confirm the decision in time (or the reviewer stopped): look at the list again to see whether it was recorded")
+		}
+		if e == nil || e.Revision() < rev {
+			continue
+		}
+		got, state, err := c.outcome(e, mine)
+		switch {
+		case err != nil || state == stateApplied:
+			return got, err
+		case state == stateApplying:
+			claimed = true
+		}
+	}
+}
+
+// outcome reads entry e of mine: its state, and for an applied one the
+// decision as recorded; an error for a refused one (the gate's), or for
+// an entry that is no longer mine.
+func (c *decider) outcome(e jetstream.KeyValueEntry, mine decisionEntry) (approval.Decision, string, error) {
+	if e.Operation() != jetstream.KeyValuePut {
+		return approval.Decision{}, "", errors.New("the decision was removed from the fleet's queue before a server applied it; nothing was decided")
+	}
+	got, err := parseDecision(c.id, e.Value())
+	if err != nil || got.Nonce != mine.Nonce {
+		return approval.Decision{}, "", errors.New("another decision took the place of yours in the fleet's queue before a server applied it; look at the list again")
+	}
+	switch got.State {
+	case stateApplied:
+		if got.Result == nil {
+			return approval.Decision{}, "", fmt.Errorf("server %s applied the decision but did not say how; look at the ledger", termsafe.Line(got.Server))
+		}
+		return *got.Result, got.State, nil
+	case stateRefused:
+		return approval.Decision{}, got.State, errors.New(termsafe.Line(got.Error))
+	}
+	return approval.Decision{}, got.State, nil
+}

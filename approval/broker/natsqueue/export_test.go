@@ -1,0 +1,14 @@
+package natsqueue
+
+import "time"
+
+// SetResync sets how often publishers check the queue against their gate,
+// for the test; it returns what puts it back.
+func SetResync(d time.Duration) func() {
+	old := resync
+	resync = d
+	return func() { resync = old }
+}
+
+// Fingerprint is what a decision of r must carry.
+var Fingerprint = fingerprint

@@ -1,0 +1,242 @@
+package natsqueue
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/airlock-dev/airlock/approval"
+	"github.com/airlock-dev/airlock/approval/broker"
+	"github.com/airlock-dev/airlock/internal/termsafe"
+)
+
+// Options say where the queue is and how it behaves.
+type Options struct {
+	// Prefix names the buckets (Prefix_reviews...): "airlock" when empty.
+	Prefix string
+	// Replicas is how many NATS servers keep each entry: 1 when zero (a
+	// three-node cluster runs 3).
+	Replicas int
+	// Warn receives a line for each queue entry ignored as hostile or
+	// broken, and each write that failed; nil discards them.
+	Warn io.Writer
+	// ClaimWait is how long a reviewer's decision waits for a server to
+	// take it before Decide says it is queued (broker.ErrQueued): 3 s when
+	// zero.
+	ClaimWait time.Duration
+	// By names the reviewer in the decisions it makes (Watch): the OS
+	// user, host and pid when empty.
+	By string
+}
+
+// Bounds on what the queue holds and what a reader takes from it.
+const (
+	// MaxBody bounds a request's JSON, as the socket broker bounds a
+	// message: a request carries its whole diff.
+	MaxBody = 64 << 20
+	// maxEntry bounds an open entry; maxDecision a decision (its comments
+	// and hunk selections).
+	maxEntry    = 256 << 10
+	maxDecision = 1 << 20
+	// maxInline is the largest request kept in its open entry itself:
+	// one write and one read less than through the bodies store, which
+	// most requests (a few files) are; larger ones go there.
+	maxInline = maxEntry - 16<<10
+	// DecisionTTL is how long a decision is kept: a request whose server
+	// stays down longer is asked again when its session resumes.
+	DecisionTTL = 7 * 24 * time.Hour
+	// maxBy bounds a reviewer's name.
+	maxBy = 256
+)
+
+// ErrAlreadyDecided: another reviewer's decision of the request won.
+var ErrAlreadyDecided = errors.New("the request was already decided")
+
+// presenceTTL is how long a server's presence counts without renewal.
+const presenceTTL = 30 * time.Second
+
+// alive reports whether a presence entry was renewed lately (by the NATS
+// server's clock, as the entry's time is).
+func alive(e jetstream.KeyValueEntry) bool {
+	return e.Operation() == jetstream.KeyValuePut && time.Since(e.Created()) < presenceTTL
+}
+
+// idPattern is what a request id may be, as a KV key takes it.
+var idPattern = regexp.MustCompile(`^req-[A-Za-z0-9_-]{1,64}$`)
+
+// The states of a decision entry.
+const (
+	stateDecided  = "decided"  // a reviewer's, not yet taken by a server
+	stateApplying = "applying" // a server has taken it and is resolving it
+	stateApplied  = "applied"  // the gate recorded it
+	stateRefused  = "refused"  // the gate refused it: the entry is free again
+)
+
+// offerEntry is the value of "open.ID".
+type offerEntry struct {
+	Server broker.ServerInfo `json:"server"`
+	// Request is the request's JSON when it is small (maxInline); else
+	// Body names it in the bodies store. Size is its length either way.
+	Request json.RawMessage `json:"request,omitempty"`
+	Body    string          `json:"body,omitempty"`
+	Size    int64           `json:"size"`
+	// Gone says why the request is no longer open: its server's last
+	// word before it deletes the entry.
+	Gone string `json:"gone,omitempty"`
+}
+
+// decisionEntry is the value of a decision's key (the request's id).
+type decisionEntry struct {
+	Nonce       string             `json:"nonce"` // the decider's, to know its outcome
+	By          string             `json:"by"`
+	Fingerprint string             `json:"fingerprint"` // of what the reviewer saw
+	Decision    approval.Decision  `json:"decision"`
+	State       string             `json:"state"`
+	Server      string             `json:"server,omitempty"` // the server that took it
+	Result      *approval.Decision `json:"result,omitempty"`
+	Error       string             `json:"error,omitempty"`
+}
+
+// queue is the buckets, open.
+type queue struct {
+	offers, decisions jetstream.KeyValue
+	bodies            jetstream.ObjectStore
+	o                 Options
+	warnMu            sync.Mutex
+}
+
+func open(ctx context.Context, nc *nats.Conn, o Options) (*queue, error) {
+	if o.Prefix == "" {
+		o.Prefix = "airlock"
+	}
+	if o.Replicas == 0 {
+		o.Replicas = 1
+	}
+	if o.ClaimWait == 0 {
+		o.ClaimWait = 3 * time.Second
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return nil, err
+	}
+	q := &queue{o: o}
+	name := o.Prefix + "_reviews"
+	if q.offers, err = js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+		Bucket: name, Storage: jetstream.FileStorage, Replicas: o.Replicas, MaxValueSize: maxEntry,
+	}); err != nil {
+		return nil, fmt.Errorf("natsqueue: the review queue's bucket %s (is JetStream enabled on %s?): %w", name, nc.ConnectedUrlRedacted(), err)
+	}
+	if q.decisions, err = js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+		Bucket: name + "_decisions", Storage: jetstream.FileStorage, Replicas: o.Replicas, MaxValueSize: maxDecision, TTL: DecisionTTL,
+	}); err != nil {
+		return nil, fmt.Errorf("natsqueue: the review queue's bucket %s_decisions: %w", name, err)
+	}
+	if q.bodies, err = js.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{
+		Bucket: name + "_bodies", Storage: jetstream.FileStorage, Replicas: o.Replicas,
+	}); err != nil {
+		return nil, fmt.Errorf("natsqueue: the review queue's store %s_bodies: %w", name, err)
+	}
+	return q, nil
+}
+
+// warn writes one line to Options.Warn, sanitised.
+func (q *queue) warn(format string, args ...any) {
+	if q.o.Warn == nil {
+		return
+	}
+	q.warnMu.Lock()
+	defer q.warnMu.Unlock()
+	fmt.Fprintf(q.o.Warn, "airlock review queue: %s\n", termsafe.Line(fmt.Sprintf(format, args...)))
+}
+
+// fingerprint is what a decision covers: what the reviewer was shown of
+// the request, not when or by which server it was offered (a resumed
+// session offers the same request again, at another time).
+func fingerprint(r *approval.Request) string {
+	b, _ := json.Marshal(struct {
+		Kind, Target, Ref, Command, Diff string
+		Old, New, Tree                   string
+		NewRef, Truncated, Pickable      bool
+		Commits                          []approval.CommitInfo
+		Files                            []approval.FileChange
+	}{r.Kind, r.Target, r.Ref, r.Command, r.Diff, r.Old.String(), r.New.String(), r.Tree.String(),
+		r.NewRef, r.DiffTruncated, r.Pickable, r.Commits, r.Files})
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// parseDecision reads a decision entry, checked.
+func parseDecision(id string, raw []byte) (*decisionEntry, error) {
+	if len(raw) > maxDecision {
+		return nil, fmt.Errorf("%d bytes, more than %d", len(raw), maxDecision)
+	}
+	var e decisionEntry
+	if err := json.Unmarshal(raw, &e); err != nil {
+		return nil, fmt.Errorf("not a decision (%v)", err)
+	}
+	switch {
+	case e.State != stateDecided && e.State != stateApplying && e.State != stateApplied && e.State != stateRefused:
+		return nil, fmt.Errorf("unknown state %q", e.State)
+	case e.Decision.Request != id:
+		return nil, fmt.Errorf("it names request %q under the key of %s", e.Decision.Request, id)
+	case e.By == "" || len(e.By) > maxBy:
+		return nil, fmt.Errorf("its reviewer's name is empty or longer than %d bytes", maxBy)
+	case e.Nonce == "":
+		return nil, errors.New("it has no nonce")
+	}
+	return &e, nil
+}
+
+// parseOffer reads an open entry, checked.
+func parseOffer(id string, raw []byte) (*offerEntry, error) {
+	if len(raw) > maxEntry {
+		return nil, fmt.Errorf("%d bytes, more than %d", len(raw), maxEntry)
+	}
+	var e offerEntry
+	if err := json.Unmarshal(raw, &e); err != nil {
+		return nil, fmt.Errorf("not an offer (%v)", err)
+	}
+	switch {
+	case e.Server.Name == "":
+		return nil, errors.New("it names no server")
+	case e.Gone != "":
+	case len(e.Request) > 0 && (e.Body != "" || e.Size != int64(len(e.Request))):
+		return nil, fmt.Errorf("it holds a request of %d bytes, and says %d in body %q", len(e.Request), e.Size, e.Body)
+	case len(e.Request) > 0:
+	case e.Body != id+"."+e.Server.Name:
+		return nil, fmt.Errorf("its body %q is not the request's", e.Body)
+	case e.Size <= 0 || e.Size > MaxBody:
+		return nil, fmt.Errorf("its body's size %d is not between 1 and %d", e.Size, MaxBody)
+	}
+	return &e, nil
+}
+
+// nonce is a random name for one decision or one server.
+func nonce() string {
+	var b [8]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// keySafe makes s usable in a key or an object's name.
+func keySafe(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_':
+			return r
+		}
+		return '_'
+	}, s)
+}

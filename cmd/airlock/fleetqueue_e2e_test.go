@@ -1,0 +1,194 @@
+//go:build unix
+
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/airlock-dev/airlock/approval/ledger"
+	"github.com/airlock-dev/airlock/internal/gittest"
+	"github.com/airlock-dev/airlock/internal/natstest"
+)
+
+// TestReviewThroughTheFleetQueue: a real `airlock serve --store` (stdio,
+// a worker on a real repository) and a real `airlock review --store` in a
+// terminal that shares no directory with it (another runtime directory:
+// no socket of the server's reaches it), both on one NATS server. The
+// reviewer sees the push, with its server's host, through the queue and
+// approves it; the server's ledger records the reviewer's decision, and
+// the push lands in the target.
+func TestReviewThroughTheFleetQueue(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	f := newFleetRig(t)
+	d := f.serve(ctx, "--ephemeral")
+	w, repo, env := d.w, f.repo, f.env
+	push := f.ask(d)
+
+	rv := startReview(t, f.bin, isolatedEnv(t, f.reviewerRoot), f.reviewerRoot, "--store", f.store)
+	scr := rv.Screen
+	const within = 20 * time.Second
+	host, _ := os.Hostname()
+	at := scr.WaitFor(t, 0, "through its review queue at", within)
+	at = scr.WaitFor(t, at, fmt.Sprintf(`from worker "fleet-writer" (server pid %d on %q)`, d.cmd.Process.Pid, host), within)
+	at = scr.WaitFor(t, at, "[?]help", within)
+	rv.Press(t, "a")
+	scr.WaitFor(t, at, "Approved; the push goes ahead.", within)
+	if r := awaitPush(t, push, scr); r.isErr {
+		t.Fatalf("the push: %s", r.text)
+	}
+	if got := mustGit(t, env, repo, "show", "agent:notes/fleet.md"); got != "reviewed from afar\n" {
+		t.Errorf("the target's agent branch: %q", got)
+	}
+	ledger, err := os.ReadFile(w.ledger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(ledger), `"verdict":"approve"`) || !strings.Contains(string(ledger), "fleet queue") {
+		t.Errorf("the server's ledger has no approval by the fleet's reviewer:\n%s", ledger)
+	}
+	if _, err := os.Stat(filepath.Join(f.reviewerRoot, "state", "airlock", "ledger.jsonl")); err == nil {
+		t.Error("the reviewer wrote a ledger of its own")
+	}
+	rv.Press(t, "\x03")
+	if code := rv.Wait(t, within); code != 0 {
+		t.Errorf("airlock review exited %d after Ctrl-C", code)
+	}
+}
+
+// TestFleetDecisionReachesTheRestartedServer: the server is killed
+// (SIGKILL) while its push waits on a reviewer's screen; the reviewer
+// decides it meanwhile and is told the decision is queued; the
+// server started again resumes the session, offers the request again
+// under its id, applies the queued decision (the ledger records it, by
+// the fleet's reviewer) and the push lands.
+func TestFleetDecisionReachesTheRestartedServer(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	f := newFleetRig(t)
+	d := f.serve(ctx)
+	f.ask(d)
+	id := f.savedRequest(t)
+	rv := startReview(t, f.bin, isolatedEnv(t, f.reviewerRoot), f.reviewerRoot, "--store", f.store)
+	scr := rv.Screen
+	const within = 20 * time.Second
+	at := scr.WaitFor(t, 0, "Request "+id+` from worker "fleet-writer"`, within)
+	at = scr.WaitFor(t, at, "[?]help", within)
+	d.cmd.Process.Kill() // the request is in the queue and on the screen
+	d.wait(t)
+	rv.Press(t, "a")
+	at = scr.WaitFor(t, at, "Queued: ", within)
+	scr.WaitFor(t, at, "applies it then", within)
+
+	again := f.serve(ctx)
+	again.w.ledger = d.w.ledger
+	mustContain(t, "stderr at the restart", again.stderr.Await("resumed session", "1 push(es) waiting for review"), "resumed session", "1 push(es) waiting for review")
+	out := again.w.call("git_push", map[string]any{})
+	if !strings.Contains(out, "pushed") {
+		t.Fatalf("git_push after the restart: %s\n%s", out, again.stderr.String())
+	}
+	if got := mustGit(t, f.env, f.repo, "show", "agent:notes/fleet.md"); got != "reviewed from afar\n" {
+		t.Errorf("the target's agent branch: %q", got)
+	}
+	recs, err := ledger.Records(d.w.ledger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var resumed, approved, pushed bool
+	for _, rec := range recs {
+		var r struct {
+			ID, Request, Verdict, Result, By string
+			Resumed                          bool
+		}
+		json.Unmarshal(rec.Data, &r)
+		resumed = resumed || rec.Kind == ledger.KindRequest && r.ID == id && r.Resumed
+		approved = approved || rec.Kind == ledger.KindDecision && r.Request == id && r.Verdict == "approve" && strings.Contains(r.By, "fleet queue")
+		pushed = pushed || rec.Kind == ledger.KindPush && r.Request == id && r.Result == "pushed"
+	}
+	if !resumed || !approved || !pushed {
+		t.Fatalf("the ledger lacks the resumed request (%v), the fleet reviewer's approval (%v) or the push (%v)", resumed, approved, pushed)
+	}
+	rv.Press(t, "\x03")
+	rv.Wait(t, within)
+}
+
+// fleetRig is a NATS server, a worker on a real repository whose
+// default target is its branch agent, and two roots that share nothing:
+// the server's and the reviewer's.
+type fleetRig struct {
+	t                        *testing.T
+	bin, store               string
+	serverRoot, reviewerRoot string
+	env                      []string
+	repo, workerFile         string
+}
+
+func newFleetRig(t *testing.T) *fleetRig {
+	requireGit(t)
+	f := &fleetRig{t: t, bin: airlockBinary(t), store: natstest.Server(t, natstest.Options{}).ClientURL(),
+		serverRoot: t.TempDir(), reviewerRoot: t.TempDir()}
+	f.env = isolatedEnv(t, f.serverRoot)
+	f.repo = filepath.Join(f.serverRoot, "project")
+	gittest.InitRepo(t, f.env, f.repo, "Initial commit", map[string]string{"README.md": "# project\n"})
+	mustGit(t, f.env, f.repo, "branch", "agent")
+	f.workerFile = filepath.Join(f.serverRoot, "fleet-writer.md")
+	front := fmt.Sprintf("---\nname: fleet-writer\ngit:\n  default_target: {type: local, path: %q, branch: agent}\n---\n", f.repo)
+	if err := os.WriteFile(f.workerFile, []byte(front), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// serve starts airlock serve --store on the rig's worker.
+func (f *fleetRig) serve(ctx context.Context, args ...string) *durableServer {
+	d := startDurable(f.t, ctx, f.bin, f.env, f.serverRoot, append([]string{"--worker", f.workerFile, "--timeout", "60s", "--store", f.store}, args...)...)
+	d.w.ledger = filepath.Join(f.serverRoot, "state", "airlock", "ledger.jsonl")
+	mustContain(f.t, "airlock serve's stderr", d.stderr.Await("requests also go to the fleet's review queue"), "requests also go to the fleet's review queue")
+	return d
+}
+
+// ask writes a file, stages it and pushes it; the push waits.
+func (f *fleetRig) ask(d *durableServer) <-chan pushResult {
+	d.w.call("write_file", map[string]any{"path": "notes/fleet.md", "content": "reviewed from afar\n"})
+	d.w.call("git_stage", map[string]any{"message": "Notes from the fleet"})
+	push := d.w.pushAsync(map[string]any{})
+	waitPending(f.t, d.w, "Notes from the fleet")
+	return push
+}
+
+// savedRequest is the id of the push request the ledger holds, once the
+// session's journal has saved it too (a kill before would leave nothing
+// to resume).
+func (f *fleetRig) savedRequest(t *testing.T) string {
+	t.Helper()
+	recs, err := ledger.Records(filepath.Join(f.serverRoot, "state", "airlock", "ledger.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var id string
+	for _, rec := range recs {
+		var r struct{ ID string }
+		if rec.Kind == ledger.KindRequest && json.Unmarshal(rec.Data, &r) == nil {
+			id = r.ID
+		}
+	}
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		journals, _ := filepath.Glob(filepath.Join(f.serverRoot, "state", "airlock", "sessions", "*", "journal"))
+		for _, j := range journals {
+			if data, err := os.ReadFile(j); err == nil && bytes.Contains(data, []byte(id)) {
+				return id
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the push of request %q was never saved to the session's journal", id)
+		}
+	}
+}
