@@ -28,7 +28,7 @@ import (
 func TestReviewThroughTheFleetQueue(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	f := newFleetRig(t)
+	f := newQueueRig(t)
 	d := f.serve(ctx, "--ephemeral")
 	w, repo, env := d.w, f.repo, f.env
 	push := f.ask(d)
@@ -73,7 +73,7 @@ func TestReviewThroughTheFleetQueue(t *testing.T) {
 func TestFleetDecisionReachesTheRestartedServer(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	f := newFleetRig(t)
+	f := newQueueRig(t)
 	d := f.serve(ctx)
 	f.ask(d)
 	id := f.savedRequest(t)
@@ -120,10 +120,10 @@ func TestFleetDecisionReachesTheRestartedServer(t *testing.T) {
 	rv.Wait(t, within)
 }
 
-// fleetRig is a NATS server, a worker on a real repository whose
+// queueRig is a NATS server, a worker on a real repository whose
 // default target is its branch agent, and two roots that share nothing:
 // the server's and the reviewer's.
-type fleetRig struct {
+type queueRig struct {
 	t                        *testing.T
 	bin, store               string
 	serverRoot, reviewerRoot string
@@ -131,9 +131,9 @@ type fleetRig struct {
 	repo, workerFile         string
 }
 
-func newFleetRig(t *testing.T) *fleetRig {
+func newQueueRig(t *testing.T) *queueRig {
 	requireGit(t)
-	f := &fleetRig{t: t, bin: airlockBinary(t), store: natstest.Server(t, natstest.Options{}).ClientURL(),
+	f := &queueRig{t: t, bin: airlockBinary(t), store: natstest.Server(t, natstest.Options{}).ClientURL(),
 		serverRoot: t.TempDir(), reviewerRoot: t.TempDir()}
 	f.env = isolatedEnv(t, f.serverRoot)
 	f.repo = filepath.Join(f.serverRoot, "project")
@@ -148,7 +148,7 @@ func newFleetRig(t *testing.T) *fleetRig {
 }
 
 // serve starts airlock serve --store on the rig's worker.
-func (f *fleetRig) serve(ctx context.Context, args ...string) *durableServer {
+func (f *queueRig) serve(ctx context.Context, args ...string) *durableServer {
 	d := startDurable(f.t, ctx, f.bin, f.env, f.serverRoot, append([]string{"--worker", f.workerFile, "--timeout", "60s", "--store", f.store}, args...)...)
 	d.w.ledger = filepath.Join(f.serverRoot, "state", "airlock", "ledger.jsonl")
 	mustContain(f.t, "airlock serve's stderr", d.stderr.Await("requests also go to the fleet's review queue"), "requests also go to the fleet's review queue")
@@ -156,7 +156,7 @@ func (f *fleetRig) serve(ctx context.Context, args ...string) *durableServer {
 }
 
 // ask writes a file, stages it and pushes it; the push waits.
-func (f *fleetRig) ask(d *durableServer) <-chan pushResult {
+func (f *queueRig) ask(d *durableServer) <-chan pushResult {
 	d.w.call("write_file", map[string]any{"path": "notes/fleet.md", "content": "reviewed from afar\n"})
 	d.w.call("git_stage", map[string]any{"message": "Notes from the fleet"})
 	push := d.w.pushAsync(map[string]any{})
@@ -167,7 +167,7 @@ func (f *fleetRig) ask(d *durableServer) <-chan pushResult {
 // savedRequest is the id of the push request the ledger holds, once the
 // session's journal has saved it too (a kill before would leave nothing
 // to resume).
-func (f *fleetRig) savedRequest(t *testing.T) string {
+func (f *queueRig) savedRequest(t *testing.T) string {
 	t.Helper()
 	recs, err := ledger.Records(filepath.Join(f.serverRoot, "state", "airlock", "ledger.jsonl"))
 	if err != nil {
