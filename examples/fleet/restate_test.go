@@ -7,6 +7,8 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/airlock-dev/airlock/approval/broker"
+	"github.com/airlock-dev/airlock/approval/broker/natsqueue"
 	"github.com/airlock-dev/airlock/internal/natstest"
 	"github.com/airlock-dev/airlock/session/store/natsstore"
 )
@@ -21,10 +23,16 @@ func TestAStoreWithoutFlagsKeepsTheFleets(t *testing.T) {
 	nc := natstest.Connect(t, c.URLs())
 	// The cluster has a leader before every node is known to it as a
 	// peer to place a replica on: the first R3 stream may wait for that.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(100 * time.Millisecond) {
 		_, err := natsstore.New(nc, natsstore.Options{Prefix: "airlock", Replicas: 3, LeaseTTL: 30 * time.Second})
 		if err == nil {
-			break
+			var rv *broker.Reviewer
+			if rv, err = natsqueue.Watch(ctx, nc, natsqueue.Options{Prefix: "airlock", Replicas: 3}); err == nil {
+				rv.Close()
+				break
+			}
 		}
 		if time.Now().After(deadline) {
 			t.Fatal(err)
@@ -38,7 +46,7 @@ func TestAStoreWithoutFlagsKeepsTheFleets(t *testing.T) {
 		t.Helper()
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		for _, name := range []string{"airlock_journal", "KV_airlock_sessions", "KV_airlock_leases"} {
+		for _, name := range []string{"airlock_journal", "KV_airlock_sessions", "KV_airlock_leases", "KV_airlock_reviews", "KV_airlock_reviews_decisions", "OBJ_airlock_reviews_bodies"} {
 			st, err := js.Stream(ctx, name)
 			if err != nil {
 				t.Fatal(err)
@@ -55,9 +63,18 @@ func TestAStoreWithoutFlagsKeepsTheFleets(t *testing.T) {
 	if _, err := natsstore.New(nc, natsstore.Options{Prefix: "airlock"}); err != nil {
 		t.Fatal(err)
 	}
+	rv, err := natsqueue.Watch(ctx, nc, natsqueue.Options{Prefix: "airlock"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rv.Close()
 	check("after a store without flags", 3, 30*time.Second)
 	if _, err := natsstore.New(nc, natsstore.Options{Prefix: "airlock", Replicas: 1, LeaseTTL: 10 * time.Second}); err != nil {
 		t.Fatal(err)
 	}
+	if rv, err = natsqueue.Watch(ctx, nc, natsqueue.Options{Prefix: "airlock", Replicas: 1}); err != nil {
+		t.Fatal(err)
+	}
+	rv.Close()
 	check("after a store given --nats-replicas 1 --lease-ttl 10s", 1, 10*time.Second)
 }

@@ -26,7 +26,8 @@ import (
 type Options struct {
 	// Prefix names the buckets (Prefix_reviews...): "airlock" when empty.
 	Prefix string
-	// Replicas is how many NATS servers keep each entry: 1 when zero (a
+	// Replicas is how many NATS servers keep each entry: when zero, as
+	// the buckets have it, 1 for new ones (a
 	// three-node cluster runs 3).
 	Replicas int
 	// Warn receives a line for each queue entry ignored as hostile or
@@ -121,9 +122,6 @@ func open(ctx context.Context, nc *nats.Conn, o Options) (*queue, error) {
 	if o.Prefix == "" {
 		o.Prefix = "airlock"
 	}
-	if o.Replicas == 0 {
-		o.Replicas = 1
-	}
 	if o.ClaimWait == 0 {
 		o.ClaimWait = 3 * time.Second
 	}
@@ -133,22 +131,49 @@ func open(ctx context.Context, nc *nats.Conn, o Options) (*queue, error) {
 	}
 	q := &queue{o: o}
 	name := o.Prefix + "_reviews"
-	if q.offers, err = js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+	if q.offers, err = keyValue(ctx, js, jetstream.KeyValueConfig{
 		Bucket: name, Storage: jetstream.FileStorage, Replicas: o.Replicas, MaxValueSize: maxEntry,
 	}); err != nil {
 		return nil, fmt.Errorf("natsqueue: the review queue's bucket %s (is JetStream enabled on %s?): %w", name, nc.ConnectedUrlRedacted(), err)
 	}
-	if q.decisions, err = js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+	if q.decisions, err = keyValue(ctx, js, jetstream.KeyValueConfig{
 		Bucket: name + "_decisions", Storage: jetstream.FileStorage, Replicas: o.Replicas, MaxValueSize: maxDecision, TTL: DecisionTTL,
 	}); err != nil {
 		return nil, fmt.Errorf("natsqueue: the review queue's bucket %s_decisions: %w", name, err)
 	}
-	if q.bodies, err = js.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{
+	if q.bodies, err = objectStore(ctx, js, jetstream.ObjectStoreConfig{
 		Bucket: name + "_bodies", Storage: jetstream.FileStorage, Replicas: o.Replicas,
 	}); err != nil {
 		return nil, fmt.Errorf("natsqueue: the review queue's store %s_bodies: %w", name, err)
 	}
 	return q, nil
+}
+
+// keyValue is the bucket cfg names: as the fleet has it when
+// cfg.Replicas is zero (a reviewer's airlock review never scales an R3
+// fleet down), made with one replica if there is none; else made or
+// stated again with cfg.
+func keyValue(ctx context.Context, js jetstream.JetStream, cfg jetstream.KeyValueConfig) (jetstream.KeyValue, error) {
+	if cfg.Replicas == 0 {
+		kv, err := js.KeyValue(ctx, cfg.Bucket)
+		if !errors.Is(err, jetstream.ErrBucketNotFound) {
+			return kv, err
+		}
+		cfg.Replicas = 1
+	}
+	return js.CreateOrUpdateKeyValue(ctx, cfg)
+}
+
+// objectStore is keyValue for an object store.
+func objectStore(ctx context.Context, js jetstream.JetStream, cfg jetstream.ObjectStoreConfig) (jetstream.ObjectStore, error) {
+	if cfg.Replicas == 0 {
+		st, err := js.ObjectStore(ctx, cfg.Bucket)
+		if !errors.Is(err, jetstream.ErrBucketNotFound) {
+			return st, err
+		}
+		cfg.Replicas = 1
+	}
+	return js.CreateOrUpdateObjectStore(ctx, cfg)
 }
 
 // warn writes one line to Options.Warn, sanitised.
