@@ -1,0 +1,109 @@
+package natsledger_test
+
+import (
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/nats-io/nats-server/v2/server"
+
+	"github.com/airlock-dev/airlock/approval"
+	"github.com/airlock-dev/airlock/approval/ledger"
+	"github.com/airlock-dev/airlock/approval/ledger/ledgertest"
+	"github.com/airlock-dev/airlock/approval/ledger/natsledger"
+	"github.com/airlock-dev/airlock/internal/natstest"
+)
+
+// natsStore is a ledger stream under its own prefix on a real server.
+type natsStore struct {
+	url    string
+	prefix string
+}
+
+func (s natsStore) open(t testing.TB) *natsledger.Ledger {
+	t.Helper()
+	l, err := natsledger.New(natstest.Connect(t, s.url), natsledger.Options{Prefix: s.prefix})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+func (s natsStore) Open(t testing.TB) approval.Ledger { return s.open(t) }
+
+func (s natsStore) Verify(t testing.TB) ledger.Report {
+	t.Helper()
+	rep, err := s.open(t).Verify()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+var prefixes atomic.Int64
+
+func newStore(t testing.TB, srv *server.Server) natsStore {
+	return natsStore{url: srv.ClientURL(), prefix: fmt.Sprintf("t%d", prefixes.Add(1))}
+}
+
+// The NATS ledger keeps what approval.Ledger promises, as the file
+// ledger does (package ledger runs the same suite).
+func TestConformance(t *testing.T) {
+	srv := natstest.Server(t, natstest.Options{})
+	ledgertest.Run(t, func(t *testing.T) ledgertest.Store { return newStore(t, srv) })
+}
+
+func appendN(t testing.TB, l approval.Ledger, n int) []ledger.Record {
+	t.Helper()
+	var out []ledger.Record
+	for i := range n {
+		rec, err := l.Append(ledger.KindRequest, map[string]any{"n": i})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, rec)
+	}
+	return out
+}
+
+// Without the expected-last-sequence check two servers fork the chain
+// at once: each chains after the head it last saw. This is what the
+// check is for; the concurrent tests hold it.
+func TestWithoutTheExpectedSequenceItForks(t *testing.T) {
+	srv := natstest.Server(t, natstest.Options{})
+	s := newStore(t, srv)
+	a, b := s.open(t), s.open(t)
+	natsledger.DropExpectedSequence(a)
+	natsledger.DropExpectedSequence(b)
+	appendN(t, a, 1)
+	appendN(t, b, 1)
+	appendN(t, a, 1) // a's head is still its own record 1
+	rep := s.Verify(t)
+	if rep.Broken == nil || rep.Broken.Kind != "reordered" || rep.Broken.Line != 3 {
+		t.Fatalf("two servers without the check: broken %v, want record 2 again at message 3", rep.Broken)
+	}
+	// With it, the same turns make one chain.
+	s = newStore(t, srv)
+	a, b = s.open(t), s.open(t)
+	appendN(t, a, 1)
+	appendN(t, b, 1)
+	appendN(t, a, 1)
+	if rep := s.Verify(t); !rep.OK() || rep.Records != 3 {
+		t.Fatalf("with the check: %d records, broken %v", rep.Records, rep.Broken)
+	}
+}
+
+// Path names the servers and the stream, never a secret of the URL.
+func TestPathHasNoSecrets(t *testing.T) {
+	srv := natstest.Server(t, natstest.Options{})
+	u := strings.Replace(srv.ClientURL(), "nats://", "nats://someone:s3cret@", 1)
+	nc := natstest.Connect(t, u)
+	l, err := natsledger.New(nc, natsledger.Options{Prefix: "fleet"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := l.Path(); strings.Contains(p, "s3cret") || strings.Contains(p, "someone") || p != srv.ClientURL()+" stream fleet_ledger" {
+		t.Fatalf("path %q", p)
+	}
+}
