@@ -23,8 +23,8 @@ type Options struct {
 	// Prefix names the stream and the subject (letters, digits, - and
 	// _): "airlock" when empty.
 	Prefix string
-	// Replicas is how many servers of a cluster keep each record: 1 when
-	// zero (a fleet runs 3).
+	// Replicas is how many servers of a cluster keep each record, when
+	// New makes the stream: 1 when zero (a fleet runs 3).
 	Replicas int
 }
 
@@ -69,27 +69,25 @@ const (
 
 var namePattern = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
 
-// New makes (or finds) the ledger's stream under o.Prefix on the server
-// nc is connected to, which must have JetStream enabled.
+// ErrNoLedger: the fleet has no ledger stream under the prefix (Open).
+var ErrNoLedger = errors.New("no ledger stream")
+
+// New finds the ledger's stream under o.Prefix on the server nc is
+// connected to (which must have JetStream enabled), or makes it: with
+// o.Replicas, delete and purge denied. A stream found is used as it is:
+// a server started with other flags neither changes its replicas nor
+// anything else.
 func New(nc *nats.Conn, o Options) (*Ledger, error) {
-	if o.Prefix == "" {
-		o.Prefix = "airlock"
-	}
-	if !namePattern.MatchString(o.Prefix) {
-		return nil, fmt.Errorf("natsledger: prefix %q: use only letters, digits, - and _", o.Prefix)
+	l, err := newLedger(nc, o)
+	if err != nil {
+		return nil, err
 	}
 	if o.Replicas == 0 {
 		o.Replicas = 1
 	}
-	js, err := jetstream.New(nc)
-	if err != nil {
-		return nil, fmt.Errorf("natsledger: %w", err)
-	}
-	l := &Ledger{nc: nc, js: js, name: o.Prefix + "_ledger", subject: o.Prefix + ".ledger", now: time.Now}
-	l.path = l.servers() + " stream " + l.name
 	ctx, cancel := ctxOp()
 	defer cancel()
-	l.stream, err = js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+	cfg := jetstream.StreamConfig{
 		Name: l.name, Subjects: []string{l.subject},
 		Description: "airlock's ledger: every push request, decision, withdrawal and push, hash-chained",
 		Storage:     jetstream.FileStorage, Replicas: o.Replicas,
@@ -97,11 +95,73 @@ func New(nc *nats.Conn, o Options) (*Ledger, error) {
 		// Long enough for a publish retried after a lost answer to be
 		// known again by its Nats-Msg-Id.
 		Duplicates: 2 * appendWait,
-	})
+	}
+	for range 3 {
+		if l.stream, err = l.js.Stream(ctx, l.name); err == nil || !errors.Is(err, jetstream.ErrStreamNotFound) {
+			break
+		}
+		// Another server may make it at the same moment: then it is
+		// found at the next turn.
+		if l.stream, err = l.js.CreateStream(ctx, cfg); err == nil || !errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
+			break
+		}
+	}
+	if err == nil {
+		err = l.denyRemoval(ctx)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("natsledger: the ledger stream %s (is JetStream enabled on %s, with room for %d replicas?): %w",
 			l.name, nc.ConnectedUrlRedacted(), o.Replicas, err)
 	}
+	return l, nil
+}
+
+// denyRemoval denies deleting and purging on a stream found without
+// (made by hand): once set, no update lifts them.
+func (l *Ledger) denyRemoval(ctx context.Context) error {
+	cfg := l.stream.CachedInfo().Config
+	if cfg.DenyDelete && cfg.DenyPurge {
+		return nil
+	}
+	cfg.DenyDelete, cfg.DenyPurge, cfg.AllowRollup = true, true, false
+	var err error
+	l.stream, err = l.js.UpdateStream(ctx, cfg)
+	return err
+}
+
+// Open finds the ledger's stream under o.Prefix without making it, for
+// those who only read it (ErrNoLedger when there is none).
+func Open(nc *nats.Conn, o Options) (*Ledger, error) {
+	l, err := newLedger(nc, o)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := ctxOp()
+	defer cancel()
+	l.stream, err = l.js.Stream(ctx, l.name)
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		return nil, fmt.Errorf("natsledger: %w %s at %s: no airlock server of this fleet has written its ledger there yet; check --store and --nats-prefix (the servers' own)",
+			ErrNoLedger, l.name, nc.ConnectedUrlRedacted())
+	}
+	if err != nil {
+		return nil, fmt.Errorf("natsledger: the ledger stream %s at %s: %w", l.name, nc.ConnectedUrlRedacted(), err)
+	}
+	return l, nil
+}
+
+func newLedger(nc *nats.Conn, o Options) (*Ledger, error) {
+	if o.Prefix == "" {
+		o.Prefix = "airlock"
+	}
+	if !namePattern.MatchString(o.Prefix) {
+		return nil, fmt.Errorf("natsledger: prefix %q: use only letters, digits, - and _", o.Prefix)
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return nil, fmt.Errorf("natsledger: %w", err)
+	}
+	l := &Ledger{nc: nc, js: js, name: o.Prefix + "_ledger", subject: o.Prefix + ".ledger", now: time.Now}
+	l.path = l.servers() + " stream " + l.name
 	return l, nil
 }
 

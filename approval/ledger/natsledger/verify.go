@@ -110,7 +110,7 @@ func (l *Ledger) Verify() (ledger.Report, error) {
 		return ledger.Report{}, err
 	}
 	if rep.Broken == nil && next <= st.LastSeq {
-		broken(next, "removed", "%s gone from the stream's end (the stream's last sequence is %d)", messages(next, st.LastSeq), st.LastSeq)
+		_ = broken(next, "removed", "%s gone from the stream's end (the stream's last sequence is %d)", messages(next, st.LastSeq), st.LastSeq)
 	}
 	chain := rep
 	ledger.CheckChain(&chain, entries, unit)
