@@ -33,14 +33,22 @@ func (l *Ledger) Append(kind string, data any) (ledger.Record, error) {
 	defer l.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), appendWait)
 	defer cancel()
+	// Each call to the server gets a short time of its own: one sent
+	// to a node that died meanwhile is never answered, and the next try
+	// reaches another.
+	step := func() (context.Context, context.CancelFunc) { return context.WithTimeout(ctx, callTimeout) }
 	var (
 		a         *attempt
 		lastErr   error
 		conflicts int
+		try       int
 	)
-	for try := 0; try < maxTries && ctx.Err() == nil; try++ {
+	for ; try < maxTries && ctx.Err() == nil; try++ {
 		if !l.known {
-			if err := l.readHead(ctx); err != nil {
+			sctx, cancel := step()
+			err := l.readHead(sctx)
+			cancel()
+			if err != nil {
 				lastErr = err
 				pause(ctx, try)
 				continue
@@ -49,7 +57,10 @@ func (l *Ledger) Append(kind string, data any) (ledger.Record, error) {
 		if a != nil && l.last != a.after {
 			// Something landed after a's head: a itself, or another
 			// server's record (and a never will: it expects a.after).
-			if landed, err := l.landed(ctx, a); err != nil {
+			sctx, cancel := step()
+			landed, err := l.landed(sctx, a)
+			cancel()
+			if err != nil {
 				lastErr = err
 				pause(ctx, try)
 				continue
@@ -65,7 +76,9 @@ func (l *Ledger) Append(kind string, data any) (ledger.Record, error) {
 			}
 			a = &attempt{rec: rec, after: l.last}
 		}
-		ack, err := l.publish(ctx, a)
+		sctx, cancel := step()
+		ack, err := l.publish(sctx, a)
+		cancel()
 		switch {
 		case err == nil:
 			l.head, l.last = a.rec, ack.Sequence
@@ -91,7 +104,7 @@ func (l *Ledger) Append(kind string, data any) (ledger.Record, error) {
 		why = lastErr.Error()
 	}
 	return ledger.Record{}, fmt.Errorf("natsledger: a %s record was not appended to %s in %v (%d tries, %d lost to other servers' appends): %s; nothing acts on it. Check that the NATS servers run and JetStream has a leader for the stream (nats stream info %s)",
-		kind, l.where(), appendWait, maxTries, conflicts, why, l.name)
+		kind, l.where(), appendWait, try, conflicts, why, l.name)
 }
 
 // publish publishes a's record after a.after: refused (isWrongLast) when
@@ -105,10 +118,8 @@ func (l *Ledger) publish(ctx context.Context, a *attempt) (*jetstream.PubAck, er
 	if !l.noExpect {
 		opts = append(opts, jetstream.WithExpectLastSequence(a.after))
 	}
-	pctx, cancel := context.WithTimeout(ctx, opTimeout)
-	defer cancel()
 	publish := func() (*jetstream.PubAck, error) {
-		return l.js.PublishMsg(pctx, &nats.Msg{Subject: l.subject, Data: body}, opts...)
+		return l.js.PublishMsg(ctx, &nats.Msg{Subject: l.subject, Data: body}, opts...)
 	}
 	var ack *jetstream.PubAck
 	if l.lose != nil {

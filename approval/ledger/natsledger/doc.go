@@ -18,8 +18,15 @@
 // has, the message right after the record's head says whether it landed.
 // So a retried publish neither adds a record twice nor forks.
 //
-// An Append that returns has its record acknowledged by the stream: on
-// disk at the stream's replicas (Options.Replicas; a fleet runs 3).
+// An Append that returns has its record acknowledged by the stream:
+// written by a quorum of its replicas (Options.Replicas; a fleet runs
+// 3), so it survives a NATS server killed, and a machine lost while the
+// others stand (NATS flushes to the disk itself every sync_interval,
+// not at each message, unless sync_always: unlike the file's fsync per
+// record, a power cut of every replica at once can lose the last
+// records; the head targets keep then says so at verify). One
+// that fails (no answer for appendWait) may still have its record there,
+// as a file's append whose fsync failed may: the gate acts on neither.
 //
 // The stream denies deleting and purging messages (DenyDelete, DenyPurge,
 // which no later update can lift), so no client of the JetStream API

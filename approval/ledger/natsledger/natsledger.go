@@ -61,7 +61,9 @@ var _ approval.Ledger = (*Ledger)(nil)
 const (
 	opTimeout  = 10 * time.Second
 	appendWait = 30 * time.Second
-	maxTries   = 1000
+	// callTimeout bounds one call within an Append.
+	callTimeout = 3 * time.Second
+	maxTries    = 1000
 	// scanBack bounds how many messages that are not records a head is
 	// looked for behind.
 	scanBack = 1000
@@ -96,15 +98,20 @@ func New(nc *nats.Conn, o Options) (*Ledger, error) {
 		// known again by its Nats-Msg-Id.
 		Duplicates: 2 * appendWait,
 	}
-	for range 3 {
-		if l.stream, err = l.js.Stream(ctx, l.name); err == nil || !errors.Is(err, jetstream.ErrStreamNotFound) {
+	for try := 0; ctx.Err() == nil; try++ {
+		if l.stream, err = l.js.Stream(ctx, l.name); err == nil {
 			break
 		}
-		// Another server may make it at the same moment: then it is
-		// found at the next turn.
-		if l.stream, err = l.js.CreateStream(ctx, cfg); err == nil || !errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
-			break
+		if errors.Is(err, jetstream.ErrStreamNotFound) {
+			// Another server may make it at the same moment: then it
+			// is found at the next turn.
+			if l.stream, err = l.js.CreateStream(ctx, cfg); err == nil {
+				break
+			}
 		}
+		// A cluster starting (no leader, not all peers known yet) or a
+		// node being replaced: servers start beside their NATS.
+		pause(ctx, try)
 	}
 	if err == nil {
 		err = l.denyRemoval(ctx)

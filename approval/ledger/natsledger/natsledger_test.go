@@ -1,12 +1,15 @@
 package natsledger_test
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
 
 	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/airlock-dev/airlock/approval"
 	"github.com/airlock-dev/airlock/approval/ledger"
@@ -105,5 +108,36 @@ func TestPathHasNoSecrets(t *testing.T) {
 	}
 	if p := l.Path(); strings.Contains(p, "s3cret") || strings.Contains(p, "someone") || p != srv.ClientURL()+" stream fleet_ledger" {
 		t.Fatalf("path %q", p)
+	}
+}
+
+// A stream made by hand without the denials gets them from the first
+// server that finds it; a reader finds no stream where none was made,
+// and says what to check.
+func TestStreamFoundOrMissing(t *testing.T) {
+	srv := natstest.Server(t, natstest.Options{})
+	s := newStore(t, srv)
+	js, err := jetstream.New(natstest.Connect(t, s.url))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: s.prefix + "_ledger", Subjects: []string{s.prefix + ".ledger"}}); err != nil {
+		t.Fatal(err)
+	}
+	appendN(t, s.open(t), 1)
+	st, err := js.Stream(ctx, s.prefix+"_ledger")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg := st.CachedInfo().Config; !cfg.DenyDelete || !cfg.DenyPurge {
+		t.Fatalf("the stream found still allows deleting (%v) or purging (%v)", !cfg.DenyDelete, !cfg.DenyPurge)
+	}
+	_, err = natsledger.Open(natstest.Connect(t, s.url), natsledger.Options{Prefix: "nobody"})
+	if !errors.Is(err, natsledger.ErrNoLedger) || !strings.Contains(err.Error(), "check --store and --nats-prefix") {
+		t.Fatalf("opening a ledger no server made: %v", err)
+	}
+	if _, err := js.Stream(ctx, "nobody_ledger"); !errors.Is(err, jetstream.ErrStreamNotFound) {
+		t.Fatalf("a reader made the stream: %v", err)
 	}
 }
