@@ -39,6 +39,8 @@ type ledgerSource interface {
 	Path() string
 	Records() ([]ledger.Record, error)
 	Verify() (ledger.Report, error)
+	// startAgain says how to start a new ledger, keeping this one.
+	startAgain() string
 }
 
 // fileLedger is a ledger file, read as it is.
@@ -47,6 +49,14 @@ type fileLedger string
 func (f fileLedger) Path() string                      { return string(f) }
 func (f fileLedger) Records() ([]ledger.Record, error) { return ledger.Records(string(f)) }
 func (f fileLedger) Verify() (ledger.Report, error)    { return ledger.Verify(string(f)) }
+func (f fileLedger) startAgain() string                { return "move it and its anchor aside" }
+
+// fleetLedger is a fleet's ledger stream.
+type fleetLedger struct{ *natsledger.Ledger }
+
+func (f fleetLedger) startAgain() string {
+	return fmt.Sprintf("stop the fleet's servers, back the stream up (nats stream backup %s DIR) and remove it (nats stream rm %s)", f.Stream(), f.Stream())
+}
 
 // openLedgerSource is the ledger a command names: --store's stream, or
 // the file (--file, or the state directory's). done closes what it
@@ -75,5 +85,5 @@ func openLedgerSource(name, file string, fleet *fleetFlags, stderr io.Writer) (s
 		nc.Close()
 		return nil, nil, fmt.Errorf("%s: %w", name, err)
 	}
-	return l, nc.Close, nil
+	return fleetLedger{l}, nc.Close, nil
 }

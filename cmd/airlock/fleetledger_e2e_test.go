@@ -106,6 +106,20 @@ func TestFleetLedgerThroughTheBinary(t *testing.T) {
 	mustContain(t, "verify --store", errOut, "the chain is broken after "+itoa(uint64(len(recs)))+" good records", bad)
 	out, _, _ = runAirlock(t, env, root, "ledger", "show", "--store", url, "-n", "100")
 	mustContain(t, "show --store", out, "---- the chain is broken here ("+bad, "?? ")
+
+	// The stream deleted whole (DenyDelete is about messages) and made
+	// again by the next server that writes: a chain that verifies on its
+	// own, caught by the head the target keeps.
+	if err := js.DeleteStream(context.Background(), "airlock_ledger"); err != nil {
+		t.Fatal(err)
+	}
+	push(env, "five\n")
+	out, errOut, code = runAirlock(t, env, root, "ledger", "verify", "--store", url)
+	if code != exitBroken {
+		t.Fatalf("verify of a ledger stream made again exited %d, want %d:\n%s%s", code, exitBroken, out, errOut)
+	}
+	mustContain(t, "verify --store", out+errOut, "cut: the ledger was rewritten from its first record, or is not the one target local:"+repo+" knows",
+		"nats stream backup airlock_ledger")
 }
 
 // The ledger commands' --store is checked as serve's: a URL that is not

@@ -105,7 +105,7 @@ func ledgerVerify(args []string, stdout, stderr io.Writer) error {
 		why = append(why, "a target keeps a record it no longer has (it was cut or rewritten after that push, whatever its anchor says)")
 	}
 	if len(why) > 0 {
-		fresh := "move it and its anchor aside"
+		fresh := src.startAgain()
 		if len(problems) > 0 {
 			fresh += ", and delete the ref named above from each target that keeps one"
 		}

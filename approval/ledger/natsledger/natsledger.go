@@ -182,6 +182,9 @@ func ctxOp() (context.Context, context.CancelFunc) {
 // (targets.LedgerAt), so that all the fleet's servers keep one head.
 func (l *Ledger) Path() string { return l.path }
 
+// Stream is the name of the ledger's stream.
+func (l *Ledger) Stream() string { return l.name }
+
 // servers are the NATS servers nc was given, without credentials.
 func (l *Ledger) servers() string {
 	var out []string

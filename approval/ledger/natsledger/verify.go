@@ -55,7 +55,10 @@ func (l *Ledger) each(ctx context.Context, fn func(seq uint64, data []byte) erro
 		} else if err != nil {
 			return st, err
 		}
-		if seq >= st.LastSeq {
+		// Up to the last message there was when it began (a message
+		// deleted at the end leaves the stream's last sequence past
+		// every message: none is pending then).
+		if seq >= st.LastSeq || md.NumPending == 0 {
 			return st, nil
 		}
 	}
