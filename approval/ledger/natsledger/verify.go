@@ -11,8 +11,12 @@ import (
 	"github.com/airlock-dev/airlock/approval/ledger"
 )
 
-// readWait bounds reading the whole stream back.
-const readWait = 5 * time.Minute
+// readWait bounds reading the whole stream back; stallWait how long a
+// reading waits for the next message before it asks again.
+const (
+	readWait  = 5 * time.Minute
+	stallWait = 5 * time.Second
+)
 
 // unit is what a Problem's Line counts here.
 const unit = "message"
@@ -23,7 +27,10 @@ var errStop = errors.New("stop")
 // stream sequence, up to the last the stream held when it began; fn
 // returns errStop to end early.
 func (l *Ledger) each(ctx context.Context, fn func(seq uint64, data []byte) error) (jetstream.StreamState, error) {
-	info, err := l.stream.Info(ctx)
+	// The stream's leader says where it ends; the messages come from a
+	// consumer on any replica, which may still be catching up (a node
+	// just back): read until that end, not until it has no more.
+	info, err := l.stream.Info(ctx, jetstream.WithDeletedDetails(true))
 	if err != nil {
 		return jetstream.StreamState{}, fmt.Errorf("natsledger: reading %s: %w", l.where(), err)
 	}
@@ -31,35 +38,64 @@ func (l *Ledger) each(ctx context.Context, fn func(seq uint64, data []byte) erro
 	if st.Msgs == 0 {
 		return st, nil
 	}
-	cons, err := l.stream.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{DeliverPolicy: jetstream.DeliverAllPolicy})
+	// Its last message: before the last sequence when the messages at
+	// the end were deleted (which Verify reports).
+	end, deleted := st.LastSeq, map[uint64]bool{}
+	for _, d := range st.Deleted {
+		deleted[d] = true
+	}
+	for end > st.FirstSeq && deleted[end] {
+		end--
+	}
+	for next := st.FirstSeq; ; {
+		done, err := l.readFrom(ctx, next, end, func(seq uint64, data []byte) error {
+			next = seq + 1
+			return fn(seq, data)
+		})
+		if err != nil || done {
+			return st, err
+		}
+	}
+}
+
+// readFrom reads messages from from on, up to end, with fn: done once it
+// reached end or fn said to stop; not done (no error) when its consumer
+// stalled, to be read again from where it stopped by another.
+func (l *Ledger) readFrom(ctx context.Context, from, end uint64, fn func(seq uint64, data []byte) error) (done bool, err error) {
+	cons, err := l.stream.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: from})
 	if err != nil {
-		return st, fmt.Errorf("natsledger: reading %s: %w", l.where(), err)
+		return false, fmt.Errorf("natsledger: reading %s: %w", l.where(), err)
 	}
 	it, err := cons.Messages()
 	if err != nil {
-		return st, fmt.Errorf("natsledger: reading %s: %w", l.where(), err)
+		return false, fmt.Errorf("natsledger: reading %s: %w", l.where(), err)
 	}
 	defer it.Stop()
 	for {
-		m, err := it.Next(jetstream.NextContext(ctx))
+		// A consumer on a replica that stopped answering (a node that
+		// went, or came back and is not serving yet) is given up for
+		// another after a while without a message.
+		nctx, cancel := context.WithTimeout(ctx, stallWait)
+		m, err := it.Next(jetstream.NextContext(nctx))
+		cancel()
+		if err != nil && ctx.Err() == nil && nctx.Err() != nil {
+			return false, nil
+		}
 		if err != nil {
-			return st, fmt.Errorf("natsledger: reading %s: %w", l.where(), err)
+			return false, fmt.Errorf("natsledger: reading %s: %w", l.where(), err)
 		}
 		md, err := m.Metadata()
 		if err != nil {
-			return st, fmt.Errorf("natsledger: reading %s: %w", l.where(), err)
+			return false, fmt.Errorf("natsledger: reading %s: %w", l.where(), err)
 		}
 		seq := md.Sequence.Stream
 		if err := fn(seq, m.Data()); errors.Is(err, errStop) {
-			return st, nil
+			return true, nil
 		} else if err != nil {
-			return st, err
+			return false, err
 		}
-		// Up to the last message there was when it began (a message
-		// deleted at the end leaves the stream's last sequence past
-		// every message: none is pending then).
-		if seq >= st.LastSeq || md.NumPending == 0 {
-			return st, nil
+		if seq >= end {
+			return true, nil
 		}
 	}
 }
