@@ -546,6 +546,13 @@ func (g *Gate) LedgerRecord(seq uint64) (rec ledger.Record, ok bool, err error) 
 	if g.ledger == nil {
 		return ledger.Record{}, false, nil
 	}
+	// A fleet's stream finds a record by its number without being read
+	// whole (natsledger.Ledger.Record).
+	if r, ok := g.ledger.(interface {
+		Record(seq uint64) (ledger.Record, bool, error)
+	}); ok {
+		return r.Record(seq)
+	}
 	recs, err := g.ledger.Records()
 	if err != nil {
 		return ledger.Record{}, false, err

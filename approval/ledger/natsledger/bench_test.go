@@ -1,6 +1,7 @@
 package natsledger_test
 
 import (
+	"fmt"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -12,28 +13,33 @@ import (
 	"github.com/airlock-dev/airlock/internal/natstest"
 )
 
-// BenchmarkAppend measures an append to the NATS ledger (one server,
-// on loopback) against one to the file ledger (fsynced), in the same
-// run, alone and from four servers at once; the nats lines report
-// their time over the file's (nats/file).
+// BenchmarkAppend measures an append to the NATS ledger (one server, and
+// a three-node cluster with Replicas 3, on loopback) against one to the
+// file ledger (fsynced), in the same run, alone and from four servers at
+// once; the nats lines report their time over the file's (nats/file).
 //
 //	go test -run XXX -bench Append ./approval/ledger/natsledger
 func BenchmarkAppend(b *testing.B) {
 	srv := natstest.Server(b, natstest.Options{})
+	cluster := natstest.StartCluster(b, 3)
 	per := map[string]time.Duration{}
 	for _, servers := range []int{1, 4} {
-		for _, kind := range []string{"file", "nats"} {
+		for _, kind := range []string{"file", "nats", "nats-r3"} {
 			name := kind
 			if servers > 1 {
 				name += "-4-servers"
 			}
 			b.Run(name, func(b *testing.B) {
 				var open func() approval.Ledger
-				if kind == "file" {
+				switch kind {
+				case "file":
 					fs := fileBench(filepath.Join(b.TempDir(), "ledger.jsonl"))
 					open = func() approval.Ledger { return fs.open(b) }
-				} else {
+				case "nats":
 					s := newStore(b, srv)
+					open = func() approval.Ledger { return s.open(b) }
+				default:
+					s := natsStore{url: cluster.URLs(), prefix: fmt.Sprintf("b%d", prefixes.Add(1)), replicas: 3}
 					open = func() approval.Ledger { return s.open(b) }
 				}
 				ls := make([]approval.Ledger, servers)
@@ -62,7 +68,7 @@ func BenchmarkAppend(b *testing.B) {
 				wg.Wait()
 				b.StopTimer()
 				per[name] = b.Elapsed() / time.Duration(b.N)
-				if f := per[strings.Replace(name, "nats", "file", 1)]; kind == "nats" && f > 0 {
+				if f := per[strings.Replace(name, kind, "file", 1)]; kind != "file" && f > 0 {
 					b.ReportMetric(float64(per[name])/float64(f), "nats/file")
 				}
 			})

@@ -20,13 +20,14 @@ import (
 
 // natsStore is a ledger stream under its own prefix on a real server.
 type natsStore struct {
-	url    string
-	prefix string
+	url      string
+	prefix   string
+	replicas int
 }
 
 func (s natsStore) open(t testing.TB) *natsledger.Ledger {
 	t.Helper()
-	l, err := natsledger.New(natstest.Connect(t, s.url), natsledger.Options{Prefix: s.prefix})
+	l, err := natsledger.New(natstest.Connect(t, s.url), natsledger.Options{Prefix: s.prefix, Replicas: s.replicas})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,5 +140,28 @@ func TestStreamFoundOrMissing(t *testing.T) {
 	}
 	if _, err := js.Stream(ctx, "nobody_ledger"); !errors.Is(err, jetstream.ErrStreamNotFound) {
 		t.Fatalf("a reader made the stream: %v", err)
+	}
+}
+
+// Record finds a record by its number from its own message, and past
+// messages put in by something else.
+func TestRecordByNumber(t *testing.T) {
+	srv := natstest.Server(t, natstest.Options{})
+	s := newStore(t, srv)
+	l := s.open(t)
+	recs := appendN(t, l, 3)
+	js, _ := rawStream(t, s)
+	if _, err := js.Publish(context.Background(), s.prefix+".ledger", []byte("not a record")); err != nil {
+		t.Fatal(err)
+	}
+	recs = append(recs, appendN(t, l, 1)...) // record 4, at message 5
+	for _, want := range recs {
+		got, ok, err := l.Record(want.Seq)
+		if err != nil || !ok || got.Hash != want.Hash {
+			t.Errorf("record %d: %+v, %v, %v; want %s", want.Seq, got, ok, err, want.Hash)
+		}
+	}
+	if _, ok, err := l.Record(9); ok || err != nil {
+		t.Errorf("record 9 of 4: found %v, %v", ok, err)
 	}
 }
