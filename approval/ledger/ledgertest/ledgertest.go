@@ -158,28 +158,7 @@ func testConcurrent(t *testing.T, s Store) {
 	for i := range ls {
 		ls[i] = s.Open(t)
 	}
-	var (
-		mu  sync.Mutex
-		got = map[string]bool{}
-		wg  sync.WaitGroup
-	)
-	for i, l := range ls {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for j := range each {
-				rec, err := l.Append(ledger.KindRequest, map[string]any{"server": i, "n": j})
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				mu.Lock()
-				got[rec.Hash] = true
-				mu.Unlock()
-			}
-		}()
-	}
-	wg.Wait()
+	got := ConcurrentAppends(t, ls, each, nil, nil)
 	recs, err := ls[0].Records()
 	if err != nil {
 		t.Fatal(err)
@@ -187,13 +166,67 @@ func testConcurrent(t *testing.T, s Store) {
 	if len(recs) != servers*each || len(got) != servers*each {
 		t.Fatalf("%d records in the ledger, %d appended; want %d", len(recs), len(got), servers*each)
 	}
-	for _, r := range recs {
-		if !got[r.Hash] {
-			t.Fatalf("record %d (%s) is in the ledger but no Append returned it", r.Seq, r.Hash)
-		}
-	}
+	AllOnce(t, recs, got)
 	if rep := s.Verify(t); !rep.OK() || rep.Records != servers*each {
 		t.Fatalf("verify: %d records, broken %v", rep.Records, rep.Broken)
+	}
+}
+
+// ConcurrentAppends appends each records from every one of ls at once
+// (as many servers) and returns the hashes of those acknowledged. fails,
+// when not nil, counts the appends that failed, then no test failure;
+// after, when not nil, is told how many appends are done after each.
+func ConcurrentAppends(t testing.TB, ls []approval.Ledger, each int, fails *int, after func(done int)) map[string]bool {
+	var (
+		mu    sync.Mutex
+		acked = map[string]bool{}
+		done  int
+		wg    sync.WaitGroup
+	)
+	for i, l := range ls {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range each {
+				rec, err := l.Append(ledger.KindRequest, map[string]any{"server": i, "n": j})
+				mu.Lock()
+				switch {
+				case err == nil:
+					acked[rec.Hash] = true
+				case fails != nil:
+					*fails++
+					t.Logf("server %d, append %d: %v", i, j, err)
+				default:
+					t.Error(err)
+				}
+				done++
+				n := done
+				mu.Unlock()
+				if after != nil {
+					after(n)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return acked
+}
+
+// AllOnce checks that every acknowledged record is in recs, and no
+// record is there twice.
+func AllOnce(t testing.TB, recs []ledger.Record, acked map[string]bool) {
+	t.Helper()
+	seen := map[string]bool{}
+	for _, r := range recs {
+		if seen[r.Hash] {
+			t.Fatalf("record %d (%s) is in the ledger twice", r.Seq, r.Hash)
+		}
+		seen[r.Hash] = true
+	}
+	for h := range acked {
+		if !seen[h] {
+			t.Fatalf("acknowledged record %s is not in the ledger", h)
+		}
 	}
 }
 

@@ -2,14 +2,13 @@ package natsledger_test
 
 import (
 	"context"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/airlock-dev/airlock/approval/ledger"
+	"github.com/airlock-dev/airlock/approval"
+	"github.com/airlock-dev/airlock/approval/ledger/ledgertest"
 	"github.com/airlock-dev/airlock/approval/ledger/natsledger"
 	"github.com/airlock-dev/airlock/internal/natstest"
 )
@@ -35,43 +34,19 @@ func TestClusterNodeDownDuringAppends(t *testing.T) {
 	open(3)
 	t.Logf("%v: the stream made", time.Since(began))
 	const servers, each = 4, 60
-	ls := make([]*natsledger.Ledger, servers)
+	ls := make([]approval.Ledger, servers)
 	for i := range ls {
 		ls[i] = open(1) // a server started with other flags changes nothing
 	}
 	leader := streamLeader(t, c)
-	var (
-		done    atomic.Int64
-		mu      sync.Mutex
-		acked   = map[string]bool{}
-		failed  int
-		wg      sync.WaitGroup
-		stopped = make(chan struct{})
-	)
-	for i, l := range ls {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for j := range each {
-				rec, err := l.Append(ledger.KindRequest, map[string]any{"server": i, "n": j})
-				mu.Lock()
-				if err == nil {
-					acked[rec.Hash] = true
-				} else {
-					failed++
-					t.Logf("server %d, append %d: %v", i, j, err)
-				}
-				mu.Unlock()
-				if done.Add(1) == servers*each/3 {
-					close(stopped)
-				}
-			}
-		}()
-	}
-	<-stopped
-	c.Stop(leader)
-	t.Logf("%v: stopped node %d, the stream's leader, after %d appends", time.Since(began), leader, servers*each/3)
-	wg.Wait()
+	failed := 0
+	acked := ledgertest.ConcurrentAppends(t, ls, each, &failed, func(done int) {
+		if done == servers*each/3 {
+			// In an appender's goroutine: the others go on meanwhile.
+			c.Stop(leader)
+			t.Logf("%v: stopped node %d, the stream's leader, after %d appends", time.Since(began), leader, done)
+		}
+	})
 	t.Logf("%v: %d appends acknowledged, %d failed", time.Since(began), len(acked), failed)
 	if len(acked) < servers*each*9/10 {
 		t.Fatalf("only %d of %d appends were acknowledged", len(acked), servers*each)
@@ -85,7 +60,7 @@ func TestClusterNodeDownDuringAppends(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		checkAllOnce(t, recs, acked)
+		ledgertest.AllOnce(t, recs, acked)
 		rep, err := l.Verify()
 		if err != nil {
 			t.Fatal(err)

@@ -3,14 +3,15 @@ package natsledger_test
 import (
 	"context"
 	"encoding/json"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/airlock-dev/airlock/approval"
 	"github.com/airlock-dev/airlock/approval/ledger"
+	"github.com/airlock-dev/airlock/approval/ledger/ledgertest"
 	"github.com/airlock-dev/airlock/approval/ledger/natsledger"
 	"github.com/airlock-dev/airlock/internal/natstest"
 )
@@ -21,68 +22,21 @@ func TestConcurrentServersNeverFork(t *testing.T) {
 	srv := natstest.Server(t, natstest.Options{})
 	s := newStore(t, srv)
 	const servers, each = 4, 50
-	acked := concurrentAppends(t, s, servers, each, nil)
+	ls := make([]approval.Ledger, servers)
+	for i := range ls {
+		ls[i] = s.open(t)
+	}
+	acked := ledgertest.ConcurrentAppends(t, ls, each, nil, nil)
 	recs, err := s.open(t).Records()
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkAllOnce(t, recs, acked)
+	ledgertest.AllOnce(t, recs, acked)
 	if len(recs) != servers*each {
 		t.Fatalf("%d records, want %d", len(recs), servers*each)
 	}
 	if rep := s.Verify(t); !rep.OK() || rep.Records != servers*each {
 		t.Fatalf("verify: %d records, broken %v", rep.Records, rep.Broken)
-	}
-}
-
-// concurrentAppends appends each records from each of servers Ledgers at
-// once and returns the hashes of the acknowledged ones. fails, when not
-// nil, counts appends that returned an error (then not a test failure).
-func concurrentAppends(t *testing.T, s natsStore, servers, each int, fails *int) map[string]bool {
-	t.Helper()
-	var (
-		mu    sync.Mutex
-		acked = map[string]bool{}
-		wg    sync.WaitGroup
-	)
-	for i := range servers {
-		l := s.open(t)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for j := range each {
-				rec, err := l.Append(ledger.KindRequest, map[string]any{"server": i, "n": j})
-				mu.Lock()
-				switch {
-				case err == nil:
-					acked[rec.Hash] = true
-				case fails != nil:
-					*fails++
-				default:
-					t.Error(err)
-				}
-				mu.Unlock()
-			}
-		}()
-	}
-	wg.Wait()
-	return acked
-}
-
-// checkAllOnce: every acknowledged record is in recs, and no record twice.
-func checkAllOnce(t *testing.T, recs []ledger.Record, acked map[string]bool) {
-	t.Helper()
-	seen := map[string]bool{}
-	for _, r := range recs {
-		if seen[r.Hash] {
-			t.Fatalf("record %d (%s) is in the ledger twice", r.Seq, r.Hash)
-		}
-		seen[r.Hash] = true
-	}
-	for h := range acked {
-		if !seen[h] {
-			t.Fatalf("acknowledged record %s is not in the ledger", h)
-		}
 	}
 }
 
@@ -132,7 +86,7 @@ func TestLostAnswersNeitherDuplicateNorFork(t *testing.T) {
 			for _, r := range recs {
 				acked[r.Hash] = true
 			}
-			checkAllOnce(t, all, acked)
+			ledgertest.AllOnce(t, all, acked)
 			if rep := s.Verify(t); !rep.OK() || rep.Records != 5 {
 				t.Fatalf("verify: %d records, broken %v", rep.Records, rep.Broken)
 			}

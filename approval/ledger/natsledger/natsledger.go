@@ -285,24 +285,16 @@ func (l *Ledger) where() string {
 	return fmt.Sprintf("the ledger stream %s at %s", l.name, l.nc.ConnectedUrlRedacted())
 }
 
-// Record returns record number seq (ok false when the ledger holds none
-// by that number): read from its own message, where every server puts
-// it; the stream is read whole only when that message holds another
-// (records put there by something else).
+// Record returns record number seq from its own message, where every
+// server puts it (ok false when that message holds no record seq: none
+// is there, or something else put messages in the stream; Records reads
+// it whole).
 func (l *Ledger) Record(seq uint64) (ledger.Record, bool, error) {
 	ctx, cancel := ctxOp()
 	defer cancel()
-	if rec, ok, err := l.recordAt(ctx, seq); err != nil || ok && rec.Seq == seq {
-		return rec, ok, err
-	}
-	recs, err := l.Records()
-	if err != nil {
+	rec, ok, err := l.recordAt(ctx, seq)
+	if err != nil || !ok || rec.Seq != seq {
 		return ledger.Record{}, false, err
 	}
-	for _, r := range recs {
-		if r.Seq == seq {
-			return r, true, nil
-		}
-	}
-	return ledger.Record{}, false, nil
+	return rec, true, nil
 }
