@@ -14,9 +14,9 @@ import (
 	"github.com/airlock-dev/airlock/approval/ledger"
 )
 
-// attempt is a record published whose answer said nothing sure: made
-// after the head at stream sequence after, it can only ever be at
-// after+1.
+// attempt is a record being published: made after the head at stream
+// sequence after, it can only ever be at after+1 (its publish expects
+// after).
 type attempt struct {
 	rec   ledger.Record
 	after uint64
@@ -80,6 +80,10 @@ func (l *Ledger) Append(kind string, data any) (ledger.Record, error) {
 		ack, err := l.publish(sctx, a)
 		cancel()
 		switch {
+		case errors.Is(err, nats.ErrMaxPayload):
+			// No try makes it smaller.
+			return ledger.Record{}, fmt.Errorf("natsledger: a %s record of %d bytes is more than a message of %s may hold (max_payload, %d bytes); nothing acts on it. Raise max_payload in the NATS servers' configuration (up to 64MB; a push's request names every file it changes, about 100 bytes each)",
+				kind, len(raw), l.where(), l.nc.MaxPayload())
 		case err == nil:
 			l.head, l.last = a.rec, ack.Sequence
 			return a.rec, nil

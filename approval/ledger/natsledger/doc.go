@@ -6,7 +6,10 @@
 // ledger.CheckChain: the same chain, the same hashes, the same checks as
 // the file. Each record is one message of the stream PREFIX_ledger, on
 // the subject PREFIX.ledger, its data the record's JSON (a line of the
-// file without its newline).
+// file without its newline), at the stream sequence of its own number
+// (Record reads it there). A record is bounded by the servers'
+// max_payload (1 MiB by default): a larger one is refused at once,
+// saying so.
 //
 // Append publishes with the stream's expected last sequence: a record
 // lands only right after the head it was made from, so servers appending

@@ -3,6 +3,7 @@ package natsledger_test
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -199,4 +200,22 @@ func mustJSON(t *testing.T, v any) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// A record more than a message may hold is refused at once, saying
+// what to raise; nothing is added, and the next record goes on.
+func TestRecordTooLargeForAMessage(t *testing.T) {
+	srv := natstest.Server(t, natstest.Options{MaxPayload: 8 << 10})
+	s := newStore(t, srv)
+	l := s.open(t)
+	appendN(t, l, 1)
+	began := time.Now()
+	_, err := l.Append(ledger.KindRequest, map[string]string{"files": strings.Repeat("x", 16<<10)})
+	if err == nil || !strings.Contains(err.Error(), "Raise max_payload") || time.Since(began) > 2*time.Second {
+		t.Fatalf("a record too large: %v after %v", err, time.Since(began))
+	}
+	appendN(t, l, 1)
+	if rep := s.Verify(t); !rep.OK() || rep.Records != 2 {
+		t.Fatalf("verify: %d records, broken %v", rep.Records, rep.Broken)
+	}
 }
