@@ -546,6 +546,16 @@ func (g *Gate) LedgerRecord(seq uint64) (rec ledger.Record, ok bool, err error) 
 	if g.ledger == nil {
 		return ledger.Record{}, false, nil
 	}
+	// A fleet's stream finds a record at its number's place without
+	// being read whole (natsledger.Ledger.Record); it is looked for
+	// elsewhere only when not there.
+	if r, ok := g.ledger.(interface {
+		Record(seq uint64) (ledger.Record, bool, error)
+	}); ok {
+		if rec, ok, err := r.Record(seq); ok || err != nil {
+			return rec, ok, err
+		}
+	}
 	recs, err := g.ledger.Records()
 	if err != nil {
 		return ledger.Record{}, false, err

@@ -223,16 +223,8 @@ func (l *Ledger) First() (Record, error) {
 // write appends record seq of kind after head and fsyncs it. data is
 // JSON already, or a value to marshal.
 func (l *Ledger) write(head Record, torn bool, seq uint64, kind string, data any) (Record, error) {
-	raw, ok := data.(json.RawMessage)
-	if !ok {
-		var err error
-		if raw, err = json.Marshal(data); err != nil {
-			return Record{}, fmt.Errorf("ledger: encoding %s: %w", kind, err)
-		}
-	}
-	rec := Record{Seq: seq, Time: l.now().UTC(), Kind: kind, Data: raw, Prev: head.Hash}
-	var err error
-	if rec.Hash, err = rec.computeHash(); err != nil {
+	rec, err := makeRecord(seq, head.Hash, l.now(), kind, data)
+	if err != nil {
 		return Record{}, err
 	}
 	line, err := json.Marshal(rec)
@@ -411,14 +403,21 @@ func readHead(f *os.File) (Record, bool, error) {
 
 // Problem is what Verify found wrong.
 type Problem struct {
-	Line   int    // 1-based line number in the file
+	Line   int    // 1-based line number in the file (a stream's message sequence: Unit)
 	Seq    uint64 // the record's sequence number, when it could be read
 	Kind   string // edited, removed, reordered, torn, malformed
 	Detail string
+	// Unit is what Line counts: "" for a file's lines, "message" for a
+	// stream's messages (a fleet's ledger in NATS).
+	Unit string
 }
 
 func (p Problem) Error() string {
-	return fmt.Sprintf("ledger line %d: %s: %s", p.Line, p.Kind, p.Detail)
+	unit := p.Unit
+	if unit == "" {
+		unit = "line"
+	}
+	return fmt.Sprintf("ledger %s %d: %s: %s", unit, p.Line, p.Kind, p.Detail)
 }
 
 // Report is the result of Verify.
@@ -475,11 +474,7 @@ func Verify(path string) (Report, error) {
 
 func verify(r io.Reader, hashes map[uint64]string) (Report, error) {
 	var rep Report
-	type entry struct {
-		line int
-		rec  Record
-	}
-	var recs []entry
+	var recs []Entry
 	br := bufio.NewReaderSize(r, 1<<16)
 	for lineNo := 1; ; lineNo++ {
 		line, err := br.ReadBytes('\n')
@@ -493,7 +488,7 @@ func verify(r io.Reader, hashes map[uint64]string) (Report, error) {
 		line = bytes.TrimSuffix(line, []byte("\n"))
 		var rec Record
 		if json.Unmarshal(line, &rec) == nil && rec.Hash != "" {
-			recs = append(recs, entry{lineNo, rec})
+			recs = append(recs, Entry{At: lineNo, Rec: rec})
 			continue
 		}
 		// A torn line is followed by a newline only if something was
@@ -507,59 +502,7 @@ func verify(r io.Reader, hashes map[uint64]string) (Report, error) {
 			rep.Torn = &Problem{Line: lineNo, Kind: "torn", Detail: "an incomplete record, as a crash in the middle of a write leaves; the chain continues from the record before it"}
 		}
 	}
-	seqAt := map[uint64]int{}
-	for _, e := range recs {
-		seqAt[e.rec.Seq] = e.line
-	}
-	var prev *Record
-	for i := range recs {
-		e := &recs[i]
-		if rep.Broken != nil && e.line > rep.Broken.Line {
-			break
-		}
-		rec := &e.rec
-		p := func(kind, format string, args ...any) *Problem {
-			return &Problem{Line: e.line, Seq: rec.Seq, Kind: kind, Detail: fmt.Sprintf(format, args...)}
-		}
-		want, herr := rec.computeHash()
-		expect := uint64(1)
-		if prev != nil {
-			expect = prev.Seq + 1
-		}
-		var broken *Problem
-		cut, isCut := readCut(*rec)
-		switch {
-		case herr != nil || want != rec.Hash:
-			broken = p("edited", "the record's content does not match its hash")
-		case rec.Seq != expect && seqAt[expect] > e.line:
-			broken = p("reordered", "record %d comes before record %d", rec.Seq, expect)
-		case rec.Seq < expect:
-			broken = p("reordered", "record %d comes after record %d", rec.Seq, expect-1)
-		case rec.Seq > expect && !(isCut && cut.From == expect && cut.To == rec.Seq-1):
-			// Numbers are skipped only by a cut record naming the
-			// records it found lost.
-			broken = p("removed", "records %d to %d are missing", expect, rec.Seq-1)
-		case rec.Kind == KindCut && !isCut:
-			broken = p("malformed", "a cut record that does not say what was lost")
-		case prev == nil && rec.Prev != "":
-			broken = p("edited", "the first record links to a record before it")
-		case prev != nil && rec.Prev != prev.Hash:
-			broken = p("edited", "it does not link to record %d: one of them was changed or replaced", prev.Seq)
-		}
-		if broken != nil {
-			rep.Broken = broken
-			break
-		}
-		if isCut {
-			rep.Cuts = append(rep.Cuts, *p("cut", "%s", cut.describe(rec.Seq, rec.Time)))
-		}
-		prev = rec
-		if hashes != nil {
-			hashes[rec.Seq] = rec.Hash
-		}
-		rep.Records++
-		rep.Seq, rep.Head, rep.Last, rep.last = rec.Seq, rec.Hash, rec.Time, *rec
-	}
+	checkChain(&rep, recs, hashes, "")
 	return rep, nil
 }
 

@@ -27,8 +27,9 @@ func ledgerPath(file string) (string, error) {
 
 func runLedger(args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
-		fmt.Fprint(stderr, "Usage: airlock ledger verify [--file F] [--target T]...\n       airlock ledger show [-n N] [--file F]\n\n"+
-			"verify checks the ledger's hash chain and its anchors (exit 3 if it is broken, or ever lost records); show prints recent events.\n")
+		fmt.Fprint(stderr, "Usage: airlock ledger verify [--file F | --store nats://...] [--target T]...\n       airlock ledger show [-n N] [--file F | --store nats://...]\n\n"+
+			"verify checks the ledger's hash chain and its anchors (exit 3 if it is broken, or ever lost records); show prints recent events.\n"+
+			"--store reads a fleet's ledger in NATS JetStream (with --nats-prefix and the credentials serve's --store takes).\n")
 		if len(args) == 0 {
 			return &exitError{exitUsage, fmt.Errorf("ledger needs verify or show")}
 		}
@@ -45,9 +46,11 @@ func runLedger(args []string, stdout, stderr io.Writer) error {
 
 // ledgerVerify is airlock ledger verify.
 func ledgerVerify(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("airlock ledger verify", "airlock ledger verify [--file F] [--target T]...",
-		"Checks every record of the ledger: its hash, its link to the one before, the sequence; its anchor; every loss written down; and the head each target keeps of it.", stderr)
+	fs := newFlags("airlock ledger verify", "airlock ledger verify [--file F | --store nats://...] [--target T]...",
+		"Checks every record of the ledger: its hash, its link to the one before, the sequence; its anchor (a fleet's stream: its messages' sequence); every loss written down; and the head each target keeps of it.", stderr)
 	file := fs.String("file", "", "the ledger file; default: the state directory's ledger.jsonl")
+	var fleet fleetFlags
+	fleet.register(fs)
 	var against multiFlag
 	fs.Var(&against, "target", "also check against the ledger's head this target keeps (local:PATH, local-bare:PATH, github:OWNER/REPO); repeatable")
 	if err := parse(fs, args); err != nil {
@@ -58,11 +61,13 @@ func ledgerVerify(args []string, stdout, stderr io.Writer) error {
 			return usageError("ledger verify: --target %q: write local:PATH, local-bare:PATH or github:OWNER/REPO", id)
 		}
 	}
-	path, err := ledgerPath(*file)
+	src, done, err := openLedgerSource("airlock ledger verify", *file, &fleet, stderr)
 	if err != nil {
 		return err
 	}
-	rep, err := ledger.Verify(path)
+	defer done()
+	path := src.Path()
+	rep, err := src.Verify()
 	if errors.Is(err, ledger.ErrLedgerGone) {
 		return &exitError{exitBroken, err}
 	}
@@ -80,7 +85,7 @@ func ledgerVerify(args []string, stdout, stderr io.Writer) error {
 	for _, c := range rep.Cuts {
 		fmt.Fprintf(stdout, "lost: %s\n", termsafe.Line(c.Error()))
 	}
-	recs, err := ledger.Records(path)
+	recs, err := src.Records()
 	if err != nil {
 		return err
 	}
@@ -100,7 +105,7 @@ func ledgerVerify(args []string, stdout, stderr io.Writer) error {
 		why = append(why, "a target keeps a record it no longer has (it was cut or rewritten after that push, whatever its anchor says)")
 	}
 	if len(why) > 0 {
-		fresh := "move it and its anchor aside"
+		fresh := src.startAgain()
 		if len(problems) > 0 {
 			fresh += ", and delete the ref named above from each target that keeps one"
 		}
@@ -114,17 +119,20 @@ func ledgerVerify(args []string, stdout, stderr io.Writer) error {
 
 // ledgerShow is airlock ledger show.
 func ledgerShow(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("airlock ledger show", "airlock ledger show [-n N] [--file F]", "Prints the most recent events, oldest first.", stderr)
+	fs := newFlags("airlock ledger show", "airlock ledger show [-n N] [--file F | --store nats://...]", "Prints the most recent events, oldest first.", stderr)
 	n := fs.Int("n", 20, "how many events")
 	file := fs.String("file", "", "the ledger file; default: the state directory's ledger.jsonl")
+	var fleet fleetFlags
+	fleet.register(fs)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	path, err := ledgerPath(*file)
+	src, done, err := openLedgerSource("airlock ledger show", *file, &fleet, stderr)
 	if err != nil {
 		return err
 	}
-	recs, err := ledger.Records(path)
+	defer done()
+	recs, err := src.Records()
 	if err != nil {
 		return err
 	}
@@ -134,7 +142,7 @@ func ledgerShow(args []string, stdout, stderr io.Writer) error {
 	// Records past a break are shown, but marked: nothing vouches
 	// for them.
 	var broken *ledger.Problem
-	if rep, err := ledger.Verify(path); err == nil && rep.Broken != nil {
+	if rep, err := src.Verify(); err == nil && rep.Broken != nil {
 		broken = rep.Broken
 	}
 	marked := false

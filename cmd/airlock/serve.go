@@ -18,7 +18,6 @@ import (
 
 	"github.com/airlock-dev/airlock/approval"
 	"github.com/airlock-dev/airlock/approval/broker"
-	"github.com/airlock-dev/airlock/approval/ledger"
 	"github.com/airlock-dev/airlock/gittools"
 	"github.com/airlock-dev/airlock/hub"
 	"github.com/airlock-dev/airlock/internal/bytesize"
@@ -203,12 +202,11 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		defer sv.nc.Close()
 	}
 
-	ledger, err := ledger.Open(filepath.Join(sv.state, "ledger.jsonl"))
+	ledger, closeLedger, err := sv.openGateLedger()
 	if err != nil {
 		return err
 	}
-	defer ledger.Close()
-	warnLedger(stderr, ledger.Path())
+	defer closeLedger()
 	gate := approval.NewGate(ledger, policy)
 	broker, err := broker.Listen(gate, sv.socket, broker.ServerInfo{PID: os.Getpid(), Worker: sv.w.Name, Started: time.Now()})
 	if err != nil {

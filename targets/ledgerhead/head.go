@@ -46,8 +46,17 @@ func Ref(host, path string) string {
 }
 
 // At names the ledger at path on this machine as its ref is keyed:
-// the host name and the absolute path.
+// the host name and the absolute path. A fleet's ledger in NATS (its
+// path "nats://SERVERS stream NAME", or tls://, as natsledger names it) is one
+// ledger for all the fleet's servers and whoever verifies it, wherever
+// they run and whichever servers they name: it is keyed by its stream
+// alone, with no host.
 func At(path string) (host, abs string) {
+	if strings.HasPrefix(path, "nats://") || strings.HasPrefix(path, "tls://") {
+		if _, stream, ok := strings.Cut(path, " stream "); ok {
+			return "", "nats stream " + stream
+		}
+	}
 	host, err := os.Hostname()
 	if err != nil || host == "" {
 		host = "localhost"
