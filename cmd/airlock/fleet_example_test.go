@@ -25,24 +25,6 @@ const (
 	fleetGuide = "../../docs/fleet.md"
 )
 
-// awaitedFlags are the flags the example and the guide use that other
-// work of issue 25 adds (sessions that move, the fleet's review queue and
-// ledger) and that this branch's airlock does not have yet: a line using
-// one is checked without it. Once a flag exists, the test fails until it
-// is taken off this list. TODO(merge): empty this list.
-var awaitedFlags = map[string][]string{
-	"serve":          {"advertise", "lease-ttl"},
-	"review":         natsFlags,
-	"ledger verify":  natsFlags,
-	"ledger show":    natsFlags,
-	"sessions list":  natsFlags,
-	"sessions prune": natsFlags,
-}
-
-// natsFlags are internal/natsconn's, which every command that reaches the
-// fleet's NATS takes.
-var natsFlags = []string{"store", "nats-creds", "nats-ca", "nats-cert", "nats-key", "nats-prefix", "nats-replicas"}
-
 // composeFile is what the tests read of compose.yaml.
 type composeFile struct {
 	Services map[string]struct {
@@ -198,8 +180,7 @@ func shellWords(line string) []string {
 // checkCommandLines parses each line (airlock's arguments) with the
 // command's own flags: serve with parseServe, which also checks what the
 // flags say together, and the checks of --run's flags after it; the others with -h added, which their parsers take
-// only once every flag before it is known and well formed. A flag on
-// awaitedFlags is left out of the line (with its value) and noted.
+// only once every flag before it is known and well formed.
 func checkCommandLines(t *testing.T, where string, lines [][]string) {
 	t.Helper()
 	t.Setenv("AIRLOCK_STATE_DIR", t.TempDir())
@@ -209,9 +190,7 @@ func checkCommandLines(t *testing.T, where string, lines [][]string) {
 	if err := os.WriteFile(stand, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	used := map[string]bool{}
 	for _, args := range lines {
-		cmd := commandOf(args)
 		// The files these flags name are on the operator's machine.
 		line := strings.Join(args, " ")
 		args = slices.Clone(args)
@@ -220,28 +199,8 @@ func checkCommandLines(t *testing.T, where string, lines [][]string) {
 				args[i+1] = stand
 			}
 		}
-		for {
-			err := parseLine(args)
-			if err == nil {
-				break
-			}
-			name, ok := undefinedFlag(err)
-			if !ok || !slices.Contains(awaitedFlags[cmd], name) {
-				t.Errorf("%s: airlock %s: %v", where, line, err)
-				break
-			}
-			used[cmd+" --"+name] = true
-			args = withoutFlag(args, name)
-		}
-	}
-	if t.Failed() {
-		return // a line cut short by a mistake may not have reached its awaited flags
-	}
-	for cmd, flags := range awaitedFlags {
-		for _, f := range flags {
-			if !used[cmd+" --"+f] && lineUses(lines, cmd, f) {
-				t.Errorf("%s: airlock %s --%s is there now: take it off awaitedFlags", where, cmd, f)
-			}
+		if err := parseLine(args); err != nil {
+			t.Errorf("%s: airlock %s: %v", where, line, err)
 		}
 	}
 }
@@ -267,58 +226,6 @@ func parseLine(args []string) error {
 		return errors.New(msg)
 	}
 	return nil
-}
-
-// undefinedFlag is the flag an error of the flag package says is not
-// defined.
-func undefinedFlag(err error) (string, bool) {
-	_, after, ok := strings.Cut(err.Error(), "flag provided but not defined: -")
-	if !ok {
-		return "", false
-	}
-	name, _, _ := strings.Cut(after, " ")
-	return strings.TrimLeft(name, "-"), true
-}
-
-// withoutFlag is args without --name and its value.
-func withoutFlag(args []string, name string) []string {
-	var out []string
-	for i := 0; i < len(args); i++ {
-		a := strings.TrimLeft(args[i], "-")
-		switch {
-		case a == name && strings.HasPrefix(args[i], "-"):
-			i++ // its value
-		case strings.HasPrefix(a, name+"=") && strings.HasPrefix(args[i], "-"):
-		default:
-			out = append(out, args[i])
-		}
-	}
-	return out
-}
-
-// commandOf is the command a line runs: its first word, and the second
-// for the commands that have subcommands (ledger verify, sessions prune).
-func commandOf(args []string) string {
-	cmd := args[0]
-	if len(args) > 1 && (cmd == "ledger" || cmd == "sessions" || cmd == "cache") {
-		cmd += " " + args[1]
-	}
-	return cmd
-}
-
-// lineUses reports whether a line of command cmd gives --flag.
-func lineUses(lines [][]string, cmd, flag string) bool {
-	for _, l := range lines {
-		if commandOf(l) != cmd {
-			continue
-		}
-		for _, a := range l {
-			if a == "--"+flag || a == "-"+flag || strings.HasPrefix(a, "--"+flag+"=") {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // TestFleetWorkerFitsItsRepository runs compose.yaml's repo-init script

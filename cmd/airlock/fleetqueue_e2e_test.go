@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -14,8 +15,11 @@ import (
 	"time"
 
 	"github.com/airlock-dev/airlock/approval/ledger"
+	"github.com/airlock-dev/airlock/approval/ledger/natsledger"
 	"github.com/airlock-dev/airlock/internal/gittest"
 	"github.com/airlock-dev/airlock/internal/natstest"
+	"github.com/airlock-dev/airlock/session/store/natsstore"
+	"github.com/nats-io/nats.go"
 )
 
 // TestReviewThroughTheFleetQueue: a real `airlock serve --store` (stdio,
@@ -48,10 +52,7 @@ func TestReviewThroughTheFleetQueue(t *testing.T) {
 	if got := mustGit(t, env, repo, "show", "agent:notes/fleet.md"); got != "reviewed from afar\n" {
 		t.Errorf("the target's agent branch: %q", got)
 	}
-	ledger, err := os.ReadFile(w.ledger)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ledger := w.ledgerText()
 	if !strings.Contains(string(ledger), `"verdict":"approve"`) || !strings.Contains(string(ledger), "fleet queue") {
 		t.Errorf("the server's ledger has no approval by the fleet's reviewer:\n%s", ledger)
 	}
@@ -98,10 +99,7 @@ func TestFleetDecisionReachesTheRestartedServer(t *testing.T) {
 	if got := mustGit(t, f.env, f.repo, "show", "agent:notes/fleet.md"); got != "reviewed from afar\n" {
 		t.Errorf("the target's agent branch: %q", got)
 	}
-	recs, err := ledger.Records(d.w.ledger)
-	if err != nil {
-		t.Fatal(err)
-	}
+	recs := f.ledgerRecords(t)
 	var resumed, approved, pushed bool
 	for _, rec := range recs {
 		var r struct {
@@ -129,6 +127,7 @@ type queueRig struct {
 	serverRoot, reviewerRoot string
 	env                      []string
 	repo, workerFile         string
+	nc                       *nats.Conn
 }
 
 func newQueueRig(t *testing.T) *queueRig {
@@ -150,7 +149,14 @@ func newQueueRig(t *testing.T) *queueRig {
 // serve starts airlock serve --store on the rig's worker.
 func (f *queueRig) serve(ctx context.Context, args ...string) *durableServer {
 	d := startDurable(f.t, ctx, f.bin, f.env, f.serverRoot, append([]string{"--worker", f.workerFile, "--timeout", "60s", "--store", f.store}, args...)...)
-	d.w.ledger = filepath.Join(f.serverRoot, "state", "airlock", "ledger.jsonl")
+	d.w.readLedger = func() []byte {
+		var b bytes.Buffer
+		for _, rec := range f.ledgerRecords(f.t) {
+			line, _ := json.Marshal(rec)
+			b.Write(append(line, '\n'))
+		}
+		return b.Bytes()
+	}
 	mustContain(f.t, "airlock serve's stderr", d.stderr.Await("requests also go to the fleet's review queue"), "requests also go to the fleet's review queue")
 	return d
 }
@@ -169,10 +175,7 @@ func (f *queueRig) ask(d *durableServer) <-chan pushResult {
 // to resume).
 func (f *queueRig) savedRequest(t *testing.T) string {
 	t.Helper()
-	recs, err := ledger.Records(filepath.Join(f.serverRoot, "state", "airlock", "ledger.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	recs := f.ledgerRecords(t)
 	var id string
 	for _, rec := range recs {
 		var r struct{ ID string }
@@ -181,14 +184,60 @@ func (f *queueRig) savedRequest(t *testing.T) string {
 		}
 	}
 	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		journals, _ := filepath.Glob(filepath.Join(f.serverRoot, "state", "airlock", "sessions", "*", "journal"))
-		for _, j := range journals {
-			if data, err := os.ReadFile(j); err == nil && bytes.Contains(data, []byte(id)) {
-				return id
-			}
+		if f.journalsHold(t, id) {
+			return id
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("the push of request %q was never saved to the session's journal", id)
 		}
 	}
+}
+
+// fleetConn is a connection to the rig's NATS.
+func (f *queueRig) fleetConn(t *testing.T) *nats.Conn {
+	t.Helper()
+	if f.nc == nil {
+		f.nc = natstest.Connect(t, f.store)
+	}
+	return f.nc
+}
+
+// ledgerRecords reads the fleet's ledger (the stream the servers of the
+// rig write with --store).
+func (f *queueRig) ledgerRecords(t *testing.T) []ledger.Record {
+	t.Helper()
+	l, err := natsledger.Open(f.fleetConn(t), natsledger.Options{Prefix: "airlock"})
+	if errors.Is(err, natsledger.ErrNoLedger) {
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, err := l.Records()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return recs
+}
+
+// journalsHold reports whether a session's journal in the fleet's store
+// holds s.
+func (f *queueRig) journalsHold(t *testing.T, s string) bool {
+	t.Helper()
+	st, err := natsstore.New(f.fleetConn(t), natsstore.Options{Prefix: "airlock"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	list, err := st.List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, l := range list {
+		_ = st.ReadJournal(l.ID, func(byte) bool { return true }, func(_ byte, p []byte) error {
+			found = found || bytes.Contains(p, []byte(s))
+			return nil
+		}) // a journal being written may read short: the next round reads it again
+	}
+	return found
 }

@@ -119,6 +119,18 @@ type worker struct {
 	ctx    context.Context
 	cs     *mcp.ClientSession
 	ledger string // the server's ledger file
+	// readLedger, when set, reads the server's ledger instead (a fleet's
+	// stream), as JSON Lines.
+	readLedger func() []byte
+}
+
+// ledgerText is the server's ledger as JSON Lines.
+func (w *worker) ledgerText() []byte {
+	if w.readLedger != nil {
+		return w.readLedger()
+	}
+	data, _ := os.ReadFile(w.ledger)
+	return data
 }
 
 // resultText is a result's text.
@@ -258,7 +270,7 @@ func waitPending(t *testing.T, w *worker, subject string) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		data, _ := os.ReadFile(w.ledger)
+		data := w.ledgerText()
 		for _, line := range strings.Split(string(data), "\n") {
 			var rec struct {
 				Kind string `json:"kind"`

@@ -277,9 +277,13 @@ func (sv *served) loadWorker(runOpts *session.RunOptions) (approval.Policy, erro
 // closes stdin or a signal comes.
 func (sv *served) serveStdio(ctx context.Context, stdin io.Reader, stdout io.Writer) error {
 	f, stderr := sv.f, sv.stderr
-	st, err := sv.sessionStore("")
+	st, err := sv.sessionStore(stdioOwner())
 	if err != nil {
 		return err
+	}
+	if !f.ephemeral {
+		key, _ := workerKey(sv.w, f.workerFile)
+		breakDeadHolders(st, key, stderr)
 	}
 	sess, err := openSession(ctx, sv.w, f.workerFile, sv.bind, sv.opts, st, f.fresh, f.ephemeral, f.resumeID, f.retention, stderr)
 	if err != nil {

@@ -3,12 +3,18 @@ package main
 import (
 	"flag"
 	"fmt"
+	"io"
 	"net"
+	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/airlock-dev/airlock/approval/broker"
+	"github.com/airlock-dev/airlock/hub"
+	"github.com/airlock-dev/airlock/internal/termsafe"
 	"github.com/airlock-dev/airlock/session"
 	"github.com/airlock-dev/airlock/session/store"
 	"github.com/airlock-dev/airlock/session/store/natsstore"
@@ -104,4 +110,68 @@ func (sv *served) serverToken(st store.Store) (string, error) {
 		return sh.Shared("http-token", newToken)
 	}
 	return newToken()
+}
+
+// stdioOwner names a stdio server in the leases it takes in a fleet's
+// store: no address to forward to, but enough for a server started
+// again on this machine (after a kill) to tell that the holder is gone,
+// rather than wait out the lease's TTL: its host, the machine's boot and
+// its pid.
+func stdioOwner() string {
+	host, _ := os.Hostname()
+	return (&url.URL{Scheme: "stdio", Host: host, Path: fmt.Sprint("/", os.Getpid()), RawQuery: "boot=" + bootID()}).String()
+}
+
+// bootID tells this boot of this machine from any other ("" where the
+// kernel does not say).
+func bootID() string {
+	b, _ := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	return strings.TrimSpace(string(b))
+}
+
+// holders is a store that says who holds a session (natsstore).
+type holders interface {
+	store.Store
+	hub.Holders
+}
+
+// breakDeadHolders breaks the leases of worker key's sessions whose
+// holder was a stdio server of this machine, this boot, whose process is
+// gone: a server killed and started again takes its session back at
+// once. A holder elsewhere is left to its lease's TTL (a live one keeps
+// it; fencing would stop one wrongly broken from writing).
+func breakDeadHolders(st store.Store, key string, stderr io.Writer) {
+	hs, ok := st.(holders)
+	if !ok {
+		return
+	}
+	list, err := hs.List()
+	if err != nil {
+		return // openSession lists again, and says why
+	}
+	me := stdioOwner()
+	for _, l := range list {
+		if !l.Running || l.WorkerKey != key {
+			continue
+		}
+		owner, rev, held, err := hs.Holder(l.ID)
+		if err != nil || !held || !deadHereStdio(owner, me) {
+			continue
+		}
+		if err := hs.Break(l.ID, rev); err == nil {
+			fmt.Fprintf(stderr, "airlock serve: session %s: its server (%s) is gone; took its lease over\n", l.ID, termsafe.Line(owner))
+		}
+	}
+}
+
+// deadHereStdio reports whether owner is a stdio server of the same
+// machine and boot as me whose process is gone.
+func deadHereStdio(owner, me string) bool {
+	o, err1 := url.Parse(owner)
+	m, err2 := url.Parse(me)
+	if err1 != nil || err2 != nil || o.Scheme != "stdio" || o.Host != m.Host || o.Query().Get("boot") != m.Query().Get("boot") || m.Query().Get("boot") == "" {
+		return false
+	}
+	pid, err := strconv.Atoi(strings.TrimPrefix(o.Path, "/"))
+	return err == nil && pid > 0 && pid != os.Getpid() && !broker.Alive(pid)
 }
