@@ -188,7 +188,8 @@ type chunker struct {
 	ctx   context.Context
 	j     *natsJournal
 	subj  string
-	buf   []byte
+	buf   []byte // grown as written, up to max: a small batch allocates little
+	max   int    // a chunk's most data
 	n     int    // chunks published
 	last  uint64 // the subject's last sequence
 	bytes int64  // published
@@ -196,15 +197,15 @@ type chunker struct {
 }
 
 func (j *natsJournal) newChunker(ctx context.Context, subj string, last uint64) *chunker {
-	return &chunker{ctx: ctx, j: j, subj: subj, last: last, buf: make([]byte, 0, j.l.st.chunk)}
+	return &chunker{ctx: ctx, j: j, subj: subj, last: last, max: j.l.st.chunk}
 }
 
 func (w *chunker) write(p []byte) {
 	for len(p) > 0 && w.err == nil {
-		k := min(len(p), cap(w.buf)-len(w.buf))
+		k := min(len(p), w.max-len(w.buf))
 		w.buf = append(w.buf, p[:k]...)
 		p = p[k:]
-		if len(w.buf) == cap(w.buf) {
+		if len(w.buf) == w.max {
 			w.flush(false)
 		}
 	}
@@ -235,13 +236,17 @@ func (w *chunker) flush(end bool) {
 		if isWrongLast(err) {
 			err = fmt.Errorf("%w (%v)", ErrFenced, err)
 		}
-		w.err = fmt.Errorf("natsstore: session %s: appending to its journal: %w", w.j.l.id, err)
+		w.err = w.j.l.st.unreachable(fmt.Sprintf("session %s: appending to its journal", w.j.l.id), err)
+		if errors.Is(w.err, ErrUnreachable) {
+			w.err = fmt.Errorf("%w; the batch is not in the store (what of it may land later is taken back by the next write), so the stored session is as it was before: retry once NATS answers", w.err)
+		}
 		return
 	}
 	w.n++
 	w.last = ack.Sequence
 	w.bytes += int64(len(m.Data))
-	w.buf = make([]byte, 0, cap(w.buf))
+	// The publish returned: the connection has its copy of the data.
+	w.buf = w.buf[:0]
 }
 
 // RewriteWith writes fill's records as one batch to the next
@@ -318,23 +323,22 @@ func (j *natsJournal) Size() int64 {
 	return j.size
 }
 
-// Here reports whether the gen entry is still the one this holder wrote.
+// Here reports whether the gen entry is still the one this holder wrote,
+// from what the Store's watch saw of it (Lease.Here says why that is
+// enough): another holder that opened the journal, or a removal of the
+// session's state, wrote it since.
 func (j *natsJournal) Here() error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	ctx, cancel := ctxOp()
-	defer cancel()
-	_, rev, err := j.l.st.readGen(ctx, j.l.id)
-	if err != nil {
-		return err
-	}
-	if rev == 0 {
+	e := j.l.st.newest(genKey(j.l.id))
+	switch {
+	case e.rev <= j.genRev:
+		return nil
+	case e.gone:
 		return fmt.Errorf("%w: session %s's journal is gone", store.ErrStateMoved, j.l.id)
-	}
-	if rev != j.genRev {
+	default:
 		return fmt.Errorf("%w: session %s's journal was taken over (%w)", store.ErrStateMoved, j.l.id, ErrFenced)
 	}
-	return nil
 }
 
 func (j *natsJournal) Close() error {

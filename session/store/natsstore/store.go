@@ -42,6 +42,7 @@ type Store struct {
 	ttl      time.Duration
 	chunk    int // a message's most data
 	owner    string
+	watch    *watch
 }
 
 var _ store.Store = (*Store)(nil)
@@ -75,7 +76,7 @@ func New(nc *nats.Conn, o Options) (*Store, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
 	defer cancel()
-	st := &Store{nc: nc, js: js, prefix: o.Prefix, ttl: o.LeaseTTL, owner: o.Owner}
+	st := &Store{nc: nc, js: js, prefix: o.Prefix, ttl: o.LeaseTTL, owner: o.Owner, watch: &watch{}}
 	st.stream, err = js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
 		Name: o.Prefix + "_journal", Subjects: []string{o.Prefix + ".journal.>"},
 		Storage: jetstream.FileStorage, Replicas: o.Replicas,
