@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -34,4 +35,21 @@ func isUnreachable(err error) bool {
 		}
 	}
 	return false
+}
+
+// reconnectWait is how long a write waits for a connection that is down
+// to come back (a cluster's client moves to another node in
+// milliseconds) before it fails: sent while the connection is down, it
+// would wait in the client's buffer for the whole opTimeout.
+const reconnectWait = 2 * time.Second
+
+// connected is nil once the connection is up, ErrUnreachable when it is
+// still down after reconnectWait.
+func (st *Store) connected(what string) error {
+	for deadline := time.Now().Add(reconnectWait); !st.nc.IsConnected(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) || st.nc.IsClosed() {
+			return st.unreachable(what, nats.ErrDisconnected)
+		}
+	}
+	return nil
 }

@@ -149,6 +149,9 @@ func (j *natsJournal) Write(b *journal.Batch) error {
 	if err := j.writable(); err != nil {
 		return err
 	}
+	if err := j.l.st.connected(fmt.Sprintf("session %s: appending to its journal", j.l.id)); err != nil {
+		return fmt.Errorf("%w; nothing was sent, so the stored session is as it was before: retry once NATS answers", err)
+	}
 	ctx, cancel := ctxOp()
 	defer cancel()
 	for try := 0; ; try++ {
