@@ -1,0 +1,148 @@
+package natsstore
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/airlock-dev/airlock/internal/natstest"
+	"github.com/airlock-dev/airlock/session/store"
+)
+
+// TestNodeLostDuringWorkload: sessions write batches without pause to a
+// three-node cluster (Replicas 3) while the journal stream's leader is
+// stopped and later started again, the client following to the other
+// nodes. Every batch whose Write returned nil is replayed, in order;
+// one whose Write failed is absent or there whole, never torn; and the
+// writers go on after the failover. AIRLOCK_LONG_TESTS stops each node
+// in turn, for longer.
+func TestNodeLostDuringWorkload(t *testing.T) {
+	rounds, down := 1, time.Second
+	if os.Getenv("AIRLOCK_LONG_TESTS") != "" {
+		rounds, down = 6, 4*time.Second
+	}
+	c := natstest.StartCluster(t, 3)
+	st, err := New(natstest.Connect(t, c.URLs()), Options{Prefix: "fo", Replicas: 3})
+	must(t, err)
+	const sessions = 3
+	ws := make([]*clusterWriter, sessions)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for k := range ws {
+		ws[k] = startWriter(t, st, k, stop, &wg)
+	}
+	time.Sleep(300 * time.Millisecond)
+	for r := range rounds {
+		i := streamLeader(t, st, c)
+		before := ws[0].count()
+		c.Stop(i)
+		time.Sleep(down)
+		c.Start(i)
+		c.WaitForLeader()
+		// The writers go on: each has a batch acknowledged after the node came back.
+		for deadline := time.Now().Add(30 * time.Second); ws[0].count() <= before+1; time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("round %d: no write acknowledged in 30s after node %d was stopped and started", r, i)
+			}
+		}
+	}
+	close(stop)
+	wg.Wait()
+	for _, w := range ws {
+		w.check(t, st)
+	}
+}
+
+// clusterWriter is one session's writer and what it was told.
+type clusterWriter struct {
+	id string
+	l  store.Lease
+	mu sync.Mutex
+	// acked: batches whose Write returned nil, in order; failed: those
+	// whose Write failed.
+	acked  []string
+	failed map[string]bool
+}
+
+func (w *clusterWriter) count() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.acked)
+}
+
+func startWriter(t *testing.T, st *Store, k int, stop chan struct{}, wg *sync.WaitGroup) *clusterWriter {
+	l, err := st.Create(store.Meta{Worker: "w"})
+	must(t, err)
+	t.Cleanup(l.Unlock)
+	j, err := l.OpenJournal(isCommit, func(byte, []byte) error { return nil })
+	must(t, err)
+	w := &clusterWriter{id: l.SessionID(), l: l, failed: map[string]bool{}}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			// Long enough that a torn one would show.
+			p := fmt.Sprintf("s%d-%d:%s", k, i, strings.Repeat("x", 2000+i%3000))
+			err := j.Write(batch(p))
+			w.mu.Lock()
+			if err == nil {
+				w.acked = append(w.acked, p)
+			} else {
+				w.failed[p] = true
+			}
+			w.mu.Unlock()
+			if err != nil {
+				time.Sleep(50 * time.Millisecond)
+			}
+		}
+	}()
+	return w
+}
+
+// check replays the session: the acknowledged batches in order, and
+// among them only failed ones, whole.
+func (w *clusterWriter) check(t *testing.T, st *Store) {
+	t.Helper()
+	got := readAll(t, st, w.id)
+	i := 0
+	for _, p := range got {
+		if i < len(w.acked) && p == w.acked[i] {
+			i++
+			continue
+		}
+		if !w.failed[p] {
+			t.Fatalf("session %s: replayed a batch never written whole (%.20q, %d bytes)", w.id, p, len(p))
+		}
+	}
+	if i != len(w.acked) {
+		t.Fatalf("session %s: %d of %d acknowledged batches replayed in order; first missing %.20q", w.id, i, len(w.acked), w.acked[i])
+	}
+	t.Logf("session %s: %d acknowledged, %d failed, %d replayed", w.id, len(w.acked), len(w.failed), len(got))
+}
+
+// streamLeader is the index of the node leading the journal stream.
+func streamLeader(t *testing.T, st *Store, c *natstest.Cluster) int {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		info, err := st.stream.Info(context.Background())
+		if err != nil || info.Cluster == nil {
+			continue
+		}
+		for i, s := range c.Servers {
+			if s != nil && s.Name() == info.Cluster.Leader {
+				return i
+			}
+		}
+	}
+	t.Fatal("the journal stream has no leader")
+	return -1
+}
