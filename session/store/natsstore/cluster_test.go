@@ -26,8 +26,7 @@ func TestNodeLostDuringWorkload(t *testing.T) {
 		rounds, down = 6, 4*time.Second
 	}
 	c := natstest.StartCluster(t, 3)
-	st, err := New(natstest.Connect(t, c.URLs()), Options{Prefix: "fo", Replicas: 3})
-	must(t, err)
+	st := newReplicated(t, c.URLs())
 	const sessions = 3
 	ws := make([]*clusterWriter, sessions)
 	stop := make(chan struct{})
@@ -145,4 +144,21 @@ func streamLeader(t *testing.T, st *Store, c *natstest.Cluster) int {
 	}
 	t.Fatal("the journal stream has no leader")
 	return -1
+}
+
+// newReplicated makes a Store with Replicas 3 on the cluster at urls,
+// trying again while the cluster, just started, does not yet count all
+// its nodes as peers ("no suitable peers for placement").
+func newReplicated(t *testing.T, urls string) *Store {
+	t.Helper()
+	nc := natstest.Connect(t, urls)
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		st, err := New(nc, Options{Prefix: "fo", Replicas: 3})
+		if err == nil {
+			return st
+		}
+		if time.Now().After(deadline) {
+			t.Fatal(err)
+		}
+	}
 }
