@@ -18,15 +18,27 @@ import (
 // stopped and later started again, the client following to the other
 // nodes. Every batch whose Write returned nil is replayed, in order;
 // one whose Write failed is absent or there whole, never torn; and the
-// writers go on after the failover. AIRLOCK_LONG_TESTS stops each node
-// in turn, for longer.
+// writers go on after the failover. AIRLOCK_LONG_TESTS stops the leader
+// of the moment several times, for longer.
 func TestNodeLostDuringWorkload(t *testing.T) {
+	c := natstest.StartCluster(t, 3)
+	failover(t, c.URLs(), c.Stop, c.Start, c.WaitForLeader)
+}
+
+// TestNodeKilledDuringWorkload is TestNodeLostDuringWorkload with each
+// node a process of its own and the leader killed with SIGKILL: what it
+// had not written to its disk is gone with it, as when a machine dies.
+func TestNodeKilledDuringWorkload(t *testing.T) {
+	c := natstest.StartProcessCluster(t, 3)
+	failover(t, c.URLs(), c.Kill, c.Start, c.WaitForLeader)
+}
+
+func failover(t *testing.T, urls string, stopNode, startNode func(int), wait func()) {
 	rounds, down := 1, time.Second
 	if os.Getenv("AIRLOCK_LONG_TESTS") != "" {
 		rounds, down = 6, 4*time.Second
 	}
-	c := natstest.StartCluster(t, 3)
-	st := newReplicated(t, c.URLs())
+	st := newReplicated(t, urls)
 	const sessions = 3
 	ws := make([]*clusterWriter, sessions)
 	stop := make(chan struct{})
@@ -36,12 +48,12 @@ func TestNodeLostDuringWorkload(t *testing.T) {
 	}
 	time.Sleep(300 * time.Millisecond)
 	for r := range rounds {
-		i := streamLeader(t, st, c)
+		i := streamLeader(t, st)
 		before := ws[0].count()
-		c.Stop(i)
+		stopNode(i)
 		time.Sleep(down)
-		c.Start(i)
-		c.WaitForLeader()
+		startNode(i)
+		wait()
 		// The writers go on: each has a batch acknowledged after the node came back.
 		for deadline := time.Now().Add(30 * time.Second); ws[0].count() <= before+1; time.Sleep(20 * time.Millisecond) {
 			if time.Now().After(deadline) {
@@ -128,18 +140,18 @@ func (w *clusterWriter) check(t *testing.T, st *Store) {
 	t.Logf("session %s: %d acknowledged, %d failed, %d replayed", w.id, len(w.acked), len(w.failed), len(got))
 }
 
-// streamLeader is the index of the node leading the journal stream.
-func streamLeader(t *testing.T, st *Store, c *natstest.Cluster) int {
+// streamLeader is the index of the node leading the journal stream
+// (natstest names node i "ni").
+func streamLeader(t *testing.T, st *Store) int {
 	t.Helper()
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
 		info, err := st.stream.Info(context.Background())
 		if err != nil || info.Cluster == nil {
 			continue
 		}
-		for i, s := range c.Servers {
-			if s != nil && s.Name() == info.Cluster.Leader {
-				return i
-			}
+		var i int
+		if _, err := fmt.Sscanf(info.Cluster.Leader, "n%d", &i); err == nil {
+			return i
 		}
 	}
 	t.Fatal("the journal stream has no leader")
