@@ -53,3 +53,21 @@ func (st *Store) connected(what string) error {
 	}
 	return nil
 }
+
+// retry calls read again while it fails because no server answered (a
+// cluster electing a leader after a node's loss answers "no responders"
+// for a moment), until ctx ends. Only for reads: a write that failed is
+// its caller's to judge.
+func retry(ctx context.Context, read func() error) error {
+	for {
+		err := read()
+		if err == nil || !isUnreachable(err) || ctx.Err() != nil {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}

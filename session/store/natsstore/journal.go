@@ -46,7 +46,8 @@ type natsJournal struct {
 
 func (st *Store) readGen(ctx context.Context, id string) (gen, uint64, error) {
 	var g gen
-	e, err := st.sessions.Get(ctx, genKey(id))
+	var e jetstream.KeyValueEntry
+	err := retry(ctx, func() (err error) { e, err = st.sessions.Get(ctx, genKey(id)); return err })
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
 		return g, 0, nil
 	}
@@ -61,7 +62,8 @@ func (st *Store) readGen(ctx context.Context, id string) (gen, uint64, error) {
 
 // lastSeq is the stream sequence of subj's last message, 0 when none.
 func (st *Store) lastSeq(ctx context.Context, subj string) (uint64, error) {
-	m, err := st.stream.GetLastMsgForSubject(ctx, subj)
+	var m *jetstream.RawStreamMsg
+	err := retry(ctx, func() (err error) { m, err = st.stream.GetLastMsgForSubject(ctx, subj); return err })
 	if errors.Is(err, jetstream.ErrMsgNotFound) {
 		return 0, nil
 	}
@@ -314,10 +316,16 @@ func (j *natsJournal) movePointer(ctx context.Context, next uint64) (uint64, err
 
 // Sync has nothing to do: a message is on the server's disk (on a
 // cluster's majority, with Replicas 3) when its publish is acknowledged.
+// A lease lost does not make what was acknowledged less durable, so it
+// is not Sync's error (the session would warn of a flush to disk that
+// failed): the next write says it.
 func (j *natsJournal) Sync() error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	return j.writable()
+	if j.closed {
+		return errors.New("natsstore: the journal is closed")
+	}
+	return nil
 }
 
 func (j *natsJournal) Size() int64 {

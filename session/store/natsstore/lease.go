@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/airlock-dev/airlock/session/store"
@@ -220,6 +221,12 @@ func (l *lease) Remake() error {
 	defer l.mu.Unlock()
 	if l.over != nil {
 		return l.over
+	}
+	// The session's sync loop calls this under the session's lock while
+	// the lease is lost: with the connection down it would hold every
+	// call up for the whole opTimeout.
+	if !l.st.nc.IsConnected() {
+		return l.st.unreachable(fmt.Sprintf("session %s: taking its lease again", l.id), nats.ErrDisconnected)
 	}
 	e, err := l.st.leases.Get(ctx, l.id)
 	switch {

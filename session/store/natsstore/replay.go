@@ -35,8 +35,12 @@ func (st *Store) replay(subj string, stop uint64, commit func(typ byte) bool, fn
 	}
 	ctx, cancel := ctxOp()
 	defer cancel()
-	cons, err := st.js.OrderedConsumer(ctx, st.stream.CachedInfo().Config.Name, jetstream.OrderedConsumerConfig{
-		FilterSubjects: []string{subj}, DeliverPolicy: jetstream.DeliverAllPolicy,
+	var cons jetstream.Consumer
+	err := retry(ctx, func() (err error) {
+		cons, err = st.js.OrderedConsumer(ctx, st.stream.CachedInfo().Config.Name, jetstream.OrderedConsumerConfig{
+			FilterSubjects: []string{subj}, DeliverPolicy: jetstream.DeliverAllPolicy,
+		})
+		return err
 	})
 	if err != nil {
 		return 0, fmt.Errorf("natsstore: reading %s: %w", subj, err)

@@ -19,7 +19,7 @@ import (
 )
 
 // benchWorker is a worker whose session pulls a one-file git repository.
-func benchWorker(b *testing.B) *worker.Worker {
+func benchWorker(b testing.TB) *worker.Worker {
 	repo := b.TempDir()
 	gittest.InitRepo(b, gittest.Env(), repo, "init", map[string]string{"README.md": "# r\n"})
 	spec := &worker.TargetSpec{Type: "local", Path: repo, Branch: "main"}
@@ -31,7 +31,7 @@ func benchWorker(b *testing.B) *worker.Worker {
 
 // benchOptions are a session's options over lease l, with a ledger of
 // its own.
-func benchOptions(b *testing.B, l store.Lease) session.Options {
+func benchOptions(b testing.TB, l store.Lease) session.Options {
 	lg, err := ledger.Open(filepath.Join(b.TempDir(), "ledger.jsonl"))
 	if err != nil {
 		b.Fatal(err)
