@@ -3,7 +3,6 @@ package natsstore
 import (
 	"context"
 	"errors"
-	"net"
 	"strings"
 	"testing"
 	"time"
@@ -20,11 +19,8 @@ import (
 // every change, those made during the outage too.
 func TestSessionThroughAnOutage(t *testing.T) {
 	const ttl = 500 * time.Millisecond
-	dir := t.TempDir()
-	s := startServer(t, dir, -1)
-	port := s.Addr().(*net.TCPAddr).Port
-	st, err := New(connect(t, s), Options{Prefix: "o", LeaseTTL: ttl})
-	must(t, err)
+	o := newOutage(t, ttl)
+	st := o.st
 	w := benchWorker(t)
 	l, err := st.Create(store.Meta{Worker: "bench", WorkerKey: "bench"})
 	must(t, err)
@@ -38,11 +34,7 @@ func TestSessionThroughAnOutage(t *testing.T) {
 	}
 	must(t, write("before.txt"))
 
-	s.Shutdown()
-	s.WaitForShutdown()
-	for st.nc.IsConnected() {
-		time.Sleep(time.Millisecond)
-	}
+	o.down()
 	if err := write("down.txt"); !errors.Is(err, ErrUnreachable) || !strings.Contains(err.Error(), "retry") {
 		t.Fatalf("a call with NATS down: %v, want ErrUnreachable saying to retry", err)
 	}
@@ -51,7 +43,7 @@ func TestSessionThroughAnOutage(t *testing.T) {
 		t.Fatalf("a call after the lease was lost: %v, want ErrLeaseLost saying to reconnect", err)
 	}
 
-	startServer(t, dir, port)
+	o.up()
 	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(100 * time.Millisecond) {
 		if err = write("after.txt"); err == nil {
 			break

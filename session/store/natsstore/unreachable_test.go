@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
+
 	"github.com/airlock-dev/airlock/session/store"
 )
 
@@ -18,11 +20,8 @@ import (
 // writes on, and what was acknowledged before is all there.
 func TestUnreachableForLongerThanTheTTL(t *testing.T) {
 	const ttl = 500 * time.Millisecond
-	dir := t.TempDir()
-	s := startServer(t, dir, -1)
-	port := s.Addr().(*net.TCPAddr).Port
-	st, err := New(connect(t, s), Options{Prefix: "u", LeaseTTL: ttl})
-	must(t, err)
+	o := newOutage(t, ttl)
+	st := o.st
 	l, err := st.Create(store.Meta{Worker: "w"})
 	must(t, err)
 	defer l.Unlock()
@@ -30,13 +29,7 @@ func TestUnreachableForLongerThanTheTTL(t *testing.T) {
 	must(t, err)
 	must(t, j.Write(batch("before")))
 
-	s.Shutdown()
-	s.WaitForShutdown()
-	// A write the client sends before it sees the server go waits for
-	// its answer for up to opTimeout; from then on writes fail at once.
-	for st.nc.IsConnected() {
-		time.Sleep(time.Millisecond)
-	}
+	o.down()
 	start := time.Now()
 	err = j.Write(batch("while down"))
 	if !errors.Is(err, ErrUnreachable) || !strings.Contains(err.Error(), "stored session is as it was") || !strings.Contains(err.Error(), "retry") {
@@ -53,7 +46,7 @@ func TestUnreachableForLongerThanTheTTL(t *testing.T) {
 		t.Fatalf("a write after the lease was lost: %v, want ErrLeaseLost saying to reconnect", err)
 	}
 
-	startServer(t, dir, port)
+	o.up()
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
 		if err = l.Remake(); err == nil {
 			break
@@ -117,3 +110,36 @@ func TestTakenOverWhileUnreachable(t *testing.T) {
 	must(t, err)
 	lc.Unlock()
 }
+
+// outage is a Store on the one NATS server that a test stops (down)
+// and starts again on its files and port (up).
+type outage struct {
+	t    *testing.T
+	dir  string
+	port int
+	s    *server.Server
+	st   *Store
+}
+
+func newOutage(t *testing.T, ttl time.Duration) *outage {
+	o := &outage{t: t, dir: t.TempDir()}
+	o.s = startServer(t, o.dir, -1)
+	o.port = o.s.Addr().(*net.TCPAddr).Port
+	var err error
+	o.st, err = New(connect(t, o.s), Options{Prefix: "o", LeaseTTL: ttl})
+	must(t, err)
+	return o
+}
+
+// down stops the server and waits until the client sees it gone: a
+// write sent before waits for its answer for up to opTimeout, one sent
+// after fails at once.
+func (o *outage) down() {
+	o.s.Shutdown()
+	o.s.WaitForShutdown()
+	for o.st.nc.IsConnected() {
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func (o *outage) up() { o.s = startServer(o.t, o.dir, o.port) }
