@@ -67,8 +67,10 @@ func runNode(cfg string) int {
 		return 2
 	}
 	go s.Start()
-	if !s.ReadyForConnections(10 * time.Second) {
-		fmt.Fprintln(os.Stderr, "natstest: nats-server did not start in 10s")
+	// A node started again on its files, on a loaded machine, can be
+	// slow to recover them.
+	if !s.ReadyForConnections(30 * time.Second) {
+		fmt.Fprintln(os.Stderr, "natstest: nats-server did not start in 30s")
 		return 2
 	}
 	fmt.Println("ready")
@@ -140,8 +142,8 @@ func (p *Proc) Start() {
 		if !ok {
 			p.t.Fatalf("natstest: the nats-server process did not start (does the package's TestMain call natstest.Main?)")
 		}
-	case <-time.After(20 * time.Second):
-		p.t.Fatal("natstest: the nats-server process did not start in 20s")
+	case <-time.After(40 * time.Second):
+		p.t.Fatal("natstest: the nats-server process did not start in 40s")
 	}
 }
 

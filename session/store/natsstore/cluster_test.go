@@ -75,8 +75,10 @@ type clusterWriter struct {
 	mu sync.Mutex
 	// acked: batches whose Write returned nil, in order; failed: those
 	// whose Write failed.
-	acked  []string
-	failed map[string]bool
+	acked   []string
+	failed  map[string]bool
+	slowest time.Duration // the longest Write, acknowledged or not
+	errs    []error
 }
 
 func (w *clusterWriter) count() int {
@@ -103,12 +105,17 @@ func startWriter(t *testing.T, st *Store, k int, stop chan struct{}, wg *sync.Wa
 			}
 			// Long enough that a torn one would show.
 			p := fmt.Sprintf("s%d-%d:%s", k, i, strings.Repeat("x", 2000+i%3000))
+			began := time.Now()
 			err := j.Write(batch(p))
+			if took := time.Since(began); took > w.slowest {
+				w.slowest = took
+			}
 			w.mu.Lock()
 			if err == nil {
 				w.acked = append(w.acked, p)
 			} else {
 				w.failed[p] = true
+				w.errs = append(w.errs, err)
 			}
 			w.mu.Unlock()
 			if err != nil {
@@ -137,7 +144,10 @@ func (w *clusterWriter) check(t *testing.T, st *Store) {
 	if i != len(w.acked) {
 		t.Fatalf("session %s: %d of %d acknowledged batches replayed in order; first missing %.20q", w.id, i, len(w.acked), w.acked[i])
 	}
-	t.Logf("session %s: %d acknowledged, %d failed, %d replayed", w.id, len(w.acked), len(w.failed), len(got))
+	for _, err := range w.errs {
+		t.Logf("session %s: a write failed: %v", w.id, err)
+	}
+	t.Logf("session %s: %d acknowledged, %d failed, %d replayed; the slowest write took %v", w.id, len(w.acked), len(w.failed), len(got), w.slowest.Round(time.Millisecond))
 }
 
 // streamLeader is the index of the node leading the journal stream

@@ -56,11 +56,14 @@ func (st *Store) connected(what string) error {
 
 // retry calls read again while it fails because no server answered (a
 // cluster electing a leader after a node's loss answers "no responders"
-// for a moment), until ctx ends. Only for reads: a write that failed is
-// its caller's to judge.
-func retry(ctx context.Context, read func() error) error {
+// for a moment, and a request in flight to a node that died is never
+// answered: each try waits attemptTimeout at most), until ctx ends. Only
+// for reads: a write that failed is its caller's to judge.
+func retry(ctx context.Context, read func(ctx context.Context) error) error {
 	for {
-		err := read()
+		actx, cancel := context.WithTimeout(ctx, attemptTimeout)
+		err := read(actx)
+		cancel()
 		if err == nil || !isUnreachable(err) || ctx.Err() != nil {
 			return err
 		}

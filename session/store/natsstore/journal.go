@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -47,7 +48,7 @@ type natsJournal struct {
 func (st *Store) readGen(ctx context.Context, id string) (gen, uint64, error) {
 	var g gen
 	var e jetstream.KeyValueEntry
-	err := retry(ctx, func() (err error) { e, err = st.sessions.Get(ctx, genKey(id)); return err })
+	err := retry(ctx, func(ctx context.Context) (err error) { e, err = st.sessions.Get(ctx, genKey(id)); return err })
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
 		return g, 0, nil
 	}
@@ -63,7 +64,7 @@ func (st *Store) readGen(ctx context.Context, id string) (gen, uint64, error) {
 // lastSeq is the stream sequence of subj's last message, 0 when none.
 func (st *Store) lastSeq(ctx context.Context, subj string) (uint64, error) {
 	var m *jetstream.RawStreamMsg
-	err := retry(ctx, func() (err error) { m, err = st.stream.GetLastMsgForSubject(ctx, subj); return err })
+	err := retry(ctx, func(ctx context.Context) (err error) { m, err = st.stream.GetLastMsgForSubject(ctx, subj); return err })
 	if errors.Is(err, jetstream.ErrMsgNotFound) {
 		return 0, nil
 	}
@@ -115,7 +116,10 @@ func (l *lease) openJournal(commit func(typ byte) bool, fn func(typ byte, payloa
 // before it and writes again expects a sequence that is no longer the
 // last, and is refused.
 func (j *natsJournal) fence(ctx context.Context, subj string) (uint64, error) {
-	for range 10 {
+	// A holder that does not know yet that it lost the session may
+	// write between the read of the last sequence and the fence, as
+	// often as it can: try again while there is time.
+	for ctx.Err() == nil {
 		last, err := j.l.st.lastSeq(ctx, subj)
 		if err != nil {
 			return 0, err
@@ -156,7 +160,7 @@ func (j *natsJournal) Write(b *journal.Batch) error {
 	}
 	ctx, cancel := ctxOp()
 	defer cancel()
-	for try := 0; ; try++ {
+	for {
 		w := j.newChunker(ctx, j.l.st.subject(j.l.id, j.gen), j.last)
 		for _, s := range b.Segments() {
 			w.write(s)
@@ -174,10 +178,13 @@ func (j *natsJournal) Write(b *journal.Batch) error {
 		if err != nil {
 			return errors.Join(w.err, err)
 		}
-		if !undone || !errors.Is(w.err, ErrFenced) || try > 0 {
+		// Written again while there is time: after a publish no server
+		// answered (a cluster's node lost with it: its successor never
+		// heard of it), or this holder's own leftover in the way.
+		again := errors.Is(w.err, ErrUnreachable) || undone && errors.Is(w.err, ErrFenced)
+		if !again || ctx.Err() != nil {
 			return w.err
 		}
-		// It was this holder's own leftover that was in the way.
 	}
 }
 
@@ -187,6 +194,12 @@ func (j *natsJournal) writable() error {
 	}
 	return j.l.held()
 }
+
+// attemptTimeout bounds one publish's wait for its acknowledgement. A
+// publish in flight when a cluster's node dies is never answered; Write
+// sends its batch again (taking back what may have landed) rather than
+// wait out opTimeout.
+const attemptTimeout = 2 * time.Second
 
 // chunker publishes a batch's bytes to a subject in numbered chunks.
 type chunker struct {
@@ -236,7 +249,9 @@ func (w *chunker) flush(end bool) {
 	if end {
 		m.Header.Set(endHeader, "1")
 	}
-	ack, err := w.j.l.st.js.PublishMsg(w.ctx, m, jetstream.WithExpectLastSequencePerSubject(w.last))
+	ctx, cancel := context.WithTimeout(w.ctx, attemptTimeout)
+	defer cancel()
+	ack, err := w.j.l.st.js.PublishMsg(ctx, m, jetstream.WithExpectLastSequencePerSubject(w.last))
 	if err != nil {
 		if isWrongLast(err) {
 			err = fmt.Errorf("%w (%v)", ErrFenced, err)

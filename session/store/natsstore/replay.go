@@ -1,8 +1,10 @@
 package natsstore
 
 import (
+	"context"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -24,23 +26,32 @@ type replayer struct {
 	next    int    // the chunk it wants next; 0: none until a first
 	pending []record
 	size    int64
+	handed  bool // fn was called: the replay cannot start over
 }
 
 // replay calls fn for subj's records up to the last commit record at or
-// before sequence stop, and returns the bytes its batches take.
+// before sequence stop, and returns the bytes its batches take. A read
+// that no server answered before any record was handed on is tried
+// again (a cluster electing the stream's leader), within opTimeout.
 func (st *Store) replay(subj string, stop uint64, commit func(typ byte) bool, fn func(typ byte, payload []byte) error) (int64, error) {
-	r := &replayer{commit: commit, fn: fn}
 	if stop == 0 {
 		return 0, nil
 	}
 	ctx, cancel := ctxOp()
 	defer cancel()
-	var cons jetstream.Consumer
-	err := retry(ctx, func() (err error) {
-		cons, err = st.js.OrderedConsumer(ctx, st.stream.CachedInfo().Config.Name, jetstream.OrderedConsumerConfig{
-			FilterSubjects: []string{subj}, DeliverPolicy: jetstream.DeliverAllPolicy,
-		})
-		return err
+	for {
+		r := &replayer{commit: commit, fn: fn}
+		size, err := st.replayOnce(ctx, subj, stop, r)
+		if err == nil || r.handed || !isUnreachable(err) || ctx.Err() != nil {
+			return size, err
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func (st *Store) replayOnce(ctx context.Context, subj string, stop uint64, r *replayer) (int64, error) {
+	cons, err := st.js.OrderedConsumer(ctx, st.stream.CachedInfo().Config.Name, jetstream.OrderedConsumerConfig{
+		FilterSubjects: []string{subj}, DeliverPolicy: jetstream.DeliverAllPolicy,
 	})
 	if err != nil {
 		return 0, fmt.Errorf("natsstore: reading %s: %w", subj, err)
@@ -112,6 +123,7 @@ func (r *replayer) take(h map[string][]string, data []byte) error {
 		if !r.commit(typ) {
 			return nil
 		}
+		r.handed = true
 		for _, p := range r.pending {
 			if err := r.fn(p.typ, p.payload); err != nil {
 				return err

@@ -181,7 +181,7 @@ func (st *Store) ReadMeta(id string) (store.Meta, error) {
 func (st *Store) readMeta(ctx context.Context, id string) (store.Meta, uint64, error) {
 	var m store.Meta
 	var e jetstream.KeyValueEntry
-	err := retry(ctx, func() (err error) { e, err = st.sessions.Get(ctx, metaKey(id)); return err })
+	err := retry(ctx, func(ctx context.Context) (err error) { e, err = st.sessions.Get(ctx, metaKey(id)); return err })
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
 		return m, 0, fmt.Errorf("%w: %s (see airlock sessions list)", store.ErrNoSession, id)
 	}
