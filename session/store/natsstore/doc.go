@@ -49,5 +49,9 @@
 // (ErrFenced: the client reconnects and the session resumes from the
 // store). Calls that reach no server fail with ErrUnreachable, naming
 // where it was asked; a failed write leaves the stored session as it
-// was.
+// was. A write waits at most 2 s for a connection that is down to come
+// back; a publish no server answered within 2 s (in flight to a node
+// that died: its successor never heard of it) is sent again, what of it
+// landed taken back first, until the 10 s a call may take: a cluster's
+// node lost delays writes by seconds and fails none.
 package natsstore

@@ -162,6 +162,7 @@ func (j *natsJournal) Write(b *journal.Batch) error {
 	defer cancel()
 	for {
 		w := j.newChunker(ctx, j.l.st.subject(j.l.id, j.gen), j.last)
+		w.buf = make([]byte, 0, min(b.Bytes(), w.max)) // one allocation for a batch of one chunk
 		for _, s := range b.Segments() {
 			w.write(s)
 		}
