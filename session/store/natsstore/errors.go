@@ -28,6 +28,12 @@ func (st *Store) unreachable(what string, err error) error {
 }
 
 func isUnreachable(err error) bool {
+	// 503: "JetStream system temporarily unavailable", a cluster
+	// between leaders.
+	var apiErr *jetstream.APIError
+	if errors.As(err, &apiErr) && apiErr.Code == 503 {
+		return true
+	}
 	for _, e := range []error{context.DeadlineExceeded, nats.ErrTimeout, nats.ErrNoResponders,
 		jetstream.ErrNoStreamResponse, nats.ErrConnectionClosed, nats.ErrDisconnected, nats.ErrConnectionReconnecting} {
 		if errors.Is(err, e) {

@@ -175,14 +175,17 @@ func (j *natsJournal) Write(b *journal.Batch) error {
 		// What of the batch landed (or of an earlier one whose
 		// acknowledgement was lost) is taken back: a write that failed
 		// leaves the journal as it was, as the local store's does.
-		undone, err := j.rollback(ctx)
+		undone, mine, err := j.rollback(ctx)
 		if err != nil {
 			return errors.Join(w.err, err)
 		}
 		// Written again while there is time: after a publish no server
 		// answered (a cluster's node lost with it: its successor never
-		// heard of it), or this holder's own leftover in the way.
-		again := errors.Is(w.err, ErrUnreachable) || undone && errors.Is(w.err, ErrFenced)
+		// heard of it), or when what was in the way was this holder's:
+		// its own leftover, taken back, or one that the server refused
+		// the publish for but did not show yet (a late copy of a publish
+		// that timed out, still on its way through a new leader).
+		again := errors.Is(w.err, ErrUnreachable) || errors.Is(w.err, ErrFenced) && (undone || mine)
 		if !again || ctx.Err() != nil {
 			return w.err
 		}
