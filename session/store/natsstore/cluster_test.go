@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/airlock-dev/airlock/internal/natstest"
+	"github.com/airlock-dev/airlock/session/journal"
 	"github.com/airlock-dev/airlock/session/store"
 )
 
@@ -57,7 +59,7 @@ func failover(t *testing.T, urls string, stopNode, startNode func(int), wait fun
 		// The writers go on: each has a batch acknowledged after the node came back.
 		for deadline := time.Now().Add(30 * time.Second); ws[0].count() <= before+1; time.Sleep(20 * time.Millisecond) {
 			if time.Now().After(deadline) {
-				t.Fatalf("round %d: no write acknowledged in 30s after node %d was stopped and started", r, i)
+				t.Fatalf("round %d: no write acknowledged in 30s after node %d was stopped and started; the last error: %v", r, i, ws[0].lastErr())
 			}
 		}
 	}
@@ -79,6 +81,42 @@ type clusterWriter struct {
 	failed  map[string]bool
 	slowest time.Duration // the longest Write, acknowledged or not
 	errs    []error
+	// rewrites: journals written again whole after the lease was lost.
+	rewrites int
+}
+
+// recover does what a session does when its lease was lost (a cluster
+// electing leaders for longer than the TTL): the lease taken again
+// (Remake), the journal written again whole from memory.
+func (w *clusterWriter) recover(l store.Lease, j store.Journal) {
+	if l.Here() == nil || l.Remake() != nil {
+		return
+	}
+	w.mu.Lock()
+	acked := slices.Clone(w.acked)
+	w.mu.Unlock()
+	err := j.RewriteWith(func(r journal.Records) error {
+		for _, p := range acked {
+			r.Add(data, []byte(p))
+			r.Add(commit, nil)
+		}
+		return nil
+	})
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.rewrites++
+	if err != nil {
+		w.errs = append(w.errs, fmt.Errorf("rewriting after Remake: %w", err))
+	}
+}
+
+func (w *clusterWriter) lastErr() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.errs) == 0 {
+		return nil
+	}
+	return w.errs[len(w.errs)-1]
 }
 
 func (w *clusterWriter) count() int {
@@ -119,6 +157,7 @@ func startWriter(t *testing.T, st *Store, k int, stop chan struct{}, wg *sync.Wa
 			}
 			w.mu.Unlock()
 			if err != nil {
+				w.recover(l, j)
 				time.Sleep(50 * time.Millisecond)
 			}
 		}
@@ -147,7 +186,7 @@ func (w *clusterWriter) check(t *testing.T, st *Store) {
 	for _, err := range w.errs {
 		t.Logf("session %s: a write failed: %v", w.id, err)
 	}
-	t.Logf("session %s: %d acknowledged, %d failed, %d replayed; the slowest write took %v", w.id, len(w.acked), len(w.failed), len(got), w.slowest.Round(time.Millisecond))
+	t.Logf("session %s: %d acknowledged, %d failed, %d replayed, %d rewrites; the slowest write took %v", w.id, len(w.acked), len(w.failed), len(got), w.rewrites, w.slowest.Round(time.Millisecond))
 }
 
 // streamLeader is the index of the node leading the journal stream
