@@ -70,7 +70,7 @@ func (st *Store) replayFrom(ctx context.Context, subj string, stop uint64, r *re
 		return fmt.Errorf("natsstore: reading %s: %w", subj, err)
 	}
 	for {
-		batch, err := cons.Fetch(256, jetstream.FetchMaxWait(opTimeout), jetstream.FetchMaxBytes(max(8<<20, 2*st.chunk)))
+		batch, err := cons.Fetch(1024, jetstream.FetchMaxWait(opTimeout), jetstream.FetchMaxBytes(max(8<<20, 2*st.chunk)))
 		if err != nil {
 			return fmt.Errorf("natsstore: reading %s: %w", subj, err)
 		}
