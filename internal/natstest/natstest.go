@@ -79,19 +79,9 @@ type Cluster struct {
 // has a leader.
 func StartCluster(t testing.TB, n int) *Cluster {
 	t.Helper()
-	c := &Cluster{t: t, name: "airlock-test", Servers: make([]*server.Server, n)}
-	clientPorts, routePorts := freePorts(t, n), freePorts(t, n)
-	var routes []string
-	for _, p := range routePorts {
-		routes = append(routes, fmt.Sprintf("nats-route://127.0.0.1:%d", p))
-	}
-	for i := range n {
-		c.opts = append(c.opts, &server.Options{
-			ServerName: fmt.Sprintf("n%d", i), Host: "127.0.0.1", Port: clientPorts[i],
-			JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true,
-			Cluster: server.ClusterOpts{Name: c.name, Host: "127.0.0.1", Port: routePorts[i]},
-			Routes:  server.RoutesFromStr(strings.Join(routes, ",")),
-		})
+	c := &Cluster{t: t, name: clusterName, Servers: make([]*server.Server, n)}
+	for _, nd := range clusterNodes(t, n) {
+		c.opts = append(c.opts, nd.options())
 	}
 	for i := range n {
 		c.Start(i)
@@ -142,6 +132,25 @@ func (c *Cluster) WaitForLeader() {
 		}
 	}
 	c.t.Fatal("natstest: the cluster elected no JetStream leader in 30s")
+}
+
+const clusterName = "airlock-test"
+
+// clusterNodes are n nodes of a cluster on loopback, routed to each other.
+func clusterNodes(t testing.TB, n int) []node {
+	clientPorts, routePorts := freePorts(t, n), freePorts(t, n)
+	var routes []string
+	for _, p := range routePorts {
+		routes = append(routes, fmt.Sprintf("nats-route://127.0.0.1:%d", p))
+	}
+	var nodes []node
+	for i := range n {
+		nodes = append(nodes, node{
+			Name: fmt.Sprintf("n%d", i), Port: clientPorts[i], Dir: t.TempDir(),
+			ClusterName: clusterName, ClusterPort: routePorts[i], Routes: routes,
+		})
+	}
+	return nodes
 }
 
 // freePorts finds n free TCP ports on loopback.

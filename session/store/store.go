@@ -46,7 +46,10 @@ type Lease interface {
 	// WriteSummary replaces the session's summary.
 	WriteSummary(s Summary) error
 	// Here reports whether the state is still the one this lease holds:
-	// nil, or an error (ErrStateMoved) that says what became of it.
+	// nil, or an error (ErrStateMoved) that says what became of it. A
+	// store that learns of changes by a watch (not by reading its state
+	// at each call) may answer nil for a short while after another
+	// changed the state: it notices within seconds at most.
 	Here() error
 	// Remake makes the session's place again after Here failed (its
 	// Meta written again, its hold taken again); the caller rewrites the

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -46,7 +47,8 @@ type natsJournal struct {
 
 func (st *Store) readGen(ctx context.Context, id string) (gen, uint64, error) {
 	var g gen
-	e, err := st.sessions.Get(ctx, genKey(id))
+	var e jetstream.KeyValueEntry
+	err := retry(ctx, func(ctx context.Context) (err error) { e, err = st.sessions.Get(ctx, genKey(id)); return err })
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
 		return g, 0, nil
 	}
@@ -61,7 +63,8 @@ func (st *Store) readGen(ctx context.Context, id string) (gen, uint64, error) {
 
 // lastSeq is the stream sequence of subj's last message, 0 when none.
 func (st *Store) lastSeq(ctx context.Context, subj string) (uint64, error) {
-	m, err := st.stream.GetLastMsgForSubject(ctx, subj)
+	var m *jetstream.RawStreamMsg
+	err := retry(ctx, func(ctx context.Context) (err error) { m, err = st.stream.GetLastMsgForSubject(ctx, subj); return err })
 	if errors.Is(err, jetstream.ErrMsgNotFound) {
 		return 0, nil
 	}
@@ -113,7 +116,10 @@ func (l *lease) openJournal(commit func(typ byte) bool, fn func(typ byte, payloa
 // before it and writes again expects a sequence that is no longer the
 // last, and is refused.
 func (j *natsJournal) fence(ctx context.Context, subj string) (uint64, error) {
-	for range 10 {
+	// A holder that does not know yet that it lost the session may
+	// write between the read of the last sequence and the fence, as
+	// often as it can: try again while there is time.
+	for ctx.Err() == nil {
 		last, err := j.l.st.lastSeq(ctx, subj)
 		if err != nil {
 			return 0, err
@@ -149,10 +155,14 @@ func (j *natsJournal) Write(b *journal.Batch) error {
 	if err := j.writable(); err != nil {
 		return err
 	}
+	if err := j.l.st.connected(fmt.Sprintf("session %s: appending to its journal", j.l.id)); err != nil {
+		return fmt.Errorf("%w; nothing was sent, so the stored session is as it was before: retry once NATS answers", err)
+	}
 	ctx, cancel := ctxOp()
 	defer cancel()
-	for try := 0; ; try++ {
+	for {
 		w := j.newChunker(ctx, j.l.st.subject(j.l.id, j.gen), j.last)
+		w.buf = make([]byte, 0, min(b.Bytes(), w.max)) // one allocation for a batch of one chunk
 		for _, s := range b.Segments() {
 			w.write(s)
 		}
@@ -165,14 +175,20 @@ func (j *natsJournal) Write(b *journal.Batch) error {
 		// What of the batch landed (or of an earlier one whose
 		// acknowledgement was lost) is taken back: a write that failed
 		// leaves the journal as it was, as the local store's does.
-		undone, err := j.rollback(ctx)
+		undone, mine, err := j.rollback(ctx)
 		if err != nil {
 			return errors.Join(w.err, err)
 		}
-		if !undone || !errors.Is(w.err, ErrFenced) || try > 0 {
+		// Written again while there is time: after a publish no server
+		// answered (a cluster's node lost with it: its successor never
+		// heard of it), or when what was in the way was this holder's:
+		// its own leftover, taken back, or one that the server refused
+		// the publish for but did not show yet (a late copy of a publish
+		// that timed out, still on its way through a new leader).
+		again := errors.Is(w.err, ErrUnreachable) || errors.Is(w.err, ErrFenced) && (undone || mine)
+		if !again || ctx.Err() != nil {
 			return w.err
 		}
-		// It was this holder's own leftover that was in the way.
 	}
 }
 
@@ -183,12 +199,19 @@ func (j *natsJournal) writable() error {
 	return j.l.held()
 }
 
+// attemptTimeout bounds one publish's wait for its acknowledgement. A
+// publish in flight when a cluster's node dies is never answered; Write
+// sends its batch again (taking back what may have landed) rather than
+// wait out opTimeout.
+const attemptTimeout = 2 * time.Second
+
 // chunker publishes a batch's bytes to a subject in numbered chunks.
 type chunker struct {
 	ctx   context.Context
 	j     *natsJournal
 	subj  string
-	buf   []byte
+	buf   []byte // grown as written, up to max: a small batch allocates little
+	max   int    // a chunk's most data
 	n     int    // chunks published
 	last  uint64 // the subject's last sequence
 	bytes int64  // published
@@ -196,15 +219,15 @@ type chunker struct {
 }
 
 func (j *natsJournal) newChunker(ctx context.Context, subj string, last uint64) *chunker {
-	return &chunker{ctx: ctx, j: j, subj: subj, last: last, buf: make([]byte, 0, j.l.st.chunk)}
+	return &chunker{ctx: ctx, j: j, subj: subj, last: last, max: j.l.st.chunk}
 }
 
 func (w *chunker) write(p []byte) {
 	for len(p) > 0 && w.err == nil {
-		k := min(len(p), cap(w.buf)-len(w.buf))
+		k := min(len(p), w.max-len(w.buf))
 		w.buf = append(w.buf, p[:k]...)
 		p = p[k:]
-		if len(w.buf) == cap(w.buf) {
+		if len(w.buf) == w.max {
 			w.flush(false)
 		}
 	}
@@ -230,18 +253,24 @@ func (w *chunker) flush(end bool) {
 	if end {
 		m.Header.Set(endHeader, "1")
 	}
-	ack, err := w.j.l.st.js.PublishMsg(w.ctx, m, jetstream.WithExpectLastSequencePerSubject(w.last))
+	ctx, cancel := context.WithTimeout(w.ctx, attemptTimeout)
+	defer cancel()
+	ack, err := w.j.l.st.js.PublishMsg(ctx, m, jetstream.WithExpectLastSequencePerSubject(w.last))
 	if err != nil {
 		if isWrongLast(err) {
 			err = fmt.Errorf("%w (%v)", ErrFenced, err)
 		}
-		w.err = fmt.Errorf("natsstore: session %s: appending to its journal: %w", w.j.l.id, err)
+		w.err = w.j.l.st.unreachable(fmt.Sprintf("session %s: appending to its journal", w.j.l.id), err)
+		if errors.Is(w.err, ErrUnreachable) {
+			w.err = fmt.Errorf("%w; the batch is not in the store (what of it may land later is taken back by the next write), so the stored session is as it was before: retry once NATS answers", w.err)
+		}
 		return
 	}
 	w.n++
 	w.last = ack.Sequence
 	w.bytes += int64(len(m.Data))
-	w.buf = make([]byte, 0, cap(w.buf))
+	// The publish returned: the connection has its copy of the data.
+	w.buf = w.buf[:0]
 }
 
 // RewriteWith writes fill's records as one batch to the next
@@ -306,10 +335,16 @@ func (j *natsJournal) movePointer(ctx context.Context, next uint64) (uint64, err
 
 // Sync has nothing to do: a message is on the server's disk (on a
 // cluster's majority, with Replicas 3) when its publish is acknowledged.
+// A lease lost does not make what was acknowledged less durable, so it
+// is not Sync's error (the session would warn of a flush to disk that
+// failed): the next write says it.
 func (j *natsJournal) Sync() error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	return j.writable()
+	if j.closed {
+		return errors.New("natsstore: the journal is closed")
+	}
+	return nil
 }
 
 func (j *natsJournal) Size() int64 {
@@ -318,23 +353,22 @@ func (j *natsJournal) Size() int64 {
 	return j.size
 }
 
-// Here reports whether the gen entry is still the one this holder wrote.
+// Here reports whether the gen entry is still the one this holder wrote,
+// from what the Store's watch saw of it (Lease.Here says why that is
+// enough): another holder that opened the journal, or a removal of the
+// session's state, wrote it since.
 func (j *natsJournal) Here() error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	ctx, cancel := ctxOp()
-	defer cancel()
-	_, rev, err := j.l.st.readGen(ctx, j.l.id)
-	if err != nil {
-		return err
-	}
-	if rev == 0 {
+	e := j.l.st.newest(genKey(j.l.id))
+	switch {
+	case e.rev <= j.genRev:
+		return nil
+	case e.gone:
 		return fmt.Errorf("%w: session %s's journal is gone", store.ErrStateMoved, j.l.id)
-	}
-	if rev != j.genRev {
+	default:
 		return fmt.Errorf("%w: session %s's journal was taken over (%w)", store.ErrStateMoved, j.l.id, ErrFenced)
 	}
-	return nil
 }
 
 func (j *natsJournal) Close() error {

@@ -1,8 +1,10 @@
 package natsstore
 
 import (
+	"context"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -24,50 +26,78 @@ type replayer struct {
 	next    int    // the chunk it wants next; 0: none until a first
 	pending []record
 	size    int64
+	seq     uint64 // the stream sequence of the last message taken
+	failed  bool   // a record was refused (fn's error): not to be read again
 }
 
 // replay calls fn for subj's records up to the last commit record at or
-// before sequence stop, and returns the bytes its batches take.
+// before sequence stop, and returns the bytes its batches take. A read
+// that no server answered (a cluster electing the stream's leader) is
+// taken up again after the last message taken, within opTimeout of the
+// last progress.
 func (st *Store) replay(subj string, stop uint64, commit func(typ byte) bool, fn func(typ byte, payload []byte) error) (int64, error) {
-	r := &replayer{commit: commit, fn: fn}
 	if stop == 0 {
 		return 0, nil
 	}
-	ctx, cancel := ctxOp()
-	defer cancel()
-	cons, err := st.js.OrderedConsumer(ctx, st.stream.CachedInfo().Config.Name, jetstream.OrderedConsumerConfig{
-		FilterSubjects: []string{subj}, DeliverPolicy: jetstream.DeliverAllPolicy,
-	})
+	r := &replayer{commit: commit, fn: fn}
+	progress := time.Now()
+	for {
+		ctx, cancel := ctxOp()
+		from := r.seq
+		err := st.replayFrom(ctx, subj, stop, r)
+		cancel()
+		if err == nil {
+			return r.size, nil
+		}
+		if r.seq != from {
+			progress = time.Now()
+		}
+		if r.failed || !isUnreachable(err) || time.Since(progress) > opTimeout {
+			return 0, err
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// replayFrom reads subj's messages after r.seq up to stop into r.
+func (st *Store) replayFrom(ctx context.Context, subj string, stop uint64, r *replayer) error {
+	cfg := jetstream.OrderedConsumerConfig{FilterSubjects: []string{subj}, DeliverPolicy: jetstream.DeliverAllPolicy}
+	if r.seq > 0 {
+		cfg.DeliverPolicy, cfg.OptStartSeq = jetstream.DeliverByStartSequencePolicy, r.seq+1
+	}
+	cons, err := st.js.OrderedConsumer(ctx, st.stream.CachedInfo().Config.Name, cfg)
 	if err != nil {
-		return 0, fmt.Errorf("natsstore: reading %s: %w", subj, err)
+		return fmt.Errorf("natsstore: reading %s: %w", subj, err)
 	}
 	for {
-		batch, err := cons.Fetch(256, jetstream.FetchMaxWait(opTimeout), jetstream.FetchMaxBytes(max(8<<20, 2*st.chunk)))
+		batch, err := cons.Fetch(1024, jetstream.FetchMaxWait(opTimeout), jetstream.FetchMaxBytes(max(8<<20, 2*st.chunk)))
 		if err != nil {
-			return 0, fmt.Errorf("natsstore: reading %s: %w", subj, err)
+			return fmt.Errorf("natsstore: reading %s: %w", subj, err)
 		}
 		got := 0
 		for m := range batch.Messages() {
 			got++
 			md, err := m.Metadata()
 			if err != nil {
-				return 0, fmt.Errorf("natsstore: reading %s: %w", subj, err)
+				return fmt.Errorf("natsstore: reading %s: %w", subj, err)
 			}
 			if md.Sequence.Stream > stop {
-				return r.size, nil
+				return nil
 			}
 			if err := r.take(m.Headers(), m.Data()); err != nil {
-				return 0, err
+				r.failed = true
+				return err
 			}
-			if md.Sequence.Stream == stop {
-				return r.size, nil
+			r.seq = md.Sequence.Stream
+			if r.seq == stop {
+				return nil
 			}
 		}
 		if err := batch.Error(); err != nil {
-			return 0, fmt.Errorf("natsstore: reading %s: %w", subj, err)
+			return fmt.Errorf("natsstore: reading %s: %w", subj, err)
 		}
 		if got == 0 {
-			return 0, fmt.Errorf("natsstore: reading %s: it ends before sequence %d, its last when the read began", subj, stop)
+			return fmt.Errorf("natsstore: reading %s: it ends before sequence %d, its last when the read began", subj, stop)
 		}
 	}
 }

@@ -44,6 +44,7 @@ type Store struct {
 	ttl      time.Duration
 	chunk    int // a message's most data
 	owner    string
+	watch    *watch
 }
 
 var _ store.Store = (*Store)(nil)
@@ -72,7 +73,7 @@ func New(nc *nats.Conn, o Options) (*Store, error) {
 	if o.LeaseTTL < 100*time.Millisecond {
 		return nil, fmt.Errorf("natsstore: a lease TTL of %v is too short to renew: use 100ms or more", o.LeaseTTL)
 	}
-	st := &Store{nc: nc, js: js, prefix: o.Prefix, ttl: o.LeaseTTL, owner: o.Owner}
+	st := &Store{nc: nc, js: js, prefix: o.Prefix, ttl: o.LeaseTTL, owner: o.Owner, watch: &watch{}}
 	st.stream, err = js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
 		Name: o.Prefix + "_journal", Subjects: []string{o.Prefix + ".journal.>"},
 		Storage: jetstream.FileStorage, Replicas: o.Replicas,
@@ -200,7 +201,8 @@ func (st *Store) ReadMeta(id string) (store.Meta, error) {
 
 func (st *Store) readMeta(ctx context.Context, id string) (store.Meta, uint64, error) {
 	var m store.Meta
-	e, err := st.sessions.Get(ctx, metaKey(id))
+	var e jetstream.KeyValueEntry
+	err := retry(ctx, func(ctx context.Context) (err error) { e, err = st.sessions.Get(ctx, metaKey(id)); return err })
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
 		return m, 0, fmt.Errorf("%w: %s (see airlock sessions list)", store.ErrNoSession, id)
 	}
