@@ -19,3 +19,43 @@ type Ledger interface {
 }
 
 var _ Ledger = (*ledger.Ledger)(nil)
+
+// LedgerHead returns the ledger's last and first records and the
+// ledger's path ("" when the gate has no ledger).
+func (g *Gate) LedgerHead() (head, first ledger.Record, path string, err error) {
+	if g.ledger == nil {
+		return ledger.Record{}, ledger.Record{}, "", nil
+	}
+	if head, err = g.ledger.Head(); err == nil {
+		first, err = g.ledger.First()
+	}
+	return head, first, g.ledger.Path(), err
+}
+
+// LedgerRecord returns the ledger's record number seq as the file holds
+// it now (ok false when it holds none by that number).
+func (g *Gate) LedgerRecord(seq uint64) (rec ledger.Record, ok bool, err error) {
+	if g.ledger == nil {
+		return ledger.Record{}, false, nil
+	}
+	// A fleet's stream finds a record at its number's place without
+	// being read whole (natsledger.Ledger.Record); it is looked for
+	// elsewhere only when not there.
+	if r, ok := g.ledger.(interface {
+		Record(seq uint64) (ledger.Record, bool, error)
+	}); ok {
+		if rec, ok, err := r.Record(seq); ok || err != nil {
+			return rec, ok, err
+		}
+	}
+	recs, err := g.ledger.Records()
+	if err != nil {
+		return ledger.Record{}, false, err
+	}
+	for _, r := range recs {
+		if r.Seq == seq {
+			return r, true, nil
+		}
+	}
+	return ledger.Record{}, false, nil
+}

@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
@@ -522,38 +520,6 @@ func workerKey(w *workerfile.Worker, workerFile string) (key, file string) {
 		abs = r
 	}
 	return "file:" + abs, abs
-}
-
-// newToken is a new random bearer token.
-func newToken() (string, error) {
-	var b [32]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(b[:]), nil
-}
-
-// writeHTTPToken writes the server's bearer token, mode 0600, to a file
-// in dir (the private socket directory), for clients configured from a
-// file.
-func writeHTTPToken(dir, token string) (file string, err error) {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return "", err
-	}
-	// A killed server's token file stays behind: the next one removes
-	// those of servers that are gone.
-	stale, _ := filepath.Glob(filepath.Join(dir, "http-*.token"))
-	for _, f := range stale {
-		var pid int
-		if _, err := fmt.Sscanf(filepath.Base(f), "http-%d.token", &pid); err == nil && pid > 0 && !broker.Alive(pid) {
-			_ = os.Remove(f) // another server may have swept it first
-		}
-	}
-	file = filepath.Join(dir, fmt.Sprintf("http-%d.token", os.Getpid()))
-	if err := os.WriteFile(file, []byte(token+"\n"), 0o600); err != nil {
-		return "", err
-	}
-	return file, nil
 }
 
 // loopbackOnly refuses an address other machines could reach: the MCP

@@ -86,32 +86,6 @@ func (sv *served) advertised(ln net.Listener) string {
 	return fmt.Sprintf("http://%s", ln.Addr())
 }
 
-// envHTTPToken, when set, is the server's bearer token: an operator gives
-// every server of a fleet the same from a secret store.
-const envHTTPToken = "AIRLOCK_HTTP_TOKEN"
-
-// sharer is a store that keeps values the fleet shares (natsstore).
-type sharer interface {
-	Shared(name string, fresh func() (string, error)) (string, error)
-}
-
-// serverToken is the bearer token that opens new sessions: the
-// environment's AIRLOCK_HTTP_TOKEN; else in a fleet the one its servers
-// share (the first made it), so that a load balancer may send a new
-// client to any of them; else a new one.
-func (sv *served) serverToken(st store.Store) (string, error) {
-	if t, ok := os.LookupEnv(envHTTPToken); ok {
-		if len(t) < 32 || strings.IndexFunc(t, func(r rune) bool { return r <= ' ' || r > '~' }) >= 0 {
-			return "", usageError("%s: give at least 32 printable ASCII characters, no spaces (e.g. the output of openssl rand -hex 32)", envHTTPToken)
-		}
-		return t, nil
-	}
-	if sh, ok := st.(sharer); ok {
-		return sh.Shared("http-token", newToken)
-	}
-	return newToken()
-}
-
 // stdioOwner names a stdio server in the leases it takes in a fleet's
 // store: no address to forward to, but enough for a server started
 // again on this machine (after a kill) to tell that the holder is gone,
