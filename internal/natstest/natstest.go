@@ -1,6 +1,7 @@
 package natstest
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"strings"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 // Options adjust a server started here.
@@ -87,7 +89,38 @@ func StartCluster(t testing.TB, n int) *Cluster {
 		c.Start(i)
 	}
 	c.WaitForLeader()
+	waitPlacement(t, c.URLs(), n)
 	return c
+}
+
+// waitPlacement waits up to 30 s until the cluster at urls places a
+// stream on all n of its nodes: a leader is elected before every node is
+// known to it as a peer, and a replicated stream made in between is
+// refused ("no suitable peers for placement").
+func waitPlacement(t testing.TB, urls string, n int) {
+	t.Helper()
+	nc, err := nats.Connect(urls)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var last error
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_, last = js.CreateStream(ctx, jetstream.StreamConfig{Name: "natstest_ready", Subjects: []string{"natstest.ready"}, Replicas: n, Storage: jetstream.MemoryStorage})
+		if last == nil {
+			last = js.DeleteStream(ctx, "natstest_ready")
+		}
+		cancel()
+		if last == nil {
+			return
+		}
+	}
+	t.Fatalf("natstest: the cluster placed no stream on its %d nodes in 30s: %v", n, last)
 }
 
 // URLs is every node's client URL, comma-separated, as clients take them.

@@ -176,6 +176,7 @@ func StartProcessCluster(t testing.TB, n int) *ProcCluster {
 		p.Start()
 	}
 	c.WaitForLeader()
+	waitPlacement(t, c.URLs(), n)
 	return c
 }
 
