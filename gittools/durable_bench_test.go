@@ -15,12 +15,28 @@ import (
 	"github.com/airlock-dev/airlock/approval/ledger"
 	"github.com/airlock-dev/airlock/gittools"
 	"github.com/airlock-dev/airlock/session"
+	"github.com/airlock-dev/airlock/session/store"
 	"github.com/airlock-dev/airlock/worker"
 )
 
 // benchClient opens a session over a small repository (durable when
 // stateRoot is set) and serves it over MCP in memory.
 func benchClient(b *testing.B, repo, stateRoot string) *mcp.ClientSession {
+	b.Helper()
+	var st store.Lease
+	if stateRoot != "" {
+		d, err := session.CreateStateDir(stateRoot, session.Meta{Worker: "bench", WorkerKey: "bench"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		st = d
+	}
+	return benchClientIn(b, repo, st)
+}
+
+// benchClientIn is benchClient with the session's state in lease st (nil:
+// in memory only).
+func benchClientIn(b *testing.B, repo string, st store.Lease) *mcp.ClientSession {
 	b.Helper()
 	w := &worker.Worker{
 		Name: "bench", Author: worker.Person{Name: "Bench", Email: "bench@example.com"},
@@ -33,10 +49,8 @@ func benchClient(b *testing.B, repo, stateRoot string) *mcp.ClientSession {
 	}
 	b.Cleanup(func() { l.Close() })
 	opts := session.Options{Gate: approval.NewGate(l, approval.Policy{})}
-	if stateRoot != "" {
-		if opts.State, err = session.CreateStateDir(stateRoot, session.Meta{Worker: "bench", WorkerKey: "bench"}); err != nil {
-			b.Fatal(err)
-		}
+	if st != nil {
+		opts.State = st
 	}
 	s, err := session.New(context.Background(), w, opts)
 	if err != nil {
@@ -44,8 +58,8 @@ func benchClient(b *testing.B, repo, stateRoot string) *mcp.ClientSession {
 	}
 	b.Cleanup(s.Close)
 	ctx := context.Background()
-	st, ct := mcp.NewInMemoryTransports()
-	ss, err := gittools.NewMCPServer(s, "bench").Connect(ctx, st, nil)
+	sst, ct := mcp.NewInMemoryTransports()
+	ss, err := gittools.NewMCPServer(s, "bench").Connect(ctx, sst, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
