@@ -111,7 +111,10 @@ func (h *Hub) relay(w http.ResponseWriter, r *http.Request, e *elsewhere) bool {
 			"stop that server, or wait for it to let the session go", e.id), http.StatusConflict)
 		return true
 	}
-	why := f.alive(r.Context(), e.owner)
+	// Not the request's context: a client that hangs up mid-probe (a
+	// flaky network, or one that means it) would make a live holder look
+	// dead, and its lease be broken.
+	why := f.alive(context.WithoutCancel(r.Context()), e.owner)
 	if why == nil {
 		f.forward(w, r, e, h.base)
 		return true
