@@ -75,10 +75,10 @@ func (o *Options) Check() error {
 	for _, u := range strings.Split(o.Store, ",") {
 		p, err := url.Parse(strings.TrimSpace(u))
 		if err != nil || p.Host == "" || (p.Scheme != "nats" && p.Scheme != "tls") {
-			return fmt.Errorf("%w: %q is not a NATS server's URL: write nats://HOST:PORT (or tls://HOST:PORT), several comma-separated", ErrBadStore, u)
+			return fmt.Errorf("%w: %q is not a NATS server's URL: write nats://HOST:PORT (or tls://HOST:PORT), several comma-separated", ErrBadStore, hideUser(u))
 		}
-		if p.Path != "" && p.Path != "/" {
-			return fmt.Errorf("%w: %q has a path; a NATS URL is nats://HOST:PORT: use --nats-prefix to keep fleets apart", ErrBadStore, u)
+		if p.Path != "" && p.Path != "/" || p.RawQuery != "" || p.Fragment != "" {
+			return fmt.Errorf("%w: %q has a path; a NATS URL is nats://HOST:PORT: use --nats-prefix to keep fleets apart", ErrBadStore, hideUser(u))
 		}
 	}
 	if (o.Cert == "") != (o.Key == "") {
@@ -99,6 +99,23 @@ func (o *Options) Check() error {
 		return fmt.Errorf("%w: --nats-replicas %d: JetStream keeps 1 to 5 copies; use 3 for a three-node cluster", ErrBadStore, o.Replicas)
 	}
 	return nil
+}
+
+// hideUser is u, a --store URL that may not parse, with what comes
+// before its last @ (user:password@ or token@) hidden: errors go to
+// stderr, and on to logs.
+func hideUser(u string) string {
+	at := strings.LastIndex(u, "@")
+	if at < 0 {
+		return u
+	}
+	start := strings.Index(u, "://")
+	if start < 0 || start > at {
+		start = 0
+	} else {
+		start += len("://")
+	}
+	return u[:start] + "***" + u[at:]
 }
 
 // Where names the store for people: its URLs without any secret.

@@ -88,3 +88,36 @@ func TestConnectWithToken(t *testing.T) {
 	}
 	nc.Close()
 }
+
+// TestCheckHidesSecrets: a --store refused for its form says why
+// without the password or token in it (the error goes to stderr, and on
+// to logs).
+func TestCheckHidesSecrets(t *testing.T) {
+	for _, store := range []string{
+		"nats://u:secret@a:4222/x",
+		"http://secret@a:4222",
+		"nats://u:secret@",
+		"nats://a:4222,nats://u:secret@b:4222/path",
+		"nats://u:secret@a:4222\x7f",
+		"nats://u:secret@[::1",
+	} {
+		err := parse(t, "--store", store).Check()
+		if err == nil || !errors.Is(err, ErrBadStore) {
+			t.Errorf("%q: %v, want an ErrBadStore", store, err)
+			continue
+		}
+		if strings.Contains(err.Error(), "secret") {
+			t.Errorf("%q: the error shows the secret: %v", store, err)
+		}
+	}
+}
+
+// TestCheckRefusesQueries: a query or fragment is no part of a NATS URL
+// (nats.go ignores it, and Where would show it).
+func TestCheckRefusesQueries(t *testing.T) {
+	for _, store := range []string{"nats://a:4222?password=x", "nats://a:4222#x"} {
+		if err := parse(t, "--store", store).Check(); !errors.Is(err, ErrBadStore) {
+			t.Errorf("%q: %v, want an ErrBadStore", store, err)
+		}
+	}
+}
