@@ -89,11 +89,16 @@ func (sv *served) advertised(ln net.Listener) string {
 // stdioOwner names a stdio server in the leases it takes in a fleet's
 // store: no address to forward to, but enough for a server started
 // again on this machine (after a kill) to tell that the holder is gone,
-// rather than wait out the lease's TTL: its host, the machine's boot and
-// its pid.
+// rather than wait out the lease's TTL: its host, the machine's boot,
+// its pid and the pid namespace that pid is of (two containers on one
+// machine may share its hostname and boot id, never their pids).
 func stdioOwner() string {
 	host, _ := os.Hostname()
-	return (&url.URL{Scheme: "stdio", Host: host, Path: fmt.Sprint("/", os.Getpid()), RawQuery: "boot=" + bootID()}).String()
+	q := url.Values{"boot": {bootID()}}
+	if ns, err := os.Readlink("/proc/self/ns/pid"); err == nil {
+		q.Set("pidns", ns)
+	}
+	return (&url.URL{Scheme: "stdio", Host: host, Path: fmt.Sprint("/", os.Getpid()), RawQuery: q.Encode()}).String()
 }
 
 // bootID tells this boot of this machine from any other ("" where the
@@ -139,12 +144,17 @@ func breakDeadHolders(st store.Store, key string, stderr io.Writer) {
 }
 
 // deadHereStdio reports whether owner is a stdio server of the same
-// machine and boot as me whose process is gone.
+// machine, boot and pid namespace as me whose process is gone.
 func deadHereStdio(owner, me string) bool {
 	o, err1 := url.Parse(owner)
 	m, err2 := url.Parse(me)
-	if err1 != nil || err2 != nil || o.Scheme != "stdio" || o.Host != m.Host || o.Query().Get("boot") != m.Query().Get("boot") || m.Query().Get("boot") == "" {
+	if err1 != nil || err2 != nil || o.Scheme != "stdio" || o.Host != m.Host || m.Query().Get("boot") == "" {
 		return false
+	}
+	for _, k := range []string{"boot", "pidns"} {
+		if o.Query().Get(k) != m.Query().Get(k) {
+			return false
+		}
 	}
 	pid, err := strconv.Atoi(strings.TrimPrefix(o.Path, "/"))
 	return err == nil && pid > 0 && pid != os.Getpid() && !broker.Alive(pid)
