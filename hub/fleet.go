@@ -66,6 +66,8 @@ func (e *elsewhere) Error() string {
 func (f *fleet) heldElsewhere(id string) error {
 	owner, rev, held, err := f.st.Holder(id)
 	switch {
+	case errors.Is(err, store.ErrNoSession):
+		return nil // an id no session has: not here either, says the caller
 	case err != nil:
 		return fail(http.StatusServiceUnavailable, "finding who holds session %s: %v; try again", id, err)
 	case !held || owner == f.self:

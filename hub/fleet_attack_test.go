@@ -5,10 +5,13 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/airlock-dev/airlock/internal/natstest"
+	"github.com/airlock-dev/airlock/internal/rpcguard"
+	"github.com/airlock-dev/airlock/memfs"
 	"github.com/airlock-dev/airlock/session/store"
 	"github.com/airlock-dev/airlock/session/store/natsstore"
 )
@@ -76,5 +79,64 @@ func TestFleetClientGoneBreaksNoLiveLease(t *testing.T) {
 	owner, rev2, held, err := st.Holder(id)
 	if err != nil || !held || rev2 != rev {
 		t.Fatalf("after a client hung up: the live holder's lease: owner %q, revision %d (was %d), held %v, %v; want it untouched", owner, rev2, rev, held, err)
+	}
+}
+
+// TestFleetHostileSessionIDs: an Mcp-Session-Id no session has (too
+// long for a NATS subject, or with characters no id has) is answered
+// "not here" without reaching the fleet's NATS as a key: a subject over
+// the servers' control line would have the NATS server drop this
+// server's connection, every session's with it.
+func TestFleetHostileSessionIDs(t *testing.T) {
+	ns := natstest.Server(t, natstest.Options{})
+	nc := natstest.Connect(t, ns.ClientURL())
+	st, err := natsstore.New(nc, natsstore.Options{LeaseTTL: time.Hour, Owner: "http://b.invalid"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln := listenLoopback(t)
+	lim := rpcguard.ForMaxFile(memfs.DefaultLimits().MaxFileBytes)
+	h := New(Config{Store: st, Advertise: "http://b.invalid", Token: "server-token", Base: "http://" + ln.Addr().String() + Path, Log: io.Discard,
+		Limits: lim, SDKBodyMax: lim.MaxBytes + 64<<10, MaxLive: 4, MaxBytes: 1 << 40})
+	srv := &http.Server{Handler: h.Handler()}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	long := strings.Repeat("a", 8000)
+	for _, c := range []struct {
+		path, token, mcpID string
+		want               int
+	}{
+		{"/" + long, "wrong", "", http.StatusUnauthorized}, // no token needed to reach the store
+		{"/" + long, "server-token", "", http.StatusNotFound},
+		{"", "server-token", long + ".x", http.StatusNotFound},
+		{"", "server-token", "a*b.x", http.StatusNotFound},
+		{"", "server-token", "a>b.x", http.StatusNotFound},
+		{"", "server-token", "..x", http.StatusNotFound},
+		{"", "server-token", "a b.x", http.StatusNotFound},
+	} {
+		method := http.MethodGet
+		if c.mcpID == "" {
+			method = http.MethodPost
+		}
+		req, _ := http.NewRequest(method, h.base+c.path, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`))
+		req.Header.Set("Authorization", "Bearer "+c.token)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if c.mcpID != "" {
+			req.Header.Set("Mcp-Session-Id", c.mcpID)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != c.want {
+			t.Errorf("path %.20q, Mcp-Session-Id %.20q: %s %.200s, want %d", c.path, c.mcpID, resp.Status, body, c.want)
+		}
+		time.Sleep(50 * time.Millisecond) // a dropped connection shows by now
+		if n := nc.Stats().Reconnects; n != 0 || !nc.IsConnected() {
+			t.Fatalf("path %.20q, Mcp-Session-Id %.20q: the server's NATS connection was dropped (%d reconnects, connected %v)", c.path, c.mcpID, n, nc.IsConnected())
+		}
 	}
 }

@@ -59,8 +59,11 @@ func (st *Store) busy(id string) error {
 
 // Holder reports who holds session id's lease now: the owner address
 // its server gave, and the entry's revision (for Break); held is false
-// when no one holds it.
+// when no one holds it. An id no session has is a store.ErrNoSession.
 func (st *Store) Holder(id string) (owner string, rev uint64, held bool, err error) {
+	if err := checkID(id); err != nil {
+		return "", 0, false, err
+	}
 	ctx, cancel := ctxOp()
 	defer cancel()
 	e, err := st.leases.Get(ctx, id)
@@ -84,6 +87,9 @@ var ErrNotBroken = errors.New("the lease changed since it was read: its holder i
 // A lease renewed since rev is not broken (ErrNotBroken): its holder is
 // alive.
 func (st *Store) Break(id string, rev uint64) error {
+	if err := checkID(id); err != nil {
+		return err
+	}
 	ctx, cancel := ctxOp()
 	defer cancel()
 	err := st.leases.Delete(ctx, id, jetstream.LastRevision(rev))

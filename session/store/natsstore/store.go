@@ -126,8 +126,14 @@ func ctxOp() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), opTimeout)
 }
 
+// maxID bounds a session id (store.NewID makes 24 characters): a key
+// or subject longer than a NATS server's control line (4 KiB) has it
+// drop the connection, every session's with it, and ids come from
+// clients' requests.
+const maxID = 128
+
 func checkID(id string) error {
-	if !namePattern.MatchString(id) {
+	if len(id) > maxID || !namePattern.MatchString(id) {
 		return fmt.Errorf("%w: %q is not a session id (see airlock sessions list)", store.ErrNoSession, id)
 	}
 	return nil
