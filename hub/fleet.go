@@ -108,9 +108,12 @@ func (h *Hub) relay(w http.ResponseWriter, r *http.Request, e *elsewhere) bool {
 			"a request is forwarded once; try again", e.id, termsafe.Line(e.owner), termsafe.Line(by)), http.StatusServiceUnavailable)
 		return true
 	}
-	if e.owner == "" {
-		http.Error(w, fmt.Sprintf("airlock: session %s is open in an airlock serve that gave no address (not one of this fleet's HTTP servers): "+
-			"stop that server, or wait for it to let the session go", e.id), http.StatusConflict)
+	// A holder with no HTTP address (a stdio server names itself
+	// stdio://HOST/PID) has nothing to forward to and nothing to ask: a
+	// failed probe of it would break a live lease.
+	if !strings.HasPrefix(e.owner, "http://") && !strings.HasPrefix(e.owner, "https://") {
+		http.Error(w, fmt.Sprintf("airlock: session %s is open in an airlock serve that gave no HTTP address (%q: not one of this fleet's HTTP servers): "+
+			"stop that server, or wait for it to let the session go", e.id, termsafe.Line(e.owner)), http.StatusConflict)
 		return true
 	}
 	// Not the request's context: a client that hangs up mid-probe (a

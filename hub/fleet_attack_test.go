@@ -140,3 +140,49 @@ func TestFleetHostileSessionIDs(t *testing.T) {
 		}
 	}
 }
+
+// TestFleetStdioHolderKeepsItsLease: a session a stdio server holds (its
+// lease names stdio://HOST/PID?boot=…: no address to forward to, none
+// to ask) is not taken for a dead HTTP server's because the server's
+// token names it in an Mcp-Session-Id: its live lease stays.
+func TestFleetStdioHolderKeepsItsLease(t *testing.T) {
+	ns := natstest.Server(t, natstest.Options{})
+	sa, err := natsstore.New(natstest.Connect(t, ns.ClientURL()), natsstore.Options{LeaseTTL: time.Hour, Owner: "stdio://host/4242?boot=b"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := sa.Create(store.Meta{Worker: "w", Transport: "stdio"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(l.Unlock)
+	id := l.SessionID()
+	sb, err := natsstore.New(natstest.Connect(t, ns.ClientURL()), natsstore.Options{LeaseTTL: time.Hour, Owner: "http://b.invalid"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln := listenLoopback(t)
+	h := New(Config{Store: sb, Advertise: "http://b.invalid", Token: "server-token", Base: "http://" + ln.Addr().String() + Path, Log: io.Discard})
+	srv := &http.Server{Handler: h.Handler()}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	_, rev, _, err := sb.Holder(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, _ := http.NewRequest(http.MethodGet, h.base, nil)
+	req.Header.Set("Authorization", "Bearer server-token")
+	req.Header.Set("Mcp-Session-Id", id+".x")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusConflict {
+		t.Errorf("%s %s, want 409", resp.Status, body)
+	}
+	if owner, rev2, held, err := sb.Holder(id); err != nil || !held || rev2 != rev {
+		t.Fatalf("the stdio server's live lease: owner %q, revision %d (was %d), held %v, %v; want it untouched", owner, rev2, rev, held, err)
+	}
+}
