@@ -72,7 +72,7 @@ func (c *decider) put(ctx context.Context, mine *decisionEntry) (uint64, error) 
 		}
 		prev, perr := parseDecision(c.id, e.Value())
 		if perr == nil && prev.State != stateRefused {
-			return 0, fmt.Errorf("%w by %s (%s); yours was not recorded", ErrAlreadyDecided, termsafe.Line(prev.By), prev.Decision.Verdict)
+			return 0, fmt.Errorf("%w by %s (%s); yours was not recorded", ErrAlreadyDecided, termsafe.Line(prev.By), termsafe.Line(string(prev.Decision.Verdict)))
 		}
 		if rev, err := kv.Update(ctx, c.id, b, e.Revision()); err == nil {
 			return rev, nil
