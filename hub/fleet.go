@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"net/http/httputil"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/airlock-dev/airlock/internal/termsafe"
@@ -124,6 +126,11 @@ func (h *Hub) relay(w http.ResponseWriter, r *http.Request, e *elsewhere) bool {
 		f.forward(w, r, e, h.base)
 		return true
 	}
+	if busy := (*busyError)(nil); errors.As(why, &busy) {
+		http.Error(w, fmt.Sprintf("airlock: session %s is open in the airlock serve at %s, which is too busy to answer (%v): try again",
+			e.id, termsafe.Line(e.owner), busy.err), http.StatusServiceUnavailable)
+		return true
+	}
 	if err := f.st.Break(e.id, e.rev); err != nil {
 		http.Error(w, fmt.Sprintf("airlock: session %s: its holder %s does not answer (%v), and its lease could not be taken over: %v; try again",
 			e.id, termsafe.Line(e.owner), why, err), http.StatusServiceUnavailable)
@@ -134,17 +141,33 @@ func (h *Hub) relay(w http.ResponseWriter, r *http.Request, e *elsewhere) bool {
 	return false
 }
 
+// busyError: the holder took the probe's connection and closed it
+// without an answer. A server that is gone refuses connections (or, hung
+// or cut off, times out); one that closes them runs: airlock serve's
+// guard does so while 512 connections wait, and anyone who reaches its
+// port may hold those. Its lease is not broken (it would lapse anyway,
+// were the holder not renewing it).
+type busyError struct{ err error }
+
+func (e *busyError) Error() string { return e.err.Error() }
+
 // alive asks the server at owner whether it runs: nil when it answers
-// AlivePath within f.probe.
+// AlivePath within f.probe; a *busyError when it took the connection
+// and closed it.
 func (f *fleet) alive(ctx context.Context, owner string) error {
 	ctx, cancel := context.WithTimeout(ctx, f.probe)
 	defer cancel()
+	var connected atomic.Bool
+	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{GotConn: func(httptrace.GotConnInfo) { connected.Store(true) }})
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(owner, "/")+AlivePath, nil)
 	if err != nil {
 		return err
 	}
 	resp, err := f.tr.RoundTrip(req)
 	if err != nil {
+		if connected.Load() && ctx.Err() == nil {
+			return &busyError{err}
+		}
 		return err
 	}
 	resp.Body.Close()

@@ -186,3 +186,60 @@ func TestFleetStdioHolderKeepsItsLease(t *testing.T) {
 		t.Fatalf("the stdio server's live lease: owner %q, revision %d (was %d), held %v, %v; want it untouched", owner, rev2, rev, held, err)
 	}
 }
+
+// TestFleetFloodedHolderKeepsItsLease: a holder whose port takes the
+// probe's connection and closes it at once (airlock serve's guard does
+// so while 512 connections wait: anyone who reaches the port, without a
+// token, can hold them) is alive, busy: its lease is not broken, and
+// the client is told to try again.
+func TestFleetFloodedHolderKeepsItsLease(t *testing.T) {
+	ln := listenLoopback(t)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	ns := natstest.Server(t, natstest.Options{})
+	sa, err := natsstore.New(natstest.Connect(t, ns.ClientURL()), natsstore.Options{LeaseTTL: time.Hour, Owner: "http://" + ln.Addr().String()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := sa.Create(store.Meta{Worker: "w", Transport: "http"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(l.Unlock)
+	id := l.SessionID()
+	sb, err := natsstore.New(natstest.Connect(t, ns.ClientURL()), natsstore.Options{LeaseTTL: time.Hour, Owner: "http://b.invalid"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bl := listenLoopback(t)
+	h := New(Config{Store: sb, Advertise: "http://b.invalid", Token: "server-token", Base: "http://" + bl.Addr().String() + Path, Log: io.Discard})
+	srv := &http.Server{Handler: h.Handler()}
+	go srv.Serve(bl)
+	t.Cleanup(func() { srv.Close() })
+	_, rev, _, err := sb.Holder(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, _ := http.NewRequest(http.MethodGet, h.base, nil)
+	req.Header.Set("Authorization", "Bearer server-token")
+	req.Header.Set("Mcp-Session-Id", id+".x")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(body), "try again") {
+		t.Errorf("%s %s, want 503 saying to try again", resp.Status, body)
+	}
+	if owner, rev2, held, err := sb.Holder(id); err != nil || !held || rev2 != rev {
+		t.Fatalf("the busy holder's lease: owner %q, revision %d (was %d), held %v, %v; want it untouched", owner, rev2, rev, held, err)
+	}
+}
