@@ -160,3 +160,16 @@ func (o *Options) Connect(name string) (*nats.Conn, error) {
 	}
 	return nc, nil
 }
+
+// ConnectedURL names the server nc is connected to, without the URL's
+// user part: nats.Conn's ConnectedUrlRedacted hides a password only, and
+// a token given as nats://TOKEN@HOST is the user part. For messages;
+// "" while not connected, as ConnectedUrlRedacted.
+func ConnectedURL(nc *nats.Conn) string {
+	u, err := url.Parse(nc.ConnectedUrl())
+	if err != nil || u.Host == "" {
+		return ""
+	}
+	u.User = nil
+	return u.String()
+}

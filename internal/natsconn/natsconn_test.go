@@ -121,3 +121,30 @@ func TestCheckRefusesQueries(t *testing.T) {
 		}
 	}
 }
+
+// TestConnectedURLHidesTheToken: nats.Conn's ConnectedUrlRedacted keeps
+// a token given as the URL's user; ConnectedURL does not.
+func TestConnectedURLHidesTheToken(t *testing.T) {
+	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, Authorization: "s3cret", NoLog: true, NoSigs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Start()
+	if !s.ReadyForConnections(10 * time.Second) {
+		t.Fatal("nats-server did not start")
+	}
+	defer s.Shutdown()
+	o := parse(t, "--store", strings.Replace(s.ClientURL(), "nats://", "nats://s3cret@", 1))
+	nc, err := o.Connect("t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	if got := ConnectedURL(nc); got != s.ClientURL() {
+		t.Fatalf("ConnectedURL = %q, want %q", got, s.ClientURL())
+	}
+	nc.Close()
+	if got := ConnectedURL(nc); got != "" {
+		t.Fatalf("ConnectedURL of a closed connection = %q, want \"\"", got)
+	}
+}

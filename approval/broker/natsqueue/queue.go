@@ -19,6 +19,7 @@ import (
 
 	"github.com/airlock-dev/airlock/approval"
 	"github.com/airlock-dev/airlock/approval/broker"
+	"github.com/airlock-dev/airlock/internal/natsconn"
 	"github.com/airlock-dev/airlock/internal/termsafe"
 )
 
@@ -134,7 +135,7 @@ func open(ctx context.Context, nc *nats.Conn, o Options) (*queue, error) {
 	if q.offers, err = keyValue(ctx, js, jetstream.KeyValueConfig{
 		Bucket: name, Storage: jetstream.FileStorage, Replicas: o.Replicas, MaxValueSize: maxEntry,
 	}); err != nil {
-		return nil, fmt.Errorf("natsqueue: the review queue's bucket %s (is JetStream enabled on %s?): %w", name, nc.ConnectedUrlRedacted(), err)
+		return nil, fmt.Errorf("natsqueue: the review queue's bucket %s (is JetStream enabled on %s?): %w", name, natsconn.ConnectedURL(nc), err)
 	}
 	if q.decisions, err = keyValue(ctx, js, jetstream.KeyValueConfig{
 		Bucket: name + "_decisions", Storage: jetstream.FileStorage, Replicas: o.Replicas, MaxValueSize: maxDecision, TTL: DecisionTTL,

@@ -16,6 +16,7 @@ import (
 
 	"github.com/airlock-dev/airlock/approval"
 	"github.com/airlock-dev/airlock/approval/ledger"
+	"github.com/airlock-dev/airlock/internal/natsconn"
 )
 
 // Options say where in JetStream the ledger is.
@@ -118,7 +119,7 @@ func New(nc *nats.Conn, o Options) (*Ledger, error) {
 	}
 	if err != nil {
 		return nil, fmt.Errorf("natsledger: the ledger stream %s (is JetStream enabled on %s, with room for %d replicas?): %w",
-			l.name, nc.ConnectedUrlRedacted(), o.Replicas, err)
+			l.name, natsconn.ConnectedURL(nc), o.Replicas, err)
 	}
 	return l, nil
 }
@@ -148,10 +149,10 @@ func Open(nc *nats.Conn, o Options) (*Ledger, error) {
 	l.stream, err = l.js.Stream(ctx, l.name)
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
 		return nil, fmt.Errorf("natsledger: %w %s at %s: no airlock server of this fleet has written its ledger there yet; check --store and --nats-prefix (the servers' own)",
-			ErrNoLedger, l.name, nc.ConnectedUrlRedacted())
+			ErrNoLedger, l.name, natsconn.ConnectedURL(nc))
 	}
 	if err != nil {
-		return nil, fmt.Errorf("natsledger: the ledger stream %s at %s: %w", l.name, nc.ConnectedUrlRedacted(), err)
+		return nil, fmt.Errorf("natsledger: the ledger stream %s at %s: %w", l.name, natsconn.ConnectedURL(nc), err)
 	}
 	return l, nil
 }
@@ -195,7 +196,7 @@ func (l *Ledger) servers() string {
 		}
 	}
 	if len(out) == 0 {
-		out = append(out, l.nc.ConnectedUrlRedacted())
+		out = append(out, natsconn.ConnectedURL(l.nc))
 	}
 	if !strings.Contains(out[0], "://") {
 		out[0] = "nats://" + out[0]
@@ -282,7 +283,7 @@ func (l *Ledger) First() (ledger.Record, error) {
 }
 
 func (l *Ledger) where() string {
-	return fmt.Sprintf("the ledger stream %s at %s", l.name, l.nc.ConnectedUrlRedacted())
+	return fmt.Sprintf("the ledger stream %s at %s", l.name, natsconn.ConnectedURL(l.nc))
 }
 
 // Record returns record number seq from its own message, where every

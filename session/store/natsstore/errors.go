@@ -8,6 +8,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/airlock-dev/airlock/internal/natsconn"
 )
 
 // ErrUnreachable: no NATS server answered in time (all of a cluster's
@@ -20,7 +22,7 @@ func (st *Store) unreachable(what string, err error) error {
 	if !isUnreachable(err) && st.nc.IsConnected() {
 		return fmt.Errorf("natsstore: %s: %w", what, err)
 	}
-	where := st.nc.ConnectedUrlRedacted()
+	where := natsconn.ConnectedURL(st.nc)
 	if where == "" {
 		where = "any of its servers (the connection is down and reconnecting)"
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/airlock-dev/airlock/internal/natsconn"
 	"github.com/airlock-dev/airlock/session/store"
 )
 
@@ -202,7 +203,7 @@ func (l *lease) Here() error {
 		l.lost = fmt.Errorf("session %s: %w (its entry was deleted or taken)", l.id, ErrLeaseLost)
 	}
 	if l.lost == nil && time.Since(l.renewed) >= l.st.ttl {
-		l.lost = fmt.Errorf("session %s: %w (not renewed for %v: NATS at %s did not answer in time)", l.id, ErrLeaseLost, time.Since(l.renewed).Round(time.Millisecond), l.st.nc.ConnectedUrlRedacted())
+		l.lost = fmt.Errorf("session %s: %w (not renewed for %v: NATS at %s did not answer in time)", l.id, ErrLeaseLost, time.Since(l.renewed).Round(time.Millisecond), natsconn.ConnectedURL(l.st.nc))
 	}
 	if l.lost != nil {
 		return fmt.Errorf("%w: %w", store.ErrStateMoved, l.lost)

@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/airlock-dev/airlock/internal/natsconn"
 	"github.com/airlock-dev/airlock/session/store"
 )
 
@@ -79,7 +80,7 @@ func New(nc *nats.Conn, o Options) (*Store, error) {
 		Storage: jetstream.FileStorage, Replicas: o.Replicas,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("natsstore: the journal stream (is JetStream enabled on %s?): %w", nc.ConnectedUrlRedacted(), err)
+		return nil, fmt.Errorf("natsstore: the journal stream (is JetStream enabled on %s?): %w", natsconn.ConnectedURL(nc), err)
 	}
 	st.sessions, err = js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
 		Bucket: o.Prefix + "_sessions", Storage: jetstream.FileStorage, Replicas: o.Replicas,
@@ -148,7 +149,7 @@ func (st *Store) subject(id string, gen uint64) string {
 }
 
 func (st *Store) where(id string) string {
-	return fmt.Sprintf("%s: stream %s_journal, subjects %s.journal.%s.*", st.nc.ConnectedUrlRedacted(), st.prefix, st.prefix, id)
+	return fmt.Sprintf("%s: stream %s_journal, subjects %s.journal.%s.*", natsconn.ConnectedURL(st.nc), st.prefix, st.prefix, id)
 }
 
 // Create makes a new session's state and takes its lease.

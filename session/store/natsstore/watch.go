@@ -7,6 +7,8 @@ import (
 	"sync"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/airlock-dev/airlock/internal/natsconn"
 )
 
 // watch is what a Store learns, without asking, of the entries of the
@@ -40,7 +42,7 @@ func (st *Store) hold(id string) error {
 	defer w.mu.Unlock()
 	if !w.running {
 		if err := st.startWatch(); err != nil {
-			return fmt.Errorf("natsstore: watching the sessions' entries on %s: %w", st.nc.ConnectedUrlRedacted(), err)
+			return fmt.Errorf("natsstore: watching the sessions' entries on %s: %w", natsconn.ConnectedURL(st.nc), err)
 		}
 		w.running = true
 		w.ids, w.last = map[string]int{}, map[string]seen{}
