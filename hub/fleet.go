@@ -158,7 +158,13 @@ func (f *fleet) alive(ctx context.Context, owner string) error {
 	ctx, cancel := context.WithTimeout(ctx, f.probe)
 	defer cancel()
 	var connected atomic.Bool
-	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{GotConn: func(httptrace.GotConnInfo) { connected.Store(true) }})
+	// A new connection only: a kept-alive one a holder killed meanwhile
+	// fails too, and the transport tries a new one.
+	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{GotConn: func(i httptrace.GotConnInfo) {
+		if !i.Reused {
+			connected.Store(true)
+		}
+	}})
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(owner, "/")+AlivePath, nil)
 	if err != nil {
 		return err

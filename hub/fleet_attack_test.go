@@ -243,3 +243,50 @@ func TestFleetFloodedHolderKeepsItsLease(t *testing.T) {
 		t.Fatalf("the busy holder's lease: owner %q, revision %d (was %d), held %v, %v; want it untouched", owner, rev2, rev, held, err)
 	}
 }
+
+// TestFleetKilledHolderStillTakenOver: the busy rule does not keep a
+// dead holder's lease: a holder this server had a kept-alive connection
+// to, gone since (its port refuses), has its lease broken at once.
+func TestFleetKilledHolderStillTakenOver(t *testing.T) {
+	ns := natstest.Server(t, natstest.Options{})
+	holder := httptest.NewServer(http.HandlerFunc(alive))
+	sa, err := natsstore.New(natstest.Connect(t, ns.ClientURL()), natsstore.Options{LeaseTTL: time.Hour, Owner: holder.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := sa.Create(store.Meta{Worker: "w", Transport: "http"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(l.Unlock)
+	id := l.SessionID()
+	sb, err := natsstore.New(natstest.Connect(t, ns.ClientURL()), natsstore.Options{LeaseTTL: time.Hour, Owner: "http://b.invalid"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bl := listenLoopback(t)
+	h := New(Config{Store: sb, Advertise: "http://b.invalid", Token: "server-token", Base: "http://" + bl.Addr().String() + Path, Log: io.Discard})
+	srv := &http.Server{Handler: h.Handler()}
+	go srv.Serve(bl)
+	t.Cleanup(func() { srv.Close() })
+	get := func() int {
+		req, _ := http.NewRequest(http.MethodGet, h.base, nil)
+		req.Header.Set("Authorization", "Bearer server-token")
+		req.Header.Set("Mcp-Session-Id", id+".x")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if code := get(); code != http.StatusOK {
+		t.Fatalf("forwarded to the live holder: %d, want 200", code)
+	}
+	holder.Close() // its connections and its port
+	get()
+	if owner, _, held, err := sb.Holder(id); err != nil || held {
+		t.Fatalf("the gone holder's lease: owner %q, held %v, %v; want it broken", owner, held, err)
+	}
+}
