@@ -24,7 +24,9 @@ func Clean() []string {
 		case "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES",
 			"GIT_COMMON_DIR", "GIT_NAMESPACE", "GIT_CEILING_DIRECTORIES",
 			// Config from the environment could turn git's checks off.
-			"GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT":
+			"GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT",
+			// A fleet's secrets: a repository's hooks have no use for them.
+			"AIRLOCK_NATS_USER", "AIRLOCK_NATS_PASSWORD", "AIRLOCK_NATS_TOKEN", "AIRLOCK_HTTP_TOKEN":
 			continue
 		}
 		env = append(env, kv)
