@@ -382,9 +382,13 @@ func TestFleetSessionsCommands(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("sessions show --store exited %d:\n%s%s", code, out, errOut)
 	}
-	mustContain(t, "sessions show --store", out, "notes.md", "airlock_journal")
+	// The commands show advises reach the fleet's store: following them
+	// works.
+	advice := "airlock sessions export " + h.ID + " DIR [--bundle FILE] --store " + rig.nats
+	mustContain(t, "sessions show --store", out, "notes.md", "airlock_journal", advice, "airlock serve --http ADDR --run off --store "+rig.nats+"`")
 	dir := filepath.Join(other, "export")
-	if out, errOut, code = runAirlock(t, env, other, "sessions", "export", h.ID, dir, "--store", rig.nats); code != 0 {
+	args := strings.Fields(strings.Replace(strings.TrimPrefix(advice, "airlock "), "DIR [--bundle FILE]", dir, 1))
+	if out, errOut, code = runAirlock(t, env, other, args...); code != 0 {
 		t.Fatalf("sessions export --store exited %d:\n%s%s", code, out, errOut)
 	}
 	if data, err := os.ReadFile(filepath.Join(dir, "notes.md")); string(data) != "fleet notes\n" {

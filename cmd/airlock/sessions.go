@@ -127,7 +127,7 @@ func runSessions(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		return showSession(st, pos[0], stdout)
+		return showSession(st, pos[0], storeFlags(&fl), stdout)
 	case "export":
 		fs := newFlags("airlock sessions export", "airlock sessions export ID DIR [--bundle FILE]",
 			"Writes the session's files (as its last answered call left them) into DIR, which must be\n"+
@@ -228,7 +228,18 @@ func listSessions(st store.Store, where string, stdout io.Writer) error {
 	return tw.Flush()
 }
 
-func showSession(st store.Store, id string, stdout io.Writer) error {
+// storeFlags are the flags that reach the sessions' store again: none
+// for this machine's files.
+func storeFlags(fl *fleetFlags) string {
+	if !fl.nats.Enabled() {
+		return ""
+	}
+	return fl.nats.Flags()
+}
+
+// showSession prints session id of st for a person; flags are those
+// that reach st, which a command to resume it needs too.
+func showSession(st store.Store, id, flags string, stdout io.Writer) error {
 	in, err := session.Inspect(st, id)
 	if err != nil {
 		return err
@@ -265,7 +276,13 @@ func showSession(st store.Store, id string, stdout io.Writer) error {
 			p("  %s  %s to %s %s (%s)\n", x.Request, shortid.Hex(x.Commit), termsafe.Text(x.Target), x.Ref, x.State)
 		}
 	}
-	p("\nRescue it with `airlock sessions export %s DIR [--bundle FILE]`, or resume it with %s (the same worker and flags).\n", in.ID, termsafe.Text(in.Meta.ServeCommand()))
+	resume := in.Meta.ServeCommand()
+	export := "airlock sessions export " + in.ID + " DIR [--bundle FILE]"
+	if flags != "" {
+		resume = strings.TrimSuffix(resume, "`") + " " + flags + "`"
+		export += " " + flags
+	}
+	p("\nRescue it with `%s`, or resume it with %s (the same worker and flags).\n", termsafe.Text(export), termsafe.Text(resume))
 	return nil
 }
 

@@ -130,6 +130,29 @@ func (o *Options) Where() string {
 	return strings.Join(out, ",") + " (prefix " + o.Prefix + ")"
 }
 
+// Flags are the flags that reach this store again, for a command shown
+// to people: --store with its URLs without any secret (those stay in the
+// environment), and the prefix and files when not the defaults.
+func (o *Options) Flags() string {
+	var urls []string
+	for _, u := range strings.Split(o.Store, ",") {
+		if p, err := url.Parse(strings.TrimSpace(u)); err == nil {
+			p.User = nil
+			urls = append(urls, p.String())
+		}
+	}
+	f := []string{"--store " + strings.Join(urls, ",")}
+	if o.Prefix != "" && o.Prefix != "airlock" {
+		f = append(f, "--nats-prefix "+o.Prefix)
+	}
+	for _, x := range []struct{ flag, v string }{{"--nats-creds", o.Creds}, {"--nats-ca", o.CA}, {"--nats-cert", o.Cert}, {"--nats-key", o.Key}} {
+		if x.v != "" {
+			f = append(f, x.flag+" "+x.v)
+		}
+	}
+	return strings.Join(f, " ")
+}
+
 // Connect connects as name (shown in the server's connection list),
 // reconnecting without end: a NATS node that dies is replaced by another
 // of the cluster, or by itself when it comes back.

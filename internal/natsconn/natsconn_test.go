@@ -148,3 +148,20 @@ func TestConnectedURLHidesTheToken(t *testing.T) {
 		t.Fatalf("ConnectedURL of a closed connection = %q, want \"\"", got)
 	}
 }
+
+// TestFlagsReachTheStoreWithoutSecrets: the flags shown to people name
+// the servers, the prefix and the files, never a password or token.
+func TestFlagsReachTheStoreWithoutSecrets(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--store", "nats://u:secret@a:4222,nats://tok@b:4222"}, "--store nats://a:4222,nats://b:4222"},
+		{[]string{"--store", "nats://a:4222", "--nats-prefix", "team"}, "--store nats://a:4222 --nats-prefix team"},
+	} {
+		o := parse(t, c.args...)
+		if got := o.Flags(); got != c.want {
+			t.Errorf("%q: Flags() = %q, want %q", c.args, got, c.want)
+		}
+	}
+}
