@@ -81,7 +81,6 @@ func (c *decider) put(ctx context.Context, mine *decisionEntry) (uint64, error) 
 	return 0, errors.New("other decisions of this request keep coming in; nothing was recorded of yours: look at the list again")
 }
 
-// await waits for the outcome of mine.
 // poll is how often a decider reads its entry besides watching it: a
 // watch that a NATS node's failure interrupts takes seconds to resume.
 const poll = 250 * time.Millisecond
