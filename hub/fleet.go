@@ -127,13 +127,13 @@ func (h *Hub) relay(w http.ResponseWriter, r *http.Request, e *elsewhere) bool {
 		return true
 	}
 	if busy := (*busyError)(nil); errors.As(why, &busy) {
-		http.Error(w, fmt.Sprintf("airlock: session %s is open in the airlock serve at %s, which is too busy to answer (%v): try again",
-			e.id, termsafe.Line(e.owner), busy.err), http.StatusServiceUnavailable)
+		http.Error(w, fmt.Sprintf("airlock: session %s is open in the airlock serve at %s, which is too busy to answer (%s): try again",
+			e.id, termsafe.Line(e.owner), termsafe.Line(busy.err.Error())), http.StatusServiceUnavailable)
 		return true
 	}
 	if err := f.st.Break(e.id, e.rev); err != nil {
-		http.Error(w, fmt.Sprintf("airlock: session %s: its holder %s does not answer (%v), and its lease could not be taken over: %v; try again",
-			e.id, termsafe.Line(e.owner), why, err), http.StatusServiceUnavailable)
+		http.Error(w, fmt.Sprintf("airlock: session %s: its holder %s does not answer (%s), and its lease could not be taken over: %s; try again",
+			e.id, termsafe.Line(e.owner), termsafe.Line(why.Error()), termsafe.Line(err.Error())), http.StatusServiceUnavailable)
 		return true
 	}
 	fmt.Fprintf(h.stderr, "airlock serve: session %s: its holder %s does not answer (%s); took its lease over\n",
