@@ -126,14 +126,20 @@ func (o *Options) Where() string {
 // publicURLs is --store's URLs, comma-separated, without their user
 // parts (user:password@ or token@).
 func (o *Options) publicURLs() string {
+	return strings.Join(PublicURLs(strings.Split(o.Store, ",")), ",")
+}
+
+// PublicURLs is urls without their user parts (user:password@ or
+// token@), for messages; a URL that does not parse is left out.
+func PublicURLs(urls []string) []string {
 	var out []string
-	for _, u := range strings.Split(o.Store, ",") {
+	for _, u := range urls {
 		if p, err := url.Parse(strings.TrimSpace(u)); err == nil {
 			p.User = nil
 			out = append(out, p.String())
 		}
 	}
-	return strings.Join(out, ",")
+	return out
 }
 
 // Flags are the flags that reach this store again, for a command shown
