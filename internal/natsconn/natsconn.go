@@ -120,28 +120,33 @@ func hideUser(u string) string {
 
 // Where names the store for people: its URLs without any secret.
 func (o *Options) Where() string {
+	return o.publicURLs() + " (prefix " + o.Prefix + ")"
+}
+
+// publicURLs is --store's URLs, comma-separated, without their user
+// parts (user:password@ or token@).
+func (o *Options) publicURLs() string {
+	return strings.Join(PublicURLs(strings.Split(o.Store, ",")), ",")
+}
+
+// PublicURLs is urls without their user parts (user:password@ or
+// token@), for messages; a URL that does not parse is left out.
+func PublicURLs(urls []string) []string {
 	var out []string
-	for _, u := range strings.Split(o.Store, ",") {
+	for _, u := range urls {
 		if p, err := url.Parse(strings.TrimSpace(u)); err == nil {
 			p.User = nil
 			out = append(out, p.String())
 		}
 	}
-	return strings.Join(out, ",") + " (prefix " + o.Prefix + ")"
+	return out
 }
 
 // Flags are the flags that reach this store again, for a command shown
 // to people: --store with its URLs without any secret (those stay in the
 // environment), and the prefix and files when not the defaults.
 func (o *Options) Flags() string {
-	var urls []string
-	for _, u := range strings.Split(o.Store, ",") {
-		if p, err := url.Parse(strings.TrimSpace(u)); err == nil {
-			p.User = nil
-			urls = append(urls, p.String())
-		}
-	}
-	f := []string{"--store " + strings.Join(urls, ",")}
+	f := []string{"--store " + o.publicURLs()}
 	if o.Prefix != "" && o.Prefix != "airlock" {
 		f = append(f, "--nats-prefix "+o.Prefix)
 	}

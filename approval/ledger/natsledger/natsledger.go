@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/url"
 	"regexp"
 	"strings"
 	"sync"
@@ -188,13 +187,7 @@ func (l *Ledger) Stream() string { return l.name }
 
 // servers are the NATS servers nc was given, without credentials.
 func (l *Ledger) servers() string {
-	var out []string
-	for _, s := range l.nc.Opts.Servers {
-		if u, err := url.Parse(strings.TrimSpace(s)); err == nil {
-			u.User = nil
-			out = append(out, u.String())
-		}
-	}
+	out := natsconn.PublicURLs(l.nc.Opts.Servers)
 	if len(out) == 0 {
 		out = append(out, natsconn.ConnectedURL(l.nc))
 	}
