@@ -533,8 +533,12 @@ func TestUnknownCommitIDEchoedAsGiven(t *testing.T) {
 			mustContain(t, tool+" commit_id="+id, err.Error(), " "+id+";", "git_status", staged)
 		}
 	}
+	// A checkpoint is named by the worker's name for it, echoed as given.
+	h.call("checkpoint", map[string]any{"name": "before"})
+	_, err := h.try("rollback", map[string]any{"name": "abc1234"})
+	mustContain(t, "rollback name=abc1234", errText("", err), `"abc1234"`, "before")
 	// A hostile id is sanitised before it is echoed.
-	_, err := h.try("git_diff", map[string]any{"commit_id": "abc1\x1b]0;pwned\x07"})
+	_, err = h.try("git_diff", map[string]any{"commit_id": "abc1\x1b]0;pwned\x07"})
 	if err == nil || strings.ContainsAny(err.Error(), "\x1b\x07") {
 		t.Errorf("git_diff of an id holding escapes: %v", err)
 	}
