@@ -154,6 +154,30 @@ func buildProbe(t *testing.T) []byte {
 	return b
 }
 
+// hostRunsI386 says whether this kernel takes i386 calls from an x86_64
+// process at all: without IA32 emulation (ia32_emulation=0) int 0x80
+// faults before seccomp sees it, and no i386 call can be made, refused or
+// not. The probe asks outside the jail, with getpid, which its own filter
+// answers without running.
+func hostRunsI386(t *testing.T, probe []byte) bool {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "sysprobe")
+	if err := os.WriteFile(bin, probe, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(bin, "getpid=i386:20:0").CombinedOutput()
+	switch got := strings.TrimSpace(string(out)); {
+	case err == nil && got == "getpid allowed":
+		return true
+	case strings.Contains(got, "killed by SIGSEGV"):
+		t.Logf("this kernel takes no i386 system calls (int 0x80 faults): the i386 ABI is not tried")
+		return false
+	default:
+		t.Fatalf("the probe outside the jail: %v %q", err, got)
+		return false
+	}
+}
+
 // Every system call the policy refuses is refused as the policy says, on
 // each of the three ABIs an x86_64 process reaches, made by a process
 // inside a real jail: the cases come from the policy's table, so a call
@@ -164,8 +188,18 @@ func TestEveryRefusalOnEveryABI(t *testing.T) {
 	if runtime.GOARCH != "amd64" {
 		t.Skip("the probe makes x86_64, x32 and i386 calls; this is " + runtime.GOARCH)
 	}
+	probe := buildProbe(t)
 	cases := syscallCases(t)
-	j := newJail(t, map[string]string{"sysprobe": string(buildProbe(t))})
+	if !hostRunsI386(t, probe) {
+		kept := cases[:0]
+		for _, c := range cases {
+			if c.abi != "i386" {
+				kept = append(kept, c)
+			}
+		}
+		cases = kept
+	}
+	j := newJail(t, map[string]string{"sysprobe": string(probe)})
 	args := make([]string, len(cases))
 	for i, c := range cases {
 		args[i] = fmt.Sprintf("'%s=%s:%d:%d'", c.label, c.abi, c.nr, c.arg0)
