@@ -138,11 +138,8 @@ func syscallCases(t *testing.T) []syscallCase {
 func buildProbe(t *testing.T) []byte {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "sysprobe")
-	gotool, err := exec.LookPath("go")
-	if err != nil {
-		gotool = filepath.Join(runtime.GOROOT(), "bin", "go")
-	}
-	cmd := exec.Command(gotool, "build", "-o", out, "./testdata/sysprobe")
+	// go test puts its own GOROOT/bin first on the PATH (Go 1.19 and later).
+	cmd := exec.Command("go", "build", "-o", out, "./testdata/sysprobe")
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH=amd64")
 	if msg, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("building testdata/sysprobe: %v\n%s", err, msg)
