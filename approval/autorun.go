@@ -53,20 +53,58 @@ type runsRule struct {
 
 // runsTable is the table; see runsRule.
 var runsTable = compileRuns([]runsRule{
-	// Entering a directory, and toolchain pins.
+	// Entering a directory, and toolchain pins: what direnv, nix-direnv,
+	// devenv, mise and asdf read on their own (their sources' lists:
+	// direnv's findEnvUp and stdlib, nix-direnv's watch_file calls,
+	// devenv's direnvrc, mise's LOCAL_CONFIG_FILENAMES and
+	// env_config_patterns, asdf's .tool-versions). Left out: direnv's
+	// direnv.toml and asdf's .asdfrc (read from the user's home, never from
+	// a repository), mise's task directories (run only when mise run names
+	// a task, as any script), and the idiomatic version files mise and asdf
+	// read only when enabled (off by default; those other managers read
+	// are in below).
+	// direnv: .envrc on entering, and the files an .envrc sources by its
+	// stdlib's own examples (source_env_if_exists .envrc.private, and the
+	// .envrc.local convention); .env when load_dotenv is on is data, below.
 	{pattern: "**/.envrc", why: "direnv runs it on entering the directory"},
+	{pattern: "**/.envrc.local", why: "an .envrc sources it on entering the directory (direnv's source_env_if_exists)"},
+	{pattern: "**/.envrc.private", why: "an .envrc sources it on entering the directory (direnv's source_env_if_exists)"},
+	// direnv_layout_dir: layout python/go/ruby put its bin first on PATH,
+	// and nix-direnv sources its cached flake-profile-*.rc and
+	// nix-profile-*.rc on entering, instead of evaluating the flake.
+	{pattern: "**/.direnv/**", why: "direnv's layouts put its programs first on PATH and nix-direnv sources its cached profiles on entering the directory"},
+	// nix, and nix-direnv's use flake / use nix.
 	{pattern: "**/flake.nix", why: "nix evaluates it for nix develop and direnv's use flake, and its shellHook runs on entering"},
 	{pattern: "**/shell.nix", why: "nix-shell and direnv's use nix evaluate it, and its shellHook runs on entering"},
 	{pattern: "**/default.nix", why: "nix-build and nix-shell evaluate it"},
 	{pattern: "**/flake.lock", why: "it pins the flake's inputs, which nix fetches and evaluates"},
+	{pattern: "**/devshell.toml", why: "numtide's devshell (nix-direnv watches it) runs its commands and startup hooks on entering"},
+	// devenv (direnv's use devenv watches these five).
+	{pattern: "**/devenv.nix", why: devenvWhy},
+	{pattern: "**/devenv.local.nix", why: devenvWhy},
+	{pattern: "**/devenv.yaml", why: devenvWhy},
+	{pattern: "**/devenv.local.yaml", why: devenvWhy},
+	{pattern: "**/devenv.lock", why: "it pins devenv's inputs, which nix fetches and evaluates on entering"},
 	{pattern: "**/devbox.json", why: "devbox runs its init_hook and scripts in devbox shell"},
+	// asdf and mise.
 	{pattern: "**/.tool-versions", why: "asdf and mise install and run the tool versions it pins"},
-	{pattern: "**/.mise.toml", why: miseWhy},
+	// mise: in every directory from / down to the current one; .config/
+	// mise.toml and .config/mise/mise.toml are mise.toml by name, and
+	// .config/mise/config[.*].toml is mise/config[.*].toml.
+	// mise.*.toml is mise.local.toml and mise.<MISE_ENV>[.local].toml.
 	{pattern: "**/mise.toml", why: miseWhy},
-	{pattern: "**/.mise.local.toml", why: miseWhy},
-	{pattern: "**/mise.local.toml", why: miseWhy},
+	{pattern: "**/mise.*.toml", why: miseWhy},
+	{pattern: "**/.mise.toml", why: miseWhy},
+	{pattern: "**/.mise.*.toml", why: miseWhy},
 	{pattern: "**/.mise/config.toml", why: miseWhy},
-	{pattern: "**/.config/mise/config.toml", why: miseWhy},
+	{pattern: "**/.mise/config.*.toml", why: miseWhy},
+	{pattern: "**/.mise/conf.d/*.toml", why: miseWhy},
+	{pattern: "**/mise/config.toml", why: miseWhy},
+	{pattern: "**/mise/config.*.toml", why: miseWhy},
+	{pattern: "**/.config/mise/conf.d/*.toml", why: miseWhy},
+	{pattern: "**/.rtx.toml", why: miseWhy + " (as rtx, its old name)"},
+	{pattern: "**/.rtx.*.toml", why: miseWhy + " (as rtx, its old name)"},
+	{pattern: "**/.miserc.toml", why: "mise reads it first on every command, and it picks MISE_ENV: which of the config files that run hooks load"},
 	{pattern: "**/.python-version", why: "pyenv and uv pick (and uv downloads) the Python it pins"},
 	{pattern: "**/.nvmrc", why: "nvm, fnm and volta switch to (and may install) the Node it pins"},
 	{pattern: "**/.node-version", why: "nvm, fnm and volta switch to (and may install) the Node it pins"},
@@ -359,6 +397,7 @@ var runsTable = compileRuns([]runsRule{
 
 const (
 	miseWhy        = "mise reads it on entering the directory (hooks, environment scripts, tool versions, tasks)"
+	devenvWhy      = "devenv (and direnv's use devenv) evaluates it on entering, and its enterShell runs"
 	dockerWhy      = "docker build runs its RUN lines, on the reviewer's machine or in CI"
 	composeWhy     = "docker compose builds and starts what it names, with the mounts and privileges it gives"
 	vscodeWhy      = "VS Code reads it on opening the folder (tasks, settings, launch commands)"

@@ -1,5 +1,7 @@
 package approval
 
+import "github.com/airlock-dev/airlock/internal/change"
+
 // RunsPatterns lists the patterns of the table of files that run on
 // their own, one per row.
 func RunsPatterns() []string {
@@ -17,4 +19,16 @@ func RunsRowsFor(f FileChange, content Content) []string {
 		out = append(out, h.rule.pattern+" "+h.rule.code)
 	}
 	return out
+}
+
+// RunsRowsForPath returns the rows that flag adding path p with content
+// data.
+func RunsRowsForPath(p string, data []byte) []string {
+	content := func(q string, newSide bool) ([]byte, bool) {
+		if q != p || !newSide {
+			return nil, false
+		}
+		return data, true
+	}
+	return RunsRowsFor(FileChange{Path: p, Op: change.Create}, content)
 }

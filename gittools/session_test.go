@@ -513,3 +513,33 @@ func errText(_ string, err error) string {
 	}
 	return err.Error()
 }
+
+// A commit id the worker names that no staged commit has is answered with
+// the id exactly as typed (not a zero-padded or shortened form of it), for
+// each tool that takes one, with where the staged ids are listed.
+func TestUnknownCommitIDEchoedAsGiven(t *testing.T) {
+	h := newHarness(t, approval.Policy{AutoApprove: []string{}}, 10*time.Second)
+	h.call("write_file", map[string]any{"path": "a.txt", "content": "a\n"})
+	staged := strings.Fields(h.call("git_stage", map[string]any{"message": "Add a"}))[1]
+	for _, id := range []string{"abc1234", "ABC1234", "abcd12345", "0123456789abcdef0123456789abcdef01234567"} {
+		if strings.HasPrefix(staged, strings.ToLower(id)[:4]) {
+			t.Fatalf("the staged commit %s starts like %s: pick another id", staged, id)
+		}
+		for _, tool := range []string{"git_diff", "git_discard", "git_push"} {
+			out, err := h.try(tool, map[string]any{"commit_id": id})
+			if err == nil {
+				t.Fatalf("%s commit_id=%s: no error, %s", tool, id, out)
+			}
+			mustContain(t, tool+" commit_id="+id, err.Error(), " "+id+";", "git_status", staged)
+		}
+	}
+	// A checkpoint is named by the worker's name for it, echoed as given.
+	h.call("checkpoint", map[string]any{"name": "before"})
+	_, err := h.try("rollback", map[string]any{"name": "abc1234"})
+	mustContain(t, "rollback name=abc1234", errText("", err), `"abc1234"`, "before")
+	// A hostile id is sanitised before it is echoed.
+	_, err = h.try("git_diff", map[string]any{"commit_id": "abc1\x1b]0;pwned\x07"})
+	if err == nil || strings.ContainsAny(err.Error(), "\x1b\x07") {
+		t.Errorf("git_diff of an id holding escapes: %v", err)
+	}
+}

@@ -153,15 +153,21 @@ func headOffset(id string) (int, bool) {
 	return n, true
 }
 
-func (a *Area) noSuchCommit(id plumbing.Hash) error {
+func (a *Area) noSuchCommit(id plumbing.Hash) error { return a.noSuchID(shortid.Hash(id)) }
+
+// noSuchID says that named (as the worker typed it: a caller checks it is
+// hex first) names no staged commit, and which ids do. The id is echoed as
+// given, never decoded and shown again: "abc1234" is not a whole number of
+// bytes, and a decoded form would name some other id.
+func (a *Area) noSuchID(named string) error {
 	var ids []string
 	for _, l := range a.chain {
 		ids = append(ids, shortid.Hash(l.id))
 	}
 	if len(ids) == 0 {
-		return fmt.Errorf("%w %s: nothing is staged", ErrNoSuchCommit, shortid.Hash(id))
+		return fmt.Errorf("%w %s: nothing is staged", ErrNoSuchCommit, named)
 	}
-	return fmt.Errorf("%w %s; the staged commits are %s", ErrNoSuchCommit, shortid.Hash(id), strings.Join(ids, ", "))
+	return fmt.Errorf("%w %s; the staged commits are %s (git_status lists them, oldest first)", ErrNoSuchCommit, named, strings.Join(ids, ", "))
 }
 
 // Lookup returns the staged commit whose id is id, or starts with id (at
@@ -171,7 +177,8 @@ func (a *Area) noSuchCommit(id plumbing.Hash) error {
 func (a *Area) Lookup(id string) (*Commit, error) {
 	a.mu.RLock()
 	defer a.mu.RUnlock()
-	id = strings.ToLower(strings.TrimSpace(id))
+	typed := strings.TrimSpace(id)
+	id = strings.ToLower(typed)
 	if n, ok := headOffset(id); ok {
 		switch {
 		case len(a.chain) == 0:
@@ -195,7 +202,7 @@ func (a *Area) Lookup(id string) (*Commit, error) {
 		}
 	}
 	if found == nil {
-		return nil, a.noSuchCommit(plumbing.NewHash(id))
+		return nil, a.noSuchID(typed)
 	}
 	return found, nil
 }
