@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -28,11 +27,13 @@ var errReceivePack = errors.New("git-receive-pack refused the push")
 // unless ref is at cur, then sends one command (ref from cur to new) with
 // the pack that pack writes, and reads git's report. git moves the ref only
 // if it still holds cur, under its own lock, and only after its fsck has
-// accepted every object. git holds lock too (see pushLock).
+// accepted every object. git holds lock too (see pushLock). It runs with
+// gitenv's configuration: no hook of the repository's runs.
 func (l *Local) runReceivePack(ctx context.Context, lock *os.File, ref string, cur, new plumbing.Hash, pack func(io.Writer) error) error {
-	args := append(append([]string{}, gitenv.Checks...), "receive-pack", l.path)
-	cmd := exec.CommandContext(ctx, "git", args...)
-	cmd.Env = gitenv.Clean()
+	cmd, err := gitenv.Command(ctx, l.path, "receive-pack", l.path)
+	if err != nil {
+		return err
+	}
 	inheritLock(cmd, lock)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
