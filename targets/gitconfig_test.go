@@ -347,3 +347,49 @@ func armedOps(t *testing.T, c *canaries, upstream, g string, kv [][2]string) {
 		t.Errorf("%s: after the roll-forward a.txt holds %q (%v)", g, data, err)
 	}
 }
+
+// TestLazyReadOfAPartialClone: a blob a partial clone lacks, read from a
+// resumed session's source (no pull fetched it first), is fetched by
+// airlock from the promisor remote's URL: git's own lazy fetch, which
+// runs the repository's remote.origin.uploadpack, does not. With the
+// remote gone, the read says the blob is missing, and nothing runs.
+func TestLazyReadOfAPartialClone(t *testing.T) {
+	c := &canaries{dir: t.TempDir()}
+	c.marker = filepath.Join(t.TempDir(), "ran")
+	upstream := t.TempDir()
+	run(t, upstream, nil, nil, "init", "-q", "-b", "main", ".")
+	writeFiles(t, upstream, map[string]string{"a.txt": "a\n"})
+	run(t, upstream, nil, nil, "add", "-A")
+	run(t, upstream, nil, nil, "commit", "-qm", "base")
+	run(t, upstream, nil, nil, "config", "uploadpack.allowFilter", "true")
+	run(t, upstream, nil, nil, "config", "uploadpack.allowAnySHA1InWant", "true")
+	blob := plumbing.NewHash(strings.TrimSpace(run(t, upstream, nil, nil, "rev-parse", "main:a.txt")))
+	partial := filepath.Join(t.TempDir(), "partial.git")
+	run(t, upstream, nil, nil, "clone", "-q", "--bare", "--filter=blob:none", "file://"+upstream, partial)
+	run(t, partial, nil, nil, "config", "remote.origin.uploadpack", c.script(t, "remote.origin.uploadpack", "git-upload-pack"))
+	src, err := targets.OpenSource(context.Background(), "local-bare:"+partial)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.(interface{ Close() error }).Close()
+	if data, err := src.ReadBlob(blob, 1<<20); err != nil || string(data) != "a\n" {
+		t.Errorf("reading a blob the partial clone lacks: %q %v", data, err)
+	}
+
+	// A second clone, its remote gone: the read fails, as missing.
+	gone := filepath.Join(t.TempDir(), "gone.git")
+	run(t, upstream, nil, nil, "clone", "-q", "--bare", "--filter=blob:none", "file://"+upstream, gone)
+	run(t, gone, nil, nil, "config", "remote.origin.url", "file://"+filepath.Join(t.TempDir(), "nothing"))
+	run(t, gone, nil, nil, "config", "remote.origin.uploadpack", c.script(t, "remote.origin.uploadpack", "git-upload-pack"))
+	src2, err := targets.OpenSource(context.Background(), "local-bare:"+gone)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src2.(interface{ Close() error }).Close()
+	if _, err := src2.ReadBlob(blob, 1<<20); !errors.Is(err, plumbing.ErrObjectNotFound) {
+		t.Errorf("reading a blob a partial clone cannot fetch: %v; want %v", err, plumbing.ErrObjectNotFound)
+	}
+	if ran, _ := os.ReadFile(c.marker); len(ran) > 0 {
+		t.Errorf("git ran what the repository's config names:\n%s", ran)
+	}
+}

@@ -3,6 +3,7 @@ package gitenv
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -32,53 +33,83 @@ func TestMatch(t *testing.T) {
 }
 
 // TestCommandOverridesWhatTheRepositoryNames: git run through Command
-// sees each key of Keys at airlock's value, whatever the repository's
-// config (and a file it includes) says, sub-names with "=" and spaces
-// included; multi-valued credential helpers are emptied.
+// sees every Set key of Keys at airlock's value, whatever the
+// repository's config, or a file it includes, says: a table made from
+// Keys, each sub-named key under a plain name and one with "=" and a
+// space in it.
 func TestCommandOverridesWhatTheRepositoryNames(t *testing.T) {
 	dir := t.TempDir()
-	git := func(args ...string) string {
-		cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
-		cmd.Env = append(Clean(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
-		out, err := cmd.Output()
-		if err != nil {
-			t.Fatalf("git %v: %v", args, err)
+	noUser := []string{"GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1"}
+	if out, err := exec.Command("git", "init", "-q", dir).CombinedOutput(); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	want := map[string]string{}
+	var direct, included strings.Builder
+	for i, k := range Keys {
+		if k.How != Set {
+			continue
 		}
-		return string(out)
+		w := &direct
+		if i%2 == 1 {
+			w = &included // every other key from an included file
+		}
+		section, rest, _ := strings.Cut(k.Name, ".")
+		v := k.Value
+		if k.Name == "core.hooksPath" {
+			v = hooksPath
+		}
+		switch {
+		case strings.Count(k.Name, ".") == 1 && strings.HasSuffix(k.Name, ".*"):
+			fmt.Fprintf(w, "[%s]\n\tevil = /bin/evil\n", section)
+			want[section+".evil"] = v
+		case strings.Contains(k.Name, ".*."):
+			name := strings.TrimPrefix(rest, "*.")
+			for _, sub := range []string{"x", "a=b c"} {
+				fmt.Fprintf(w, "[%s %q]\n\t%s = /bin/evil\n", section, sub, name)
+				want[strings.ToLower(section)+"."+sub+"."+strings.ToLower(name)] = v
+			}
+		default:
+			name := rest
+			if i := strings.LastIndexByte(rest, '.'); i >= 0 {
+				fmt.Fprintf(w, "[%s %q]\n\t%s = /bin/evil\n", section, rest[:i], rest[i+1:])
+			} else {
+				fmt.Fprintf(w, "[%s]\n\t%s = /bin/evil\n", section, name)
+			}
+			want[strings.ToLower(k.Name)] = v
+		}
 	}
-	git("init", "-q")
-	os.WriteFile(filepath.Join(dir, ".git", "more.conf"), []byte("[filter \"in=cluded x\"]\n\tsmudge = evil\n"), 0o644)
-	set := [][2]string{
-		{"include.path", "more.conf"}, {"core.hooksPath", "evil"}, {"core.fsmonitor", "evil"},
-		{"filter.a=b.clean", "evil"}, {"remote.origin.uploadpack", "evil"}, {"credential.helper", "evil"},
-		{"credential.https://x.helper", "evil"}, {"protocol.evil.allow", "always"}, {"pager.log", "evil"},
-	}
-	for _, kv := range set {
-		git("config", "--add", kv[0], kv[1])
-	}
+	os.WriteFile(filepath.Join(dir, ".git", "more.conf"), []byte(included.String()), 0o644)
+	f, _ := os.OpenFile(filepath.Join(dir, ".git", "config"), os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString(direct.String() + "[include]\n\tpath = more.conf\n")
+	f.Close()
 	cmd, err := Command(context.Background(), dir, "config", "--list", "-z")
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd.Env = append(cmd.Env, "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
+	cmd.Env = append(cmd.Env, noUser...)
 	out, err := cmd.Output()
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The last value of each key is the one git uses.
+	// The last value of each key is the one git uses (and "" empties a
+	// list of credential helpers).
 	last := map[string]string{}
 	for _, e := range strings.Split(string(out), "\x00") {
 		k, v, _ := strings.Cut(e, "\n")
-		last[strings.ToLower(k)] = v
-	}
-	for k, want := range map[string]string{
-		"core.hookspath": hooksPath, "core.fsmonitor": "false", "filter.a=b.clean": "",
-		`filter.in=cluded x.smudge`: "", "remote.origin.uploadpack": "git-upload-pack", "credential.helper": "",
-		"credential.https://x.helper": "", "protocol.evil.allow": "never", "pager.log": "false",
-	} {
-		if got, ok := last[k]; !ok || got != want {
-			t.Errorf("%s is %q to git run by Command; want %q", k, got, want)
+		section, rest, _ := strings.Cut(k, ".")
+		name, sub := rest, ""
+		if i := strings.LastIndexByte(rest, '.'); i >= 0 {
+			sub, name = rest[:i]+".", rest[i+1:]
 		}
+		last[strings.ToLower(section)+"."+sub+strings.ToLower(name)] = v
+	}
+	for k, w := range want {
+		if got, ok := last[k]; !ok || got != w {
+			t.Errorf("%s is %q to git run by Command; want %q", k, got, w)
+		}
+	}
+	if len(want) < 60 {
+		t.Errorf("only %d keys armed", len(want))
 	}
 }
 
@@ -92,5 +123,50 @@ func TestTransport(t *testing.T) {
 		if err := Transport(bad); !errors.Is(err, ErrTransport) {
 			t.Errorf("Transport(%q): %v; want %v", bad, err, ErrTransport)
 		}
+	}
+}
+
+// TestCredentialHelpersAndAskPassNeverRun: `git credential fill` in a
+// repository whose config names credential helpers (multi-valued: the
+// command line's empty value empties the list) and an askpass program,
+// one of them in an included file, runs none of them through Command; the
+// same git run plainly runs them (the control: the arming works).
+func TestCredentialHelpersAndAskPassNeverRun(t *testing.T) {
+	for _, v := range []string{"GIT_ASKPASS", "SSH_ASKPASS"} {
+		if old, ok := os.LookupEnv(v); ok {
+			os.Unsetenv(v)
+			t.Cleanup(func() { os.Setenv(v, old) })
+		}
+	}
+	dir := t.TempDir()
+	marker := filepath.Join(t.TempDir(), "ran")
+	canary := filepath.Join(t.TempDir(), "canary")
+	os.WriteFile(canary, []byte("#!/bin/sh\necho ran >>'"+marker+"'\nexit 0\n"), 0o755)
+	noUser := []string{"GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1"}
+	if out, err := exec.Command("git", "init", "-q", dir).CombinedOutput(); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	os.WriteFile(filepath.Join(dir, ".git", "creds.conf"), []byte("[credential \"https://x\"]\n\thelper = "+canary+"\n"), 0o644)
+	f, _ := os.OpenFile(filepath.Join(dir, ".git", "config"), os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString("[credential]\n\thelper = " + canary + "\n[core]\n\taskPass = " + canary + "\n[include]\n\tpath = creds.conf\n")
+	f.Close()
+	fill := func(cmd *exec.Cmd) {
+		cmd.Env = append(cmd.Env, noUser...)
+		cmd.Stdin = strings.NewReader("protocol=https\nhost=x\n\n")
+		cmd.Run() // fails without a helper or a prompt: what matters is what ran
+	}
+	cmd, err := Command(context.Background(), dir, "credential", "fill")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fill(cmd)
+	if ran, _ := os.ReadFile(marker); len(ran) > 0 {
+		t.Errorf("git run by Command ran a credential helper or askpass the repository names (%d times)", strings.Count(string(ran), "\n"))
+	}
+	plain := exec.Command("git", "-C", dir, "credential", "fill")
+	plain.Env = os.Environ()
+	fill(plain)
+	if ran, _ := os.ReadFile(marker); len(ran) == 0 {
+		t.Errorf("the control: plain git ran none of the repository's helpers; the test arms nothing")
 	}
 }
