@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/airlock-dev/airlock/internal/termsafe"
 )
@@ -25,19 +26,71 @@ import (
 type Neutral struct {
 	dir     string // the git directory
 	objects string // the repository's object directory
+	own     bool   // dir is this Neutral's alone, removed by Close
 }
 
 // NewNeutral makes a Neutral reading the objects of the repository whose
-// common git directory is common. Close removes it.
+// common git directory is common. Every Neutral of a process shares one
+// directory (sharedDir), which git only reads.
 func NewNeutral(common string) (*Neutral, error) {
+	dir, err := sharedDir()
+	if err != nil {
+		return nil, err
+	}
+	return &Neutral{dir: dir, objects: filepath.Join(common, "objects")}, nil
+}
+
+// newPrivate is a Neutral with a directory of its own, for a git that
+// writes its config (a fetch); Close removes it.
+func newPrivate(objects string) (*Neutral, error) {
 	dir, err := os.MkdirTemp("", "airlock-git-")
 	if err != nil {
 		return nil, err
 	}
+	if err := writeNeutral(dir); err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	return &Neutral{dir: dir, objects: objects, own: true}, nil
+}
+
+var shared struct {
+	once sync.Once
+	dir  string
+	err  error
+}
+
+// sharedDir is the git directory every Neutral of the process reads
+// through: in the user's cache directory, where it stays for the next
+// process (no temporary directory is left behind by one that is never
+// closed), made or refreshed once per process; a temporary one where
+// there is no cache directory.
+func sharedDir() (string, error) {
+	shared.once.Do(func() {
+		if cache, err := os.UserCacheDir(); err == nil {
+			dir := filepath.Join(cache, "airlock", "git-neutral")
+			if err := os.MkdirAll(dir, 0o700); err == nil {
+				if err := writeNeutral(dir); err == nil {
+					shared.dir = dir
+					return
+				}
+			}
+		}
+		shared.dir, shared.err = os.MkdirTemp("", "airlock-git-")
+		if shared.err == nil {
+			shared.err = writeNeutral(shared.dir)
+		}
+	})
+	return shared.dir, shared.err
+}
+
+// writeNeutral makes dir an empty bare repository: objects, refs, a HEAD
+// and a config of two lines (each written whole and renamed in, so a
+// process reading them meanwhile sees one or the other).
+func writeNeutral(dir string) error {
 	for _, d := range []string{"objects", "refs"} {
-		if err := os.Mkdir(filepath.Join(dir, d), 0o700); err != nil {
-			os.RemoveAll(dir)
-			return nil, err
+		if err := os.Mkdir(filepath.Join(dir, d), 0o700); err != nil && !os.IsExist(err) {
+			return err
 		}
 	}
 	files := map[string]string{
@@ -45,16 +98,32 @@ func NewNeutral(common string) (*Neutral, error) {
 		"config": "[core]\n\trepositoryformatversion = 0\n\tbare = true\n",
 	}
 	for name, data := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o600); err != nil {
-			os.RemoveAll(dir)
-			return nil, err
+		f, err := os.CreateTemp(dir, name+".tmp*")
+		if err != nil {
+			return err
+		}
+		_, err = f.WriteString(data)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err == nil {
+			err = os.Rename(f.Name(), filepath.Join(dir, name))
+		}
+		if err != nil {
+			os.Remove(f.Name())
+			return err
 		}
 	}
-	return &Neutral{dir: dir, objects: filepath.Join(common, "objects")}, nil
+	return nil
 }
 
-// Close removes the directory.
-func (n *Neutral) Close() error { return os.RemoveAll(n.dir) }
+// Close removes a private directory; a shared one stays.
+func (n *Neutral) Close() error {
+	if !n.own {
+		return nil
+	}
+	return os.RemoveAll(n.dir)
+}
 
 // Command is git running args on the objects, with the configuration
 // every git airlock runs has (Keys; the user's own files are read, no
@@ -95,6 +164,13 @@ func (n *Neutral) Fetch(ctx context.Context, url, dir string, ids io.Reader) err
 	if err := Transport(url); err != nil {
 		return err
 	}
+	// git fetch writes the remote's filter into the config: a directory
+	// of this fetch's own.
+	p, err := newPrivate(n.objects)
+	if err != nil {
+		return err
+	}
+	defer p.Close()
 	kv := fixed(userNetwork)
 	for _, p := range FetchProtocols {
 		kv = append(kv, [2]string{"protocol." + p + ".allow", "always"})
@@ -106,7 +182,7 @@ func (n *Neutral) Fetch(ctx context.Context, url, dir string, ids io.Reader) err
 	cmd := exec.CommandContext(ctx, "git", "--no-pager", "fetch", "airlock",
 		"--upload-pack=git-upload-pack", "--no-tags", "--no-write-fetch-head", "--recurse-submodules=no",
 		"--filter=blob:none", "--stdin")
-	cmd.Env = withConfig(n.env(), kv, true)
+	cmd.Env = withConfig(p.env(), kv, true)
 	cmd.Dir, cmd.Stdin = dir, ids
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

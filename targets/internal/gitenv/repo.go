@@ -37,6 +37,19 @@ func Command(ctx context.Context, dir string, args ...string) (*exec.Cmd, error)
 // listConfig returns the keys of the effective config of the repository
 // at dir (the user's files, the repository's and what they include).
 func listConfig(ctx context.Context, dir string) ([]string, error) {
+	kv, err := ReadConfig(ctx, dir)
+	keys := make([]string, len(kv))
+	for i, p := range kv {
+		keys[i] = p[0]
+	}
+	return keys, err
+}
+
+// ReadConfig returns the effective config of the repository at dir (a
+// working tree or a git directory), key and value, in git's order: the
+// user's files, the repository's, what they include. `git config` runs
+// no program the config names.
+func ReadConfig(ctx context.Context, dir string) ([][2]string, error) {
 	cmd := exec.CommandContext(ctx, "git", "--no-pager", "-C", dir, "config", "--list", "-z")
 	cmd.Env = withConfig(Clean(), fixed(nil), false)
 	var stderr bytes.Buffer
@@ -49,13 +62,13 @@ func listConfig(ctx context.Context, dir string) ([]string, error) {
 		}
 		return nil, fmt.Errorf("%w in %s: %s", ErrConfig, dir, termsafe.Text(msg))
 	}
-	var keys []string
+	var kv [][2]string
 	for _, e := range bytes.Split(out, []byte{0}) {
-		if k, _, _ := bytes.Cut(e, []byte{'\n'}); len(k) > 0 {
-			keys = append(keys, string(k))
+		if k, v, _ := bytes.Cut(e, []byte{'\n'}); len(k) > 0 {
+			kv = append(kv, [2]string{string(k), string(v)})
 		}
 	}
-	return keys, nil
+	return kv, nil
 }
 
 // overrides gives each listed key that a sub-named key of Keys matches

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -96,7 +95,6 @@ func (r *Source) fetchPromised(ctx context.Context, ids *bytes.Buffer) error {
 	if err != nil {
 		return err
 	}
-	defer n.Close()
 	// A relative path in the URL starts where git's own lazy fetch runs:
 	// the working tree for a repository with one, else its git directory.
 	dir := r.common
@@ -113,17 +111,15 @@ var errNoPromisor = errors.New("the repository names no promisor remote with a U
 // missing objects from, read from its config (`git config` runs nothing
 // the config names).
 func (r *Source) promisorURL(ctx context.Context) (string, error) {
-	cmd := exec.CommandContext(ctx, "git", "--no-pager", "--git-dir="+r.common, "config", "--list", "-z")
-	cmd.Env = gitenv.Clean()
-	out, err := cmd.Output()
+	kv, err := gitenv.ReadConfig(ctx, r.common)
 	if err != nil {
-		return "", fmt.Errorf("reading the repository's config: %w", err)
+		return "", err
 	}
 	partial := ""
 	var promisors []string
 	urls := map[string]string{}
-	for _, e := range bytes.Split(out, []byte{0}) {
-		k, v, _ := strings.Cut(string(e), "\n")
+	for _, e := range kv {
+		k, v := e[0], e[1]
 		lk := strings.ToLower(k)
 		switch {
 		case lk == "extensions.partialclone":
