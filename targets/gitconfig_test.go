@@ -79,6 +79,14 @@ func arm(t *testing.T, k gitenv.Key, c *canaries, upstream string) arming {
 			os.Symlink(c.script(t, "core.hooksPath "+h, ""), filepath.Join(dir, h))
 		}
 		return arming{"", [][2]string{{k.Name, dir}}}
+	case "hook.*.command", "hook.*.event", "hook.*.enabled":
+		// A hook named in config (git 2.54 and later) for every event.
+		name := strings.TrimPrefix(k.Name, "hook.*.")
+		kv := [][2]string{{"hook." + name + ".command", canary}, {"hook." + name + ".enabled", "true"}}
+		for _, h := range hookNames {
+			kv = append(kv, [2]string{"hook." + name + ".event", h})
+		}
+		return arming{"", kv}
 	case "remote.*.uploadpack":
 		return arming{"", [][2]string{{sub("origin"), c.script(t, k.Name, "git-upload-pack")}, {sub("x"), canary}}}
 	case "remote.*.receivepack":

@@ -34,7 +34,9 @@ type Key struct {
 }
 
 // Keys is every key whose value is a program or makes git run one, and
-// how airlock keeps it from running. The tests arm each one with a canary
+// how airlock keeps it from running. A sub-named key found in the
+// repository's config brings its siblings under the same sub-name
+// ("filter.x.clean" sets filter.x.smudge and filter.x.process too). The tests arm each one with a canary
 // (keys_test.go, targets' gitconfig_test.go): a key added here is tested.
 //
 // The empty value turns a command off where git reads "" as "none" (a
@@ -46,6 +48,12 @@ var Keys = []Key{
 	// Where hooks are: nowhere. The repository's hooks directory is never
 	// looked in, nor a hooksPath of its choosing.
 	{"core.hooksPath", Set, "/dev/null"},
+	// Hooks named in config (git 2.54 and later), which core.hooksPath
+	// does not reach: no command, no event, not enabled (each where the
+	// git in use knows the key; one it does not know is ignored).
+	{"hook.*.command", Set, ""},
+	{"hook.*.event", Set, ""},
+	{"hook.*.enabled", Set, "false"},
 	// ssh for an ssh:// or host:path URL; airlock's own fetch runs in a
 	// directory that reads none of the source's config (see Neutral).
 	{"core.sshCommand", Set, ""},
@@ -55,7 +63,8 @@ var Keys = []Key{
 	// multi-valued key whose first match wins, so the environment's is
 	// the override that holds) and protocol.git.allow=never.
 	{"core.gitProxy", Protocols, ""},
-	// Run in an alternate to list its refs (receive-pack, fetch).
+	// Run in an alternate to list its refs (receive-pack, fetch). "" is
+	// no program: git says it cannot run it, and lists none.
 	{"core.alternateRefsCommand", Set, ""},
 	// Editors and pagers: ":" and "cat" are git's own words for none.
 	{"core.editor", Set, ":"},
@@ -108,6 +117,8 @@ var Keys = []Key{
 	{"receive.autogc", Set, "false"},
 	{"gc.auto", Set, "0"},
 	{"maintenance.auto", Set, "false"},
+	// Run by gc (git 2.42 and later) for objects to keep; gc never runs.
+	{"gc.recentObjectsHook", Set, ""},
 	// upload-pack's pack-objects wrapper: protected config only.
 	{"uploadpack.packObjectsHook", NotRead, ""},
 	// "!command" aliases: never consulted for a built-in command.
@@ -120,6 +131,11 @@ var Keys = []Key{
 	{"sendemail.ccCmd", Set, ""},
 	{"sendemail.headerCmd", Set, ""},
 	{"sendemail.smtpServer", Set, ""},
+	{"sendemail.*.toCmd", Set, ""},
+	{"sendemail.*.ccCmd", Set, ""},
+	{"sendemail.*.headerCmd", Set, ""},
+	{"sendemail.*.smtpServer", Set, ""},
+	{"tar.*.command", Set, ""},
 	{"imap.tunnel", Set, ""},
 	{"web.browser", Set, ""},
 	{"browser.*.cmd", Set, ""},

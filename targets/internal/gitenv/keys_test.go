@@ -170,3 +170,26 @@ func TestCredentialHelpersAndAskPassNeverRun(t *testing.T) {
 		t.Errorf("the control: plain git ran none of the repository's helpers; the test arms nothing")
 	}
 }
+
+// TestOverridesCoverSiblings: a sub-named key the repository sets brings
+// every key of Keys under its section and sub-name, so that a filter with
+// only a smudge command, or a hook with only events here and its command
+// in another file, is off whole.
+func TestOverridesCoverSiblings(t *testing.T) {
+	got := map[string]string{}
+	for _, kv := range overrides([]string{"filter.Lfs.smudge", "hook.h.event", "pager.log", "remote.origin.url"}) {
+		got[kv[0]] = kv[1]
+	}
+	want := map[string]string{
+		"filter.Lfs.clean": "", "filter.Lfs.smudge": "", "filter.Lfs.process": "",
+		"hook.h.command": "", "hook.h.event": "", "hook.h.enabled": "false", "pager.log": "false",
+	}
+	for k, v := range want {
+		if g, ok := got[k]; !ok || g != v {
+			t.Errorf("%s: %q, %v; want %q", k, g, ok, v)
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("overrides: %v; want %v", got, want)
+	}
+}

@@ -72,19 +72,34 @@ func ReadConfig(ctx context.Context, dir string) ([][2]string, error) {
 }
 
 // overrides gives each listed key that a sub-named key of Keys matches
-// its safe value, once.
+// its safe value, and so every key of Keys under the same section and
+// sub-name (a filter's three commands, a hook's command, events and
+// switch), each once.
 func overrides(listed []string) [][2]string {
 	var kv [][2]string
 	seen := map[string]bool{}
 	for _, key := range listed {
-		if seen[key] {
-			continue
+		for _, k := range Keys {
+			if k.How != Set || !strings.Contains(k.Name, ".*.") || !Match(k.Name, key) {
+				continue
+			}
+			section, _, sub := cutKey(key)
+			for _, sib := range Keys {
+				ss, name, _ := cutKey(sib.Name)
+				if sib.How != Set || !strings.Contains(sib.Name, ".*.") || !strings.EqualFold(ss, section) {
+					continue
+				}
+				full := section + "." + sub + "." + name
+				if !seen[full] {
+					seen[full] = true
+					kv = append(kv, [2]string{full, sib.Value})
+				}
+			}
 		}
 		for _, k := range Keys {
-			if k.How == Set && strings.Contains(k.Name, "*") && Match(k.Name, key) {
-				kv = append(kv, [2]string{key, k.Value})
+			if k.How == Set && strings.Count(k.Name, ".") == 1 && strings.HasSuffix(k.Name, ".*") && Match(k.Name, key) && !seen[key] {
 				seen[key] = true
-				break
+				kv = append(kv, [2]string{key, k.Value})
 			}
 		}
 	}
