@@ -26,7 +26,9 @@ const (
 )
 
 // A Key is one config key whose value is a command git runs or names a
-// program (git help config, git 2.39 to today's).
+// program (git help config, git 2.39 to today's: every variable whose
+// description says it runs a command, a program, a helper, a hook or a
+// shell).
 type Key struct {
 	Name  string // "*" stands for a sub-name of the repository's choosing
 	How   How
@@ -104,6 +106,7 @@ var Keys = []Key{
 	{"gpg.x509.program", Set, ""},
 	{"gpg.ssh.program", Set, ""},
 	{"gpg.ssh.defaultKeyCommand", Set, ""},
+	{"gpg.*.program", Set, ""}, // a format git adds one day
 	// git submodule update's "!command"; no recursion into submodules,
 	// each of which has a config of its own.
 	{"submodule.*.update", Set, "none"},
@@ -137,6 +140,7 @@ var Keys = []Key{
 	{"sendemail.*.smtpServer", Set, ""},
 	{"tar.*.command", Set, ""},
 	{"imap.tunnel", Set, ""},
+	{"interactive.diffFilter", Set, ""},
 	{"web.browser", Set, ""},
 	{"browser.*.cmd", Set, ""},
 	{"browser.*.path", Set, ""},
