@@ -64,7 +64,7 @@ func (r *Source) FetchMissing(ctx context.Context, commit plumbing.Hash) error {
 		return nil
 	}
 	if err := r.fetchPromised(ctx, &missing); err != nil {
-		return fmt.Errorf("%w: %d blobs of %s are not in %s: %w; have git fetch them yourself in the repository "+
+		return fmt.Errorf("%w: %d objects of %s are not in %s: %w; have git fetch them yourself in the repository "+
 			"(git checkout of the branch in a working tree; git fetch --refetch from its promisor remote in a bare one), then pull again",
 			ErrPromisor, n, commit, termsafe.Text(r.common), err)
 	}
