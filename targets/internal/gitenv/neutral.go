@@ -48,7 +48,7 @@ func newPrivate(objects string) (*Neutral, error) {
 		return nil, err
 	}
 	if err := writeNeutral(dir); err != nil {
-		os.RemoveAll(dir)
+		_ = os.RemoveAll(dir) // a temporary directory: the error is what matters
 		return nil, err
 	}
 	return &Neutral{dir: dir, objects: objects, own: true}, nil
@@ -110,7 +110,7 @@ func writeNeutral(dir string) error {
 			err = os.Rename(f.Name(), filepath.Join(dir, name))
 		}
 		if err != nil {
-			os.Remove(f.Name())
+			_ = os.Remove(f.Name()) // a temporary file: the error is what matters
 			return err
 		}
 	}
@@ -170,7 +170,7 @@ func (n *Neutral) Fetch(ctx context.Context, url, dir string, ids io.Reader) err
 	if err != nil {
 		return err
 	}
-	defer p.Close()
+	defer func() { _ = p.Close() }() // a temporary directory: the fetch's outcome is what matters
 	kv := fixed(userNetwork)
 	for _, p := range FetchProtocols {
 		kv = append(kv, [2]string{"protocol." + p + ".allow", "always"})
