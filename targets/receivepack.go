@@ -52,7 +52,13 @@ func (l *Local) runReceivePack(ctx context.Context, lock *os.File, ref string, c
 		stdin.Close()
 		io.Copy(io.Discard, stdout)
 		cmd.Wait()
-		if msg := strings.TrimSpace(stderr.String()); msg != "" {
+		msg := strings.TrimSpace(stderr.String())
+		if strings.Contains(msg, "proc-receive") || err != nil && strings.Contains(err.Error(), "proc-receive") {
+			// receive.procReceiveRefs hands the ref to a hook, which
+			// never runs for airlock (gitenv.Keys).
+			msg += "; " + procReceiveAdvice
+		}
+		if msg != "" {
 			return fmt.Errorf("%w: %v: %s", errReceivePack, err, termsafe.Text(clipText(msg, 2000)))
 		}
 		return fmt.Errorf("%w: %v", errReceivePack, err)
@@ -105,6 +111,12 @@ func (l *Local) runReceivePack(ctx context.Context, lock *os.File, ref string, c
 	}
 	return nil
 }
+
+// procReceiveAdvice is what a push refused for want of the proc-receive
+// hook says to do.
+const procReceiveAdvice = "the repository's receive.procReceiveRefs hands this ref to its proc-receive hook, " +
+	"and airlock runs no program a repository names: push to a branch outside those refs, or have the " +
+	"repository's owner remove the setting (git config --unset-all receive.procReceiveRefs)"
 
 func clipText(s string, n int) string {
 	if len(s) <= n {

@@ -193,3 +193,50 @@ func TestOverridesCoverSiblings(t *testing.T) {
 		t.Errorf("overrides: %v; want %v", got, want)
 	}
 }
+
+// TestNeutralReadsNothingOfTheRepository: git through a Neutral reads the
+// repository's objects, and neither its config (an fsmonitor, a hook, a
+// promisor remote that would be fetched from) nor its refs.
+func TestNeutralReadsNothingOfTheRepository(t *testing.T) {
+	dir := t.TempDir()
+	git := func(args ...string) string {
+		cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
+		cmd.Env = append(Clean(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1",
+			"GIT_AUTHOR_NAME=a", "GIT_AUTHOR_EMAIL=a@a", "GIT_COMMITTER_NAME=a", "GIT_COMMITTER_EMAIL=a@a")
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("git %v: %v", args, err)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	git("init", "-q", "--bare")
+	blob := git("hash-object", "-w", "--stdin")
+	git("config", "core.repositoryformatversion", "1")
+	git("config", "extensions.partialClone", "origin")
+	git("config", "remote.origin.url", "ext::sh -c evil")
+	git("config", "remote.origin.promisor", "true")
+	git("config", "protocol.ext.allow", "always")
+	n, err := NewNeutral(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close()
+	cmd := n.Command(context.Background(), "cat-file", "--batch-check")
+	missing := strings.Repeat("1", 40)
+	cmd.Stdin = strings.NewReader(blob + "\n" + missing + "\n")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("cat-file: %v: %s", err, stderr.String())
+	}
+	if want := blob + " blob 0\n" + missing + " missing\n"; string(out) != want || stderr.Len() > 0 {
+		t.Errorf("cat-file through a Neutral: %q (stderr %q); want %q", out, stderr.String(), want)
+	}
+	for _, k := range []string{"remote.origin.url", "extensions.partialclone"} {
+		c := n.Command(context.Background(), "config", "--get", k)
+		if out, err := c.Output(); err == nil {
+			t.Errorf("%s is %q through a Neutral", k, out)
+		}
+	}
+}

@@ -69,7 +69,7 @@ func sharedDir() (string, error) {
 	shared.once.Do(func() {
 		if cache, err := os.UserCacheDir(); err == nil {
 			dir := filepath.Join(cache, "airlock", "git-neutral")
-			if err := os.MkdirAll(dir, 0o700); err == nil {
+			if err := os.MkdirAll(dir, 0o700); err == nil && onlyNeutral(dir) {
 				if err := writeNeutral(dir); err == nil {
 					shared.dir = dir
 					return
@@ -82,6 +82,26 @@ func sharedDir() (string, error) {
 		}
 	})
 	return shared.dir, shared.err
+}
+
+// onlyNeutral reports whether dir holds nothing but what writeNeutral
+// writes (and its temporary files): a commondir, a hooks directory or
+// anything else git might read there makes a process use a new
+// temporary directory instead.
+func onlyNeutral(dir string) bool {
+	es, err := os.ReadDir(dir)
+	if err != nil {
+		return false
+	}
+	for _, e := range es {
+		switch n := e.Name(); {
+		case n == "HEAD" || n == "config" || strings.HasPrefix(n, "HEAD.tmp") || strings.HasPrefix(n, "config.tmp"):
+		case (n == "objects" || n == "refs") && e.IsDir():
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // writeNeutral makes dir an empty bare repository: objects, refs, a HEAD
