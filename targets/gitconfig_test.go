@@ -174,8 +174,8 @@ func appendFile(t *testing.T, p, text string) {
 
 // TestNoProgramARepositoryNames: every key of gitenv.Keys is set to a
 // canary program in the config of each kind of repository airlock reads
-// or writes (a working tree, a bare one, a partial clone missing every
-// blob whose promisor is the upstream), directly, through include.path
+// or writes (a working tree, a bare one, two partial clones missing every
+// blob whose promisor is the upstream, bare and not), directly, through include.path
 // and through includeIf, with a canary in each hook of the repository's
 // own hooks directory too; then airlock pulls from each, reads a file
 // lazily (the partial clone's blob fetched), pushes through the gate with
@@ -239,16 +239,18 @@ func armedOps(t *testing.T, c *canaries, upstream, g string, kv [][2]string) {
 	ctx := context.Background()
 	tmp := t.TempDir()
 	wt, bare, partial := filepath.Join(tmp, "wt"), filepath.Join(tmp, "bare.git"), filepath.Join(tmp, "partial.git")
+	partialWT := filepath.Join(tmp, "partialwt") // a partial clone with a working tree, nothing checked out
 	url := "file://" + upstream
 	run(t, tmp, nil, nil, "clone", "-q", url, wt)
 	run(t, tmp, nil, nil, "clone", "-q", "--bare", url, bare)
 	run(t, tmp, nil, nil, "clone", "-q", "--bare", "--filter=blob:none", url, partial)
+	run(t, tmp, nil, nil, "clone", "-q", "--no-checkout", "--filter=blob:none", url, partialWT)
 	next := plumbing.NewHash(strings.TrimSpace(run(t, wt, nil, nil, "rev-parse", "origin/next")))
 	// A remote's URL is replaced, not added to (a fetch uses the first).
 	var armed [][2]string
 	for _, p := range kv {
 		if p[0] == "remote.origin.url" {
-			for _, d := range []string{wt, bare, partial} {
+			for _, d := range []string{wt, bare, partial, partialWT} {
 				run(t, d, nil, nil, "config", p[0], p[1])
 			}
 			continue
@@ -256,7 +258,7 @@ func armedOps(t *testing.T, c *canaries, upstream, g string, kv [][2]string) {
 		armed = append(armed, p)
 	}
 	text := configText(armed)
-	for _, r := range []struct{ gitDir, how string }{{filepath.Join(wt, ".git"), "direct"}, {bare, "include"}, {partial, "includeIf"}} {
+	for _, r := range []struct{ gitDir, how string }{{filepath.Join(wt, ".git"), "direct"}, {bare, "include"}, {partial, "includeIf"}, {filepath.Join(partialWT, ".git"), "include"}} {
 		for _, h := range hookNames {
 			os.WriteFile(filepath.Join(r.gitDir, "hooks", h), []byte("#!/bin/sh\necho 'hooks "+h+"' >>'"+c.marker+"'\nexit 1\n"), 0o755)
 		}
@@ -278,24 +280,29 @@ func armedOps(t *testing.T, c *canaries, upstream, g string, kv [][2]string) {
 	// repository's sshCommand or gitProxy would have run).
 	fetches := g != "ssh" && g != "proxy"
 
-	// The partial clone: a pull fetches its missing blobs, a read gets one.
-	src, err := targets.OpenLocalBare(ctx, partial)
-	if err != nil {
-		t.Fatalf("%s: %v", g, err)
-	}
-	t.Cleanup(func() { src.Close() })
-	sb := newSandbox(t, src)
-	head, err := src.Fetch(ctx, "refs/heads/main", nil, sb.store)
-	switch {
-	case !fetches && !errors.Is(err, gitread.ErrPromisor):
-		t.Errorf("%s: the pull from a partial clone whose remote is out of reach: %v; want %v", g, err, gitread.ErrPromisor)
-	case fetches && err != nil:
-		t.Errorf("%s: the pull from the partial clone: %v", g, err)
-	case fetches:
-		if _, err := sb.area.SeedFrom(head, nil); err != nil {
-			t.Errorf("%s: seeding from the partial clone: %v", g, err)
-		} else if got, err := sb.ws.ReadFile("d/c.txt"); err != nil || string(got) != "c\n" {
-			t.Errorf("%s: reading a file of the partial clone: %q %v", g, got, err)
+	// The partial clones: a pull fetches their missing blobs, a read gets one.
+	for _, r := range []struct {
+		dir  string
+		open func(context.Context, string) (*targets.Local, error)
+	}{{partial, targets.OpenLocalBare}, {partialWT, targets.OpenLocal}} {
+		src, err := r.open(ctx, r.dir)
+		if err != nil {
+			t.Fatalf("%s: %v", g, err)
+		}
+		t.Cleanup(func() { src.Close() })
+		sb := newSandbox(t, src)
+		head, err := src.Fetch(ctx, "refs/heads/main", nil, sb.store)
+		switch {
+		case !fetches && !errors.Is(err, gitread.ErrPromisor):
+			t.Errorf("%s: the pull from %s, whose remote is out of reach: %v; want %v", g, r.dir, err, gitread.ErrPromisor)
+		case fetches && err != nil:
+			t.Errorf("%s: the pull from %s: %v", g, r.dir, err)
+		case fetches:
+			if _, err := sb.area.SeedFrom(head, nil); err != nil {
+				t.Errorf("%s: seeding from %s: %v", g, r.dir, err)
+			} else if got, err := sb.ws.ReadFile("d/c.txt"); err != nil || string(got) != "c\n" {
+				t.Errorf("%s: reading a file of %s: %q %v", g, r.dir, got, err)
+			}
 		}
 	}
 
