@@ -44,7 +44,8 @@
 // objects a push sends and the pack they go in; a fetched pack, bounded;
 // a commit copied into the store), internal/worktree (writing a working
 // tree without following links), internal/gitenv (the environment and
-// checks of every git airlock runs) and internal/httpretry (GitHub's
+// configuration of every git airlock runs: no program a repository names
+// runs) and internal/httpretry (GitHub's
 // retrying transport). The GitHub target is package github (targets/github).
 // targettest holds the suites every target (Run) and every blob source
 // (SourceSuite) runs.

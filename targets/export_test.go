@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/airlock-dev/airlock/staging"
+	"github.com/airlock-dev/airlock/targets/internal/gitenv"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 )
@@ -93,4 +94,11 @@ func PulledSource(l *Local) staging.BlobSource {
 		return nil
 	}
 	return l.src
+}
+
+// SetTestHooks makes the git airlock runs look for hooks in dir, a
+// directory of the test's own (a repository's hooks never run), until
+// the test ends: how a test holds git-receive-pack between two steps.
+func SetTestHooks(t interface{ Cleanup(func()) }, dir string) {
+	t.Cleanup(gitenv.SetTestHooks(dir))
 }

@@ -101,9 +101,13 @@ func TestKilledPushHoldsTheLock(t *testing.T) {
 		t.Fatal(err)
 	}
 	hook := fmt.Sprintf("#!/bin/sh\ncat >/dev/null\necho started >'%s'\nsleep 1\n", started)
-	if err := os.WriteFile(filepath.Join(dir, "hooks", "pre-receive"), []byte(hook), 0o755); err != nil {
+	// The hook is the test's own, in a directory the child has git look
+	// in (a repository's own hooks never run).
+	hooks := t.TempDir()
+	if err := os.WriteFile(filepath.Join(hooks, "pre-receive"), []byte(hook), 0o755); err != nil {
 		t.Fatal(err)
 	}
+	t.Setenv("AIRLOCK_KILL_HOOKS", hooks)
 	cmd, pushing := startKillChild(t, dir, "bare")
 	<-pushing
 	ran := make(chan error, 1)
@@ -257,6 +261,9 @@ func TestKillChild(t *testing.T) {
 		t.Skip("run by TestPushSurvivesSIGKILL")
 	}
 	ctx := context.Background()
+	if hooks := os.Getenv("AIRLOCK_KILL_HOOKS"); hooks != "" {
+		targets.SetTestHooks(t, hooks)
+	}
 	var tgt targets.Target
 	var err error
 	if os.Getenv("AIRLOCK_KILL_KIND") == "bare" {

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -29,8 +28,9 @@ import (
 // Pushes go through git-receive-pack, as `git push` to a path does, so
 // the ref update takes git's own lock and compares against the approved
 // old commit: a git process writing at the same moment is coordinated
-// with, and receive-pack runs the repository's own hooks as for any push
-// (airlock runs none itself). A push to the branch checked out in a
+// with. No hook of the repository's runs (nor any program its config
+// names: gitenv.Keys): the push is airlock's, its checks are the review
+// and git's fsck. A push to the branch checked out in a
 // working tree also updates its files and index, path by path, and only
 // when none of the paths it changes has uncommitted changes; it is
 // journaled, so that an interrupted push is completed (or undone, if the
@@ -110,16 +110,20 @@ func (l *Local) ID() string {
 
 func (l *Local) Describe() string { return l.ID() }
 
-// git runs git on the repository with a clean environment: no GIT_DIR or
-// similar from ours can redirect it.
+// git runs git on the repository with a clean environment and a
+// configuration of airlock's (gitenv.Command): no GIT_DIR or similar from
+// ours can redirect it, and no program the repository's config names
+// (hooks included) runs.
 func (l *Local) git(ctx context.Context, stdin io.Reader, args ...string) ([]byte, error) {
 	return l.gitHolding(ctx, nil, stdin, args...)
 }
 
 // gitHolding runs git holding lock too (see pushLock), when it is not nil.
 func (l *Local) gitHolding(ctx context.Context, lock *os.File, stdin io.Reader, args ...string) ([]byte, error) {
-	cmd := exec.CommandContext(ctx, "git", append(append([]string{"-C", l.path}, gitenv.Checks...), args...)...)
-	cmd.Env = gitenv.Clean()
+	cmd, err := gitenv.Command(ctx, l.path, args...)
+	if err != nil {
+		return nil, err
+	}
 	inheritLock(cmd, lock)
 	cmd.Stdin = stdin
 	var stderr bytes.Buffer
@@ -210,8 +214,10 @@ func (l *Local) Fetch(ctx context.Context, ref string, paths []string, store *st
 		return plumbing.ZeroHash, fmt.Errorf("%w: %s has no %s", ErrRefNotFound, l.ID(), ref)
 	}
 	src := l.source(common)
-	gitread.FetchMissing(ctx, common, head)
-	ok, err := src.ListTree(ctx, l.path, head, store)
+	if err := src.FetchMissing(ctx, head); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	ok, err := src.ListTree(ctx, head, store)
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}

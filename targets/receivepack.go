@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -28,11 +27,13 @@ var errReceivePack = errors.New("git-receive-pack refused the push")
 // unless ref is at cur, then sends one command (ref from cur to new) with
 // the pack that pack writes, and reads git's report. git moves the ref only
 // if it still holds cur, under its own lock, and only after its fsck has
-// accepted every object. git holds lock too (see pushLock).
+// accepted every object. git holds lock too (see pushLock). It runs with
+// gitenv's configuration: no hook of the repository's runs.
 func (l *Local) runReceivePack(ctx context.Context, lock *os.File, ref string, cur, new plumbing.Hash, pack func(io.Writer) error) error {
-	args := append(append([]string{}, gitenv.Checks...), "receive-pack", l.path)
-	cmd := exec.CommandContext(ctx, "git", args...)
-	cmd.Env = gitenv.Clean()
+	cmd, err := gitenv.Command(ctx, l.path, "receive-pack", l.path)
+	if err != nil {
+		return err
+	}
 	inheritLock(cmd, lock)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -51,7 +52,13 @@ func (l *Local) runReceivePack(ctx context.Context, lock *os.File, ref string, c
 		stdin.Close()
 		io.Copy(io.Discard, stdout)
 		cmd.Wait()
-		if msg := strings.TrimSpace(stderr.String()); msg != "" {
+		msg := strings.TrimSpace(stderr.String())
+		if strings.Contains(msg, "proc-receive") || err != nil && strings.Contains(err.Error(), "proc-receive") {
+			// receive.procReceiveRefs hands the ref to a hook, which
+			// never runs for airlock (gitenv.Keys).
+			msg += "; " + procReceiveAdvice
+		}
+		if msg != "" {
 			return fmt.Errorf("%w: %v: %s", errReceivePack, err, termsafe.Text(clipText(msg, 2000)))
 		}
 		return fmt.Errorf("%w: %v", errReceivePack, err)
@@ -104,6 +111,12 @@ func (l *Local) runReceivePack(ctx context.Context, lock *os.File, ref string, c
 	}
 	return nil
 }
+
+// procReceiveAdvice is what a push refused for want of the proc-receive
+// hook says to do.
+const procReceiveAdvice = "the repository's receive.procReceiveRefs hands this ref to its proc-receive hook, " +
+	"and airlock runs no program a repository names: push to a branch outside those refs, or have the " +
+	"repository's owner remove the setting (git config --unset-all receive.procReceiveRefs)"
 
 func clipText(s string, n int) string {
 	if len(s) <= n {

@@ -514,9 +514,12 @@ func TestPushKeepsEditsMadeWhileItLands(t *testing.T) {
 	writeFiles(t, dir, map[string]string{"a.txt": "a\n", "b.txt": "b\n"})
 	run(t, dir, nil, nil, "add", "-A")
 	run(t, dir, nil, nil, "commit", "-qm", "base")
-	// receive-pack runs the repository's hooks when the objects come in,
-	// after the check for uncommitted changes: the user's edit, then.
-	hook := filepath.Join(dir, ".git", "hooks", "pre-receive")
+	// A pre-receive hook of the test's own runs when the objects come in,
+	// after the check for uncommitted changes: the user's edit, then. (A
+	// repository's own hooks never run.)
+	hooks := t.TempDir()
+	targets.SetTestHooks(t, hooks)
+	hook := filepath.Join(hooks, "pre-receive")
 	script := "#!/bin/sh\nprintf 'edited during the push\\n' > '" + filepath.Join(dir, "a.txt") + "'\n"
 	if err := os.WriteFile(hook, []byte(script), 0o755); err != nil {
 		t.Fatal(err)

@@ -9,12 +9,12 @@ import (
 // elsewhere or turn its checks off, and a fleet's secrets, never reach
 // the git airlock runs (nor a repository's hooks); the rest do.
 func TestCleanDropsWhatGitMustNotSee(t *testing.T) {
-	for _, k := range []string{"GIT_DIR", "GIT_CONFIG_PARAMETERS", "AIRLOCK_NATS_PASSWORD", "AIRLOCK_NATS_TOKEN", "AIRLOCK_NATS_USER", "AIRLOCK_HTTP_TOKEN"} {
+	for _, k := range []string{"GIT_DIR", "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_KEY_0", "GIT_ALLOW_PROTOCOL", "AIRLOCK_NATS_PASSWORD", "AIRLOCK_NATS_TOKEN", "AIRLOCK_NATS_USER", "AIRLOCK_HTTP_TOKEN"} {
 		t.Setenv(k, "x")
 	}
 	t.Setenv("AIRLOCK_KEEP_TEST", "kept")
 	env := strings.Join(Clean(), "\n") + "\n"
-	for _, k := range []string{"GIT_DIR", "GIT_CONFIG_PARAMETERS", "AIRLOCK_NATS_PASSWORD", "AIRLOCK_NATS_TOKEN", "AIRLOCK_NATS_USER", "AIRLOCK_HTTP_TOKEN"} {
+	for _, k := range []string{"GIT_DIR", "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_KEY_0", "GIT_ALLOW_PROTOCOL", "AIRLOCK_NATS_PASSWORD", "AIRLOCK_NATS_TOKEN", "AIRLOCK_NATS_USER", "AIRLOCK_HTTP_TOKEN"} {
 		if strings.Contains(env, "\n"+k+"=") || strings.HasPrefix(env, k+"=") {
 			t.Errorf("%s reaches git", k)
 		}

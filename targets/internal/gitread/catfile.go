@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"sync"
 
-	"github.com/airlock-dev/airlock/targets/internal/gitenv"
 	"github.com/airlock-dev/airlock/targets/internal/transfer"
 	"github.com/go-git/go-git/v5/plumbing"
 )
@@ -39,7 +38,8 @@ import (
 // expands to gigabytes costs git a refusal rather than the machine's
 // memory; the caller checks what it gets against the id it asked for.
 type catFile struct {
-	gitDir string // the repository's common git directory
+	gitDir string                                  // the repository's common git directory, for errors
+	git    func(args ...string) (*exec.Cmd, error) // git on its objects (Source.git)
 
 	idle chan *catProc
 	mu   sync.Mutex
@@ -87,9 +87,10 @@ var errCatFileClosed = errors.New("the repository's reader is closed")
 // (its delta base cache, indexes, zlib buffers).
 const catDataLimit = 512 << 20
 
-func newCatFile(gitDir string) *catFile {
+func newCatFile(gitDir string, git func(args ...string) (*exec.Cmd, error)) *catFile {
 	return &catFile{
 		gitDir: gitDir,
+		git:    git,
 		idle:   make(chan *catProc, runtime.GOMAXPROCS(0)),
 		all:    map[*catProc]struct{}{},
 	}
@@ -100,8 +101,10 @@ func newCatFile(gitDir string) *catFile {
 // never as a replace ref redirects it (its content would not hash to the
 // id asked for).
 func (c *catFile) start(mode string) (*catProc, error) {
-	cmd := exec.Command("git", "--git-dir="+c.gitDir, "--no-replace-objects", "cat-file", mode)
-	cmd.Env = gitenv.Clean()
+	cmd, err := c.git("--no-replace-objects", "cat-file", mode)
+	if err != nil {
+		return nil, err
+	}
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err

@@ -13,7 +13,10 @@
 // them) that spare git the inflating.
 //
 // Why git and not go-git: see catFile. The repository is hostile until
-// checked; every git it runs has gitenv's clean environment.
+// checked; every git it runs reads through a gitenv.Neutral (none of the
+// repository's config, hooks or promisor settings), and git's own lazy
+// fetch never runs: a missing blob is fetched by FetchMissing and
+// fetchOne, from the promisor remote's URL.
 //
 // It imports staging (the store it lists into), memfs (path limits),
 // targets/internal/transfer (what a copying pull reads through, and the

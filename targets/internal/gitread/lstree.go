@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
-	"os/exec"
 	"path"
 	"strconv"
 	"strings"
@@ -19,13 +18,12 @@ import (
 	"github.com/airlock-dev/airlock/internal/pathguard"
 	"github.com/airlock-dev/airlock/internal/shortid"
 	"github.com/airlock-dev/airlock/staging"
-	"github.com/airlock-dev/airlock/targets/internal/gitenv"
 	"github.com/airlock-dev/airlock/targets/internal/transfer"
 )
 
 // ListTree copies commit head and every tree it reaches into store, and
-// notes every blob's size in src, listing the repository at repo (its
-// working tree or git directory), from one `git ls-tree -r -t -l`: git
+// notes every blob's size in src, listing the repository's objects (read
+// as gitenv.Neutral reads them) in one `git ls-tree -r -t -l`: git
 // inflates the trees and reads the sizes (C, its own pack index), and the
 // trees are written again here from the listing, each checked against its
 // id before it is stored. On an 11,000-file tree this is a third of
@@ -36,7 +34,7 @@ import (
 // leading zeros, entries out of order), a path longer than the workspace
 // takes, or git failing. The caller then copies the objects one by one,
 // which has its own checks for each of those cases.
-func (src *Source) ListTree(ctx context.Context, repo string, head plumbing.Hash, store *staging.Store) (ok bool, err error) {
+func (src *Source) ListTree(ctx context.Context, head plumbing.Hash, store *staging.Store) (ok bool, err error) {
 	// Through the source's own reader: the process that reads the
 	// files' content later is started here, not one more beside it.
 	_, raw, err := src.cat.Read(head, plumbing.CommitObject, store.Limit())
@@ -53,7 +51,7 @@ func (src *Source) ListTree(ctx context.Context, repo string, head plumbing.Hash
 	if err != nil {
 		return false, nil
 	}
-	lt, ok, err := src.list(ctx, repo, c.TreeHash)
+	lt, ok, err := src.list(ctx, c.TreeHash)
 	if !ok || err != nil {
 		return false, err
 	}
@@ -90,13 +88,15 @@ type listing struct {
 	special []plumbing.Hash          // the blobs the tree check reads
 }
 
-// list runs `git ls-tree` on tree in repo and rebuilds its trees; ok is
+// list runs `git ls-tree` on tree and rebuilds its trees; ok is
 // false when the listing cannot be used (see ListTree).
-func (src *Source) list(ctx context.Context, repo string, tree plumbing.Hash) (lt *listing, ok bool, err error) {
+func (src *Source) list(ctx context.Context, tree plumbing.Hash) (lt *listing, ok bool, err error) {
 	ctx, cancel := context.WithCancel(ctx)
-	cmd := exec.CommandContext(ctx, "git", append(append([]string{"-C", repo}, gitenv.Checks...),
-		"ls-tree", "-r", "-t", "-l", "-z", "--full-tree", tree.String())...)
-	cmd.Env = gitenv.Clean()
+	cmd, err := src.gitCtx(ctx, "ls-tree", "-r", "-t", "-l", "-z", "--full-tree", tree.String())
+	if err != nil {
+		cancel()
+		return nil, false, err
+	}
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		cancel()

@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os/exec"
 	"runtime"
 	"sync"
 
 	"github.com/airlock-dev/airlock/staging"
+	"github.com/airlock-dev/airlock/targets/internal/gitenv"
 	"github.com/go-git/go-git/v5/plumbing"
 )
 
@@ -23,6 +25,10 @@ type Source struct {
 
 	checkMu sync.Mutex
 	check   *catProc // git cat-file --batch-check, for sizes and presence
+
+	gitMu   sync.Mutex
+	neutral *gitenv.Neutral // what every git of the source reads through, made at first use
+	closed  bool
 }
 
 var (
@@ -33,7 +39,29 @@ var (
 // NewSource reads from the repository whose common git directory is
 // common.
 func NewSource(common string) *Source {
-	return &Source{common: common, cat: newCatFile(common)}
+	r := &Source{common: common}
+	r.cat = newCatFile(common, func(args ...string) (*exec.Cmd, error) { return r.gitCtx(context.Background(), args...) })
+	return r
+}
+
+// gitCtx is git on the repository's objects, through a git directory of
+// airlock's own (gitenv.Neutral): none of the repository's config is
+// read, so no program it names runs, and git never fetches a missing
+// object on its own.
+func (r *Source) gitCtx(ctx context.Context, args ...string) (*exec.Cmd, error) {
+	r.gitMu.Lock()
+	defer r.gitMu.Unlock()
+	if r.closed {
+		return nil, errCatFileClosed
+	}
+	if r.neutral == nil {
+		n, err := gitenv.NewNeutral(r.common)
+		if err != nil {
+			return nil, fmt.Errorf("reading %s: %w", r.common, err)
+		}
+		r.neutral = n
+	}
+	return r.neutral.Command(ctx, args...), nil
 }
 
 // ReadWorktree makes the source read blobs from the files of the working
@@ -66,6 +94,9 @@ func (r *Source) ReadBlob(h plumbing.Hash, max int64) ([]byte, error) {
 		max = min(max, n.(int64))
 	}
 	_, data, err := r.cat.Read(h, plumbing.BlobObject, max)
+	if errors.Is(err, plumbing.ErrObjectNotFound) && r.fetchOne(h) {
+		_, data, err = r.cat.Read(h, plumbing.BlobObject, max)
+	}
 	return data, err
 }
 
@@ -192,7 +223,7 @@ func (r *Source) BlobSize(h plumbing.Hash) (int64, error) {
 	if n, ok := r.sizes.Load(h); ok {
 		return n.(int64), nil
 	}
-	hd, err := r.info(h)
+	hd, err := r.infoFetching(h)
 	if err != nil {
 		return 0, err
 	}
@@ -205,11 +236,21 @@ func (r *Source) BlobSize(h plumbing.Hash) (int64, error) {
 // HasBlob asks the repository whether it has blob h now (a fetch's
 // listing of sizes says only that it had it).
 func (r *Source) HasBlob(h plumbing.Hash) error {
-	hd, err := r.info(h)
+	hd, err := r.infoFetching(h)
 	if err == nil && hd.typ != plumbing.BlobObject {
 		err = fmt.Errorf("object %s is a %s, not a blob", h, hd.typ)
 	}
 	return err
+}
+
+// infoFetching is info, for an object a partial clone may have to fetch
+// first (see fetchOne).
+func (r *Source) infoFetching(h plumbing.Hash) (header, error) {
+	hd, err := r.info(h)
+	if errors.Is(err, plumbing.ErrObjectNotFound) && r.fetchOne(h) {
+		hd, err = r.info(h)
+	}
+	return hd, err
 }
 
 // info asks git for object h's type and size, reading no content.
@@ -249,5 +290,11 @@ func (r *Source) Close() error {
 	r.checkMu.Unlock()
 	r.cat.Close()
 	r.wt.close()
+	r.gitMu.Lock()
+	defer r.gitMu.Unlock()
+	r.closed = true
+	if r.neutral != nil {
+		return r.neutral.Close()
+	}
 	return nil
 }
