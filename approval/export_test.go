@@ -18,3 +18,13 @@ func RunsRowsFor(f FileChange, content Content) []string {
 	}
 	return out
 }
+
+// VerifyFor checks s as ResolveSigned does, trusting keys, for the
+// request of fingerprint fp.
+func VerifyFor(s SignedDecision, keys []string, fp string) error {
+	trusted := map[string]bool{}
+	for _, k := range keys {
+		trusted[k] = true
+	}
+	return s.verify(trusted, fp)
+}
