@@ -35,7 +35,7 @@ func TestSignedDecisionCoversEveryField(t *testing.T) {
 		Commits: []approval.CommitInfo{{ID: plumbing.NewHash("1111111111111111111111111111111111111111"), Message: "subject\n\nbody"}}}
 	d := approval.Decision{Verdict: approval.Pick, Paths: []string{"a"}, Reason: "r", Comments: []approval.Comment{{Path: "a", Line: 1, Text: "c"}},
 		Accept: []approval.Accepted{{Commit: req.New, Message: "edited", Files: []approval.AcceptedFile{{Path: "a", Whole: true}}}},
-		Scope: "", By: "alice", Time: time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)}
+		Scope:  "", By: "alice", Time: time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)}
 	s, err := approval.Sign(kp, req, d)
 	if err != nil {
 		t.Fatal(err)

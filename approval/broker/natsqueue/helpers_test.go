@@ -50,7 +50,7 @@ func (f *fleet) server(worker string) *server {
 
 func (f *fleet) serverOn(l *ledger.Ledger, worker string) *server {
 	f.t.Helper()
-	g := approval.NewGate(l, approval.Policy{})
+	g := approval.NewGate(l, approval.Policy{ReviewerKeys: approvaltest.ReviewerKeys})
 	warn := &syncBuffer{}
 	p, err := natsqueue.Publish(g, f.conn(), natsqueue.Options{Warn: warn},
 		broker.ServerInfo{PID: os.Getpid(), Worker: worker, Started: time.Now()})
