@@ -36,6 +36,7 @@ func TestQueueOnAClusterWithANodeDown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	r.SetKey(approvaltest.ReviewerKey())
 	t.Cleanup(r.Close)
 	s := &server{gate: g}
 	first, _ := s.ask(t, r, requestFor("before"))

@@ -3,7 +3,6 @@ package natsqueue
 import (
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -78,12 +77,12 @@ func alive(e jetstream.KeyValueEntry) bool {
 // idPattern is what a request id may be, as a KV key takes it.
 var idPattern = regexp.MustCompile(`^req-[A-Za-z0-9_-]{1,64}$`)
 
-// The states of a decision entry.
+// The states of a decision's outcome (no outcome: a reviewer's decision
+// no server has taken yet).
 const (
-	stateDecided  = "decided"  // a reviewer's, not yet taken by a server
 	stateApplying = "applying" // a server has taken it and is resolving it
 	stateApplied  = "applied"  // the gate recorded it
-	stateRefused  = "refused"  // the gate refused it: the entry is free again
+	stateRefused  = "refused"  // the gate refused it: the request is free again
 )
 
 // offerEntry is the value of "open.ID".
@@ -99,24 +98,35 @@ type offerEntry struct {
 	Gone string `json:"gone,omitempty"`
 }
 
-// decisionEntry is the value of a decision's key (the request's id).
+// decisionEntry is the value of a decision's key (the request's id):
+// the reviewer's signed decision. Reviewers write it, servers only read
+// it: what a server says of it is an outcomeEntry.
 type decisionEntry struct {
-	Nonce       string             `json:"nonce"` // the decider's, to know its outcome
-	By          string             `json:"by"`
-	Fingerprint string             `json:"fingerprint"` // of what the reviewer saw
-	Decision    approval.Decision  `json:"decision"`
-	State       string             `json:"state"`
-	Server      string             `json:"server,omitempty"` // the server that took it
-	Result      *approval.Decision `json:"result,omitempty"`
-	Error       string             `json:"error,omitempty"`
+	Nonce  string                  `json:"nonce"` // the decider's, to know its outcome
+	Signed approval.SignedDecision `json:"signed"`
 }
+
+// by is who the decision says decided.
+func (d *decisionEntry) by() string { return d.Signed.Decision.By }
+
+// outcomeEntry is the value of "ID.NONCE" in the outcomes bucket: what the
+// server that has request ID made of the decision of that nonce.
+type outcomeEntry struct {
+	State  string             `json:"state"`
+	Server string             `json:"server"` // the server that took it
+	Result *approval.Decision `json:"result,omitempty"`
+	Error  string             `json:"error,omitempty"`
+}
+
+// outcomeKey is where the outcome of decision nonce of request id is.
+func outcomeKey(id, nonce string) string { return id + "." + nonce }
 
 // queue is the buckets, open.
 type queue struct {
-	offers, decisions jetstream.KeyValue
-	bodies            jetstream.ObjectStore
-	o                 Options
-	warnMu            sync.Mutex
+	offers, decisions, outcomes jetstream.KeyValue
+	bodies                      jetstream.ObjectStore
+	o                           Options
+	warnMu                      sync.Mutex
 }
 
 func open(ctx context.Context, nc *nats.Conn, o Options) (*queue, error) {
@@ -141,6 +151,11 @@ func open(ctx context.Context, nc *nats.Conn, o Options) (*queue, error) {
 		Bucket: name + "_decisions", Storage: jetstream.FileStorage, Replicas: o.Replicas, MaxValueSize: maxDecision, TTL: DecisionTTL,
 	}); err != nil {
 		return nil, fmt.Errorf("natsqueue: the review queue's bucket %s_decisions: %w", name, err)
+	}
+	if q.outcomes, err = keyValue(ctx, js, jetstream.KeyValueConfig{
+		Bucket: name + "_outcomes", Storage: jetstream.FileStorage, Replicas: o.Replicas, MaxValueSize: maxDecision, TTL: DecisionTTL,
+	}); err != nil {
+		return nil, fmt.Errorf("natsqueue: the review queue's bucket %s_outcomes: %w", name, err)
 	}
 	if q.bodies, err = objectStore(ctx, js, jetstream.ObjectStoreConfig{
 		Bucket: name + "_bodies", Storage: jetstream.FileStorage, Replicas: o.Replicas,
@@ -187,23 +202,11 @@ func (q *queue) warn(format string, args ...any) {
 	fmt.Fprintf(q.o.Warn, "airlock review queue: %s\n", termsafe.Line(fmt.Sprintf(format, args...)))
 }
 
-// fingerprint is what a decision covers: what the reviewer was shown of
-// the request, not when or by which server it was offered (a resumed
-// session offers the same request again, at another time).
-func fingerprint(r *approval.Request) string {
-	b, _ := json.Marshal(struct {
-		Kind, Target, Ref, Command, Diff string
-		Old, New, Tree                   string
-		NewRef, Truncated, Pickable      bool
-		Commits                          []approval.CommitInfo
-		Files                            []approval.FileChange
-	}{r.Kind, r.Target, r.Ref, r.Command, r.Diff, r.Old.String(), r.New.String(), r.Tree.String(),
-		r.NewRef, r.DiffTruncated, r.Pickable, r.Commits, r.Files})
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:])
-}
+// noncePattern is what a decision's nonce may be: a part of a key.
+var noncePattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 
-// parseDecision reads a decision entry, checked.
+// parseDecision reads a decision entry, checked (its signature is the
+// gate's to check: ResolveSigned).
 func parseDecision(id string, raw []byte) (*decisionEntry, error) {
 	if len(raw) > maxDecision {
 		return nil, fmt.Errorf("%d bytes, more than %d", len(raw), maxDecision)
@@ -213,14 +216,27 @@ func parseDecision(id string, raw []byte) (*decisionEntry, error) {
 		return nil, fmt.Errorf("not a decision (%v)", err)
 	}
 	switch {
-	case e.State != stateDecided && e.State != stateApplying && e.State != stateApplied && e.State != stateRefused:
-		return nil, fmt.Errorf("unknown state %q", e.State)
-	case e.Decision.Request != id:
-		return nil, fmt.Errorf("it names request %q under the key of %s", e.Decision.Request, id)
-	case e.By == "" || len(e.By) > maxBy:
+	case e.Signed.Decision.Request != id:
+		return nil, fmt.Errorf("it names request %q under the key of %s", e.Signed.Decision.Request, id)
+	case e.by() == "" || len(e.by()) > maxBy:
 		return nil, fmt.Errorf("its reviewer's name is empty or longer than %d bytes", maxBy)
-	case e.Nonce == "":
-		return nil, errors.New("it has no nonce")
+	case !noncePattern.MatchString(e.Nonce):
+		return nil, errors.New("it has no nonce, or one not made of letters and digits")
+	}
+	return &e, nil
+}
+
+// parseOutcome reads an outcome entry, checked.
+func parseOutcome(raw []byte) (*outcomeEntry, error) {
+	if len(raw) > maxDecision {
+		return nil, fmt.Errorf("%d bytes, more than %d", len(raw), maxDecision)
+	}
+	var e outcomeEntry
+	if err := json.Unmarshal(raw, &e); err != nil {
+		return nil, fmt.Errorf("not an outcome (%v)", err)
+	}
+	if e.State != stateApplying && e.State != stateApplied && e.State != stateRefused {
+		return nil, fmt.Errorf("unknown state %q", e.State)
 	}
 	return &e, nil
 }
