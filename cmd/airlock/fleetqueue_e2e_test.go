@@ -148,7 +148,7 @@ func newQueueRig(t *testing.T) *queueRig {
 
 // serve starts airlock serve --store on the rig's worker.
 func (f *queueRig) serve(ctx context.Context, args ...string) *durableServer {
-	d := startDurable(f.t, ctx, f.bin, f.env, f.serverRoot, append([]string{"--worker", f.workerFile, "--timeout", "60s", "--store", f.store}, args...)...)
+	d := startDurable(f.t, ctx, f.bin, f.env, f.serverRoot, append(append([]string{"--worker", f.workerFile, "--timeout", "60s", "--store", f.store}, fleetTrust(f.t, f.reviewerRoot)...), args...)...)
 	d.w.readLedger = func() []byte {
 		var b bytes.Buffer
 		for _, rec := range f.ledgerRecords(f.t) {

@@ -127,10 +127,10 @@ func parseServe(args []string, stderr io.Writer) (*serveFlags, error) {
 	if err := f.fleet.check(); err != nil {
 		return nil, err
 	}
-	if err := f.trust.check(f.fleet.nats.Enabled()); err != nil {
+	if err := f.move.check(f); err != nil {
 		return nil, err
 	}
-	if err := f.move.check(f); err != nil {
+	if err := f.trust.check(f.fleet.nats.Enabled()); err != nil {
 		return nil, err
 	}
 	if *danger {
