@@ -52,7 +52,7 @@ var resync = 2 * time.Second
 // Name are filled in when empty (Name must be unique to this process).
 func Publish(gate *approval.Gate, nc *nats.Conn, o Options, info broker.ServerInfo) (*Publisher, error) {
 	ctx, cancel := context.WithCancel(context.Background())
-	q, err := open(ctx, nc, o)
+	q, err := open(ctx, nc, o, true)
 	if err != nil {
 		cancel()
 		return nil, err

@@ -129,7 +129,12 @@ type queue struct {
 	warnMu                      sync.Mutex
 }
 
-func open(ctx context.Context, nc *nats.Conn, o Options) (*queue, error) {
+// open opens the queue's buckets: a server (server true) makes its own
+// buckets or states their configuration again (Replicas), and makes the
+// decisions bucket only when it is missing; a reviewer only makes what is
+// missing. Neither changes the decisions bucket's configuration, so that
+// a fleet's servers need no permission to (docs/fleet.md).
+func open(ctx context.Context, nc *nats.Conn, o Options, server bool) (*queue, error) {
 	if o.Prefix == "" {
 		o.Prefix = "airlock"
 	}
@@ -144,52 +149,54 @@ func open(ctx context.Context, nc *nats.Conn, o Options) (*queue, error) {
 	name := o.Prefix + "_reviews"
 	if q.offers, err = keyValue(ctx, js, jetstream.KeyValueConfig{
 		Bucket: name, Storage: jetstream.FileStorage, Replicas: o.Replicas, MaxValueSize: maxEntry,
-	}); err != nil {
+	}, server); err != nil {
 		return nil, fmt.Errorf("natsqueue: the review queue's bucket %s (is JetStream enabled on %s?): %w", name, natsconn.ConnectedURL(nc), err)
 	}
 	if q.decisions, err = keyValue(ctx, js, jetstream.KeyValueConfig{
 		Bucket: name + "_decisions", Storage: jetstream.FileStorage, Replicas: o.Replicas, MaxValueSize: maxDecision, TTL: DecisionTTL,
-	}); err != nil {
+	}, false); err != nil {
 		return nil, fmt.Errorf("natsqueue: the review queue's bucket %s_decisions: %w", name, err)
 	}
 	if q.outcomes, err = keyValue(ctx, js, jetstream.KeyValueConfig{
 		Bucket: name + "_outcomes", Storage: jetstream.FileStorage, Replicas: o.Replicas, MaxValueSize: maxDecision, TTL: DecisionTTL,
-	}); err != nil {
+	}, server); err != nil {
 		return nil, fmt.Errorf("natsqueue: the review queue's bucket %s_outcomes: %w", name, err)
 	}
 	if q.bodies, err = objectStore(ctx, js, jetstream.ObjectStoreConfig{
 		Bucket: name + "_bodies", Storage: jetstream.FileStorage, Replicas: o.Replicas,
-	}); err != nil {
+	}, server); err != nil {
 		return nil, fmt.Errorf("natsqueue: the review queue's store %s_bodies: %w", name, err)
 	}
 	return q, nil
 }
 
-// keyValue is the bucket cfg names: as the fleet has it when
-// cfg.Replicas is zero (a reviewer's airlock review never scales an R3
-// fleet down), made with one replica if there is none; else made or
-// stated again with cfg.
-func keyValue(ctx context.Context, js jetstream.JetStream, cfg jetstream.KeyValueConfig) (jetstream.KeyValue, error) {
-	if cfg.Replicas == 0 {
-		kv, err := js.KeyValue(ctx, cfg.Bucket)
-		if !errors.Is(err, jetstream.ErrBucketNotFound) {
-			return kv, err
-		}
-		cfg.Replicas = 1
+// keyValue is the bucket cfg names: when restate and cfg.Replicas is
+// not zero, made or stated again with cfg; else as the fleet has it (a
+// reviewer's airlock review never scales an R3 fleet down), made if there
+// is none (with one replica when cfg says none).
+func keyValue(ctx context.Context, js jetstream.JetStream, cfg jetstream.KeyValueConfig, restate bool) (jetstream.KeyValue, error) {
+	if restate && cfg.Replicas != 0 {
+		return js.CreateOrUpdateKeyValue(ctx, cfg)
 	}
-	return js.CreateOrUpdateKeyValue(ctx, cfg)
+	kv, err := js.KeyValue(ctx, cfg.Bucket)
+	if !errors.Is(err, jetstream.ErrBucketNotFound) {
+		return kv, err
+	}
+	cfg.Replicas = max(cfg.Replicas, 1)
+	return js.CreateKeyValue(ctx, cfg)
 }
 
 // objectStore is keyValue for an object store.
-func objectStore(ctx context.Context, js jetstream.JetStream, cfg jetstream.ObjectStoreConfig) (jetstream.ObjectStore, error) {
-	if cfg.Replicas == 0 {
-		st, err := js.ObjectStore(ctx, cfg.Bucket)
-		if !errors.Is(err, jetstream.ErrBucketNotFound) {
-			return st, err
-		}
-		cfg.Replicas = 1
+func objectStore(ctx context.Context, js jetstream.JetStream, cfg jetstream.ObjectStoreConfig, restate bool) (jetstream.ObjectStore, error) {
+	if restate && cfg.Replicas != 0 {
+		return js.CreateOrUpdateObjectStore(ctx, cfg)
 	}
-	return js.CreateOrUpdateObjectStore(ctx, cfg)
+	st, err := js.ObjectStore(ctx, cfg.Bucket)
+	if !errors.Is(err, jetstream.ErrBucketNotFound) {
+		return st, err
+	}
+	cfg.Replicas = max(cfg.Replicas, 1)
+	return js.CreateObjectStore(ctx, cfg)
 }
 
 // warn writes one line to Options.Warn, sanitised.

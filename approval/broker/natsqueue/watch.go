@@ -57,7 +57,7 @@ func serverKey(name string) string { return "nats:" + name }
 // current requests are offered, and follows it until ctx ends or Close.
 func Watch(ctx context.Context, nc *nats.Conn, o Options) (*broker.Reviewer, error) {
 	ctx, cancel := context.WithCancel(ctx)
-	q, err := open(ctx, nc, o)
+	q, err := open(ctx, nc, o, false)
 	if err != nil {
 		cancel()
 		return nil, err
