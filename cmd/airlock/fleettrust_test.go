@@ -4,6 +4,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/nats-io/nkeys"
+
 	"github.com/airlock-dev/airlock/internal/reviewkey"
 )
 
@@ -18,4 +20,11 @@ func fleetTrust(t testing.TB, reviewerRoot string) []string {
 		t.Fatal(err)
 	}
 	return []string{"--insecure-nats", "--reviewer-key", reviewkey.Public(kp)}
+}
+
+// reviewerKeyOf is the key of the reviewer whose root is root (made by
+// fleetTrust, or by airlock review).
+func reviewerKeyOf(t testing.TB, root string) (nkeys.KeyPair, error) {
+	t.Helper()
+	return reviewkey.Load(filepath.Join(root, "state", "airlock", reviewkey.FileName))
 }
