@@ -49,6 +49,10 @@ func (sv *served) trustedKeys() ([]string, error) {
 		if err != nil {
 			return nil, usageError("%v", err)
 		}
+		if len(keys) == 0 {
+			return nil, usageError("--reviewer-key %s holds no key, so no decision could be applied: add each reviewer's public key\n"+
+				"(airlock review --print-key prints it), one a line", strings.Join(sv.f.trust.reviewerKeys, " "))
+		}
 		fmt.Fprintf(sv.stderr, "airlock serve: applies decisions signed by the reviewer keys %s\n", strings.Join(keys, ", "))
 		return keys, nil
 	}
