@@ -325,7 +325,16 @@ func (b *Broker) serve(c *net.UnixConn, who string) {
 				return
 			}
 		case d := <-decisions:
-			res, err := b.gate.ResolveSigned(d, "the broker's socket, from a process of user "+who)
+			// The ledger names the reviewer as the kernel names the
+			// peer, which the reviewer signs as its name: a decision
+			// naming anyone else is taken as altered (its signature
+			// then fails), refused and recorded with the name it gave.
+			from := "the broker's socket, from a process of user " + who
+			if d.Decision.By != who {
+				from += fmt.Sprintf(" (the decision named its reviewer %q)", d.Decision.By)
+				d.Decision.By = who
+			}
+			res, err := b.gate.ResolveSigned(d, from)
 			ack := message{Type: "ack", ID: d.Decision.Request, Decision: &res}
 			if err != nil {
 				ack.Error = err.Error()

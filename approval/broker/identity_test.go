@@ -91,7 +91,18 @@ func TestSocketForgedDecisionRefused(t *testing.T) {
 	// The reviewer's, signed, with a commit of its own choosing: the
 	// grant is the request's commit.
 	me, _ := user.Current()
-	good, err := approval.Sign(approvaltest.ReviewerKey(), &shown, approval.Decision{Verdict: approval.Approve, By: me.Username, New: approvaltest.Hash("evil")})
+	// A name other than the kernel's for this process is refused too.
+	other, err := approval.Sign(approvaltest.ReviewerKey(), &shown, approval.Decision{Verdict: approval.Approve, By: "mallory"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	line, _ = json.Marshal(map[string]any{"type": "decision", "signed": other})
+	fmt.Fprintf(c, "%s\n", line)
+	if err := json.Unmarshal(readUntil("ack"), &m); err != nil || !strings.Contains(m.Error, "not signed by a reviewer this server trusts") {
+		t.Fatalf("a decision naming another reviewer: %q %v", m.Error, err)
+	}
+	good, err := approval.Sign(approvaltest.ReviewerKey(), &shown, approval.Decision{Verdict: approval.Approve,
+		By: fmt.Sprintf("%s (pid %d)", me.Username, os.Getpid()), New: approvaltest.Hash("evil")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,13 +121,13 @@ func TestSocketForgedDecisionRefused(t *testing.T) {
 		switch {
 		case rec.Kind == ledger.KindRefused:
 			refused++
-		case rec.Kind == ledger.KindDecision && strings.Contains(string(rec.Data), "mallory"):
+		case rec.Kind == ledger.KindDecision && (strings.Contains(string(rec.Data), "mallory") || !strings.Contains(string(rec.Data), me.Username+" (pid ")):
 			t.Fatalf("the ledger holds mallory's decision: %s", rec.Data)
 		case rec.Kind == ledger.KindDecision && !strings.Contains(string(rec.Data), approvaltest.ReviewerKeys[0]):
 			t.Fatalf("the decision record names no key: %s", rec.Data)
 		}
 	}
-	if refused != 2 {
-		t.Fatalf("%d refused records, want 2", refused)
+	if refused != 3 {
+		t.Fatalf("%d refused records, want 3", refused)
 	}
 }

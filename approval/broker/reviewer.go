@@ -118,7 +118,9 @@ func Watch(ctx context.Context, dir string) (*Reviewer, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	r := NewReviewer(cancel)
 	r.dir = dir
-	r.by = userName(os.Getuid())
+	// As the server names a socket's peer (checkPeer): the name this
+	// reviewer signs must be the one the kernel gives.
+	r.by = fmt.Sprintf("%s (pid %d)", userName(os.Getuid()), os.Getpid())
 	r.scan()
 	r.wg.Add(1)
 	go func() {

@@ -85,7 +85,7 @@ func TestSocketForgedDecisionRefused(t *testing.T) {
 	for _, rec := range recs {
 		switch rec.Kind {
 		case ledger.KindRefused:
-			refused = refused || strings.Contains(string(rec.Data), `"by":"mallory"`) && strings.Contains(string(rec.Data), id)
+			refused = refused || strings.Contains(string(rec.Data), `named its reviewer \"mallory\"`) && strings.Contains(string(rec.Data), id)
 		case ledger.KindDecision:
 			t.Fatalf("the ledger holds a decision: %s", rec.Data)
 		}
