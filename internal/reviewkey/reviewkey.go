@@ -92,7 +92,7 @@ func LoadOrCreate(path string) (kp nkeys.KeyPair, created bool, err error) {
 	if err != nil {
 		return nil, false, fmt.Errorf("making the reviewer's key: %w", err)
 	}
-	defer os.Remove(f.Name())
+	defer func() { _ = os.Remove(f.Name()) }() // linked into place, or never: gone either way
 	_, werr := f.Write(append(seed, '\n'))
 	if werr == nil {
 		werr = f.Sync()
