@@ -41,6 +41,9 @@ func TestReviewThroughTheFleetQueue(t *testing.T) {
 	scr := rv.Screen
 	const within = 20 * time.Second
 	host, _ := os.Hostname()
+	// The rig's NATS lets anyone in: the reviewer is warned, not refused
+	// (its decisions are signed over what it saw).
+	scr.WaitFor(t, 0, "let this reviewer in without credentials", within)
 	at := scr.WaitFor(t, 0, "through its review queue at", within)
 	at = scr.WaitFor(t, at, fmt.Sprintf(`from worker "fleet-writer" (server pid %d on %q)`, d.cmd.Process.Pid, host), within)
 	at = scr.WaitFor(t, at, "[?]help", within)
@@ -170,7 +173,8 @@ func (f *queueRig) serve(ctx context.Context, args ...string) *durableServer {
 		}
 		return b.Bytes()
 	}
-	mustContain(f.t, "airlock serve's stderr", d.stderr.Await("requests also go to the fleet's review queue"), "requests also go to the fleet's review queue")
+	mustContain(f.t, "airlock serve's stderr", d.stderr.Await("requests also go to the fleet's review queue"), "requests also go to the fleet's review queue",
+		"applies decisions signed by the reviewer keys "+trust[len(trust)-1])
 	return d
 }
 
