@@ -32,7 +32,12 @@ func (g *Gate) ResolveSigned(s SignedDecision, from string) (Decision, error) {
 	if err := s.verify(trusted, fp); err != nil {
 		return Decision{}, g.refuse(s, from, err)
 	}
-	if !pending {
+	g.mu.Lock()
+	same := g.pending[id] == t
+	g.mu.Unlock()
+	if !pending || !same {
+		// Decided, withdrawn, or (same false) offered again meanwhile:
+		// the fingerprint checked may not be the request's now.
 		return Decision{}, fmt.Errorf("%w %s: it was already decided or withdrawn", ErrNotPending, id)
 	}
 	d := s.Decision
