@@ -133,7 +133,11 @@ func Trusted(values []string) ([]string, error) {
 			return fmt.Errorf("--reviewer-key: %sa seed (S…), the reviewer's secret, not its public key: give the public key (airlock review --print-key shows it), and make a new key if the seed was shared", where)
 		}
 		if !nkeys.IsValidPublicUserKey(k) {
-			return fmt.Errorf("--reviewer-key: %s%.60q is neither a file of keys nor a reviewer's public key (U…, 56 characters: airlock review --print-key shows it)", where, k)
+			what := "is not"
+			if where == "" {
+				what = "is neither a file of keys nor"
+			}
+			return fmt.Errorf("--reviewer-key: %s%.60q %s a reviewer's public key (U…, 56 characters: airlock review --print-key shows it)", where, k, what)
 		}
 		if !seen[k] {
 			seen[k] = true
