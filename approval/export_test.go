@@ -32,3 +32,13 @@ func RunsRowsForPath(p string, data []byte) []string {
 	}
 	return RunsRowsFor(FileChange{Path: p, Op: change.Create}, content)
 }
+
+// VerifyFor checks s as ResolveSigned does, trusting keys, for the
+// request of fingerprint fp.
+func VerifyFor(s SignedDecision, keys []string, fp string) error {
+	trusted := map[string]bool{}
+	for _, k := range keys {
+		trusted[k] = true
+	}
+	return s.verify(trusted, fp)
+}

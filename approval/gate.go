@@ -54,6 +54,10 @@ type Policy struct {
 	AutoApprove []string
 	// Rules configures the risk flags.
 	Rules Rules
+	// ReviewerKeys are the public keys (nkeys user keys, "U…") whose
+	// signed decisions ResolveSigned accepts: the only way a decision
+	// from another process opens the door.
+	ReviewerKeys []string
 }
 
 type pushKey struct {

@@ -137,6 +137,13 @@ type Decision struct {
 	// Pick the commit made of the picked files.
 	New  plumbing.Hash `json:"new,omitempty"`
 	Time time.Time     `json:"time"`
+	// Key, Sig and Fingerprint are, for a reviewer's decision from
+	// another process, the reviewer's public key, its signature and the
+	// fingerprint of the request it signed over (SignedDecision): the
+	// ledger keeps them, so the record can be verified again.
+	Key         string `json:"key,omitempty"`
+	Sig         string `json:"sig,omitempty"`
+	Fingerprint string `json:"fingerprint,omitempty"`
 }
 
 // Approved reports whether the push may go ahead.

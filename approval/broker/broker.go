@@ -43,7 +43,10 @@ type message struct {
 	Request  *approval.Request  `json:"request,omitempty"`
 	ID       string             `json:"id,omitempty"`
 	Decision *approval.Decision `json:"decision,omitempty"`
-	Error    string             `json:"error,omitempty"`
+	// Signed is a reviewer's decision with its signature (type
+	// decision); Decision alone, unsigned, is refused.
+	Signed *approval.SignedDecision `json:"signed,omitempty"`
+	Error  string                   `json:"error,omitempty"`
 }
 
 // maxMessage bounds one message; a request carries its whole diff.
@@ -272,7 +275,7 @@ func (b *Broker) serve(c *net.UnixConn, who string) {
 			return
 		}
 	}
-	decisions := make(chan approval.Decision)
+	decisions := make(chan approval.SignedDecision)
 	readerDone := make(chan struct{})
 	go func() {
 		defer close(readerDone)
@@ -283,17 +286,24 @@ func (b *Broker) serve(c *net.UnixConn, who string) {
 				return
 			}
 			var m message
-			if json.Unmarshal(line, &m) != nil || m.Type != "decision" || m.Decision == nil {
+			if json.Unmarshal(line, &m) != nil || m.Type != "decision" {
 				continue
 			}
-			// A decision is a verdict, a reason, picked paths or hunks and
-			// comments, by the user the kernel names; anything else it
-			// says (the commits a pick made, the time) is ignored: the
-			// gate makes those.
-			d := m.Decision
+			// The gate verifies the reviewer's signature over the
+			// decision and the request pending: a decision without one
+			// (m.Decision alone) reaches it unsigned, to be refused and
+			// recorded as such.
+			var s approval.SignedDecision
+			switch {
+			case m.Signed != nil:
+				s = *m.Signed
+			case m.Decision != nil:
+				s.Decision = *m.Decision
+			default:
+				continue
+			}
 			b.inflight.Add(1)
-			decisions <- approval.Decision{Request: d.Request, Verdict: d.Verdict, Reason: d.Reason, Paths: d.Paths, Accept: d.Accept,
-				Comments: d.Comments, Scope: d.Scope, By: who}
+			decisions <- s
 		}
 	}()
 	for {
@@ -315,8 +325,17 @@ func (b *Broker) serve(c *net.UnixConn, who string) {
 				return
 			}
 		case d := <-decisions:
-			res, err := b.gate.Resolve(d)
-			ack := message{Type: "ack", ID: d.Request, Decision: &res}
+			// The ledger names the reviewer as the kernel names the
+			// peer, which the reviewer signs as its name: a decision
+			// naming anyone else is taken as altered (its signature
+			// then fails), refused and recorded with the name it gave.
+			from := "the broker's socket, from a process of user " + who
+			if d.Decision.By != who {
+				from += fmt.Sprintf(" (the decision named its reviewer %q)", d.Decision.By)
+				d.Decision.By = who
+			}
+			res, err := b.gate.ResolveSigned(d, from)
+			ack := message{Type: "ack", ID: d.Decision.Request, Decision: &res}
 			if err != nil {
 				ack.Error = err.Error()
 			}

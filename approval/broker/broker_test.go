@@ -33,7 +33,7 @@ func newServer(t *testing.T, dir, ledgerPath, worker string) *server {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { l.Close() })
-	g := approval.NewGate(l, approval.Policy{})
+	g := approval.NewGate(l, approval.Policy{ReviewerKeys: approvaltest.ReviewerKeys})
 	b, err := broker.Listen(g, dir, broker.ServerInfo{PID: os.Getpid(), Worker: worker, Started: time.Now()})
 	if err != nil {
 		t.Fatal(err)
@@ -58,6 +58,7 @@ func watch(t *testing.T, dir string) *broker.Reviewer {
 	if err != nil {
 		t.Fatal(err)
 	}
+	r.SetKey(approvaltest.ReviewerKey())
 	t.Cleanup(r.Close)
 	return r
 }
@@ -299,11 +300,11 @@ func TestSocketDirMustBePrivate(t *testing.T) {
 	os.Chmod(dir, 0o755)
 	l, _ := ledger.Open(filepath.Join(t.TempDir(), "l"))
 	defer l.Close()
-	if _, err := broker.Listen(approval.NewGate(l, approval.Policy{}), dir, broker.ServerInfo{}); err == nil {
+	if _, err := broker.Listen(approval.NewGate(l, approval.Policy{ReviewerKeys: approvaltest.ReviewerKeys}), dir, broker.ServerInfo{}); err == nil {
 		t.Error("a socket was offered in a directory others can enter")
 	}
 	os.Chmod(dir, 0o700)
-	b, err := broker.Listen(approval.NewGate(l, approval.Policy{}), dir, broker.ServerInfo{})
+	b, err := broker.Listen(approval.NewGate(l, approval.Policy{ReviewerKeys: approvaltest.ReviewerKeys}), dir, broker.ServerInfo{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -367,7 +368,7 @@ func TestBrokerServerChild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := approval.NewGate(l, approval.Policy{})
+	g := approval.NewGate(l, approval.Policy{ReviewerKeys: approvaltest.ReviewerKeys})
 	b, err := broker.Listen(g, os.Getenv("AIRLOCK_DIR"), broker.ServerInfo{PID: os.Getpid(), Worker: worker})
 	if err != nil {
 		t.Fatal(err)

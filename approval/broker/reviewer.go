@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"path/filepath"
 	"sort"
 	"sync"
@@ -34,7 +35,7 @@ type Incoming struct {
 // request, and returns the decision as that server's gate recorded it:
 // the Unix socket of a server, or a fleet's queue.
 type Decider interface {
-	Decide(d approval.Decision) (approval.Decision, error)
+	Decide(d approval.SignedDecision) (approval.Decision, error)
 }
 
 // ErrQueued says a decision was kept for later, not yet recorded: in a
@@ -55,9 +56,21 @@ func (in *Incoming) Why() string {
 
 // Decide sends d to the request's server and returns the decision as the
 // server recorded it (for Pick, with the commit made of the picked files).
+// The decision is signed first with the reviewer's key (SetKey), over
+// the request as this reviewer received it, in the reviewer's name.
 func (in *Incoming) Decide(d approval.Decision) (approval.Decision, error) {
-	d.Request = in.Request.ID
-	return in.decider.Decide(d)
+	in.rv.mu.Lock()
+	key, by := in.rv.key, in.rv.by
+	in.rv.mu.Unlock()
+	if key == nil {
+		return approval.Decision{}, errors.New("this reviewer has no key to sign decisions with; nothing was decided")
+	}
+	d.By = by
+	s, err := approval.Sign(key, in.Request, d)
+	if err != nil {
+		return approval.Decision{}, fmt.Errorf("%w; nothing was decided", err)
+	}
+	return in.decider.Decide(s)
 }
 
 // Reviewer is a reviewer's connection to every running server.
@@ -75,6 +88,25 @@ type Reviewer struct {
 	open    map[openKey]*Incoming
 	changed chan struct{}
 	wg      sync.WaitGroup
+	// key signs this reviewer's decisions, in the name by.
+	key approval.Signer
+	by  string
+}
+
+// SetKey gives the reviewer the key it signs its decisions with: the
+// servers accept only decisions signed by a key they trust.
+func (r *Reviewer) SetKey(k approval.Signer) {
+	r.mu.Lock()
+	r.key = k
+	r.mu.Unlock()
+}
+
+// SetName names the reviewer in the decisions it signs (Watch names it
+// by its user, as the socket's peer credentials do).
+func (r *Reviewer) SetName(by string) {
+	r.mu.Lock()
+	r.by = by
+	r.mu.Unlock()
 }
 
 // Watch connects to every server in dir (see SocketDir), and to servers
@@ -86,6 +118,9 @@ func Watch(ctx context.Context, dir string) (*Reviewer, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	r := NewReviewer(cancel)
 	r.dir = dir
+	// As the server names a socket's peer (checkPeer): the name this
+	// reviewer signs must be the one the kernel gives.
+	r.by = fmt.Sprintf("%s (pid %d)", userName(os.Getuid()), os.Getpid())
 	r.scan()
 	r.wg.Add(1)
 	go func() {
@@ -346,8 +381,9 @@ func (r *Reviewer) goneLocked(s string, id, why string) {
 }
 
 // Decide sends d over the socket and waits for the server's answer.
-func (s *serverConn) Decide(d approval.Decision) (approval.Decision, error) {
+func (s *serverConn) Decide(sd approval.SignedDecision) (approval.Decision, error) {
 	r := s.rv
+	d := sd.Decision
 	ch := make(chan message, 1)
 	r.mu.Lock()
 	if s.dead {
@@ -357,7 +393,7 @@ func (s *serverConn) Decide(d approval.Decision) (approval.Decision, error) {
 	s.acks[d.Request] = ch
 	r.mu.Unlock()
 	s.wmu.Lock()
-	err := json.NewEncoder(s.c).Encode(message{Type: "decision", Decision: &d})
+	err := json.NewEncoder(s.c).Encode(message{Type: "decision", Signed: &sd})
 	s.wmu.Unlock()
 	if err != nil {
 		return approval.Decision{}, fmt.Errorf("sending the decision: %w", err)

@@ -51,6 +51,11 @@ const (
 	// of an unsynced tail, or someone cutting it), or a ledger changed
 	// outside airlock. Verify reports every such record, every time.
 	KindCut = "cut"
+	// KindRefused records a decision refused because no reviewer the
+	// server trusts signed it over the request pending: a forgery (an
+	// attack on the door), or a decision of a request that changed since
+	// its reviewer saw it. It decided nothing.
+	KindRefused = "refused"
 )
 
 // Ledger is an append-only, hash-chained log of requests and decisions in

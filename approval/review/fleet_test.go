@@ -17,7 +17,8 @@ import (
 // the decision is kept, not yet recorded.
 type queued struct{ got []approval.Decision }
 
-func (q *queued) Decide(d approval.Decision) (approval.Decision, error) {
+func (q *queued) Decide(s approval.SignedDecision) (approval.Decision, error) {
+	d := s.Decision
 	q.got = append(q.got, d)
 	return d, fmt.Errorf("%w: no running server has request %s now", broker.ErrQueued, d.Request)
 }
@@ -30,6 +31,7 @@ func TestFleetRequestsOnScreen(t *testing.T) {
 	const clear = "\x1b[2J\x1b[H"
 	r := broker.NewReviewer(nil)
 	defer r.Close()
+	r.SetKey(approvaltest.ReviewerKey())
 	q := &queued{}
 	for i, host := range []string{"build-1" + clear, "build-2\u202Eevil"} {
 		req := approvaltest.SampleRequest()

@@ -58,7 +58,7 @@ func TestPickHostileContentFromTheServer(t *testing.T) {
 		DefaultTarget: &worker.TargetSpec{Type: "local-bare", Path: bare, Branch: "main"}, Targets: map[string]*worker.TargetSpec{},
 		AutoPull: []worker.PullSpec{{Path: ".", Source: &worker.TargetSpec{Type: "local-bare", Path: bare, Branch: "main"}}},
 	}
-	gate := approval.NewGate(approvaltest.NewLedger(t), approval.Policy{})
+	gate := approval.NewGate(approvaltest.NewLedger(t), approval.Policy{ReviewerKeys: approvaltest.ReviewerKeys})
 	s, err := session.New(context.Background(), w, session.Options{Gate: gate, Timeout: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)

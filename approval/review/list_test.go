@@ -35,7 +35,7 @@ var clock approvaltest.Clock
 
 func newServer(t *testing.T, dir string, pid int, worker string) *server {
 	t.Helper()
-	g := approval.NewGate(approvaltest.NewLedger(t), approval.Policy{})
+	g := approval.NewGate(approvaltest.NewLedger(t), approval.Policy{ReviewerKeys: approvaltest.ReviewerKeys})
 	g.SetClock(clock.Now)
 	b, err := broker.Listen(g, dir, broker.ServerInfo{PID: pid, Worker: worker, Started: time.Now()})
 	if err != nil {
@@ -95,6 +95,7 @@ func watch(t *testing.T, dir string, n int) *broker.Reviewer {
 	if err != nil {
 		t.Fatal(err)
 	}
+	r.SetKey(approvaltest.ReviewerKey())
 	t.Cleanup(r.Close)
 	deadline := time.Now().Add(5 * time.Second)
 	for len(r.Pending()) != n {
@@ -271,6 +272,7 @@ func TestReviewListChild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	r.SetKey(approvaltest.ReviewerKey())
 	defer r.Close()
 	if err := review.Review(ctx, r, tty, false); !errors.Is(err, context.Canceled) {
 		t.Fatal(err)

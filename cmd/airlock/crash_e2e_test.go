@@ -233,6 +233,13 @@ func TestCrashPendingPushOfferedAgain(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer rv.Close()
+			// The key the server trusts by default: this machine's
+			// reviewer's, in the state directory it made it in.
+			key, err := reviewerKeyOf(t, r.root)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rv.SetKey(key)
 			in, err := rv.Next(ctx)
 			if err != nil {
 				t.Fatalf("no request reached the reviewer: %v", err)

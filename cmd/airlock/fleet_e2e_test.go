@@ -409,7 +409,7 @@ func TestFleetStdio(t *testing.T) {
 	stdio := func(machine string) (*mcp.ClientSession, *lockedBuffer) {
 		own := filepath.Join(rig.root, machine)
 		os.MkdirAll(own, 0o755)
-		serve := exec.Command(airlockBinary(t), "serve", "--run", "off", "--store", rig.nats)
+		serve := exec.Command(airlockBinary(t), append([]string{"serve", "--run", "off", "--store", rig.nats}, fleetTrust(t, rig.root)...)...)
 		serve.Env, serve.Dir = isolatedEnv(t, own), rig.repo
 		errs := &lockedBuffer{}
 		serve.Stderr = errs

@@ -134,7 +134,7 @@ func (r *fleetRig) server(extra ...string) *fleetServer {
 	if err := os.MkdirAll(own, 0o755); err != nil {
 		r.t.Fatal(err)
 	}
-	return startServer(r.t, isolatedEnv(r.t, own), r.repo, "127.0.0.1:0", append([]string{"--store", r.nats, "--lease-ttl", "30s"}, extra...)...)
+	return startServer(r.t, isolatedEnv(r.t, own), r.repo, "127.0.0.1:0", append(append([]string{"--store", r.nats, "--lease-ttl", "30s"}, fleetTrust(r.t, r.root)...), extra...)...)
 }
 
 // connectWith opens an MCP session at url with token, trying again while

@@ -29,11 +29,11 @@ func TestFleetServersShareTheServerToken(t *testing.T) {
 	cs.Close()
 
 	own := strings.Repeat("0123456789abcdef", 4)
-	c := startServer(t, append(isolatedEnv(t, t.TempDir()), envHTTPToken+"="+own), r.repo, "127.0.0.1:0", "--store", r.nats)
+	c := startServer(t, append(isolatedEnv(t, t.TempDir()), envHTTPToken+"="+own), r.repo, "127.0.0.1:0", append([]string{"--store", r.nats}, fleetTrust(t, r.root)...)...)
 	if c.token != own {
 		t.Fatalf("with %s set the server's token is %s", envHTTPToken, c.token)
 	}
-	cmd := exec.Command(airlockBinary(t), "serve", "--http", "127.0.0.1:0", "--run", "off", "--store", r.nats)
+	cmd := exec.Command(airlockBinary(t), append([]string{"serve", "--http", "127.0.0.1:0", "--run", "off", "--store", r.nats}, fleetTrust(t, r.root)...)...)
 	cmd.Env, cmd.Dir = append(isolatedEnv(t, t.TempDir()), envHTTPToken+"=short"), r.repo
 	out, err := cmd.CombinedOutput()
 	if cmd.ProcessState == nil || cmd.ProcessState.ExitCode() != exitUsage || !strings.Contains(string(out), "at least 32 printable") {

@@ -44,7 +44,7 @@ func TestFleetLedgerNodeDownUnderTwoServers(t *testing.T) {
 		mustGit(t, env, repo, "branch", branch)
 		wf := filepath.Join(root, branch+".md")
 		os.WriteFile(wf, []byte(fmt.Sprintf("---\nname: %s\ngit:\n  default_target: {type: local, path: %q, branch: %s}\n---\n", branch, repo, branch)), 0o644)
-		cs, _ := serveMCP(t, ctx, isolatedEnv(t, t.TempDir()), root, wf, "--store", c.URLs(), "--nats-replicas", "3", "--auto-approve", "default", "--ephemeral")
+		cs, _ := serveMCP(t, ctx, isolatedEnv(t, t.TempDir()), root, wf, append([]string{"--store", c.URLs(), "--nats-replicas", "3", "--auto-approve", "default", "--ephemeral"}, fleetTrust(t, root)...)...)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

@@ -33,7 +33,7 @@ func TestFleetLedgerThroughTheBinary(t *testing.T) {
 		t.Helper()
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		cs, stderr := serveMCP(t, ctx, env, root, wf, "--store", url, "--auto-approve", "default", "--ephemeral")
+		cs, stderr := serveMCP(t, ctx, env, root, wf, append([]string{"--store", url, "--auto-approve", "default", "--ephemeral"}, fleetTrust(t, root)...)...)
 		w := &worker{t: t, ctx: ctx, cs: cs}
 		w.call("write_file", map[string]any{"path": "notes.txt", "content": content})
 		w.call("git_stage", map[string]any{"message": "Notes " + content})

@@ -41,6 +41,9 @@ func TestReviewThroughTheFleetQueue(t *testing.T) {
 	scr := rv.Screen
 	const within = 20 * time.Second
 	host, _ := os.Hostname()
+	// The rig's NATS lets anyone in: the reviewer is warned, not refused
+	// (its decisions are signed over what it saw).
+	scr.WaitFor(t, 0, "let this reviewer in without credentials", within)
 	at := scr.WaitFor(t, 0, "through its review queue at", within)
 	at = scr.WaitFor(t, at, fmt.Sprintf(`from worker "fleet-writer" (server pid %d on %q)`, d.cmd.Process.Pid, host), within)
 	at = scr.WaitFor(t, at, "[?]help", within)
@@ -128,11 +131,20 @@ type queueRig struct {
 	env                      []string
 	repo, workerFile         string
 	nc                       *nats.Conn
+	// trust is what serve is given besides: fleetTrust's when nil.
+	trust []string
+	// admin are the options the rig's own connection reads the fleet with.
+	admin []nats.Option
 }
 
 func newQueueRig(t *testing.T) *queueRig {
+	return newQueueRigOn(t, natstest.Server(t, natstest.Options{}).ClientURL())
+}
+
+// newQueueRigOn is newQueueRig on the NATS at store.
+func newQueueRigOn(t *testing.T, store string) *queueRig {
 	requireGit(t)
-	f := &queueRig{t: t, bin: airlockBinary(t), store: natstest.Server(t, natstest.Options{}).ClientURL(),
+	f := &queueRig{t: t, bin: airlockBinary(t), store: store,
 		serverRoot: t.TempDir(), reviewerRoot: t.TempDir()}
 	f.env = isolatedEnv(t, f.serverRoot)
 	f.repo = filepath.Join(f.serverRoot, "project")
@@ -148,7 +160,11 @@ func newQueueRig(t *testing.T) *queueRig {
 
 // serve starts airlock serve --store on the rig's worker.
 func (f *queueRig) serve(ctx context.Context, args ...string) *durableServer {
-	d := startDurable(f.t, ctx, f.bin, f.env, f.serverRoot, append([]string{"--worker", f.workerFile, "--timeout", "60s", "--store", f.store}, args...)...)
+	trust := f.trust
+	if trust == nil {
+		trust = fleetTrust(f.t, f.reviewerRoot)
+	}
+	d := startDurable(f.t, ctx, f.bin, f.env, f.serverRoot, append(append([]string{"--worker", f.workerFile, "--timeout", "60s", "--store", f.store}, trust...), args...)...)
 	d.w.readLedger = func() []byte {
 		var b bytes.Buffer
 		for _, rec := range f.ledgerRecords(f.t) {
@@ -157,7 +173,8 @@ func (f *queueRig) serve(ctx context.Context, args ...string) *durableServer {
 		}
 		return b.Bytes()
 	}
-	mustContain(f.t, "airlock serve's stderr", d.stderr.Await("requests also go to the fleet's review queue"), "requests also go to the fleet's review queue")
+	mustContain(f.t, "airlock serve's stderr", d.stderr.Await("requests also go to the fleet's review queue"), "requests also go to the fleet's review queue",
+		"applies decisions signed by the reviewer keys "+trust[len(trust)-1])
 	return d
 }
 
@@ -197,7 +214,12 @@ func (f *queueRig) savedRequest(t *testing.T) string {
 func (f *queueRig) fleetConn(t *testing.T) *nats.Conn {
 	t.Helper()
 	if f.nc == nil {
-		f.nc = natstest.Connect(t, f.store)
+		nc, err := nats.Connect(f.store, f.admin...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(nc.Close)
+		f.nc = nc
 	}
 	return f.nc
 }

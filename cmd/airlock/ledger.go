@@ -207,6 +207,9 @@ func describeRecord(r ledger.Record) string {
 		return msg
 	case ledger.KindWithdrawal:
 		return fmt.Sprintf("%s %s  withdrawn: %s", head, get("request"), get("why"))
+	case ledger.KindRefused:
+		return fmt.Sprintf("%s %s !! %s decision refused (by %q, key %s, from %s): %s", head, get("request"), get("verdict"),
+			get("by"), get("key"), get("from"), get("why"))
 	case ledger.KindCut:
 		if what, ok := ledger.DescribeCut(r); ok {
 			return fmt.Sprintf("%s !! %s", head, what)

@@ -10,8 +10,11 @@ import (
 	"path/filepath"
 	"syscall"
 
+	"github.com/nats-io/nkeys"
+
 	"github.com/airlock-dev/airlock/approval/broker"
 	"github.com/airlock-dev/airlock/approval/review"
+	"github.com/airlock-dev/airlock/internal/reviewkey"
 )
 
 func runReview(args []string, stdout, stderr io.Writer) error {
@@ -23,6 +26,9 @@ func runReview(args []string, stdout, stderr io.Writer) error {
 			"requests of every server of the fleet (each `airlock serve --store` on any machine),\n"+
 			"from the fleet's review queue in NATS, instead of this machine's.\n\n"+review.KeysHelp, stderr)
 	once := fs.Bool("once", false, "decide one push, then exit")
+	keyFile := fs.String("key", "", "the reviewer's key (an nkeys seed file, mode 0600) to sign decisions with; default: the state\n"+
+		"directory's "+reviewkey.FileName+", made on first use")
+	printKey := fs.Bool("print-key", false, "print the reviewer's public key (for airlock serve --reviewer-key) and exit")
 	var fleet fleetFlags
 	fleet.register(fs)
 	if err := parse(fs, args); err != nil {
@@ -30,6 +36,14 @@ func runReview(args []string, stdout, stderr io.Writer) error {
 	}
 	if err := fleet.check(); err != nil {
 		return err
+	}
+	key, err := reviewerKey(*keyFile, stderr)
+	if err != nil {
+		return err
+	}
+	if *printKey {
+		fmt.Fprintln(stdout, reviewkey.Public(key))
+		return nil
 	}
 	tty, err := review.OpenTTY()
 	if err != nil {
@@ -43,6 +57,8 @@ func runReview(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer done()
+	r.SetKey(key)
+	fmt.Fprintf(tty, "airlock review: signing decisions with the reviewer key %s (servers apply them when they trust it: airlock serve --reviewer-key)\n", reviewkey.Public(key))
 	err = review.Review(ctx, r, tty, *once)
 	if errors.Is(err, context.Canceled) {
 		return nil
@@ -58,6 +74,13 @@ func watchReviews(ctx context.Context, fleet *fleetFlags, tty, stderr io.Writer)
 		return nil, nil, err
 	}
 	if nc != nil {
+		if !fleet.nats.HasCredentials() {
+			// A warning, not a refusal: the reviewer's decisions are
+			// signed over what it was shown, so such a NATS cannot turn
+			// them into others; it can hide requests, or show ones no
+			// server has (whose decisions no server applies).
+			fmt.Fprintf(stderr, "airlock review: warning: NATS at %s let this reviewer in without credentials: anyone who reaches it reads every push and can write the review queue (docs/fleet.md gives reviewers a NATS user of their own)\n", fleet.nats.Where())
+		}
 		r, err := watchFleet(ctx, nc, fleet, stderr)
 		if err != nil {
 			nc.Close()
@@ -79,4 +102,25 @@ func watchReviews(ctx context.Context, fleet *fleetFlags, tty, stderr io.Writer)
 	}
 	fmt.Fprintf(tty, "airlock review: waiting for pushes from servers in %s (ledger: %s; Ctrl-C to stop)\n", dir, ledgerFile)
 	return r, r.Close, nil
+}
+
+// reviewerKey is the key this reviewer signs with: file's (--key), or the
+// state directory's, made on first use.
+func reviewerKey(file string, stderr io.Writer) (nkeys.KeyPair, error) {
+	if file != "" {
+		return reviewkey.Load(file)
+	}
+	state, err := broker.StateDir()
+	if err != nil {
+		return nil, err
+	}
+	path := filepath.Join(state, reviewkey.FileName)
+	kp, created, err := reviewkey.LoadOrCreate(path)
+	if err != nil {
+		return nil, fmt.Errorf("the reviewer's key: %w; or give one with --key FILE", err)
+	}
+	if created {
+		fmt.Fprintf(stderr, "airlock review: made a new reviewer key in %s: servers of this machine trust it; a fleet's servers need its public key, %s (airlock serve --reviewer-key)\n", path, reviewkey.Public(kp))
+	}
+	return kp, nil
 }

@@ -81,6 +81,7 @@ type serveFlags struct {
 	maxBytes, cacheSize                                   int64
 	fleet                                                 fleetFlags
 	move                                                  moveFlags
+	trust                                                 trustFlags
 }
 
 // parseServe reads serve's flags and checks what they say alone.
@@ -119,6 +120,7 @@ func parseServe(args []string, stderr io.Writer) (*serveFlags, error) {
 		"on its token) to make room for a new client")
 	f.fleet.register(fs)
 	f.move.register(fs)
+	f.trust.register(fs)
 	if err := parse(fs, args); err != nil {
 		return nil, err
 	}
@@ -126,6 +128,9 @@ func parseServe(args []string, stderr io.Writer) (*serveFlags, error) {
 		return nil, err
 	}
 	if err := f.move.check(f); err != nil {
+		return nil, err
+	}
+	if err := f.trust.check(f.fleet.nats.Enabled()); err != nil {
 		return nil, err
 	}
 	if *danger {
@@ -193,11 +198,17 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if policy.ReviewerKeys, err = sv.trustedKeys(); err != nil {
+		return err
+	}
 	if sv.nc, err = f.fleet.connect("airlock serve", stderr); err != nil {
 		return err
 	}
 	if sv.nc != nil {
 		defer sv.nc.Close()
+		if err := f.trust.checkNATS(&f.fleet.nats, stderr); err != nil {
+			return err
+		}
 	}
 
 	ledger, closeLedger, err := sv.openGateLedger()

@@ -2,8 +2,11 @@ package main
 
 import (
 	"io"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/nats-io/nkeys"
 
 	"github.com/airlock-dev/airlock/internal/natstest"
 )
@@ -21,7 +24,9 @@ func TestServeFleetFlags(t *testing.T) {
 		{[]string{"--store", url, "--advertise", "http://10.0.0.5:8787"}, "give it with --store and --http"},
 		{[]string{"--store", url, "--http", "10.0.0.5:0", "--advertise", "10.0.0.5:8787"}, "give a URL such as"},
 		{[]string{"--store", url, "--lease-ttl", "10ms"}, "give 100ms or more"},
-		{[]string{"--store", url, "--http", "10.0.0.5:0", "--advertise", "http://10.0.0.5:8787", "--lease-ttl", "2s"}, ""},
+		{[]string{"--store", url, "--http", "10.0.0.5:0", "--advertise", "http://10.0.0.5:8787", "--lease-ttl", "2s"}, "needs --reviewer-key"},
+		{[]string{"--store", url, "--http", "10.0.0.5:0", "--advertise", "http://10.0.0.5:8787", "--lease-ttl", "2s", "--reviewer-key", "UX"}, ""},
+		{[]string{"--insecure-nats"}, "--insecure-nats is for a NATS store"},
 	} {
 		_, err := parseServe(append(tc.args, "--run", "off"), io.Discard)
 		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
@@ -48,5 +53,37 @@ func TestServeFleetFlags(t *testing.T) {
 		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
 			t.Errorf("--http %s --advertise %q (fleet %v): %v, want %q", tc.addr, tc.advertise, tc.fleet, err, tc.want)
 		}
+	}
+}
+
+// TestServeRefusesNATSWithoutCredentials: airlock serve --store refuses a
+// NATS that lets it in without credentials, saying what to give, unless
+// --insecure-nats; and a --reviewer-key that is not a public key (a seed)
+// is refused without echoing it.
+func TestServeRefusesNATSWithoutCredentials(t *testing.T) {
+	requireGit(t)
+	ns := natstest.Server(t, natstest.Options{})
+	root := t.TempDir()
+	env := isolatedEnv(t, root)
+	repo := filepath.Join(root, "project")
+	initRepo(t, env, repo, map[string]string{"README.md": "# P\n"})
+	key := fleetTrust(t, root)[2]
+	out, errOut, code := runAirlock(t, env, repo, "serve", "--run", "off", "--store", ns.ClientURL(), "--reviewer-key", key)
+	if code != exitUsage {
+		t.Fatalf("serve --store on a NATS without auth exited %d:\n%s%s", code, out, errOut)
+	}
+	mustContain(t, "serve's refusal", errOut, "without credentials", "--nats-creds", "AIRLOCK_NATS_USER", "pass --insecure-nats")
+	kp, err := nkeys.CreateUser()
+	if err != nil {
+		t.Fatal(err)
+	}
+	seed, _ := kp.Seed()
+	_, errOut, code = runAirlock(t, env, repo, "serve", "--run", "off", "--store", ns.ClientURL(), "--reviewer-key", string(seed), "--insecure-nats")
+	if code != exitUsage || strings.Contains(errOut, string(seed)) || !strings.Contains(errOut, "a seed") {
+		t.Fatalf("a seed as --reviewer-key: exit %d:\n%s", code, errOut)
+	}
+	_, errOut, code = runAirlock(t, env, repo, "serve", "--run", "off", "--store", ns.ClientURL())
+	if code != exitUsage || !strings.Contains(errOut, "airlock review --print-key") {
+		t.Fatalf("serve --store without --reviewer-key: exit %d:\n%s", code, errOut)
 	}
 }

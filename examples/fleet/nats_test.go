@@ -32,6 +32,8 @@ const password = "fleet-test-password"
 func loadConfigs(t *testing.T, dir string) []*server.Options {
 	t.Helper()
 	t.Setenv("AIRLOCK_NATS_PASSWORD", password)
+	t.Setenv("AIRLOCK_NATS_SERVER_PASSWORD", password+"-server")
+	t.Setenv("AIRLOCK_NATS_REVIEWER_PASSWORD", password+"-reviewer")
 	var out []*server.Options
 	for _, n := range nodes {
 		o, err := server.ProcessConfigFile(filepath.Join(dir, n+".conf"))
@@ -77,7 +79,7 @@ func TestConfigsSayWhatTheDocsSay(t *testing.T) {
 			{"max_memory_store", o.JetStreamMaxMemory, int64(512 << 20)},
 			{"cluster name", o.Cluster.Name, "airlock"},
 			{"cluster port", o.Cluster.Port, 6222},
-			{"users", len(o.Users), 1},
+			{"users", len(o.Users), 3},
 		} {
 			if fmt.Sprint(c.got) != fmt.Sprint(c.want) {
 				t.Errorf("%s.conf: %s is %v, want %v", n, c.what, c.got, c.want)
@@ -93,7 +95,7 @@ func TestConfigsSayWhatTheDocsSay(t *testing.T) {
 		if slices.Sort(hosts); !slices.Equal(hosts, nodes) {
 			t.Errorf("%s.conf: routes reach %v, want all of %v", n, hosts, nodes)
 		}
-		if len(o.Users) == 1 {
+		if len(o.Users) == 3 {
 			u := o.Users[0]
 			if u.Username != "airlock" || u.Password != password || u.Account == nil || u.Account.Name != "AIRLOCK" {
 				t.Errorf("%s.conf: the user is %q in %v, want airlock in AIRLOCK with $AIRLOCK_NATS_PASSWORD", n, u.Username, u.Account)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/airlock-dev/airlock/approval"
 	"github.com/airlock-dev/airlock/approval/broker"
 	"github.com/airlock-dev/airlock/approval/broker/natsqueue"
 	"github.com/airlock-dev/airlock/internal/natstest"
@@ -17,7 +18,9 @@ import (
 // of --nats-replicas and --lease-ttl: a server or command given neither
 // keeps the streams' and buckets' configuration as the fleet has it (a
 // reviewer's airlock review never scales an R3 fleet down to R1), and
-// one given them states it again, for every server.
+// one given them states it again, for every server; but no server or
+// reviewer changes the decisions bucket's configuration (servers may not
+// write it: docs/fleet.md), which keeps the replicas it was made with.
 func TestAStoreWithoutFlagsKeepsTheFleets(t *testing.T) {
 	c := natstest.StartCluster(t, 3)
 	nc := natstest.Connect(t, c.URLs())
@@ -46,7 +49,10 @@ func TestAStoreWithoutFlagsKeepsTheFleets(t *testing.T) {
 		t.Helper()
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		for _, name := range []string{"airlock_journal", "KV_airlock_sessions", "KV_airlock_leases", "KV_airlock_reviews", "KV_airlock_reviews_decisions", "OBJ_airlock_reviews_bodies"} {
+		if st, err := js.Stream(ctx, "KV_airlock_reviews_decisions"); err != nil || st.CachedInfo().Config.Replicas != 3 {
+			t.Errorf("%s: the decisions bucket was changed (%v)", when, err)
+		}
+		for _, name := range []string{"airlock_journal", "KV_airlock_sessions", "KV_airlock_leases", "KV_airlock_reviews", "KV_airlock_reviews_outcomes", "OBJ_airlock_reviews_bodies"} {
 			st, err := js.Stream(ctx, name)
 			if err != nil {
 				t.Fatal(err)
@@ -72,9 +78,10 @@ func TestAStoreWithoutFlagsKeepsTheFleets(t *testing.T) {
 	if _, err := natsstore.New(nc, natsstore.Options{Prefix: "airlock", Replicas: 1, LeaseTTL: 10 * time.Second}); err != nil {
 		t.Fatal(err)
 	}
-	if rv, err = natsqueue.Watch(ctx, nc, natsqueue.Options{Prefix: "airlock", Replicas: 1}); err != nil {
+	p, err := natsqueue.Publish(approval.NewGate(nil, approval.Policy{}), nc, natsqueue.Options{Prefix: "airlock", Replicas: 1}, broker.ServerInfo{})
+	if err != nil {
 		t.Fatal(err)
 	}
-	rv.Close()
-	check("after a store given --nats-replicas 1 --lease-ttl 10s", 1, 10*time.Second)
+	_ = p.Close()
+	check("after a server given --nats-replicas 1 --lease-ttl 10s", 1, 10*time.Second)
 }

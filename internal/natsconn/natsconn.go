@@ -158,6 +158,22 @@ func (o *Options) Flags() string {
 	return strings.Join(f, " ")
 }
 
+// HasCredentials reports whether these options give NATS any way to tell
+// who connects: a credentials file (user JWT and nkey), a user or token in
+// the environment or in a URL, or a TLS client certificate. A connection
+// made without any is one anyone who reaches NATS can make.
+func (o *Options) HasCredentials() bool {
+	if o.Creds != "" || o.Cert != "" || os.Getenv(EnvUser) != "" || os.Getenv(EnvToken) != "" {
+		return true
+	}
+	for _, u := range strings.Split(o.Store, ",") {
+		if p, err := url.Parse(strings.TrimSpace(u)); err == nil && p.User != nil {
+			return true
+		}
+	}
+	return false
+}
+
 // Connect connects as name (shown in the server's connection list),
 // reconnecting without end: a NATS node that dies is replaced by another
 // of the cluster, or by itself when it comes back.

@@ -204,3 +204,33 @@ func freePorts(t testing.TB, n int) []int {
 	}
 	return ports
 }
+
+// FromConfig starts one JetStream server in-process from a nats-server
+// configuration file, read by nats-server's own parser (its accounts,
+// users and permissions as written; variables from the environment), on
+// 127.0.0.1 with a free port, a directory of the test's own and no
+// cluster or monitoring port: a fleet's NATS as its operator configures
+// it, on one node (which may keep as much as the file's accounts may).
+func FromConfig(t testing.TB, file string) *server.Server {
+	t.Helper()
+	o, err := server.ProcessConfigFile(file)
+	if err != nil {
+		t.Fatalf("natstest: %s: %v", file, err)
+	}
+	o.Host, o.Port = "127.0.0.1", -1
+	o.HTTPHost, o.HTTPPort = "", 0
+	o.Cluster = server.ClusterOpts{}
+	o.Routes, o.RoutesStr = nil, ""
+	o.StoreDir = t.TempDir()
+	// One node must hold what the file's accounts may keep across the
+	// cluster (an account's limit counts every replica): a bound, never
+	// an allocation.
+	o.JetStreamMaxStore = 1 << 40
+	o.NoLog, o.NoSigs = true, true
+	s, err := server.NewServer(o)
+	if err != nil {
+		t.Fatalf("natstest: %s: %v", file, err)
+	}
+	start(t, s)
+	return s
+}

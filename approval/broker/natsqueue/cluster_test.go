@@ -25,7 +25,7 @@ func TestQueueOnAClusterWithANodeDown(t *testing.T) {
 	}
 	c := natstest.StartCluster(t, 3)
 	o := natsqueue.Options{Replicas: 3, ClaimWait: 10 * time.Second}
-	g := approval.NewGate(approvaltest.NewLedger(t), approval.Policy{})
+	g := approval.NewGate(approvaltest.NewLedger(t), approval.Policy{ReviewerKeys: approvaltest.ReviewerKeys})
 	p, err := natsqueue.Publish(g, natstest.Connect(t, c.URLs()), o, broker.ServerInfo{PID: os.Getpid(), Worker: "w", Started: time.Now()})
 	if err != nil {
 		t.Fatal(err)
@@ -36,6 +36,7 @@ func TestQueueOnAClusterWithANodeDown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	r.SetKey(approvaltest.ReviewerKey())
 	t.Cleanup(r.Close)
 	s := &server{gate: g}
 	first, _ := s.ask(t, r, requestFor("before"))

@@ -17,7 +17,7 @@ import (
 // decider takes a reviewer's decision of one request through the queue.
 type decider struct {
 	w      *watcher
-	id, fp string
+	id     string
 	server broker.ServerInfo
 }
 
@@ -25,69 +25,77 @@ type decider struct {
 // what its gate made of it (a pick builds commits first).
 const applyWait = 5 * time.Minute
 
-// Decide writes d as the request's one decision and waits for the server
-// that has the request to apply it: it returns the decision as the gate
-// recorded it, the gate's refusal, ErrAlreadyDecided when another
-// reviewer's decision won, or broker.ErrQueued when no running server has
-// the request now (the decision waits in the queue for the one that
-// offers it again).
-func (c *decider) Decide(d approval.Decision) (approval.Decision, error) {
+// Decide writes s, the reviewer's signed decision, as the request's one
+// decision and waits for the server that has the request to apply it: it
+// returns the decision as the gate recorded it, the gate's refusal,
+// ErrAlreadyDecided when another reviewer's decision won, or
+// broker.ErrQueued when no running server has the request now (the
+// decision waits in the queue for the one that offers it again).
+func (c *decider) Decide(s approval.SignedDecision) (approval.Decision, error) {
 	ctx, cancel := context.WithTimeout(c.w.ctx, c.w.q.o.ClaimWait+applyWait)
 	defer cancel()
-	kv := c.w.q.decisions
+	mine := decisionEntry{Nonce: nonce(), Signed: s}
+	key := outcomeKey(c.id, mine.Nonce)
 	// Watched first, so that no outcome written after ours is missed.
-	watch, err := kv.Watch(ctx, c.id)
+	watch, err := c.w.q.outcomes.Watch(ctx, key)
 	if err != nil {
 		return approval.Decision{}, fmt.Errorf("the fleet's queue cannot be read (%v); nothing was decided, try again", err)
 	}
 	defer func() { _ = watch.Stop() }()
-	d.Request = c.id
-	mine := decisionEntry{Nonce: nonce(), By: c.w.by, Fingerprint: c.fp, Decision: d, State: stateDecided}
-	rev, err := c.put(ctx, &mine)
-	if err != nil {
+	if err := c.put(ctx, &mine); err != nil {
 		return approval.Decision{}, err
 	}
-	return c.await(ctx, watch, mine, rev, d)
+	return c.await(ctx, watch, key, s.Decision)
 }
 
-// put creates the decision entry, or takes the place of a refused one (or
-// of one that is not a decision at all); any other decision wins.
-func (c *decider) put(ctx context.Context, mine *decisionEntry) (uint64, error) {
+// put creates the decision entry, or takes the place of one a server
+// refused (or of one that is not a decision at all); any other decision
+// wins.
+func (c *decider) put(ctx context.Context, mine *decisionEntry) error {
 	kv := c.w.q.decisions
 	b, _ := json.Marshal(mine)
 	for range 5 {
-		rev, err := kv.Create(ctx, c.id, b)
+		_, err := kv.Create(ctx, c.id, b)
 		if err == nil {
-			return rev, nil
+			return nil
 		}
 		if !errors.Is(err, jetstream.ErrKeyExists) {
-			return 0, fmt.Errorf("the decision could not be written to the fleet's queue (%v); nothing was decided, try again", err)
+			return fmt.Errorf("the decision could not be written to the fleet's queue (%v); nothing was decided, try again", err)
 		}
 		e, err := kv.Get(ctx, c.id)
 		if errors.Is(err, jetstream.ErrKeyNotFound) {
 			continue // gone meanwhile: create it
 		}
 		if err != nil {
-			return 0, fmt.Errorf("the fleet's queue cannot be read (%v); nothing was decided, try again", err)
+			return fmt.Errorf("the fleet's queue cannot be read (%v); nothing was decided, try again", err)
 		}
 		prev, perr := parseDecision(c.id, e.Value())
-		if perr == nil && prev.State != stateRefused {
-			return 0, fmt.Errorf("%w by %s (%s); yours was not recorded", ErrAlreadyDecided, termsafe.Line(prev.By), termsafe.Line(string(prev.Decision.Verdict)))
+		if perr == nil && !c.refused(ctx, prev.Nonce) {
+			return fmt.Errorf("%w by %s (%s); yours was not recorded", ErrAlreadyDecided, termsafe.Line(prev.by()), termsafe.Line(string(prev.Signed.Decision.Verdict)))
 		}
-		if rev, err := kv.Update(ctx, c.id, b, e.Revision()); err == nil {
-			return rev, nil
+		if _, err := kv.Update(ctx, c.id, b, e.Revision()); err == nil {
+			return nil
 		}
 	}
-	return 0, errors.New("other decisions of this request keep coming in; nothing was recorded of yours: look at the list again")
+	return errors.New("other decisions of this request keep coming in; nothing was recorded of yours: look at the list again")
 }
 
-// poll is how often a decider reads its entry besides watching it: a
+// refused reports whether a server refused the decision of that nonce.
+func (c *decider) refused(ctx context.Context, nonce string) bool {
+	e, err := c.w.q.outcomes.Get(ctx, outcomeKey(c.id, nonce))
+	if err != nil {
+		return false
+	}
+	out, err := parseOutcome(e.Value())
+	return err == nil && out.State == stateRefused
+}
+
+// poll is how often a decider reads its outcome besides watching it: a
 // watch that a NATS node's failure interrupts takes seconds to resume.
 const poll = 250 * time.Millisecond
 
-// await waits for the outcome of mine (written at rev; entries older
-// are what it replaced).
-func (c *decider) await(ctx context.Context, watch jetstream.KeyWatcher, mine decisionEntry, rev uint64, d approval.Decision) (approval.Decision, error) {
+// await waits for the outcome of the decision d, at key.
+func (c *decider) await(ctx context.Context, watch jetstream.KeyWatcher, key string, d approval.Decision) (approval.Decision, error) {
 	claim := time.NewTimer(c.w.q.o.ClaimWait)
 	defer claim.Stop()
 	tick := time.NewTicker(poll)
@@ -102,11 +110,7 @@ func (c *decider) await(ctx context.Context, watch jetstream.KeyWatcher, mine de
 			}
 			e = u
 		case <-tick.C:
-			got, err := c.w.q.decisions.Get(ctx, c.id)
-			switch {
-			case errors.Is(err, jetstream.ErrKeyNotFound):
-				return approval.Decision{}, errors.New("the decision was removed from the fleet's queue before a server applied it; nothing was decided")
-			case err == nil:
+			if got, err := c.w.q.outcomes.Get(ctx, key); err == nil {
 				e = got
 			}
 		case <-claim.C:
@@ -117,12 +121,12 @@ func (c *decider) await(ctx context.Context, watch jetstream.KeyWatcher, mine de
 		case <-ctx.Done():
 			return approval.Decision{}, errors.New("the server did not confirm the decision in time (or the reviewer stopped): look at the list again to see whether it was recorded")
 		}
-		if e == nil || e.Revision() < rev {
+		if e == nil {
 			continue
 		}
-		got, state, err := c.outcome(e, mine)
+		got, state, err := outcome(e)
 		switch {
-		case err != nil || state == stateApplied:
+		case err != nil || state == stateApplied || state == stateRefused:
 			return got, err
 		case state == stateApplying:
 			claimed = true
@@ -130,16 +134,15 @@ func (c *decider) await(ctx context.Context, watch jetstream.KeyWatcher, mine de
 	}
 }
 
-// outcome reads entry e of mine: its state, and for an applied one the
-// decision as recorded; an error for a refused one (the gate's), or for
-// an entry that is no longer mine.
-func (c *decider) outcome(e jetstream.KeyValueEntry, mine decisionEntry) (approval.Decision, string, error) {
+// outcome reads outcome entry e: its state, and for an applied one the
+// decision as recorded; an error for a refused one (the gate's).
+func outcome(e jetstream.KeyValueEntry) (approval.Decision, string, error) {
 	if e.Operation() != jetstream.KeyValuePut {
-		return approval.Decision{}, "", errors.New("the decision was removed from the fleet's queue before a server applied it; nothing was decided")
+		return approval.Decision{}, "", errors.New("the decision's outcome was removed from the fleet's queue; look at the list again")
 	}
-	got, err := parseDecision(c.id, e.Value())
-	if err != nil || got.Nonce != mine.Nonce {
-		return approval.Decision{}, "", errors.New("another decision took the place of yours in the fleet's queue before a server applied it; look at the list again")
+	got, err := parseOutcome(e.Value())
+	if err != nil {
+		return approval.Decision{}, "", fmt.Errorf("the fleet's queue holds no outcome of the decision but %s; look at the ledger", termsafe.Line(err.Error()))
 	}
 	switch got.State {
 	case stateApplied:

@@ -17,25 +17,31 @@
 //   - object store P_reviews_bodies: each larger request's JSON (the whole
 //     diff, up to MaxBody), under "ID.SERVERNAME"; the object store chunks
 //     it under the servers' payload limit.
-//   - KV bucket P_reviews_decisions: "ID", the one decision of a request.
-//     A reviewer creates it (compare-and-set on absence: of two reviewers
-//     deciding at once one gets ErrAlreadyDecided naming the other); the
-//     server that has ID pending claims it (state "applying", by revision,
-//     so one server applies it), calls gate.Resolve (the ledger records
-//     the decision before the push acts, as with the socket), and writes
-//     the outcome back: "applied" with the decision as the gate recorded
-//     it, or "refused" with the gate's error (a refused hunk selection),
-//     which frees the entry for another decision. Entries expire after
-//     DecisionTTL.
+//   - KV bucket P_reviews_decisions: "ID", the one decision of a request,
+//     as its reviewer signed it (approval.SignedDecision). Reviewers
+//     write it, servers only read it. A reviewer creates it
+//     (compare-and-set on absence: of two reviewers deciding at once one
+//     gets ErrAlreadyDecided naming the other), or takes the place of
+//     one a server refused. Entries expire after DecisionTTL.
+//   - KV bucket P_reviews_outcomes: "ID.NONCE", what the server that has
+//     ID pending made of the decision of that nonce. Servers write it,
+//     reviewers only read it. The server claims a decision by creating
+//     it ("applying": of two servers one wins), takes it to
+//     gate.ResolveSigned (which verifies the signature, and records the
+//     decision in the ledger before the push acts, as with the socket)
+//     and writes the outcome: "applied" with the decision as the gate
+//     recorded it, or "refused" with the gate's error (a forged or stale
+//     decision, a refused hunk selection), which frees the request for
+//     another decision. Entries expire after DecisionTTL.
 //
 // Request ids are stable across a restart (Gate.Resubmit offers a waiting
 // request again under its old id), and decisions are keyed by id alone: a
 // decision made while no server had the request pending waits in the
 // bucket, and the server that offers that id again (the same server
 // restarted, or another that resumed the session) applies it when it
-// offers it. A decision carries the fingerprint of what the reviewer saw
-// (target, branch, commits, tree, diff); a server whose request of that id
-// differs refuses it, so an approval never covers changes nobody saw.
+// offers it. A decision is signed over approval.Fingerprint of what the
+// reviewer saw; a server whose request of that id differs refuses it, so
+// an approval never covers changes nobody saw.
 //
 // Both sides watch the buckets (a request reaches a reviewer in about a
 // millisecond; BenchmarkRequestSeen compares it with the socket) and
@@ -52,8 +58,12 @@
 // that reach an error message are sanitised (internal/termsafe); the
 // review screen sanitises the rest.
 //
-// Trust: whoever may write P_reviews_decisions may decide pushes, and a
-// decision's By (the reviewer's user, host and pid) is what the reviewer
-// says, recorded in the ledger as such: give reviewers, and only them,
-// NATS credentials with that permission.
+// Trust: a decision opens the door only when a reviewer's key the server
+// trusts signed it over the request it has waiting (Gate.ResolveSigned);
+// one written by anyone else (whoever can write P_reviews_decisions) is
+// refused, written as "refused" in the outcomes, warned of, and recorded
+// in the ledger (ledger.KindRefused). NATS permissions are the second
+// guard: docs/fleet.md gives servers a user that cannot write decisions,
+// and reviewers one that can write nothing else; neither side changes the
+// decisions bucket's configuration (open), so servers need no right to.
 package natsqueue

@@ -9,6 +9,3 @@ func SetResync(d time.Duration) func() {
 	resync = d
 	return func() { resync = old }
 }
-
-// Fingerprint is what a decision of r must carry.
-var Fingerprint = fingerprint

@@ -50,7 +50,7 @@ func (f *fleet) server(worker string) *server {
 
 func (f *fleet) serverOn(l *ledger.Ledger, worker string) *server {
 	f.t.Helper()
-	g := approval.NewGate(l, approval.Policy{})
+	g := approval.NewGate(l, approval.Policy{ReviewerKeys: approvaltest.ReviewerKeys})
 	warn := &syncBuffer{}
 	p, err := natsqueue.Publish(g, f.conn(), natsqueue.Options{Warn: warn},
 		broker.ServerInfo{PID: os.Getpid(), Worker: worker, Started: time.Now()})
@@ -70,6 +70,7 @@ func (f *fleet) reviewer(by string) (*broker.Reviewer, *syncBuffer) {
 	if err != nil {
 		f.t.Fatal(err)
 	}
+	r.SetKey(approvaltest.ReviewerKey())
 	f.t.Cleanup(r.Close)
 	return r, warn
 }
@@ -143,6 +144,21 @@ func decisions(t *testing.T, l *ledger.Ledger) []ledger.Record {
 		}
 	}
 	return out
+}
+
+// bucket is the queue's KV bucket of that name, written directly (as
+// anyone with the NATS credentials could).
+func bucket(t *testing.T, f *fleet, name string) jetstream.KeyValue {
+	t.Helper()
+	js, err := jetstream.New(f.conn())
+	if err != nil {
+		t.Fatal(err)
+	}
+	kv, err := js.KeyValue(context.Background(), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return kv
 }
 
 // bodiesStore is the queue's object store, read directly.

@@ -79,8 +79,8 @@ func TestHostileEntriesChangeNothing(t *testing.T) {
 	// Decisions: garbage for the real request, one naming another
 	// request under its key, one for a request nobody has pending.
 	put(decs, id, []byte("garbage"))
-	put(decs, "req-nobody", map[string]any{"nonce": "n", "by": "mallory", "fingerprint": "f", "state": "decided",
-		"decision": approval.Decision{Request: "req-nobody", Verdict: approval.Approve}})
+	put(decs, "req-nobody", map[string]any{"nonce": "n", "signed": approval.SignedDecision{
+		Decision: approval.Decision{Request: "req-nobody", Verdict: approval.Approve, By: "mallory"}}})
 
 	want := map[*syncBuffer][]string{
 		rwarn: {"req-garbage ignored: not an offer", "req-noserver ignored: it names no server",
@@ -104,14 +104,17 @@ func TestHostileEntriesChangeNothing(t *testing.T) {
 	if len(a.gate.Pending()) != 1 || len(decisions(t, a.ledger)) != 0 {
 		t.Fatal("hostile entries decided something")
 	}
-	if e, err := decs.Get(ctx, "req-nobody"); err != nil || !strings.Contains(string(e.Value()), `"state":"decided"`) {
+	if e, err := decs.Get(ctx, "req-nobody"); err != nil || !strings.Contains(string(e.Value()), `"by":"mallory"`) {
 		t.Errorf("a decision of a request no server has was touched: %v", err)
+	}
+	if _, err := bucket(t, f, "airlock_reviews_outcomes").Get(ctx, "req-nobody.n"); err == nil {
+		t.Error("a server wrote an outcome of a decision of a request no server has")
 	}
 
 	// A decision naming another request under this one's key decides
 	// nothing; the real reviewer's decision, over the garbage, does.
-	put(decs, id, map[string]any{"nonce": "n", "by": "mallory", "fingerprint": "f", "state": "decided",
-		"decision": approval.Decision{Request: "req-other", Verdict: approval.Approve}})
+	put(decs, id, map[string]any{"nonce": "n", "signed": approval.SignedDecision{
+		Decision: approval.Decision{Request: "req-other", Verdict: approval.Approve, By: "mallory"}}})
 	eventually(t, "the misnamed decision is refused", func() bool { return strings.Contains(a.warn.String(), `names request "req-other"`) })
 	in := incoming(r, id)
 	if in == nil {

@@ -91,7 +91,7 @@ func BenchmarkRequestSeen(b *testing.B) {
 	}
 	b.Cleanup(func() { os.RemoveAll(dir) })
 	dir = filepath.Join(dir, "run")
-	g := approval.NewGate(approvaltest.NewLedger(b), approval.Policy{})
+	g := approval.NewGate(approvaltest.NewLedger(b), approval.Policy{ReviewerKeys: approvaltest.ReviewerKeys})
 	br, err := broker.Listen(g, dir, broker.ServerInfo{PID: os.Getpid(), Worker: "writer-s", Started: time.Now()})
 	if err != nil {
 		b.Fatal(err)

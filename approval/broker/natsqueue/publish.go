@@ -14,6 +14,7 @@ import (
 
 	"github.com/airlock-dev/airlock/approval"
 	"github.com/airlock-dev/airlock/approval/broker"
+	"github.com/airlock-dev/airlock/internal/natsconn"
 )
 
 // Publisher puts one gate's waiting requests in the fleet's queue and
@@ -21,6 +22,7 @@ import (
 type Publisher struct {
 	gate   *approval.Gate
 	q      *queue
+	nc     *nats.Conn
 	info   broker.ServerInfo
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -37,7 +39,6 @@ type Publisher struct {
 // offered is a request this server has in the queue.
 type offered struct {
 	rev  uint64 // its open entry's revision
-	fp   string
 	body string // its name in the bodies store; "" when in the entry
 }
 
@@ -51,7 +52,7 @@ var resync = 2 * time.Second
 // Name are filled in when empty (Name must be unique to this process).
 func Publish(gate *approval.Gate, nc *nats.Conn, o Options, info broker.ServerInfo) (*Publisher, error) {
 	ctx, cancel := context.WithCancel(context.Background())
-	q, err := open(ctx, nc, o)
+	q, err := open(ctx, nc, o, true)
 	if err != nil {
 		cancel()
 		return nil, err
@@ -63,7 +64,7 @@ func Publish(gate *approval.Gate, nc *nats.Conn, o Options, info broker.ServerIn
 		info.Name = fmt.Sprintf("%s-%d-%s", keySafe(info.Host), info.PID, nonce()[:8])
 	}
 	info.Name = keySafe(info.Name)
-	p := &Publisher{gate: gate, q: q, info: info, ctx: ctx, cancel: cancel, every: resync, offered: map[string]*offered{}, unfit: map[string]bool{}}
+	p := &Publisher{gate: gate, q: q, nc: nc, info: info, ctx: ctx, cancel: cancel, every: resync, offered: map[string]*offered{}, unfit: map[string]bool{}}
 	if err := p.announce(); err != nil {
 		cancel()
 		return nil, fmt.Errorf("natsqueue: announcing the server: %w", err)
@@ -215,7 +216,7 @@ func (p *Publisher) offer(req *approval.Request) {
 		return
 	}
 	p.mu.Lock()
-	p.offered[req.ID] = &offered{rev: rev, fp: fingerprint(req), body: o.Body}
+	p.offered[req.ID] = &offered{rev: rev, body: o.Body}
 	p.mu.Unlock()
 	if e, err := p.q.decisions.Get(p.ctx, req.ID); err == nil {
 		p.consider(e)
@@ -241,16 +242,15 @@ func (p *Publisher) remove(id, why string) {
 		_ = p.q.bodies.Delete(ctx, o.body) // the entry is gone: nobody reads it
 	}
 	// A decision queued but not taken can no longer be: say so to its
-	// reviewer, who waits for it.
+	// reviewer, who waits for its outcome.
 	e, err := p.q.decisions.Get(ctx, id)
 	if err != nil {
 		return
 	}
-	if d, err := parseDecision(id, e.Value()); err == nil && d.State == stateDecided {
-		d.State, d.Server = stateRefused, p.info.Name
-		d.Error = fmt.Sprintf("request %s is no longer waiting (%s) before this decision reached it", id, why)
-		b, _ := json.Marshal(d)
-		_, _ = p.q.decisions.Update(ctx, id, b, e.Revision()) // a newer decision is its reviewer's
+	if d, err := parseDecision(id, e.Value()); err == nil {
+		b, _ := json.Marshal(outcomeEntry{State: stateRefused, Server: p.info.Name,
+			Error: fmt.Sprintf("request %s is no longer waiting (%s) before this decision reached it", id, why)})
+		_, _ = p.q.outcomes.Create(ctx, outcomeKey(id, d.Nonce), b) // one taken has its outcome already
 	}
 }
 
@@ -274,8 +274,10 @@ func (p *Publisher) watchDecisions(w jetstream.KeyWatcher) {
 	}
 }
 
-// consider applies decision entry e if it is a reviewer's decision of a
-// request this server has pending; anything else changes nothing.
+// consider takes decision entry e to the gate if it is a decision of a
+// request this server has pending that no server has taken (or one a
+// server took and died with); anything else changes nothing. The server
+// writes what it did to the outcomes bucket, never to the decisions.
 func (p *Publisher) consider(e jetstream.KeyValueEntry) {
 	id := e.Key()
 	p.mu.Lock()
@@ -289,28 +291,32 @@ func (p *Publisher) consider(e jetstream.KeyValueEntry) {
 		p.q.warn("a decision of %s ignored: %v", id, err)
 		return
 	}
-	if d.State == stateApplying && d.Server != p.info.Name && !p.running(d.Server) {
+	key := outcomeKey(id, d.Nonce)
+	mine, _ := json.Marshal(outcomeEntry{State: stateApplying, Server: p.info.Name})
+	var rev uint64
+	prev, err := p.q.outcomes.Get(p.ctx, key)
+	switch {
+	case errors.Is(err, jetstream.ErrKeyNotFound):
+		rev, err = p.q.outcomes.Create(p.ctx, key, mine)
+	case err != nil:
+		return // the next poll tries again
+	default:
+		out, perr := parseOutcome(prev.Value())
+		if perr == nil && (out.State != stateApplying || out.Server == p.info.Name || p.running(out.Server)) {
+			return // decided, refused, or being applied by a running server
+		}
 		// Its server died between taking it and writing the outcome,
 		// and the request is waiting here again: the gate there did not
 		// record it (a recorded decision is not offered again), so it
-		// is this server's to apply.
-		d.State = stateDecided
+		// is this server's to apply. (An outcome that is not one is
+		// nobody's.)
+		rev, err = p.q.outcomes.Update(p.ctx, key, mine, prev.Revision())
 	}
-	if d.State != stateDecided {
-		return
-	}
-	if d.Fingerprint != o.fp {
-		p.refuse(id, d, e.Revision(), fmt.Errorf("request %s changed since the reviewer saw it (its session offered it again with other changes); decide it again", id))
-		return
-	}
-	d.State, d.Server = stateApplying, p.info.Name
-	b, _ := json.Marshal(d)
-	rev, err := p.q.decisions.Update(p.ctx, id, b, e.Revision())
 	if err != nil {
-		return // taken by another server, or changed: not this server's to apply
+		return // taken by another server meanwhile: not this server's to apply
 	}
 	p.wg.Add(1)
-	go p.apply(id, d, rev)
+	go p.apply(id, d, key, rev)
 }
 
 // announce writes this server's presence, again every resync.
@@ -328,40 +334,34 @@ func (p *Publisher) running(name string) bool {
 	return err == nil && alive(e)
 }
 
-// apply resolves the claimed decision d at the gate (a pick may take a
-// while: the push makes its commits) and tells its reviewer the outcome.
-func (p *Publisher) apply(id string, d *decisionEntry, rev uint64) {
+// apply takes the claimed decision d to the gate, which verifies its
+// signature and resolves it (a pick may take a while: the push makes its
+// commits), and tells its reviewer the outcome.
+func (p *Publisher) apply(id string, d *decisionEntry, key string, rev uint64) {
 	defer p.wg.Done()
-	in := d.Decision
-	res, err := p.gate.Resolve(approval.Decision{Request: id, Verdict: in.Verdict, Reason: in.Reason, Paths: in.Paths,
-		Accept: in.Accept, Comments: in.Comments, Scope: in.Scope, By: d.By})
+	res, err := p.gate.ResolveSigned(d.Signed, fmt.Sprintf("the fleet's queue at %s (decision %s)", natsconn.ConnectedURL(p.nc), d.Nonce))
+	out := outcomeEntry{State: stateApplied, Server: p.info.Name, Result: &res}
 	if err != nil {
-		p.refuse(id, d, rev, err)
-		return
+		if errors.Is(err, approval.ErrUnverified) {
+			p.q.warn("a decision of %s refused and recorded in the ledger: %v", id, err)
+		}
+		out = outcomeEntry{State: stateRefused, Server: p.info.Name, Error: err.Error()}
 	}
-	d.State, d.Result = stateApplied, &res
-	b, _ := json.Marshal(d)
-	p.write(id, b, rev)
+	b, _ := json.Marshal(out)
+	p.write(key, b, rev)
 }
 
-// refuse tells d's reviewer the gate's error; the entry is free again.
-func (p *Publisher) refuse(id string, d *decisionEntry, rev uint64, why error) {
-	d.State, d.Server, d.Error = stateRefused, p.info.Name, why.Error()
-	b, _ := json.Marshal(d)
-	p.write(id, b, rev)
-}
-
-// write updates a decision this server holds at rev, trying a little
+// write updates an outcome this server holds at rev, trying a little
 // longer than the server's own context: the gate has acted, and the
 // reviewer must hear how.
-func (p *Publisher) write(id string, b []byte, rev uint64) {
+func (p *Publisher) write(key string, b []byte, rev uint64) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	for {
-		_, err := p.q.decisions.Update(ctx, id, b, rev)
+		_, err := p.q.outcomes.Update(ctx, key, b, rev)
 		if err == nil || errors.Is(err, jetstream.ErrKeyRevisionMismatch) || ctx.Err() != nil {
 			if err != nil {
-				p.q.warn("the outcome of the decision of %s could not be written to the queue: %v", id, err)
+				p.q.warn("the outcome of the decision %s could not be written to the queue: %v", key, err)
 			}
 			return
 		}

@@ -3,7 +3,6 @@ package natsqueue
 import (
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -78,12 +77,12 @@ func alive(e jetstream.KeyValueEntry) bool {
 // idPattern is what a request id may be, as a KV key takes it.
 var idPattern = regexp.MustCompile(`^req-[A-Za-z0-9_-]{1,64}$`)
 
-// The states of a decision entry.
+// The states of a decision's outcome (no outcome: a reviewer's decision
+// no server has taken yet).
 const (
-	stateDecided  = "decided"  // a reviewer's, not yet taken by a server
 	stateApplying = "applying" // a server has taken it and is resolving it
 	stateApplied  = "applied"  // the gate recorded it
-	stateRefused  = "refused"  // the gate refused it: the entry is free again
+	stateRefused  = "refused"  // the gate refused it: the request is free again
 )
 
 // offerEntry is the value of "open.ID".
@@ -99,27 +98,43 @@ type offerEntry struct {
 	Gone string `json:"gone,omitempty"`
 }
 
-// decisionEntry is the value of a decision's key (the request's id).
+// decisionEntry is the value of a decision's key (the request's id):
+// the reviewer's signed decision. Reviewers write it, servers only read
+// it: what a server says of it is an outcomeEntry.
 type decisionEntry struct {
-	Nonce       string             `json:"nonce"` // the decider's, to know its outcome
-	By          string             `json:"by"`
-	Fingerprint string             `json:"fingerprint"` // of what the reviewer saw
-	Decision    approval.Decision  `json:"decision"`
-	State       string             `json:"state"`
-	Server      string             `json:"server,omitempty"` // the server that took it
-	Result      *approval.Decision `json:"result,omitempty"`
-	Error       string             `json:"error,omitempty"`
+	Nonce  string                  `json:"nonce"` // the decider's, to know its outcome
+	Signed approval.SignedDecision `json:"signed"`
 }
+
+// by is who the decision says decided.
+func (d *decisionEntry) by() string { return d.Signed.Decision.By }
+
+// outcomeEntry is the value of "ID.NONCE" in the outcomes bucket: what the
+// server that has request ID made of the decision of that nonce.
+type outcomeEntry struct {
+	State  string             `json:"state"`
+	Server string             `json:"server"` // the server that took it
+	Result *approval.Decision `json:"result,omitempty"`
+	Error  string             `json:"error,omitempty"`
+}
+
+// outcomeKey is where the outcome of decision nonce of request id is.
+func outcomeKey(id, nonce string) string { return id + "." + nonce }
 
 // queue is the buckets, open.
 type queue struct {
-	offers, decisions jetstream.KeyValue
-	bodies            jetstream.ObjectStore
-	o                 Options
-	warnMu            sync.Mutex
+	offers, decisions, outcomes jetstream.KeyValue
+	bodies                      jetstream.ObjectStore
+	o                           Options
+	warnMu                      sync.Mutex
 }
 
-func open(ctx context.Context, nc *nats.Conn, o Options) (*queue, error) {
+// open opens the queue's buckets: a server (server true) makes its own
+// buckets or states their configuration again (Replicas), and makes the
+// decisions bucket only when it is missing; a reviewer only makes what is
+// missing. Neither changes the decisions bucket's configuration, so that
+// a fleet's servers need no permission to (docs/fleet.md).
+func open(ctx context.Context, nc *nats.Conn, o Options, server bool) (*queue, error) {
 	if o.Prefix == "" {
 		o.Prefix = "airlock"
 	}
@@ -134,47 +149,54 @@ func open(ctx context.Context, nc *nats.Conn, o Options) (*queue, error) {
 	name := o.Prefix + "_reviews"
 	if q.offers, err = keyValue(ctx, js, jetstream.KeyValueConfig{
 		Bucket: name, Storage: jetstream.FileStorage, Replicas: o.Replicas, MaxValueSize: maxEntry,
-	}); err != nil {
+	}, server); err != nil {
 		return nil, fmt.Errorf("natsqueue: the review queue's bucket %s (is JetStream enabled on %s?): %w", name, natsconn.ConnectedURL(nc), err)
 	}
 	if q.decisions, err = keyValue(ctx, js, jetstream.KeyValueConfig{
 		Bucket: name + "_decisions", Storage: jetstream.FileStorage, Replicas: o.Replicas, MaxValueSize: maxDecision, TTL: DecisionTTL,
-	}); err != nil {
+	}, false); err != nil {
 		return nil, fmt.Errorf("natsqueue: the review queue's bucket %s_decisions: %w", name, err)
+	}
+	if q.outcomes, err = keyValue(ctx, js, jetstream.KeyValueConfig{
+		Bucket: name + "_outcomes", Storage: jetstream.FileStorage, Replicas: o.Replicas, MaxValueSize: maxDecision, TTL: DecisionTTL,
+	}, server); err != nil {
+		return nil, fmt.Errorf("natsqueue: the review queue's bucket %s_outcomes: %w", name, err)
 	}
 	if q.bodies, err = objectStore(ctx, js, jetstream.ObjectStoreConfig{
 		Bucket: name + "_bodies", Storage: jetstream.FileStorage, Replicas: o.Replicas,
-	}); err != nil {
+	}, server); err != nil {
 		return nil, fmt.Errorf("natsqueue: the review queue's store %s_bodies: %w", name, err)
 	}
 	return q, nil
 }
 
-// keyValue is the bucket cfg names: as the fleet has it when
-// cfg.Replicas is zero (a reviewer's airlock review never scales an R3
-// fleet down), made with one replica if there is none; else made or
-// stated again with cfg.
-func keyValue(ctx context.Context, js jetstream.JetStream, cfg jetstream.KeyValueConfig) (jetstream.KeyValue, error) {
-	if cfg.Replicas == 0 {
-		kv, err := js.KeyValue(ctx, cfg.Bucket)
-		if !errors.Is(err, jetstream.ErrBucketNotFound) {
-			return kv, err
-		}
-		cfg.Replicas = 1
+// keyValue is the bucket cfg names: when restate and cfg.Replicas is
+// not zero, made or stated again with cfg; else as the fleet has it (a
+// reviewer's airlock review never scales an R3 fleet down), made if there
+// is none (with one replica when cfg says none).
+func keyValue(ctx context.Context, js jetstream.JetStream, cfg jetstream.KeyValueConfig, restate bool) (jetstream.KeyValue, error) {
+	if restate && cfg.Replicas != 0 {
+		return js.CreateOrUpdateKeyValue(ctx, cfg)
 	}
-	return js.CreateOrUpdateKeyValue(ctx, cfg)
+	kv, err := js.KeyValue(ctx, cfg.Bucket)
+	if !errors.Is(err, jetstream.ErrBucketNotFound) {
+		return kv, err
+	}
+	cfg.Replicas = max(cfg.Replicas, 1)
+	return js.CreateKeyValue(ctx, cfg)
 }
 
 // objectStore is keyValue for an object store.
-func objectStore(ctx context.Context, js jetstream.JetStream, cfg jetstream.ObjectStoreConfig) (jetstream.ObjectStore, error) {
-	if cfg.Replicas == 0 {
-		st, err := js.ObjectStore(ctx, cfg.Bucket)
-		if !errors.Is(err, jetstream.ErrBucketNotFound) {
-			return st, err
-		}
-		cfg.Replicas = 1
+func objectStore(ctx context.Context, js jetstream.JetStream, cfg jetstream.ObjectStoreConfig, restate bool) (jetstream.ObjectStore, error) {
+	if restate && cfg.Replicas != 0 {
+		return js.CreateOrUpdateObjectStore(ctx, cfg)
 	}
-	return js.CreateOrUpdateObjectStore(ctx, cfg)
+	st, err := js.ObjectStore(ctx, cfg.Bucket)
+	if !errors.Is(err, jetstream.ErrBucketNotFound) {
+		return st, err
+	}
+	cfg.Replicas = max(cfg.Replicas, 1)
+	return js.CreateObjectStore(ctx, cfg)
 }
 
 // warn writes one line to Options.Warn, sanitised.
@@ -187,23 +209,11 @@ func (q *queue) warn(format string, args ...any) {
 	fmt.Fprintf(q.o.Warn, "airlock review queue: %s\n", termsafe.Line(fmt.Sprintf(format, args...)))
 }
 
-// fingerprint is what a decision covers: what the reviewer was shown of
-// the request, not when or by which server it was offered (a resumed
-// session offers the same request again, at another time).
-func fingerprint(r *approval.Request) string {
-	b, _ := json.Marshal(struct {
-		Kind, Target, Ref, Command, Diff string
-		Old, New, Tree                   string
-		NewRef, Truncated, Pickable      bool
-		Commits                          []approval.CommitInfo
-		Files                            []approval.FileChange
-	}{r.Kind, r.Target, r.Ref, r.Command, r.Diff, r.Old.String(), r.New.String(), r.Tree.String(),
-		r.NewRef, r.DiffTruncated, r.Pickable, r.Commits, r.Files})
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:])
-}
+// noncePattern is what a decision's nonce may be: a part of a key.
+var noncePattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 
-// parseDecision reads a decision entry, checked.
+// parseDecision reads a decision entry, checked (its signature is the
+// gate's to check: ResolveSigned).
 func parseDecision(id string, raw []byte) (*decisionEntry, error) {
 	if len(raw) > maxDecision {
 		return nil, fmt.Errorf("%d bytes, more than %d", len(raw), maxDecision)
@@ -213,14 +223,27 @@ func parseDecision(id string, raw []byte) (*decisionEntry, error) {
 		return nil, fmt.Errorf("not a decision (%v)", err)
 	}
 	switch {
-	case e.State != stateDecided && e.State != stateApplying && e.State != stateApplied && e.State != stateRefused:
-		return nil, fmt.Errorf("unknown state %q", e.State)
-	case e.Decision.Request != id:
-		return nil, fmt.Errorf("it names request %q under the key of %s", e.Decision.Request, id)
-	case e.By == "" || len(e.By) > maxBy:
+	case e.Signed.Decision.Request != id:
+		return nil, fmt.Errorf("it names request %q under the key of %s", e.Signed.Decision.Request, id)
+	case e.by() == "" || len(e.by()) > maxBy:
 		return nil, fmt.Errorf("its reviewer's name is empty or longer than %d bytes", maxBy)
-	case e.Nonce == "":
-		return nil, errors.New("it has no nonce")
+	case !noncePattern.MatchString(e.Nonce):
+		return nil, errors.New("it has no nonce, or one not made of letters and digits")
+	}
+	return &e, nil
+}
+
+// parseOutcome reads an outcome entry, checked.
+func parseOutcome(raw []byte) (*outcomeEntry, error) {
+	if len(raw) > maxDecision {
+		return nil, fmt.Errorf("%d bytes, more than %d", len(raw), maxDecision)
+	}
+	var e outcomeEntry
+	if err := json.Unmarshal(raw, &e); err != nil {
+		return nil, fmt.Errorf("not an outcome (%v)", err)
+	}
+	if e.State != stateApplying && e.State != stateApplied && e.State != stateRefused {
+		return nil, fmt.Errorf("unknown state %q", e.State)
 	}
 	return &e, nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/airlock-dev/airlock/approval"
 	"github.com/airlock-dev/airlock/approval/broker"
 	"github.com/airlock-dev/airlock/approval/broker/natsqueue"
+	"github.com/airlock-dev/airlock/approval/internal/approvaltest"
 )
 
 // A request goes to a reviewer on another connection with its server's
@@ -243,14 +244,21 @@ func TestDecisionOfAKilledServerIsTakenOver(t *testing.T) {
 	}
 	offers, _ := js.KeyValue(ctx, "airlock_reviews")
 	decs, _ := js.KeyValue(ctx, "airlock_reviews_decisions")
+	outs, _ := js.KeyValue(ctx, "airlock_reviews_outcomes")
 	if _, err := offers.Put(ctx, "server.alive", mustJSON(broker.ServerInfo{Name: "alive"})); err != nil {
 		t.Fatal(err)
 	}
-	entry := func(server string) []byte {
-		return mustJSON(map[string]any{"nonce": "n1", "by": "bob", "fingerprint": natsqueue.Fingerprint(in.Request), "state": "applying",
-			"server": server, "decision": approval.Decision{Request: id, Verdict: approval.Approve}})
+	signed, err := approval.Sign(approvaltest.ReviewerKey(), in.Request, approval.Decision{Verdict: approval.Approve, By: "bob"})
+	if err != nil {
+		t.Fatal(err)
 	}
-	if _, err := decs.Put(ctx, id, entry("alive")); err != nil {
+	taken := func(server string) []byte {
+		return mustJSON(map[string]any{"state": "applying", "server": server})
+	}
+	if _, err := outs.Put(ctx, id+".n1", taken("alive")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := decs.Put(ctx, id, mustJSON(map[string]any{"nonce": "n1", "signed": signed})); err != nil {
 		t.Fatal(err)
 	}
 	select {
@@ -258,7 +266,7 @@ func TestDecisionOfAKilledServerIsTakenOver(t *testing.T) {
 		t.Fatal("a decision a running server holds was taken from it")
 	case <-time.After(300 * time.Millisecond):
 	}
-	if _, err := decs.Put(ctx, id, entry("killed")); err != nil {
+	if _, err := outs.Put(ctx, id+".n1", taken("killed")); err != nil {
 		t.Fatal(err)
 	}
 	if d, g, err := wait(t, tk); err != nil || !g.Valid() || d.By != "bob" {

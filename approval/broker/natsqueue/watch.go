@@ -31,16 +31,19 @@ type watcher struct {
 	every time.Duration
 
 	// Only the watching goroutine touches these.
-	reqs     map[string]*seen     // by request id
-	decs     map[string]string    // by request id: the state of its decision, and by whom
-	presence map[string]time.Time // servers announced, by name: when last
+	reqs     map[string]*seen         // by request id
+	decs     map[string]*decisionSeen // by request id: its decision
+	outs     map[string]string        // by outcome key: the state of a decision's outcome
+	presence map[string]time.Time     // servers announced, by name: when last
 }
+
+// decisionSeen is a request's decision in the queue.
+type decisionSeen struct{ nonce, by string }
 
 // seen is an open entry of the queue, and what the reviewer was offered.
 type seen struct {
 	entry   *offerEntry
 	req     *approval.Request
-	fp      string
 	offered bool
 }
 
@@ -54,7 +57,7 @@ func serverKey(name string) string { return "nats:" + name }
 // current requests are offered, and follows it until ctx ends or Close.
 func Watch(ctx context.Context, nc *nats.Conn, o Options) (*broker.Reviewer, error) {
 	ctx, cancel := context.WithCancel(ctx)
-	q, err := open(ctx, nc, o)
+	q, err := open(ctx, nc, o, false)
 	if err != nil {
 		cancel()
 		return nil, err
@@ -69,17 +72,23 @@ func Watch(ctx context.Context, nc *nats.Conn, o Options) (*broker.Reviewer, err
 		cancel()
 		return nil, fmt.Errorf("natsqueue: watching the queue's decisions: %w", err)
 	}
+	xw, err := q.outcomes.WatchAll(ctx)
+	if err != nil {
+		cancel()
+		return nil, fmt.Errorf("natsqueue: watching the queue's outcomes: %w", err)
+	}
 	var wg sync.WaitGroup
 	r := broker.NewReviewer(func() { cancel(); wg.Wait() })
-	w := &watcher{q: q, r: r, ctx: ctx, by: o.By, every: resync, reqs: map[string]*seen{}, decs: map[string]string{}, presence: map[string]time.Time{}}
+	w := &watcher{q: q, r: r, ctx: ctx, by: o.By, every: resync, reqs: map[string]*seen{}, decs: map[string]*decisionSeen{}, outs: map[string]string{}, presence: map[string]time.Time{}}
 	if w.by == "" {
 		w.by = reviewerName()
 	}
+	r.SetName(w.by)
 	ready := make(chan struct{})
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		w.run(ow, dw, ready)
+		w.run(ow, dw, xw, ready)
 	}()
 	select {
 	case <-ready:
@@ -99,11 +108,11 @@ func reviewerName() string {
 	return fmt.Sprintf("%s on %s (pid %d, fleet queue)", name, host, os.Getpid())
 }
 
-func (w *watcher) run(ow, dw jetstream.KeyWatcher, ready chan struct{}) {
-	defer func() { _ = ow.Stop(); _ = dw.Stop() }()
+func (w *watcher) run(ow, dw, xw jetstream.KeyWatcher, ready chan struct{}) {
+	defer func() { _ = ow.Stop(); _ = dw.Stop(); _ = xw.Stop() }()
 	t := time.NewTicker(w.every)
 	defer t.Stop()
-	oDone, dDone := false, false
+	oDone, dDone, xDone := false, false, false
 	for {
 		select {
 		case <-w.ctx.Done():
@@ -126,13 +135,22 @@ func (w *watcher) run(ow, dw jetstream.KeyWatcher, ready chan struct{}) {
 			} else {
 				w.decisionChanged(e)
 			}
+		case e, ok := <-xw.Updates():
+			if !ok {
+				return
+			}
+			if e == nil {
+				xDone = true
+			} else {
+				w.outcomeChanged(e)
+			}
 		case <-t.C:
 			w.expire()
 			if oDone {
 				w.reconcile()
 			}
 		}
-		if oDone && dDone && ready != nil {
+		if oDone && dDone && xDone && ready != nil {
 			close(ready)
 			ready = nil
 		}
@@ -182,7 +200,7 @@ func (w *watcher) offerChanged(e jetstream.KeyValueEntry) {
 	if s != nil {
 		w.take(id, s, fmt.Sprintf("it was offered again, by server %s on %s", o.Server.Name, o.Server.Host))
 	}
-	w.reqs[id] = &seen{entry: o, req: req, fp: fingerprint(req)}
+	w.reqs[id] = &seen{entry: o, req: req}
 	w.refresh(id)
 }
 
@@ -290,13 +308,10 @@ func (w *watcher) decisionChanged(e jetstream.KeyValueEntry) {
 	delete(w.decs, id)
 	if e.Operation() == jetstream.KeyValuePut {
 		d, err := parseDecision(id, e.Value())
-		switch {
-		case err != nil:
+		if err != nil {
 			w.q.warn("a decision of %s ignored: %v", id, err)
-		case d.State == stateApplied:
-			w.decs[id] = "it was decided by " + d.By
-		case d.State != stateRefused:
-			w.decs[id] = d.By + " decided it; it is applied when its server has the request"
+		} else {
+			w.decs[id] = &decisionSeen{nonce: d.Nonce, by: d.by()}
 		}
 	}
 	if w.reqs[id] != nil {
@@ -304,14 +319,44 @@ func (w *watcher) decisionChanged(e jetstream.KeyValueEntry) {
 	}
 }
 
+// outcomeChanged follows one change of the outcomes bucket.
+func (w *watcher) outcomeChanged(e jetstream.KeyValueEntry) {
+	key := e.Key()
+	delete(w.outs, key)
+	if e.Operation() == jetstream.KeyValuePut {
+		if out, err := parseOutcome(e.Value()); err == nil {
+			w.outs[key] = out.State
+		}
+	}
+	if id, _, _ := strings.Cut(key, "."); w.reqs[id] != nil {
+		w.refresh(id)
+	}
+}
+
+// decided says whether a decision holds request id, and why in words: a
+// decision no server refused.
+func (w *watcher) decided(id string) (string, bool) {
+	d := w.decs[id]
+	if d == nil {
+		return "", false
+	}
+	switch w.outs[outcomeKey(id, d.nonce)] {
+	case stateRefused:
+		return "", false
+	case stateApplied:
+		return "it was decided by " + d.by, true
+	}
+	return d.by + " decided it; it is applied when its server has the request", true
+}
+
 // refresh offers request id to the reviewer when it is open and no
 // decision holds it, and takes it back otherwise.
 func (w *watcher) refresh(id string) {
 	s := w.reqs[id]
-	why, decided := w.decs[id]
+	why, decided := w.decided(id)
 	switch {
 	case !decided && !s.offered:
-		w.r.Offer(serverKey(s.entry.Server.Name), s.entry.Server, s.req, &decider{w: w, id: id, fp: s.fp, server: s.entry.Server})
+		w.r.Offer(serverKey(s.entry.Server.Name), s.entry.Server, s.req, &decider{w: w, id: id, server: s.entry.Server})
 		s.offered = true
 	case decided && s.offered:
 		w.take(id, s, why)

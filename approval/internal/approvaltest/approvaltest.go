@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/nats-io/nkeys"
 
 	"github.com/airlock-dev/airlock/approval"
 	"github.com/airlock-dev/airlock/approval/ledger"
@@ -84,3 +85,24 @@ func (s *Script) ReadLine(prompt string) (string, error) {
 func (s *Script) Page(text string) error { s.Paged = append(s.Paged, text); return nil }
 func (s *Script) IsTerminal() bool       { return s.TTY }
 func (s *Script) Color() bool            { return s.ColorOn }
+
+// ReviewerKey is the reviewer's key of the tests (a fixed seed), and
+// ReviewerKeys the trust that accepts it: a gate made with
+// approval.Policy{ReviewerKeys: ReviewerKeys} accepts decisions a
+// Reviewer signs after SetKey(ReviewerKey()).
+func ReviewerKey() nkeys.KeyPair {
+	kp, err := nkeys.FromRawSeed(nkeys.PrefixByteUser, []byte("airlock tests' reviewer key 0001"))
+	if err != nil {
+		panic(err)
+	}
+	return kp
+}
+
+// ReviewerKeys trusts ReviewerKey.
+var ReviewerKeys = func() []string {
+	pub, err := ReviewerKey().PublicKey()
+	if err != nil {
+		panic(err)
+	}
+	return []string{pub}
+}()

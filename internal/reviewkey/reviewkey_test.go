@@ -1,0 +1,94 @@
+package reviewkey_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/airlock-dev/airlock/internal/reviewkey"
+)
+
+// A key is made on first use, private, and read back the same; a key open
+// to others, a symlink, or not a seed is refused with what to do.
+func TestLoadOrCreate(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "state")
+	path := filepath.Join(dir, reviewkey.FileName)
+	kp, created, err := reviewkey.LoadOrCreate(path)
+	if err != nil || !created {
+		t.Fatalf("first use: %v (created %v)", err, created)
+	}
+	fi, err := os.Stat(path)
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("the key's file: %v %v", fi.Mode(), err)
+	}
+	again, created, err := reviewkey.LoadOrCreate(path)
+	if err != nil || created || reviewkey.Public(again) != reviewkey.Public(kp) {
+		t.Fatalf("second use: %v %v", err, created)
+	}
+
+	if err := os.Chmod(path, 0o640); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := reviewkey.Load(path); err == nil || !strings.Contains(err.Error(), "chmod 600") {
+		t.Fatalf("a key open to the group: %v", err)
+	}
+	_ = os.Chmod(path, 0o600)
+
+	link := filepath.Join(dir, "link.nk")
+	if err := os.Symlink(path, link); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := reviewkey.LoadOrCreate(link); err == nil || !strings.Contains(err.Error(), "symlink") {
+		t.Fatalf("a symlink: %v", err)
+	}
+	dangling := filepath.Join(dir, "dangling.nk")
+	if err := os.Symlink(filepath.Join(dir, "elsewhere"), dangling); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := reviewkey.LoadOrCreate(dangling); err == nil {
+		t.Fatal("a key was written through a dangling symlink")
+	}
+	if _, err := os.Lstat(filepath.Join(dir, "elsewhere")); err == nil {
+		t.Fatal("the symlink's target was created")
+	}
+
+	bad := filepath.Join(dir, "bad.nk")
+	if err := os.WriteFile(bad, []byte("not a seed\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := reviewkey.Load(bad); err == nil || !strings.Contains(err.Error(), "not an nkeys user seed") {
+		t.Fatalf("not a seed: %v", err)
+	}
+}
+
+// Trusted takes public keys and files of them, and refuses anything else
+// (a seed above all: it is the reviewer's secret).
+func TestTrusted(t *testing.T) {
+	dir := t.TempDir()
+	a, _, err := reviewkey.LoadOrCreate(filepath.Join(dir, "a.nk"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _, err := reviewkey.LoadOrCreate(filepath.Join(dir, "b.nk"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	list := filepath.Join(dir, "reviewers")
+	if err := os.WriteFile(list, []byte("# the team\n"+reviewkey.Public(b)+"\n\n"+reviewkey.Public(a)+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err := reviewkey.Trusted([]string{reviewkey.Public(a), list})
+	if err != nil || len(got) != 2 || got[0] != reviewkey.Public(a) || got[1] != reviewkey.Public(b) {
+		t.Fatalf("trusted %v, %v", got, err)
+	}
+	seed, _ := a.Seed()
+	for _, v := range []string{string(seed), "Unot-a-key", filepath.Join(dir, "a.nk"), filepath.Join(dir, "missing")} {
+		_, err := reviewkey.Trusted([]string{v})
+		if err == nil {
+			t.Errorf("--reviewer-key %q was taken", v)
+		} else if strings.Contains(err.Error(), string(seed)) {
+			t.Errorf("the error shows the seed: %v", err)
+		}
+	}
+}
