@@ -92,3 +92,74 @@ func TestTrusted(t *testing.T) {
 		}
 	}
 }
+
+// A --reviewer-key that is a public key is that key, even when a file of
+// that name is in the working directory: another user who may write
+// there (serve started in /tmp, a shared checkout) would otherwise put
+// their own key in it and have it trusted in the reviewer's place.
+func TestTrustedKeyIsNeverReadAsAFile(t *testing.T) {
+	dir := t.TempDir()
+	reviewer, _, err := reviewkey.LoadOrCreate(filepath.Join(dir, "reviewer.nk"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mallory, _, err := reviewkey.LoadOrCreate(filepath.Join(dir, "mallory.nk"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cwd := t.TempDir()
+	if err := os.WriteFile(filepath.Join(cwd, reviewkey.Public(reviewer)), []byte(reviewkey.Public(mallory)+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(cwd)
+	got, err := reviewkey.Trusted([]string{reviewkey.Public(reviewer)})
+	if err != nil || len(got) != 1 || got[0] != reviewkey.Public(reviewer) {
+		t.Fatalf("--reviewer-key %s trusts %v (%v), want that key alone", reviewkey.Public(reviewer), got, err)
+	}
+}
+
+// A file of keys that another user may write, or that another user owns
+// (root aside), is refused: whoever may change it chooses who decides.
+func TestTrustedRefusesAFileOthersMayWrite(t *testing.T) {
+	dir := t.TempDir()
+	a, _, err := reviewkey.LoadOrCreate(filepath.Join(dir, "a.nk"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mode := range []os.FileMode{0o666, 0o664, 0o646} {
+		list := filepath.Join(dir, "reviewers-"+mode.String())
+		if err := os.WriteFile(list, []byte(reviewkey.Public(a)+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(list, mode); err != nil {
+			t.Fatal(err)
+		}
+		got, err := reviewkey.Trusted([]string{list})
+		if err == nil || !strings.Contains(err.Error(), "chmod") {
+			t.Errorf("a file of keys of mode %v: trusted %v, %v; want a refusal that says to chmod it", mode, got, err)
+		}
+	}
+	open := t.TempDir()
+	if err := os.Chmod(open, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	list := filepath.Join(open, "reviewers")
+	if err := os.WriteFile(list, []byte(reviewkey.Public(a)+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := reviewkey.Trusted([]string{list}); err == nil {
+		t.Errorf("a file of keys in a directory anyone may write (and so replace it): trusted %v", got)
+	}
+	if os.Getuid() == 0 {
+		other := filepath.Join(dir, "others")
+		if err := os.WriteFile(other, []byte(reviewkey.Public(a)+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chown(other, 4242, 4242); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := reviewkey.Trusted([]string{other}); err == nil || !strings.Contains(err.Error(), "another user") {
+			t.Errorf("a file of keys of uid 4242: trusted %v, %v", got, err)
+		}
+	}
+}
