@@ -350,10 +350,15 @@ var ErrCannotApproveWhole = errors.New("cannot approve the whole push")
 // Pick, the commit of the picked paths is made first; if that fails,
 // nothing is decided and the error says why, so the reviewer can choose
 // again.
-func (g *Gate) Resolve(d Decision) (Decision, error) {
+func (g *Gate) Resolve(d Decision) (Decision, error) { return g.resolve(d, nil) }
+
+// resolve is Resolve of the request pending under d's id, which must be
+// want when want is not nil (the ticket a signature was checked against:
+// another offered under the same id meanwhile is not what was signed).
+func (g *Gate) resolve(d Decision, want *Ticket) (Decision, error) {
 	g.mu.Lock()
 	t, ok := g.pending[d.Request]
-	if !ok || t.busy {
+	if !ok || t.busy || want != nil && t != want {
 		g.mu.Unlock()
 		return Decision{}, fmt.Errorf("%w %s: it was already decided or withdrawn", ErrNotPending, d.Request)
 	}
@@ -432,10 +437,17 @@ func checkPick(t *Ticket, paths []string, accept []Accepted) error {
 	for _, f := range t.req.Files {
 		in[f.Path] = true
 	}
+	named := map[string]bool{}
 	for _, p := range paths {
-		if !in[p] {
+		switch {
+		case !in[p]:
 			return fmt.Errorf("approval: %q is not a file of this push", p)
+		case named[p]:
+			// Counted twice, a pick of some files would look like one of
+			// all of them, and be approved whole.
+			return fmt.Errorf("approval: %q is picked twice; name each file once", p)
 		}
+		named[p] = true
 	}
 	return nil
 }

@@ -113,6 +113,9 @@ func Sign(k Signer, r *Request, d Decision) (SignedDecision, error) {
 	d.Request, d.Time, d.New, d.Commits = r.ID, d.Time.UTC().Round(0), plumbing.ZeroHash, nil
 	d.Key, d.Sig, d.Fingerprint = "", "", ""
 	fp := Fingerprint(r)
+	if fp == "" && d.Verdict != Reject {
+		return SignedDecision{}, errUnfingerprinted
+	}
 	msg, err := SignedBytes(d, fp, key)
 	if err != nil {
 		return SignedDecision{}, err
@@ -123,6 +126,11 @@ func Sign(k Signer, r *Request, d Decision) (SignedDecision, error) {
 	}
 	return SignedDecision{Decision: d, Fingerprint: fp, Key: key, Sig: base64.StdEncoding.EncodeToString(sig)}, nil
 }
+
+// errUnfingerprinted: the request does not survive a trip through JSON
+// (a field of a value JSON cannot carry back), so what a reviewer was
+// shown of it cannot be told apart from another.
+var errUnfingerprinted = errors.New("the request cannot be fingerprinted (it does not come back whole from JSON), so it can only be rejected: reject it, or ask the operator to look at the ledger's request record")
 
 // ErrUnverified: a decision that no trusted reviewer's key signed over
 // the request pending (unsigned, signed wrongly, by a key the server does
@@ -156,6 +164,12 @@ func (s SignedDecision) verify(trusted map[string]bool, fp string) error {
 	}
 	if !trusted[s.Key] {
 		return fmt.Errorf("key %s is not one this server trusts (airlock serve --reviewer-key)", s.Key)
+	}
+	if (fp == "" || s.Fingerprint == "") && s.Decision.Verdict != Reject {
+		// Every request that cannot be fingerprinted would share "":
+		// a signature over one of them would cover all of them. Only a
+		// rejection, which lets nothing through, may be made of one.
+		return errUnfingerprinted
 	}
 	if s.Fingerprint != fp {
 		return errors.New("it was signed over another request than the one pending under its id (the request changed since the reviewer saw it, or the signature was taken from another request): decide it again")

@@ -35,6 +35,9 @@ func (g *Gate) ResolveSigned(s SignedDecision, from string) (Decision, error) {
 	g.mu.Lock()
 	same := g.pending[id] == t
 	g.mu.Unlock()
+	if testHookVerified != nil {
+		testHookVerified()
+	}
 	if !pending || !same {
 		// Decided, withdrawn, or (same false) offered again meanwhile:
 		// the fingerprint checked may not be the request's now.
@@ -42,7 +45,9 @@ func (g *Gate) ResolveSigned(s SignedDecision, from string) (Decision, error) {
 	}
 	d := s.Decision
 	d.Key, d.Sig, d.Fingerprint = s.Key, s.Sig, s.Fingerprint
-	return g.Resolve(d)
+	// Applied to t alone: another request offered under the same id
+	// since the checks above is not the one the signature covers.
+	return g.resolve(d, t)
 }
 
 // refuse records a refused decision and returns the error for its sender.
@@ -56,3 +61,7 @@ func (g *Gate) refuse(s SignedDecision, from string, why error) error {
 	}
 	return fmt.Errorf("%w: %v", ErrUnverified, why)
 }
+
+// testHookVerified, when set by a test, runs between ResolveSigned's
+// checks and the decision's taking effect.
+var testHookVerified func()

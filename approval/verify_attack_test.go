@@ -1,0 +1,117 @@
+package approval_test
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/airlock-dev/airlock/approval"
+	"github.com/airlock-dev/airlock/approval/internal/approvaltest"
+)
+
+// TestPickNamingAFileTwiceIsNotTheWholePush: a pick counts the files it
+// names, so naming one file twice in a push of two was taken as naming
+// both: approved whole, the file nobody picked landed with it.
+func TestPickNamingAFileTwiceIsNotTheWholePush(t *testing.T) {
+	kp, pub := reviewerKey(t)
+	g := approval.NewGate(approvaltest.NewLedger(t), approval.Policy{ReviewerKeys: []string{pub}})
+	picked := approvaltest.Hash("picked")
+	tk, err := g.Submit(approvaltest.SampleRequest(), picker(t, func([]string) (plumbing.Hash, error) { return picked, nil }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := tk.Request()
+	s := signed(approval.Sign(kp, req, approval.Decision{Verdict: approval.Pick, Paths: []string{"report.md", "report.md"}, By: "alice"}))
+	d, err := g.ResolveSigned(s, "test")
+	if err == nil && (d.Verdict == approval.Approve || d.New == req.New) {
+		t.Fatalf("a pick of report.md (named twice) approved the whole push, data.json with it: %+v", d)
+	}
+	if err == nil {
+		t.Fatalf("a pick naming a file twice was taken: %+v; want it refused as a malformed selection", d)
+	}
+	if len(g.Pending()) != 1 {
+		t.Fatal("a refused pick decided the request")
+	}
+}
+
+// TestUnfingerprintableRequestIsNeverApproved: a request that cannot be
+// fingerprinted (here a flag of no severity, which does not survive
+// JSON) had the fingerprint "", equal to that of every other such
+// request: a decision signed over one of them verified for another.
+func TestUnfingerprintableRequestIsNeverApproved(t *testing.T) {
+	kp, pub := reviewerKey(t)
+	g := approval.NewGate(approvaltest.NewLedger(t), approval.Policy{ReviewerKeys: []string{pub}})
+	req := approvaltest.SampleRequest()
+	req.Flags = []approval.Flag{{Code: "odd", Message: "a flag of no severity"}}
+	if _, err := g.Submit(req, nil); err != nil {
+		t.Fatal(err)
+	}
+	shown := *req
+	shown.Diff, shown.Files = "diff --git a/README b/README\n", shown.Files[:1]
+	s, err := approval.Sign(kp, &shown, approval.Decision{Verdict: approval.Approve, By: "alice"})
+	if err == nil {
+		if d, err := g.ResolveSigned(s, "test"); err == nil {
+			t.Fatalf("a decision signed over another request was applied: %+v", d)
+		} else if !errors.Is(err, approval.ErrUnverified) {
+			t.Fatalf("refused, but not as unverified: %v", err)
+		}
+	}
+	if len(g.Pending()) != 1 {
+		t.Fatal("the request was decided")
+	}
+}
+
+// TestResolveSignedAppliesToTheRequestItVerified: between ResolveSigned's
+// checks and the decision's taking effect, the request verified was
+// withdrawn and another offered under its id (a session resumed); the
+// decision, signed over the first, was applied to the second.
+func TestResolveSignedAppliesToTheRequestItVerified(t *testing.T) {
+	kp, pub := reviewerKey(t)
+	g := approval.NewGate(approvaltest.NewLedger(t), approval.Policy{ReviewerKeys: []string{pub}})
+	first := approvaltest.SampleRequest()
+	tk, err := g.Submit(first, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := tk.Request().ID
+	s := signed(approval.Sign(kp, first, approval.Decision{Verdict: approval.Approve, By: "alice"}))
+	var second *approval.Ticket
+	defer approval.SetTestHookVerified(func() {
+		if err := g.Withdraw(id, "the session stopped"); err != nil {
+			t.Error(err)
+			return
+		}
+		other := approvaltest.SampleRequest()
+		other.New, other.Diff = approvaltest.Hash("evil"), "diff --git a/evil b/evil\n"
+		if second, err = g.Resubmit(other, id, nil); err != nil {
+			t.Error(err)
+		}
+	})()
+	d, err := g.ResolveSigned(s, "test")
+	if err == nil {
+		t.Fatalf("a decision signed over %s's first request was applied to the one offered under its id meanwhile: %+v", id, d)
+	}
+	if second == nil || len(g.Pending()) != 1 {
+		t.Fatalf("the request offered again should still wait: %v", g.Pending())
+	}
+}
+
+// TestUnfingerprintableRequestCanBeRejected: what cannot be approved can
+// still be answered.
+func TestUnfingerprintableRequestCanBeRejected(t *testing.T) {
+	kp, pub := reviewerKey(t)
+	g := approval.NewGate(approvaltest.NewLedger(t), approval.Policy{ReviewerKeys: []string{pub}})
+	req := approvaltest.SampleRequest()
+	req.Flags = []approval.Flag{{Code: "odd", Message: "a flag of no severity"}}
+	tk, err := g.Submit(req, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.ResolveSigned(signed(approval.Sign(kp, req, approval.Decision{Verdict: approval.Reject, By: "alice"})), "test"); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := wait(t, tk); !errors.Is(err, approval.ErrRejected) {
+		t.Fatalf("the push: %v, want rejected", err)
+	}
+}
