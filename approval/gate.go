@@ -456,7 +456,13 @@ func checkPick(t *Ticket, paths []string, accept []Accepted) error {
 // if it cannot be written, the push is refused.
 func (g *Gate) settleLocked(t *Ticket, d Decision) error {
 	req := t.req
-	d.Request, d.Time = req.ID, g.now().UTC()
+	d.Request = req.ID
+	if d.Sig == "" {
+		// A signed decision keeps the time its reviewer signed (the
+		// ledger's record has its own): changed, the record would no
+		// longer verify under the reviewer's key.
+		d.Time = g.now().UTC()
+	}
 	if d.New.IsZero() && d.Approved() {
 		d.New = req.New
 	}

@@ -1,7 +1,14 @@
 package approval_test
 
 import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"time"
+
 	"errors"
+	"github.com/airlock-dev/airlock/approval/ledger"
+	"github.com/nats-io/nkeys"
 	"testing"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -113,5 +120,63 @@ func TestUnfingerprintableRequestCanBeRejected(t *testing.T) {
 	}
 	if _, _, err := wait(t, tk); !errors.Is(err, approval.ErrRejected) {
 		t.Fatalf("the push: %v, want rejected", err)
+	}
+}
+
+// TestLedgerDecisionVerifiesAgain: the ledger keeps a signed decision's
+// key, signature and fingerprint so that anyone can check the record
+// later against the reviewer's key; the gate wrote its own clock's time
+// over the time the reviewer signed, so no record verified.
+func TestLedgerDecisionVerifiesAgain(t *testing.T) {
+	kp, pub := reviewerKey(t)
+	l := approvaltest.NewLedger(t)
+	g := approval.NewGate(l, approval.Policy{ReviewerKeys: []string{pub}})
+	picked := approvaltest.Hash("picked")
+	pick := picker(t, func([]string) (plumbing.Hash, error) { return picked, nil })
+	decisions := []approval.Decision{
+		{Verdict: approval.Approve, By: "alice"},
+		{Verdict: approval.Reject, Reason: "no", By: "alice"},
+		{Verdict: approval.Pick, Paths: []string{"report.md"}, By: "alice"},
+	}
+	for i, d := range decisions {
+		req := approvaltest.SampleRequest()
+		req.New, req.Tree = approvaltest.Hash(fmt.Sprint("n", i)), approvaltest.Hash(fmt.Sprint("t", i))
+		if _, err := g.Submit(req, pick); err != nil {
+			t.Fatal(err)
+		}
+		d.Time = time.Now().Add(-time.Minute) // a reviewer's clock a minute behind
+		if _, err := g.ResolveSigned(signed(approval.Sign(kp, req, d)), "test"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	recs, err := l.Records()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, r := range recs {
+		if r.Kind != ledger.KindDecision {
+			continue
+		}
+		n++
+		var d approval.Decision
+		if err := json.Unmarshal(r.Data, &d); err != nil {
+			t.Fatal(err)
+		}
+		msg, err := approval.SignedBytes(d, d.Fingerprint, d.Key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sig, _ := base64.StdEncoding.DecodeString(d.Sig)
+		k, err := nkeys.FromPublicKey(d.Key)
+		if err != nil {
+			t.Fatalf("record %d: key %q: %v", r.Seq, d.Key, err)
+		}
+		if err := k.Verify(msg, sig); err != nil {
+			t.Errorf("the ledger's %s decision (record %d) does not verify under its own key: %v\n%s", d.Verdict, r.Seq, err, r.Data)
+		}
+	}
+	if n != len(decisions) {
+		t.Fatalf("%d decisions in the ledger, want %d", n, len(decisions))
 	}
 }
