@@ -2,6 +2,7 @@ package reviewkey_test
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -161,5 +162,45 @@ func TestTrustedRefusesAFileOthersMayWrite(t *testing.T) {
 		if got, err := reviewkey.Trusted([]string{other}); err == nil || !strings.Contains(err.Error(), "another user") {
 			t.Errorf("a file of keys of uid 4242: trusted %v, %v", got, err)
 		}
+	}
+}
+
+// TestTrustedTakesAReadOnlyMountOfTheHosts: a file of keys on a read-only
+// mount (a container's ":ro" bind mount of the host's file, as
+// examples/fleet mounts ./reviewers) belongs to the host's user, not the
+// server's, and nobody changes it from the server's side: it is taken.
+func TestTrustedTakesAReadOnlyMountOfTheHosts(t *testing.T) {
+	if list := os.Getenv("REVIEWKEY_RO_CHILD"); list != "" {
+		got, err := reviewkey.Trusted([]string{list})
+		if err != nil || len(got) != 1 {
+			t.Fatalf("a read-only mount of another user's file of keys: %v, %v", got, err)
+		}
+		return
+	}
+	unshare, err := exec.LookPath("unshare")
+	if err != nil || os.Getuid() != 0 {
+		t.Skip("needs root and unshare (util-linux) to make a read-only mount")
+	}
+	dir := t.TempDir()
+	a, _, err := reviewkey.LoadOrCreate(filepath.Join(dir, "a.nk"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mnt := filepath.Join(dir, "etc")
+	if err := os.Mkdir(mnt, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	list := filepath.Join(mnt, "reviewers")
+	if err := os.WriteFile(list, []byte(reviewkey.Public(a)+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(list, 4242, 4242); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(unshare, "--mount", "--propagation", "private", "sh", "-c",
+		`mount --bind "$1" "$1" && mount -o remount,bind,ro "$1" && exec "$2" -test.run='^TestTrustedTakesAReadOnlyMountOfTheHosts$'`, "sh", mnt, os.Args[0])
+	cmd.Env = append(os.Environ(), "REVIEWKEY_RO_CHILD="+list)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%v\n%s", err, out)
 	}
 }
