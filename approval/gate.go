@@ -84,6 +84,8 @@ type Gate struct {
 	denied  map[fingerprint]string
 	subs    map[int]chan Event
 	nextSub int
+	// refusals counts the refused decisions of each request id (refuse).
+	refusals map[string]int
 }
 
 // NewGate returns a gate that records to ledger.
@@ -94,7 +96,7 @@ func NewGate(ledger Ledger, p Policy) *Gate {
 	g := &Gate{
 		ledger: ledger, policy: p, now: time.Now,
 		pending: map[string]*Ticket{}, byPush: map[pushKey]*Ticket{},
-		denied: map[fingerprint]string{}, subs: map[int]chan Event{},
+		denied: map[fingerprint]string{}, subs: map[int]chan Event{}, refusals: map[string]int{},
 	}
 	g.loadDenied()
 	return g

@@ -180,3 +180,47 @@ func TestLedgerDecisionVerifiesAgain(t *testing.T) {
 		t.Fatalf("%d decisions in the ledger, want %d", n, len(decisions))
 	}
 }
+
+// TestRefusalsDoNotFillTheLedger: every forged decision was a ledger
+// record of its own, so whoever could write decisions (any reviewer's
+// NATS user, a same-user process on the socket) grew the ledger without
+// bound until it could take no more, and then every push was refused. The
+// first refusals of a request are recorded one by one, then at each
+// doubling with the count.
+func TestRefusalsDoNotFillTheLedger(t *testing.T) {
+	_, pub := reviewerKey(t)
+	mallory, _ := reviewerKey(t)
+	l := approvaltest.NewLedger(t)
+	g := approval.NewGate(l, approval.Policy{ReviewerKeys: []string{pub}})
+	req := approvaltest.SampleRequest()
+	if _, err := g.Submit(req, nil); err != nil {
+		t.Fatal(err)
+	}
+	const forged = 1000
+	for i := range forged {
+		s := signed(approval.Sign(mallory, req, approval.Decision{Verdict: approval.Approve, By: fmt.Sprint("mallory ", i)}))
+		if _, err := g.ResolveSigned(s, "test"); !errors.Is(err, approval.ErrUnverified) {
+			t.Fatalf("forged decision %d: %v", i, err)
+		}
+	}
+	recs, err := l.Records()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var refused []map[string]any
+	for _, r := range recs {
+		if r.Kind == ledger.KindRefused {
+			var m map[string]any
+			if err := json.Unmarshal(r.Data, &m); err != nil {
+				t.Fatal(err)
+			}
+			refused = append(refused, m)
+		}
+	}
+	if len(refused) > 16 {
+		t.Fatalf("%d forged decisions of one request made %d ledger records", forged, len(refused))
+	}
+	if len(refused) == 0 || refused[len(refused)-1]["refusals"] != float64(512) {
+		t.Fatalf("the last refusal record does not say how many came: %v", refused[len(refused)-1:])
+	}
+}
