@@ -137,10 +137,20 @@ var errUnfingerprinted = errors.New("the request cannot be fingerprinted (it doe
 // not trust, or over another request): refused, and recorded as such.
 var ErrUnverified = errors.New("decision refused: not signed by a reviewer this server trusts")
 
-// verify checks s's signature (by s.Key, over its own bytes), that the
-// key is one of trusted, and that it was made over fp, the request
-// pending. The error says which failed.
+// verify checks s's signature and key (checkSigned), then that it was
+// made over fp, the request pending (checkFingerprint). The error says
+// which failed.
 func (s SignedDecision) verify(trusted map[string]bool, fp string) error {
+	if err := s.checkSigned(trusted); err != nil {
+		return err
+	}
+	return s.checkFingerprint(fp)
+}
+
+// checkSigned checks s's signature (by s.Key, over its own bytes) and
+// that the key is one of trusted: cheap, so it comes before the
+// request's fingerprint, a JSON trip of its whole diff.
+func (s SignedDecision) checkSigned(trusted map[string]bool) error {
 	switch {
 	case s.Key == "" || s.Sig == "":
 		return errors.New("it is not signed (a reviewer signs with its key: airlock review --print-key shows it)")
@@ -165,6 +175,12 @@ func (s SignedDecision) verify(trusted map[string]bool, fp string) error {
 	if !trusted[s.Key] {
 		return fmt.Errorf("key %s is not one this server trusts (airlock serve --reviewer-key)", s.Key)
 	}
+	return nil
+}
+
+// checkFingerprint checks that s was signed over fp, the fingerprint of
+// the request pending under its id.
+func (s SignedDecision) checkFingerprint(fp string) error {
 	if (fp == "" || s.Fingerprint == "") && s.Decision.Verdict != Reject {
 		// Every request that cannot be fingerprinted would share "":
 		// a signature over one of them would cover all of them. Only a

@@ -25,13 +25,17 @@ func (g *Gate) ResolveSigned(s SignedDecision, from string) (Decision, error) {
 		trusted[k] = true
 	}
 	g.mu.Unlock()
-	fp := s.Fingerprint // not pending: only the signature and its key are checked
-	if pending {
-		// Outside the lock: a request carries its whole diff.
-		fp = Fingerprint(t.req)
-	}
-	if err := s.verify(trusted, fp); err != nil {
+	// The signature first: the fingerprint is a JSON trip of the whole
+	// diff, which a forged decision must not cost the server.
+	if err := s.checkSigned(trusted); err != nil {
 		return Decision{}, g.refuse(s, from, err)
+	}
+	if pending {
+		// Outside the lock: a request carries its whole diff. (Not
+		// pending: only the signature and its key are checked.)
+		if err := s.checkFingerprint(Fingerprint(t.req)); err != nil {
+			return Decision{}, g.refuse(s, from, err)
+		}
 	}
 	g.mu.Lock()
 	same := g.pending[id] == t

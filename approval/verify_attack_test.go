@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"errors"
@@ -222,5 +223,38 @@ func TestRefusalsDoNotFillTheLedger(t *testing.T) {
 	}
 	if len(refused) == 0 || refused[len(refused)-1]["refusals"] != float64(512) {
 		t.Fatalf("the last refusal record does not say how many came: %v", refused[len(refused)-1:])
+	}
+}
+
+// TestForgedDecisionsCostLittle: ResolveSigned fingerprinted the pending
+// request (a JSON round trip of its whole diff, tens of MiB) before it
+// looked at the signature, so every forged decision cost the server that:
+// a writer of the decisions bucket kept its cores busy with a few a
+// second. A decision no trusted key signed is refused first.
+func TestForgedDecisionsCostLittle(t *testing.T) {
+	_, pub := reviewerKey(t)
+	mallory, _ := reviewerKey(t)
+	g := approval.NewGate(approvaltest.NewLedger(t), approval.Policy{ReviewerKeys: []string{pub}})
+	req := approvaltest.SampleRequest()
+	req.Diff = strings.Repeat("+a line of a large diff, with \"quotes\" and <html> to escape\n", 1<<16) // 4 MiB
+	if _, err := g.Submit(req, nil); err != nil {
+		t.Fatal(err)
+	}
+	forged := []approval.SignedDecision{
+		{Decision: approval.Decision{Request: req.ID, Verdict: approval.Approve, By: "mallory"}, Key: pub, Sig: "AAAA", Fingerprint: "x"},
+	}
+	small := *req // signed over a copy of the request without its diff: the key is the forgery
+	small.Diff = ""
+	s := signed(approval.Sign(mallory, &small, approval.Decision{Verdict: approval.Approve, By: "mallory"}))
+	forged = append(forged, s)
+	start := time.Now()
+	const n = 50
+	for i := range n {
+		if _, err := g.ResolveSigned(forged[i%len(forged)], "test"); !errors.Is(err, approval.ErrUnverified) {
+			t.Fatalf("forged decision %d: %v", i, err)
+		}
+	}
+	if took := time.Since(start); took > time.Second {
+		t.Fatalf("%d forged decisions took %v to refuse", n, took)
 	}
 }
