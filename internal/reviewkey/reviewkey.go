@@ -30,7 +30,7 @@ const maxFile = 1 << 20
 
 // Load reads the key at path, checked.
 func Load(path string) (nkeys.KeyPair, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0) // a FIFO never blocks
 	if errors.Is(err, syscall.ELOOP) {
 		return nil, fmt.Errorf("the reviewer's key %s is a symlink; airlock reads a key only from a file of its own: replace the link with the file", path)
 	}
@@ -166,7 +166,9 @@ func Trusted(values []string) ([]string, error) {
 // owner (this user, or root) may change: whoever may write it, or
 // replace it in its directory, chooses who decides pushes.
 func readKeys(path string, add func(k, where string) error) error {
-	f, err := os.Open(path)
+	// Non-blocking: a FIFO would stop the start until someone wrote to
+	// it; it is refused as not a regular file instead.
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return fmt.Errorf("--reviewer-key %s: give a public key (U…) or a file of them: %w", path, err)
 	}

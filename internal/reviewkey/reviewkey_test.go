@@ -5,7 +5,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/airlock-dev/airlock/internal/reviewkey"
 )
@@ -202,5 +204,28 @@ func TestTrustedTakesAReadOnlyMountOfTheHosts(t *testing.T) {
 	cmd.Env = append(os.Environ(), "REVIEWKEY_RO_CHILD="+list)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("%v\n%s", err, out)
+	}
+}
+
+// TestTrustedRefusesAFIFO: a --reviewer-key naming a FIFO (or any file
+// that blocks on open) stopped the server's start for good, waiting for a
+// writer; it is refused as not a regular file.
+func TestTrustedRefusesAFIFO(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "reviewers")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := reviewkey.Trusted([]string{fifo})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "not a regular file") {
+			t.Fatalf("a FIFO as --reviewer-key: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Trusted still waits on the FIFO after 5 s")
 	}
 }
