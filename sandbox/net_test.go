@@ -44,16 +44,18 @@ func listen(t *testing.T, addr string) net.Listener {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
+	go acceptAndClose(ln)
 	return ln
+}
+
+func acceptAndClose(ln net.Listener) {
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		c.Close()
+	}
 }
 
 func needNetworkStack(t *testing.T) {
