@@ -85,23 +85,19 @@ func startSlirp(pid int) (*netStack, error) {
 	return n, nil
 }
 
-// stop ends slirp4netns and waits for it.
+// stop ends slirp4netns. It holds nothing to flush, so it is killed; and
+// not waited for on the run's path: its exit frees the tap device, which
+// the kernel takes tens of milliseconds to unregister. Its exit
+// descriptor ends it should the server die first.
 func (n *netStack) stop() {
 	if n == nil {
 		return
 	}
-	n.exitW.Close()
-	done := make(chan struct{})
+	_ = n.cmd.Process.Kill() // it is gone already if this fails
 	go func() {
 		_ = n.cmd.Wait() // its status says nothing the run needs
-		close(done)
+		n.exitW.Close()
 	}()
-	select {
-	case <-done:
-	case <-time.After(2 * time.Second):
-		_ = n.cmd.Process.Kill() // it is gone already if this fails
-		<-done
-	}
 }
 
 // hostLocal is every prefix the host delivers to itself: its local routes
