@@ -92,7 +92,9 @@ func TestNetworkInsideTheTestsNamespace(t *testing.T) {
 	}
 }
 
-func itoa(n int) string { return netip.AddrPortFrom(netip.IPv4Unspecified(), uint16(n)).String()[len("0.0.0.0:"):] }
+func itoa(n int) string {
+	return netip.AddrPortFrom(netip.IPv4Unspecified(), uint16(n)).String()[len("0.0.0.0:"):]
+}
 
 // ownNetworks builds the test's networks in this (new) namespace: "lan",
 // a second namespace joined by a veth pair, with listeners on port 80 and
