@@ -261,10 +261,10 @@ func (g *Gate) submit(req *Request, picks chan<- *PickAsk, id string) (*Ticket, 
 		if req.Command == "" {
 			return nil, errors.New("approval: a network request needs the command")
 		}
-		// The key and fingerprint of a network request are its command:
-		// the same command asked twice is one request, and a denied one
-		// is denied again at once.
-		req.Target, req.Ref, req.Old, req.New, req.Tree = "network", req.Command, plumbing.ZeroHash, plumbing.ZeroHash, plumbing.ZeroHash
+		// The key and fingerprint of a network request are what the
+		// reviewer saw (networkRef): the same asked twice is one request,
+		// and a denied one is denied again at once.
+		req.Target, req.Ref, req.Old, req.New, req.Tree = "network", networkRef(req), plumbing.ZeroHash, plumbing.ZeroHash, plumbing.ZeroHash
 		picks, req.Pickable = nil, false
 	default:
 		return nil, fmt.Errorf("approval: unknown request kind %q", req.Kind)

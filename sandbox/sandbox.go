@@ -120,6 +120,14 @@ func (l Limits) withDefaults() Limits {
 	return l
 }
 
+// runNetwork is the network of a run's user-mode stack (slirp4netns's
+// default): the run's own address, its gateway and its DNS address.
+var runNetwork = netip.MustParsePrefix("10.0.2.0/24")
+
+// RunsOwnNetwork says whether a is in a networked run's own network,
+// which no allowed pair may name: inside the run it means the stack.
+func RunsOwnNetwork(a netip.Addr) bool { return runNetwork.Contains(a.Unmap()) }
+
 // Workspace is where the workspace is inside the jail, and the working
 // directory's root.
 const Workspace = "/workspace"
