@@ -60,7 +60,7 @@ func startSlirp(pid int) (*netStack, error) {
 	}
 	defer readyR.Close()
 	n := &netStack{exitW: exitW, stderr: &bytes.Buffer{}}
-	n.cmd = exec.Command(path, "--configure", "--disable-host-loopback", "--disable-dns", "--mtu=65520",
+	n.cmd = exec.Command(path, "--configure", "--disable-host-loopback", "--disable-dns", "--mtu=65520", "--enable-sandbox", "--enable-seccomp",
 		"--exit-fd=3", "--ready-fd=4", strconv.Itoa(pid), tapDevice)
 	n.cmd.ExtraFiles = []*os.File{exitR, readyW}
 	n.cmd.Stdout, n.cmd.Stderr = io.Discard, n.stderr
