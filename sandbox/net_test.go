@@ -19,6 +19,7 @@ const probe = `import socket, sys
 for a in sys.argv[1:]:
     label, hp = a.split("=", 1)
     host, port = hp.rsplit(":", 1)
+    host = host.strip("[]")
     try:
         socket.create_connection((host, int(port)), timeout=2).close()
         print(label, "connected")
@@ -110,15 +111,24 @@ func TestNetworkedRunReachesNotTheHostsLoopback(t *testing.T) {
 		"neighbour":         neighbour.String(),
 		"allowed-gateway":   fmt.Sprintf("10.0.2.2:%d", allowed.Port),
 	}
-	pair := netip.MustParseAddrPort(allowed.String())
+	pairs := []netip.AddrPort{netip.MustParseAddrPort(allowed.String())}
+	reach := []string{"allowed"}
+	if ln6, err := net.Listen("tcp", "[::1]:0"); err == nil {
+		// An IPv6 pair, where the host has IPv6 on its loopback.
+		ln6.Close()
+		six := listen(t, "[::1]:0").Addr().String()
+		pairs = append(pairs, netip.MustParseAddrPort(six))
+		targets["allowed-v6"] = six
+		reach = append(reach, "allowed-v6")
+	}
 	code, out, errOut := j.runSpec(probeScript(targets), func(s *sandbox.Spec) {
-		s.Network, s.AllowHosts = true, []netip.AddrPort{pair}
+		s.Network, s.AllowHosts = true, pairs
 	})
 	t.Logf("exit %d:\n%s%s", code, out, errOut)
-	wantProbes(t, out, targets, "allowed")
+	wantProbes(t, out, targets, reach...)
 
 	// Without the network: nothing at all, not even the allowed pair.
-	code, out, errOut = j.runSpec(probeScript(targets), func(s *sandbox.Spec) { s.AllowHosts = []netip.AddrPort{pair} })
+	code, out, errOut = j.runSpec(probeScript(targets), func(s *sandbox.Spec) { s.AllowHosts = pairs })
 	t.Logf("without the network: exit %d:\n%s%s", code, out, errOut)
 	wantProbes(t, out, targets)
 }

@@ -109,10 +109,10 @@ func jailNetwork(spec Spec) error {
 func netListeners(allow []netip.AddrPort) ([]int, error) {
 	var fds []int
 	open := func(typ int, ap netip.AddrPort) error {
-		fam := unix.AF_INET
-		var sa unix.Sockaddr = &unix.SockaddrInet4{Port: int(ap.Port()), Addr: ap.Addr().As4()}
-		if ap.Addr().Is6() && !ap.Addr().Is4In6() {
-			fam, sa = unix.AF_INET6, &unix.SockaddrInet6{Port: int(ap.Port()), Addr: ap.Addr().As16()}
+		fam := unix.AF_INET6
+		var sa unix.Sockaddr = &unix.SockaddrInet6{Port: int(ap.Port()), Addr: ap.Addr().As16()}
+		if ap.Addr().Is4() {
+			fam, sa = unix.AF_INET, &unix.SockaddrInet4{Port: int(ap.Port()), Addr: ap.Addr().As4()}
 		}
 		fd, err := unix.Socket(fam, typ|unix.SOCK_CLOEXEC, 0)
 		if err != nil {

@@ -24,6 +24,15 @@ import (
 // installed; runs without the network are unaffected.
 var ErrNoNetworkStack = errors.New("a run with the network needs slirp4netns, which is not installed here (Debian and Ubuntu: apt-get install slirp4netns)")
 
+// NetworkStack says why a run with the network cannot be given one here,
+// or nil.
+func NetworkStack() error {
+	if _, err := exec.LookPath("slirp4netns"); err != nil {
+		return ErrNoNetworkStack
+	}
+	return nil
+}
+
 // slirpReady bounds slirp4netns's start: it makes the tap in the helper's
 // namespace and configures it.
 const slirpReady = 10 * time.Second
@@ -46,7 +55,7 @@ type netStack struct {
 func startSlirp(pid int) (*netStack, error) {
 	path, err := exec.LookPath("slirp4netns")
 	if err != nil {
-		return nil, ErrNoNetworkStack
+		return nil, fmt.Errorf("%w: %w", ErrSetup, ErrNoNetworkStack)
 	}
 	exitR, exitW, err := os.Pipe()
 	if err != nil {

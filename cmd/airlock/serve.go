@@ -390,6 +390,11 @@ func sayProbed(runOpts *session.RunOptions, stderr io.Writer) {
 	default:
 		fmt.Fprintf(stderr, "airlock serve: commands run in a sandbox (%s)\n", runOpts.Mode)
 		fmt.Fprintf(stderr, "airlock serve: %s\n", sandbox.Budget(runOpts.Limits))
+		if err := sandbox.NetworkStack(); err != nil {
+			fmt.Fprintf(stderr, "airlock serve: a command given the network will fail: %v\n", err)
+		} else if len(runOpts.AllowHosts) > 0 {
+			fmt.Fprintf(stderr, "airlock serve: a command given the network reaches the internet and %s, nothing else of this machine or its network\n", joinPairs(runOpts.AllowHosts))
+		}
 		if c := runOpts.Cache; c != nil {
 			fmt.Fprintf(stderr, "airlock serve: their caches (~/.cache) are kept for this worker in %s, up to %s (airlock cache show %s)\n",
 				c.Dir(), bytesize.Format(c.Max()), c.Meta().ID)
@@ -607,4 +612,12 @@ func parseAllowHosts(pairs []string) ([]netip.AddrPort, error) {
 		aps = append(aps, netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port()))
 	}
 	return aps, nil
+}
+
+func joinPairs(aps []netip.AddrPort) string {
+	s := make([]string, len(aps))
+	for i, ap := range aps {
+		s[i] = ap.String()
+	}
+	return strings.Join(s, ", ")
 }
