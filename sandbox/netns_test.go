@@ -62,6 +62,9 @@ func TestNetworkInsideTheTestsNamespace(t *testing.T) {
 	j := newJail(t, nil)
 	internet, metadata, lanPort := "198.51.100.7:80", "169.254.169.254:80", "10.77.0.2:80"
 	hostOwn := listen(t, "10.77.0.1:0").Addr().String()
+	// A public address of the host's own (as a cloud machine's), shut only
+	// because the host delivers it to itself.
+	hostPublic := listen(t, "203.0.113.9:0").Addr().String()
 	loop := listen(t, "127.0.0.1:0").Addr().(*net.TCPAddr)
 	targets := map[string]string{
 		"internet":         internet,
@@ -72,6 +75,7 @@ func TestNetworkInsideTheTestsNamespace(t *testing.T) {
 		"lan-other-port":   "10.77.0.2:81",
 		"private-far":      "10.88.0.1:80",
 		"host-own-address": hostOwn,
+		"host-public":      hostPublic,
 		"host-loopback":    loop.String(),
 		"host-via-gateway": "10.0.2.2:" + itoa(loop.Port),
 	}
@@ -124,6 +128,7 @@ func ownNetworks(t *testing.T) {
 		t.Fatal(err)
 	}
 	run("link", "set", "lo", "up")
+	run("addr", "add", "203.0.113.9/32", "dev", "lo")
 	run("link", "add", "veth0", "type", "veth", "peer", "name", "veth1", "netns", "lan")
 	run("addr", "add", "10.77.0.1/24", "dev", "veth0")
 	run("link", "set", "veth0", "up")
