@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/airlock-dev/airlock/sandbox"
 	"github.com/airlock-dev/airlock/sandbox/mirror"
@@ -16,8 +17,9 @@ import (
 // the relay's listeners) against without it (a namespace with a loopback
 // only, which is what a networked run cost before it had a stack: the
 // same helper, in the host's namespace). "cold" starts every helper
-// inline, as a server's first run of each kind does; "warm" lets Run's
-// prewarmed helper take the start off the next run's path.
+// inline, as a server's first run of each kind does; "warm" pauses
+// (off the clock) between runs, as a worker does, so that Run's prewarmed
+// helper takes the start off the next run's path.
 func BenchmarkRunTrue(b *testing.B) {
 	if err := sandbox.Available(); err != nil {
 		b.Skip(err)
@@ -39,11 +41,13 @@ func BenchmarkRunTrue(b *testing.B) {
 			b.Run(name, func(b *testing.B) {
 				spec := sandbox.Spec{Argv: []string{"/bin/true"}, Lower: lower, Upper: upper, Work: work, Root: root, Network: network}
 				for b.Loop() {
+					b.StopTimer()
 					if cold {
-						b.StopTimer()
 						sandbox.Shutdown()
-						b.StartTimer()
+					} else {
+						time.Sleep(150 * time.Millisecond)
 					}
+					b.StartTimer()
 					if code, err := sandbox.Run(context.Background(), spec, nil, io.Discard, io.Discard); err != nil || code != 0 {
 						b.Fatalf("exit %d: %v", code, err)
 					}
