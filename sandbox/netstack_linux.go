@@ -3,6 +3,7 @@ package sandbox
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -167,6 +168,9 @@ type netServer struct {
 	closed bool
 	open   []io.Closer
 	wg     sync.WaitGroup
+	// ctx ends the dials under way when the run ends.
+	ctx    context.Context
+	cancel context.CancelFunc
 }
 
 // serveNet receives the run's listeners from the helper (netjail's
@@ -174,6 +178,7 @@ type netServer struct {
 // until stop.
 func serveNet(sock *os.File, allow []netip.AddrPort) *netServer {
 	s := &netServer{}
+	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
@@ -193,11 +198,9 @@ func serveNet(sock *os.File, allow []netip.AddrPort) *netServer {
 		if pc, err := net.FilePacketConn(files[0]); err == nil && s.track(pc) {
 			s.go_(func() { relayDNS(pc) })
 		}
-		dns := func() (net.Conn, error) { return net.DialTimeout("tcp", nameservers()[0], 5*time.Second) }
-		s.forward(files[1], dns)
+		s.forward(files[1], nameservers()[0], 5*time.Second)
 		for i, ap := range allow {
-			target := ap.String()
-			s.forward(files[2+i], func() (net.Conn, error) { return net.DialTimeout("tcp", target, 10*time.Second) })
+			s.forward(files[2+i], ap.String(), 10*time.Second)
 		}
 	}()
 	return s
@@ -229,6 +232,7 @@ func (s *netServer) stop() {
 	if s == nil {
 		return
 	}
+	s.cancel()
 	s.mu.Lock()
 	s.closed = true
 	for _, c := range s.open {
@@ -238,9 +242,11 @@ func (s *netServer) stop() {
 	s.wg.Wait()
 }
 
-// forward accepts on the listener f and joins each connection to one that
-// dial makes on the host.
-func (s *netServer) forward(f *os.File, dial func() (net.Conn, error)) {
+// forward accepts on the listener f and joins each connection to one to
+// target (host:port) on the host.
+func (s *netServer) forward(f *os.File, target string, timeout time.Duration) {
+	d := &net.Dialer{Timeout: timeout}
+	dial := func() (net.Conn, error) { return d.DialContext(s.ctx, "tcp", target) }
 	ln, err := net.FileListener(f)
 	if err != nil || !s.track(ln) {
 		return

@@ -270,7 +270,10 @@ func Run(ctx context.Context, spec Spec, stdin io.Reader, stdout, stderr io.Writ
 		defer h.cg.remove()
 	}
 	if spec.Network {
-		defer serveNet(h.netW, spec.AllowHosts).stop()
+		// Served from now (the helper sends its listeners once its
+		// network is up) until the run ends.
+		ns := serveNet(h.netW, spec.AllowHosts)
+		defer ns.stop()
 	}
 	// The helper sends its stores once the jail is up (or closes the
 	// socket, failing).
