@@ -2,6 +2,7 @@ package sandbox_test
 
 import (
 	"encoding/binary"
+	"io"
 	"net"
 	"net/netip"
 	"os"
@@ -79,13 +80,16 @@ func TestNetworkInsideTheTestsNamespace(t *testing.T) {
 		"host-loopback":    loop.String(),
 		"host-via-gateway": "10.0.2.2:" + itoa(loop.Port),
 	}
-	script := probeScript(targets) + "; getent hosts example.test || echo example.test unresolved"
+	script := probeScript(targets) + "; getent hosts example.test || echo example.test unresolved; python3 -c '" + tcpDNS + "'"
 	allow := []netip.AddrPort{netip.MustParseAddrPort(lanPort)}
 	code, out, errOut := j.runSpec(script, func(s *sandbox.Spec) { s.Network, s.AllowHosts = true, allow })
 	t.Logf("with the network: exit %d:\n%s%s", code, out, errOut)
 	wantProbes(t, out, targets, "internet", "internet-by-name", "lan-allowed")
 	if !strings.Contains(out, "198.51.100.7    example.test") {
 		t.Errorf("example.test did not resolve through the host's resolver:\n%s", out)
+	}
+	if !strings.Contains(out, "over TCP: 198.51.100.7") {
+		t.Errorf("example.test did not resolve over TCP through the relay:\n%s", out)
 	}
 
 	code, out, errOut = j.runSpec(script, func(s *sandbox.Spec) { s.AllowHosts = allow })
@@ -99,6 +103,22 @@ func TestNetworkInsideTheTestsNamespace(t *testing.T) {
 func itoa(n int) string {
 	return netip.AddrPortFrom(netip.IPv4Unspecified(), uint16(n)).String()[len("0.0.0.0:"):]
 }
+
+// tcpDNS is Python that asks the run's nameserver for example.test's
+// address over TCP and prints it.
+const tcpDNS = `import socket, struct
+q = struct.pack(">HHHHHH", 7, 0x100, 1, 0, 0, 0) + b"\x07example\x04test\x00" + struct.pack(">HH", 1, 1)
+try:
+    s = socket.create_connection(("10.0.2.3", 53), timeout=3)
+    s.sendall(struct.pack(">H", len(q)) + q)
+    n = struct.unpack(">H", s.recv(2))[0]
+    a = b""
+    while len(a) < n:
+        a += s.recv(n - len(a))
+    print("over TCP:", socket.inet_ntoa(a[-4:]))
+except OSError as e:
+    print("over TCP: refused", e)
+`
 
 // ownNetworks builds the test's networks in this (new) namespace: "lan",
 // a second namespace joined by a veth pair, with listeners on port 80 and
@@ -152,7 +172,14 @@ func ownNetworks(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { pc.Close() })
-	go answerDNS(pc, map[string][4]byte{"example.test.": {198, 51, 100, 7}, "metadata.test.": {169, 254, 169, 254}})
+	names := map[string][4]byte{"example.test.": {198, 51, 100, 7}, "metadata.test.": {169, 254, 169, 254}}
+	go answerDNS(pc, names)
+	ln, err := net.Listen("tcp", "127.0.0.53:53")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go answerDNSOverTCP(ln, names)
 }
 
 // lanNamespace makes the "lan" namespace on a thread of its own, opens
@@ -200,39 +227,74 @@ func answerDNS(pc net.PacketConn, names map[string][4]byte) {
 		if err != nil {
 			return
 		}
-		q := buf[:n]
-		if n < 17 {
-			continue
+		if a := answer(buf[:n], names); a != nil {
+			_, _ = pc.WriteTo(a, from)
 		}
-		// The question: labels from offset 12, then type and class.
-		var name strings.Builder
-		i := 12
-		for i < n && q[i] != 0 {
-			l := int(q[i])
-			if i+1+l > n {
-				break
+	}
+}
+
+// answer is the answer to the query q; nil when q is not one.
+func answer(q []byte, names map[string][4]byte) []byte {
+	n := len(q)
+	if n < 17 {
+		return nil
+	}
+	// The question: labels from offset 12, then type and class.
+	var name strings.Builder
+	i := 12
+	for i < n && q[i] != 0 {
+		l := int(q[i])
+		if i+1+l > n {
+			return nil
+		}
+		name.Write(q[i+1 : i+1+l])
+		name.WriteByte('.')
+		i += 1 + l
+	}
+	end := i + 5
+	if end > n {
+		return nil
+	}
+	qtype := binary.BigEndian.Uint16(q[i+1:])
+	a := append([]byte{}, q[:end]...)
+	binary.BigEndian.PutUint16(a[2:], 0x8180) // a response, recursion available
+	binary.BigEndian.PutUint16(a[6:], 0)
+	binary.BigEndian.PutUint16(a[8:], 0)
+	binary.BigEndian.PutUint16(a[10:], 0)
+	if ip, ok := names[name.String()]; !ok {
+		a[3] |= 3 // NXDOMAIN
+	} else if qtype == 1 {
+		binary.BigEndian.PutUint16(a[6:], 1)
+		a = append(a, 0xc0, 12, 0, 1, 0, 1, 0, 0, 0, 60, 0, 4)
+		a = append(a, ip[:]...)
+	}
+	return a
+}
+
+// answerDNSOverTCP answers each connection's queries as answerDNS does,
+// each with its length before it.
+func answerDNSOverTCP(ln net.Listener, names map[string][4]byte) {
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		go func() {
+			defer c.Close()
+			// One query, answered through a packet pair of our own.
+			var n [2]byte
+			if _, err := io.ReadFull(c, n[:]); err != nil {
+				return
 			}
-			name.Write(q[i+1 : i+1+l])
-			name.WriteByte('.')
-			i += 1 + l
-		}
-		end := i + 5
-		if end > n {
-			continue
-		}
-		qtype := binary.BigEndian.Uint16(q[i+1:])
-		a := append([]byte{}, q[:end]...)
-		binary.BigEndian.PutUint16(a[2:], 0x8180) // a response, recursion available
-		binary.BigEndian.PutUint16(a[6:], 0)
-		binary.BigEndian.PutUint16(a[8:], 0)
-		binary.BigEndian.PutUint16(a[10:], 0)
-		if ip, ok := names[name.String()]; !ok {
-			a[3] |= 3 // NXDOMAIN
-		} else if qtype == 1 {
-			binary.BigEndian.PutUint16(a[6:], 1)
-			a = append(a, 0xc0, 12, 0, 1, 0, 1, 0, 0, 0, 60, 0, 4)
-			a = append(a, ip[:]...)
-		}
-		_, _ = pc.WriteTo(a, from)
+			q := make([]byte, binary.BigEndian.Uint16(n[:]))
+			if _, err := io.ReadFull(c, q); err != nil {
+				return
+			}
+			a := answer(q, names)
+			if a == nil {
+				return
+			}
+			_, _ = c.Write(append(binary.BigEndian.AppendUint16(nil, uint16(len(a))), a...))
+		}()
 	}
 }
