@@ -171,13 +171,20 @@ type netServer struct {
 	// ctx ends the dials under way when the run ends.
 	ctx    context.Context
 	cancel context.CancelFunc
+	// conns bounds the connections the run has forwarded at once: each
+	// holds two of the server's descriptors.
+	conns chan struct{}
 }
+
+// maxForwarded is how many connections one run may have forwarded at once
+// (DNS over TCP and the allowed pairs together); more are closed at once.
+const maxForwarded = 256
 
 // serveNet receives the run's listeners from the helper (netjail's
 // order: DNS over UDP and TCP, then one per allowed pair) and serves them
 // until stop.
 func serveNet(sock *os.File, allow []netip.AddrPort) *netServer {
-	s := &netServer{}
+	s := &netServer{conns: make(chan struct{}, maxForwarded)}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.wg.Add(1)
 	go func() {
@@ -260,7 +267,16 @@ func (s *netServer) forward(f *os.File, target string, timeout time.Duration) {
 			if !s.track(c) {
 				return
 			}
-			s.go_(func() { s.join(c, dial) })
+			select {
+			case s.conns <- struct{}{}:
+			default:
+				c.Close()
+				continue
+			}
+			s.go_(func() {
+				defer func() { <-s.conns }()
+				s.join(c, dial)
+			})
 		}
 	})
 }

@@ -124,8 +124,12 @@ func TestServeRefusesBadRunAllowHost(t *testing.T) {
 		{"127.0.0.1:0", "not 0"},
 		{"0.0.0.0:80", "one host's address"},
 		{"10.0.2.3:53", "the run's own network"},
+		{"--run off", "--run off runs none"},
 	} {
 		cmd := exec.Command(bin, "serve", "--run-allow-host", tc.arg)
+		if tc.arg == "--run off" {
+			cmd = exec.Command(bin, "serve", "--run", "off", "--run-allow-host", "127.0.0.1:5000")
+		}
 		cmd.Env, cmd.Dir = env, filepath.Join(root)
 		out, err := cmd.CombinedOutput()
 		if err == nil || !strings.Contains(string(out), tc.want) || !strings.Contains(string(out), "--run-allow-host") {
