@@ -33,8 +33,11 @@ const netFD = 7
 // The addresses of slirp4netns's network as the run sees it (its
 // defaults): the run's own, the gateway (the host's loopback, which
 // --disable-host-loopback refuses anyway), and the DNS address, where the
-// server's relay listens instead of slirp4netns's (which forwards every
-// port of it to the host's resolver's address).
+// server's relay listens instead of slirp4netns's (--disable-dns). Its own
+// (libslirp 4.7's) does answer UDP on port 53 from a loopback nameserver
+// such as 127.0.0.53 (checked), but the relay keeps what reaches the host
+// airlock's to bound and to test: DNS over UDP and TCP, to port 53 of the
+// host's nameservers only.
 var (
 	tapDevice = "tap0"
 	dnsAddr   = netip.MustParseAddr("10.0.2.3")
