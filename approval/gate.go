@@ -265,10 +265,10 @@ func (g *Gate) submit(req *Request, picks chan<- *PickAsk, id string) (*Ticket, 
 		if req.Command == "" {
 			return nil, errors.New("approval: a network request needs the command")
 		}
-		// The key and fingerprint of a network request are its command:
-		// the same command asked twice is one request, and a denied one
-		// is denied again at once.
-		req.Target, req.Ref, req.Old, req.New, req.Tree = "network", req.Command, plumbing.ZeroHash, plumbing.ZeroHash, plumbing.ZeroHash
+		// The key and fingerprint of a network request are what the
+		// reviewer saw (networkRef): the same asked twice is one request,
+		// and a denied one is denied again at once.
+		req.Target, req.Ref, req.Old, req.New, req.Tree = "network", networkRef(req), plumbing.ZeroHash, plumbing.ZeroHash, plumbing.ZeroHash
 		picks, req.Pickable = nil, false
 	default:
 		return nil, fmt.Errorf("approval: unknown request kind %q", req.Kind)
@@ -485,14 +485,15 @@ func rejection(req *Request, d Decision) error {
 // networkRejection words a denied network request as one: the worker is
 // told what it can do instead of asking again (the same command is
 // denied at once for the rest of the session, as its fingerprint is the
-// command), never to change a push it did not make.
+// command, its directory and its reach: networkRef), never to change a
+// push it did not make.
 func networkRejection(d Decision) error {
 	const advice = "run the command without network: true (bring what it needs in with git_pull, or use what the workspace already has)"
 	switch {
 	case d.By == "repeat-denied" && d.Reason != "":
-		return fmt.Errorf("%w: the reviewer already denied the network to this same command in this session (%q), so it is denied again at once; %s", ErrNetworkDenied, d.Reason, advice)
+		return fmt.Errorf("%w: the reviewer already denied the network to this same command (in this directory, reaching the same) in this session (%q), so it is denied again at once; %s", ErrNetworkDenied, d.Reason, advice)
 	case d.By == "repeat-denied":
-		return fmt.Errorf("%w: the reviewer already denied the network to this same command in this session, so it is denied again at once; %s", ErrNetworkDenied, advice)
+		return fmt.Errorf("%w: the reviewer already denied the network to this same command (in this directory, reaching the same) in this session, so it is denied again at once; %s", ErrNetworkDenied, advice)
 	case d.Reason != "":
 		return fmt.Errorf("%w by the reviewer: %s; %s", ErrNetworkDenied, d.Reason, advice)
 	}

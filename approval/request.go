@@ -32,6 +32,10 @@ type Request struct {
 	Command string `json:"command,omitempty"`
 	Dir     string `json:"dir,omitempty"`
 	Reason  string `json:"reason,omitempty"`
+	// Reach is what a run with the network reaches besides the internet:
+	// the operator's allowed host:port pairs (serve --run-allow-host), as
+	// the reviewer is shown them.
+	Reach []string `json:"reach,omitempty"`
 	// Target identifies the target ("local:/path", "github:owner/repo");
 	// a Grant names it, and auto-approval matches it.
 	Target string `json:"target"`
@@ -74,7 +78,7 @@ const (
 // The scopes a network approval may have.
 const (
 	ScopeOnce    = ""        // this run only
-	ScopeCommand = "command" // this command line, for the rest of the session
+	ScopeCommand = "command" // this command line in this directory reaching this, for the rest of the session
 	ScopeSession = "session" // every run, for the rest of the session
 )
 
