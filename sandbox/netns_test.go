@@ -237,14 +237,14 @@ func answerDNS(pc net.PacketConn, names map[string][4]byte) {
 		if err != nil {
 			return
 		}
-		if a := answer(buf[:n], names); a != nil {
+		if a := dnsAnswer(buf[:n], names); a != nil {
 			_, _ = pc.WriteTo(a, from)
 		}
 	}
 }
 
 // answer is the answer to the query q; nil when q is not one.
-func answer(q []byte, names map[string][4]byte) []byte {
+func dnsAnswer(q []byte, names map[string][4]byte) []byte {
 	n := len(q)
 	if n < 17 {
 		return nil
@@ -300,7 +300,7 @@ func answerDNSOverTCP(ln net.Listener, names map[string][4]byte) {
 			if _, err := io.ReadFull(c, q); err != nil {
 				return
 			}
-			a := answer(q, names)
+			a := dnsAnswer(q, names)
 			if a == nil {
 				return
 			}
