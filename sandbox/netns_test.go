@@ -243,7 +243,7 @@ func answerDNS(pc net.PacketConn, names map[string][4]byte) {
 	}
 }
 
-// answer is the answer to the query q; nil when q is not one.
+// dnsAnswer is the answer to the query q; nil when q is not one.
 func dnsAnswer(q []byte, names map[string][4]byte) []byte {
 	n := len(q)
 	if n < 17 {
