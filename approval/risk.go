@@ -59,7 +59,9 @@ type Flag struct {
 	Code     string   `json:"code"`
 	Severity Severity `json:"severity"`
 	Path     string   `json:"path,omitempty"`
-	Message  string   `json:"message"`
+	// Commit names the commit a flag of a commit message is about.
+	Commit  string `json:"commit,omitempty"`
+	Message string `json:"message"`
 }
 
 // The flag codes.
@@ -167,6 +169,7 @@ func Assess(r *Request, rules Rules, content Content) []Flag {
 		}
 	}
 
+	flags = append(flags, messageFlags(r.BaseCommits, r.Commits)...)
 	if r.DiffTruncated {
 		add(FlagTooLarge, High, "", "the diff is too large to show whole, so this push cannot be approved whole: pick fewer files ([p])")
 	}
