@@ -86,22 +86,37 @@ func CheckMessage(msg string) []MessageFinding {
 	return out
 }
 
-// messageFlags are the flags of the messages of every commit that lands.
+// messageFlags are the flags of the messages of every commit that lands:
+// one per commit and kind, naming the first line it is about and how many
+// more there are, so that one message cannot push the other risks off
+// the screen.
 func messageFlags(commits ...[]CommitInfo) []Flag {
 	var flags []Flag
 	for _, list := range commits {
 		for _, c := range list {
+			byCode := map[string][]MessageFinding{}
+			var order []string
 			for _, f := range CheckMessage(c.Message) {
+				if len(byCode[f.Code]) == 0 {
+					order = append(order, f.Code)
+				}
+				byCode[f.Code] = append(byCode[f.Code], f)
+			}
+			for _, code := range order {
+				fs := byCode[code]
 				sev := Medium
-				if f.Code == FlagMessageHidden {
+				if code == FlagMessageHidden {
 					sev = High
 				}
 				where := "its subject"
-				if f.Line > 1 {
-					where = fmt.Sprintf("line %d", f.Line)
+				if fs[0].Line > 1 {
+					where = fmt.Sprintf("line %d", fs[0].Line)
 				}
-				flags = append(flags, Flag{Code: f.Code, Severity: sev, Commit: c.ID.String(),
-					Message: fmt.Sprintf("commit %s's message, %s: %s", shortid.HashOr(c.ID, "(none)"), where, f.What)})
+				if len(fs) > 1 {
+					where += fmt.Sprintf(" (and %d more lines)", len(fs)-1)
+				}
+				flags = append(flags, Flag{Code: code, Severity: sev, Commit: c.ID.String(),
+					Message: fmt.Sprintf("commit %s's message, %s: %s", shortid.HashOr(c.ID, "(none)"), where, fs[0].What)})
 			}
 		}
 	}

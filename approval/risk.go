@@ -87,6 +87,10 @@ const (
 	FlagTerminal = "deceptive-content"
 	// FlagTooLarge: the diff is too large to show whole.
 	FlagTooLarge = "diff-too-large"
+	// FlagRejectedAgain: a commit the reviewer rejected is in the push
+	// again, unchanged: it lands as its own commit, its content in the
+	// target's history, whatever later commits do.
+	FlagRejectedAgain = "rejected-again"
 	// FlagUnavailable: a side of a file's diff could not be read (a base
 	// file its repository no longer has), so the diff cannot show it.
 	FlagUnavailable = "content-unavailable"

