@@ -87,6 +87,9 @@ const (
 	FlagTerminal = "deceptive-content"
 	// FlagTooLarge: the diff is too large to show whole.
 	FlagTooLarge = "diff-too-large"
+	// FlagBaseCommits: the target lacks the sandbox's base, so the
+	// base's commits land under the worker's.
+	FlagBaseCommits = "base-commits"
 	// FlagRejectedAgain: a commit the reviewer rejected is in the push
 	// again, unchanged: it lands as its own commit, its content in the
 	// target's history, whatever later commits do.
