@@ -86,3 +86,55 @@ func TestScreenShowsBodies(t *testing.T) {
 		}
 	}
 }
+
+// Issue 32: after a rejection, the rejected commit stayed staged and
+// landed under the fix, unseen. The re-review marks each commit: one the
+// reviewer rejected, here again unchanged (flagged high, its own change
+// shown by d, ahead of the interdiff), one that replaces a rejected one,
+// and one that is new.
+func TestScreenShowsRejectedCommitsAgain(t *testing.T) {
+	rej, fix, amended, was := approvaltest.Hash("rejected"), approvaltest.Hash("fix"), approvaltest.Hash("amended"), approvaltest.Hash("was")
+	r := &approval.Request{
+		ID: "req-9", Worker: "w", Target: "local:/p", Describe: "local:/p", Ref: "refs/heads/agent",
+		Old: approvaltest.Hash("old"), New: fix, Tree: approvaltest.Hash("tree"),
+		Commits: []approval.CommitInfo{{ID: rej, Message: "Add the token\n"}, {ID: amended, Message: "Add notes\n"}, {ID: fix, Message: "Remove the token\n"}},
+		Files:   []approval.FileChange{{Path: "notes.txt", Op: change.Create, NewMode: filemode.Regular, Size: 6, Added: 1}},
+		Diff:    "diff --git a/notes.txt b/notes.txt\nnew file mode 100644\n--- /dev/null\n+++ b/notes.txt\n@@ -0,0 +1 @@\n+notes\n",
+		Since: &approval.Since{Request: "req-8", Why: "you rejected it", Tree: approvaltest.Hash("seen"), Reason: "no tokens",
+			Interdiff: "diff --git a/notes.txt b/notes.txt\n--- a/notes.txt\n+++ b/notes.txt\n@@ -1 +1 @@\n-note\n+notes\n",
+			Commits: []approval.SinceCommit{
+				{ID: rej, Status: approval.CommitRejected, Was: rej, Diff: "diff --git a/token.txt b/token.txt\nnew file mode 100644\n--- /dev/null\n+++ b/token.txt\n@@ -0,0 +1 @@\n+REJECTED-TOKEN\n"},
+				{ID: amended, Status: approval.CommitReplaces, Was: was},
+				{ID: fix, Status: approval.CommitNew},
+			}},
+	}
+	r.Flags = append(approval.Assess(r, approval.Rules{}, nil), approval.Flag{Code: approval.FlagRejectedAgain, Severity: approval.High, Commit: rej.String(),
+		Message: "commit " + rej.String()[:7] + " is one you rejected in request req-8 (as " + rej.String()[:7] + "), unchanged: it lands as its own commit"})
+	approval.SortFlags(r.Flags)
+	s := &rowsScript{Script: approvaltest.Script{Keys: []rune("dr"), Lines: []string{"still there"}, TTY: true}, rows: 30}
+	d, err := review.Prompt(s, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Verdict != approval.Reject {
+		t.Errorf("decision %+v", d)
+	}
+	out := s.Out.String()
+	assertOnlyOwnEscapes(t, out)
+	summary := tallScreen(t, out[:strings.Index(out, "help\n")+len("help")], 30)
+	checkGolden(t, "prompt/rejected-again.golden", summary)
+	for _, want := range []string{
+		"Its commits: 1 new; 1 replacing a rejected one; 1 you rejected, here again.",
+		`"Add the token"   !! you rejected it: here again, unchanged`,
+		`"Add notes"   replaces ` + was.String()[:7] + `, which you rejected`,
+		`"Remove the token"   new`,
+		"!! commit " + rej.String()[:7] + " is one you rejected",
+	} {
+		if !strings.Contains(summary, want) {
+			t.Errorf("the summary lacks %q:\n%s", want, summary)
+		}
+	}
+	if len(s.Paged) != 1 || !strings.Contains(s.Paged[0], "+REJECTED-TOKEN") || !strings.Contains(s.Paged[0], "What changed since request req-8") {
+		t.Errorf("d paged %q", s.Paged)
+	}
+}

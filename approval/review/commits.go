@@ -82,7 +82,11 @@ func commitNote(r *approval.Request, i, base int, p painter) string {
 		}
 		switch sc.Status {
 		case approval.CommitRejected:
-			return "   " + p.paint(ansiRed+ansiBold, "!! you rejected it ("+shortid.HashOr(sc.Was, "(none)")+"): unchanged, it lands as its own commit")
+			was := ""
+			if sc.Was != sc.ID {
+				was = " (as " + shortid.HashOr(sc.Was, "(none)") + ")"
+			}
+			return "   " + p.paint(ansiRed+ansiBold, "!! you rejected it"+was+": here again, unchanged")
 		case approval.CommitReplaces:
 			return "   " + p.paint(ansiYellow, "replaces "+shortid.HashOr(sc.Was, "(none)")+", which you rejected")
 		case approval.CommitSeen:

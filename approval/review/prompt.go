@@ -422,10 +422,14 @@ func (a *asker) key(key rune) (approval.Decision, bool, error) {
 // saw, what changed since; else the whole diff.
 func (a *asker) shownDiff() string {
 	if s := a.r.Since; s != nil {
+		rejected := rejectedDiffs(s)
 		if s.Interdiff == "" {
-			return "Nothing changed in what the push carries since you saw request " + s.Request + ". Press f for the full diff.\n"
+			return rejected + "Nothing changed in what the push carries since you saw request " + s.Request + ". Press f for the full diff.\n"
 		}
-		return s.Interdiff
+		if rejected != "" {
+			rejected += "What changed since request " + s.Request + ":\n\n"
+		}
+		return rejected + s.Interdiff
 	}
 	return a.r.Diff
 }
