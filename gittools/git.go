@@ -29,7 +29,7 @@ type statusArgs struct {
 type stageArgs struct {
 	Repo    string   `json:"repo,omitempty" jsonschema:"in a session with several repositories, which one (its name, also its directory in the workspace); omit it when there is one, or when the paths or the commit say which"`
 	Files   []string `json:"files,omitempty" jsonschema:"files or directories (workspace paths) whose changes to stage; omit to stage every unstaged change"`
-	Message string   `json:"message" jsonschema:"the commit message: what the change does and why (with amend, an empty one keeps the latest commit's)"`
+	Message string   `json:"message,omitempty" jsonschema:"the commit message: what the change does and why; required, except with amend, where leaving it out keeps the latest commit's"`
 	Amend   bool     `json:"amend,omitempty" jsonschema:"replace the latest staged commit in place, as git commit --amend: it keeps its changes and takes the unstaged ones (those at or under files); use it to fix a commit the reviewer rejected, so the rejected version never lands"`
 }
 
