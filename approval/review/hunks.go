@@ -33,7 +33,8 @@ const helpPick = `  y  accept this hunk               n  leave it out (it stays 
   s  split it: accept or leave out each changed line
   a  accept this hunk and the rest of this file's
   d  leave out this hunk and the rest of this file's
-  e  edit this commit's message (what lands is your text)
+  e  edit this commit's message: a new subject, then k keeps the body
+     shown, r replaces it, d drops it (what lands is what is shown)
   q  stop picking: back to the prompt, nothing decided
   ?  this help
 `
