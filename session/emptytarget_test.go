@@ -79,3 +79,46 @@ func TestEmptyTargetListsTheBaseCommits(t *testing.T) {
 		t.Errorf("landed %v; listed %v", landed, listed)
 	}
 }
+
+// A base whose history the sandbox never fetched (a local pull copies the
+// base commit, not its parents) cannot land whole in an empty target: the
+// request says so, and the push fails with nothing landed, never a branch
+// whose history the reviewer was not shown.
+func TestEmptyTargetWithAnUnfetchedHistory(t *testing.T) {
+	wt := repo(t, false, map[string]string{"README.md": "# p\n", "a.txt": "a\n"})
+	git(t, wt, "commit", "-q", "--allow-empty", "-m", "second")
+	empty := filepath.Join(t.TempDir(), "empty.git")
+	git(t, wt, "init", "-q", "--bare", empty)
+	from := &worker.TargetSpec{Type: "local", Path: wt, Branch: "main"}
+	w := &worker.Worker{
+		Name: "tester", Author: worker.Person{Name: "Tester", Email: "tester@example.com"},
+		DefaultTarget: from,
+		Targets:       map[string]*worker.TargetSpec{"empty": {Type: "local-bare", Path: empty, Branch: "main"}},
+		AutoPull:      []worker.PullSpec{{Path: ".", Source: from}},
+	}
+	e := newEnvWorker(t, w, config{})
+	e.write(t, "a.txt", "A\n")
+	_, err := e.s.Stage(nil, "Capitalise a")
+	must(t, err)
+	done := make(chan error, 1)
+	go func() {
+		_, err := e.s.Push(context.Background(), "", "empty", nil)
+		done <- err
+	}()
+	req := waitPending(t, e.gate, 1)[0]
+	said := false
+	for _, f := range req.Flags {
+		said = said || f.Code == approval.FlagBaseCommits && strings.Contains(f.Message, "1 commit of its history the sandbox never fetched")
+	}
+	if !said || len(req.BaseCommits) != 1 {
+		t.Errorf("the request does not say the base's history is missing: %+v, %+v", req.BaseCommits, req.Flags)
+	}
+	_, err = e.gate.Resolve(approval.Decision{Request: req.ID, Verdict: approval.Approve})
+	must(t, err)
+	if err := <-done; err == nil {
+		t.Errorf("the push of a base without its history into an empty target landed")
+	}
+	if refs := git(t, empty, "for-each-ref"); strings.TrimSpace(refs) != "" {
+		t.Errorf("the empty target has refs now: %s", refs)
+	}
+}
