@@ -138,3 +138,28 @@ func TestScreenShowsRejectedCommitsAgain(t *testing.T) {
 		t.Errorf("d paged %q", s.Paged)
 	}
 }
+
+// A long body is cut in the summary, which says how much more there is;
+// the keys offer m, which shows it whole.
+func TestLongBodyIsCutAndMShowsIt(t *testing.T) {
+	var body strings.Builder
+	body.WriteString("Subject\n\n")
+	for i := 1; i <= 10; i++ {
+		body.WriteString("body line " + string(rune('0'+i%10)) + "\n")
+	}
+	r := &approval.Request{ID: "req-1", Target: "local:/p", Describe: "local:/p", Ref: "refs/heads/agent", Old: approvaltest.Hash("old"),
+		Commits: []approval.CommitInfo{{ID: approvaltest.Hash("c"), Message: body.String()}},
+		Files:   []approval.FileChange{{Path: "a", Op: change.Create, NewMode: filemode.Regular, Size: 1}}}
+	s := &approvaltest.Script{Keys: []rune("mr"), Lines: []string{""}, TTY: true}
+	if _, err := review.Prompt(s, r); err != nil {
+		t.Fatal(err)
+	}
+	out := s.Out.String()
+	if !strings.Contains(out, "| body line 6\n") || strings.Contains(out, "| body line 7\n") ||
+		!strings.Contains(out, "... 4 more lines of its message: [m] shows every message whole") || !strings.Contains(out, "[m]essages") {
+		t.Errorf("the summary of a long body:\n%s", out)
+	}
+	if len(s.Paged) != 1 || !strings.Contains(s.Paged[0], "    body line 0\n") {
+		t.Errorf("m paged %q", s.Paged)
+	}
+}

@@ -24,15 +24,15 @@ func landing(r *approval.Request) []approval.CommitInfo {
 }
 
 // renderCommits lists every commit that lands with its message, the body
-// under the subject, sanitised; lines a flag is about are marked. It
-// reports whether a body was cut short (m shows it whole).
-func renderCommits(b *strings.Builder, r *approval.Request, p painter) (cut bool) {
+// under the subject, sanitised; lines a flag is about are marked. A body
+// cut short says so (m shows it whole; bodiesCut puts m among the keys).
+func renderCommits(b *strings.Builder, r *approval.Request, p painter) {
 	all := landing(r)
 	base := len(r.BaseCommits)
 	indent := "    "
 	switch n := len(all); {
 	case n == 0:
-		return false
+		return
 	case n == 1:
 		fmt.Fprintf(b, "  Commit: %s \"%s\" (%s)%s\n", p.paint(ansiYellow, shortid.HashOr(all[0].ID, "(none)")),
 			termsafe.Line(subject(all[0].Message)), r.Summary(), commitNote(r, 0, base, p))
@@ -50,8 +50,11 @@ func renderCommits(b *strings.Builder, r *approval.Request, p painter) (cut bool
 		body := bodyLines(c.Message)
 		for j, l := range body {
 			if j == maxBodyLines || budget == 0 {
-				fmt.Fprintf(b, "%s%s\n", indent, p.paint(ansiDim, fmt.Sprintf("... %s more of its message: [m] shows every message whole", plural(len(body)-j, "line"))))
-				cut = true
+				more, lines := len(body)-j, "lines"
+				if more == 1 {
+					lines = "line"
+				}
+				fmt.Fprintf(b, "%s%s\n", indent, p.paint(ansiDim, fmt.Sprintf("... %d more %s of its message: [m] shows every message whole", more, lines)))
 				break
 			}
 			budget--
@@ -62,7 +65,6 @@ func renderCommits(b *strings.Builder, r *approval.Request, p painter) (cut bool
 			fmt.Fprintf(b, "%s%s %s\n", indent, mark, termsafe.Line(clip(l.text, 200)))
 		}
 	}
-	return cut
 }
 
 // commitNote says what commit i of all (the base's first) is, beyond its
