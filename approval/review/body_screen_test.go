@@ -163,3 +163,17 @@ func TestLongBodyIsCutAndMShowsIt(t *testing.T) {
 		t.Errorf("m paged %q", s.Paged)
 	}
 }
+
+// A pick from a push into an empty target says the base's commits land
+// too, whole, under what was picked.
+func TestPickSummaryNamesTheBase(t *testing.T) {
+	r := hunkRequest(t)
+	r.BaseCommits = []approval.CommitInfo{{ID: approvaltest.Hash("base"), Message: "Initial import\n"}}
+	s := &approvaltest.Script{Keys: []rune("pyyyyy" + "n" + "r"), Lines: []string{""}, TTY: true}
+	if _, err := review.Prompt(s, r); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(s.Out.String(), "the base's commit lands first, whole, as the target lacks the base") {
+		t.Errorf("the pick's summary does not name the base's commit:\n%s", s.Out.String())
+	}
+}

@@ -47,6 +47,15 @@ func pickSummary(r *approval.Request, sel []approval.Accepted, p painter) string
 	var b, stays strings.Builder
 	b.WriteString("\n  " + p.paint(ansiBold, "What you picked:") + "\n")
 	n := 0
+	if k := len(r.BaseCommits); k > 0 {
+		// They are not the worker's to pick from, and the target lacks
+		// them: they land whole, under what was picked.
+		what := fmt.Sprintf("the base's %d commits land", k)
+		if k == 1 {
+			what = "the base's commit lands"
+		}
+		fmt.Fprintf(&b, "    %s first, whole, as the target lacks the base\n", what)
+	}
 	for ci, c := range r.Commits {
 		s := sel[ci]
 		id := p.paint(ansiYellow, shortid.HashOr(c.ID, "(none)"))
