@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -173,7 +174,11 @@ func repoStatus(h *session.Repo, indent string, ignored bool) string {
 	} else {
 		b.WriteString("staged (oldest first):\n")
 		for _, c := range st.Staged {
-			fmt.Fprintf(&b, "  %s %q (%s)\n", shortid.Hash(c.ID), subject(c.Message), fileCount(len(c.Files)))
+			rejected := ""
+			if slices.Contains(st.Rejected, c.ID) {
+				rejected = " rejected by the reviewer: drop it with git_discard, or, the latest, replace it with git_stage amend: true"
+			}
+			fmt.Fprintf(&b, "  %s %q (%s)%s\n", shortid.Hash(c.ID), subject(c.Message), fileCount(len(c.Files)), rejected)
 		}
 	}
 	if len(st.Unstaged) == 0 {

@@ -26,6 +26,9 @@ type Status struct {
 	// changed since it.
 	Checkpoints int
 	Latest      memfs.CheckpointInfo
+	// Rejected lists the staged commits that carry a change the reviewer
+	// rejected: git_discard without a commit id drops them.
+	Rejected []plumbing.Hash
 }
 
 // sole is the repository of a single-repository session, for the methods
@@ -104,6 +107,9 @@ func (h *Repo) Status() Status {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st := Status{Status: r.area.Status()}
+	for _, c := range s.pushes.RejectedLocked(r.name, st.Staged) {
+		st.Rejected = append(st.Rejected, c.ID)
+	}
 	st.Checkpoints, st.Latest = s.ws.LatestCheckpoint()
 	if r.base != nil {
 		st.From, st.Branch = r.base.ID(), targets.BranchName(r.baseRef)

@@ -55,6 +55,8 @@ func TestRejectThenFollowTheAdvice(t *testing.T) {
 			}
 			mustContain(t, "the rejection's advice", res.text, "no tokens in the config", "The rejected commit stays staged", "git_discard", "git_stage amend: true")
 
+			status := w.call("git_status", map[string]any{})
+			mustContain(t, "git_status after the rejection", status, `"Add the config" (1 file) rejected by the reviewer`)
 			// The advice, followed to the letter.
 			w.call("write_file", map[string]any{"path": "config.txt", "content": "token = from the environment\n"})
 			switch way {
