@@ -118,7 +118,12 @@ func (b *Book) sinceLocked(p *push, prev *approval.Request, req *approval.Reques
 	}
 	req.Since = &approval.Since{Request: s.Request, Why: s.Why, Tree: tree, Reason: s.Reason,
 		Comments: s.Comments, Reply: s.Reply, Interdiff: b.interdiff(tree, req, s.Paths)}
-	b.sinceCommitsLocked(p, s, req)
+	// What the reviewer last decided on this branch says what each commit
+	// is to them, also when this request follows one the target moved
+	// under: a rejected commit is flagged whatever asked again.
+	if seen := b.seen[seenKey{p.r.Name(), p.t.ID(), p.ref}]; seen != nil {
+		b.sinceCommitsLocked(p, seen, req)
+	}
 }
 
 // interdiff is the unified diff from tree (what the reviewer saw) to
