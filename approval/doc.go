@@ -18,7 +18,10 @@
 //     PushRecord: landing, pushed, failed, or an outcome a resumed session
 //     found).
 //   - Assess reads a push's files as data (Contents over a read-only
-//     BlobReader), never through the caller's code.
+//     BlobReader), never through the caller's code, and every message of
+//     a commit that lands (CheckMessage: hidden characters, trailers that
+//     claim a review or sign-off, lines that run code), the base's commits
+//     an empty target lacks (Request.BaseCommits) included.
 //
 // The other concerns of the door live in packages of their own:
 // approval/ledger (the tamper-evident record), approval/broker (requests

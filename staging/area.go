@@ -63,6 +63,10 @@ type Commit struct {
 	Committer object.Signature
 	Created   time.Time
 	Files     []File
+	// Replaces lists the staged commits this one replaced in place
+	// (Amend), the latest first: a re-review says which commit a
+	// rejected one became.
+	Replaces []plumbing.Hash
 }
 
 // File is one path a staged commit changes, relative to its parent.

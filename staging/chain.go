@@ -95,6 +95,7 @@ func (a *Area) rebuild(parent, old link) (link, error) {
 		return link{}, err
 	}
 	l.snap, l.paths = snap, old.paths
+	l.c.Replaces = old.c.Replaces
 	return l, nil
 }
 

@@ -10,6 +10,12 @@
 // itself: the session's record keeps Book.RecsLocked and PublishedLocked,
 // and ResumeLocked takes the pushes up again after a restart.
 //
+// What lands is what the request shows: every commit, the base's an empty
+// target lacks included (base.go), and, after a rejection, which commits
+// are new, which replace rejected ones, and which were rejected and are
+// here again, matched by their own change (rejected.go); the rejection
+// tells the worker to drop or amend the rejected commits.
+//
 // The lock: a Book's state is guarded by the session's lock
 // (Session.mu, given as Config.Mu). Methods whose names end in Locked
 // expect it held; Push takes it. It is never held while a call waits for

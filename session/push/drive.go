@@ -68,6 +68,9 @@ func (b *Book) approved(p *push) (dec approval.Decision, grant approval.Grant, o
 			if text := b.commentedLocked(p, dec); text != "" {
 				err = fmt.Errorf("%w\n\n%s", err, text)
 			}
+			if advice := rejectedAdvice(p); advice != "" {
+				err = fmt.Errorf("%w\n\n%s", err, advice)
+			}
 		case dec.By == "repeat-denied" && o != nil:
 			// The same change again (a call that only meant to keep
 			// waiting on a push the reviewer has since sent back): the
