@@ -54,6 +54,11 @@ func (b *Book) ResumeLocked(ctx context.Context, recs []Rec, open func(*worker.T
 			}
 			continue
 		}
+		if dec, ok, err := b.cfg.Gate.Decided(pr.ID); ok || err != nil {
+			// Decided before the restart: carried out, never asked again.
+			ended = append(ended, b.resumeDecidedLocked(ctx, pr, r, t, dec, err))
+			continue
+		}
 		// The resumed attempt's one read of the target.
 		facts, herr := targets.ReadFacts(ctx, t, branch)
 		c, err := r.Area().Lookup(commit.String())
