@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/airlock-dev/airlock/approval/ledger"
+	"github.com/airlock-dev/airlock/internal/crashpoint"
 	"github.com/airlock-dev/airlock/internal/shortid"
 	"github.com/go-git/go-git/v5/plumbing"
 )
@@ -477,6 +478,9 @@ func (g *Gate) settleLocked(t *Ticket, d Decision) error {
 		d.New = req.New
 	}
 	err := g.appendDecisionLocked(t, d)
+	if err == nil {
+		crashpoint.Hit(crashpoint.DecisionRecorded)
+	}
 	t.dec = d
 	switch {
 	case errors.Is(err, ErrAlreadyDecided):

@@ -12,6 +12,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/airlock-dev/airlock/approval"
+	"github.com/airlock-dev/airlock/internal/crashpoint"
 	"github.com/airlock-dev/airlock/internal/shortid"
 	"github.com/airlock-dev/airlock/staging"
 	"github.com/airlock-dev/airlock/targets"
@@ -354,6 +355,7 @@ func (b *Book) pickLocked(p *push, ask *approval.PickAsk) ([]plumbing.Hash, erro
 		}
 		made = []plumbing.Hash{pc.ID}
 	}
+	crashpoint.Hit(crashpoint.PickMade)
 	// From here the push carries the picked commit: it is what is pinned,
 	// what a moved target rebases, what a later call joins.
 	p.commit = pc
