@@ -199,14 +199,14 @@ func runKillCase(t *testing.T, bin string, kc killCase) {
 	if kc.verdict == approval.Reject {
 		mustContain(t, "what the resumed worker is told", again.cs.InitializeResult().Instructions, id, "rejected", "not this one")
 	}
-	checkLanded(t, k, base, kc.verdict)
-	checkOneDecision(t, k.ledger, id, kc)
+	checkLanded(t, k.env, k.bare, "main", base, kc.verdict)
+	checkOneDecision(t, readLedger(t, k.ledger), id, kc)
 	// A stale answer to the old offer, sent to the resumed server, is
 	// refused with the first decision named, and recorded nowhere.
 	if ack := staleDecision(t, k.sockets, again.cmd.Process.Pid, id); !strings.Contains(ack, "already decided: "+string(kc.verdict)+" by ") {
 		t.Fatalf("a second decision of %s was answered %q; want it refused as already decided", id, ack)
 	}
-	checkOneDecision(t, k.ledger, id, kc)
+	checkOneDecision(t, readLedger(t, k.ledger), id, kc)
 	if out, errOut, code := runAirlock(t, k.env, k.root, "ledger", "verify"); code != 0 {
 		t.Fatalf("airlock ledger verify exited %d:\n%s%s", code, out, errOut)
 	}
@@ -240,26 +240,26 @@ func assertNotOffered(t *testing.T, rv *broker.Reviewer, d *durableServer, id st
 
 // checkLanded waits for what was decided to land (nothing, for a
 // rejection) and checks the target holds exactly that.
-func checkLanded(t *testing.T, k *killRig, base string, v approval.Verdict) {
+func checkLanded(t *testing.T, env []string, repo, branch, base string, v approval.Verdict) {
 	t.Helper()
+	git := func(args ...string) string { return mustGit(t, env, repo, args...) }
 	head := base
 	for deadline := time.Now().Add(30 * time.Second); head == base && v != approval.Reject && time.Now().Before(deadline); {
 		time.Sleep(50 * time.Millisecond)
-		head = strings.TrimSpace(mustGit(t, k.env, k.bare, "rev-parse", "main"))
+		head = strings.TrimSpace(git("rev-parse", branch))
 	}
 	if v == approval.Reject {
 		time.Sleep(300 * time.Millisecond)
-		head = strings.TrimSpace(mustGit(t, k.env, k.bare, "rev-parse", "main"))
+		head = strings.TrimSpace(git("rev-parse", branch))
 	}
-	a := mustGit(t, k.env, k.bare, "show", "main:a.txt")
-	b := mustGit(t, k.env, k.bare, "show", "main:b.txt")
-	count := strings.TrimSpace(mustGit(t, k.env, k.bare, "rev-list", "--count", base+"..main"))
-	msg := mustGit(t, k.env, k.bare, "log", "-1", "--format=%B", "main")
+	a, b := git("show", branch+":a.txt"), git("show", branch+":b.txt")
+	count := strings.TrimSpace(git("rev-list", "--count", base+".."+branch))
+	msg := git("log", "-1", "--format=%B", branch)
 	first, declined, bDeclined := strings.Contains(a, "the first change"), strings.Contains(a, "the declined change"), strings.Contains(b, "declined too")
 	switch v {
 	case approval.Reject:
 		if head != base {
-			t.Fatalf("a rejected push landed: main moved to %s", head)
+			t.Fatalf("a rejected push landed: %s moved to %s", branch, head)
 		}
 	case approval.Approve:
 		if count != "1" || !first || !declined || !bDeclined || !strings.HasPrefix(msg, "Change a and b") {
@@ -272,14 +272,20 @@ func checkLanded(t *testing.T, k *killRig, base string, v approval.Verdict) {
 	}
 }
 
-// checkOneDecision reads the ledger: one decision of id, and one request
-// (two when it was offered again, the kill before its decision).
-func checkOneDecision(t *testing.T, path, id string, kc killCase) {
+// readLedger reads a ledger file's records.
+func readLedger(t *testing.T, path string) []ledger.Record {
 	t.Helper()
 	recs, err := ledger.Records(path)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return recs
+}
+
+// checkOneDecision reads the ledger: one decision of id, and one request
+// (two when it was offered again, the kill before its decision).
+func checkOneDecision(t *testing.T, recs []ledger.Record, id string, kc killCase) {
+	t.Helper()
 	requests, decisions := 0, 0
 	var verdicts []string
 	for _, r := range recs {

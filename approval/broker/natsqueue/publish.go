@@ -14,6 +14,7 @@ import (
 
 	"github.com/airlock-dev/airlock/approval"
 	"github.com/airlock-dev/airlock/approval/broker"
+	"github.com/airlock-dev/airlock/internal/crashpoint"
 )
 
 // Publisher puts one gate's waiting requests in the fleet's queue and
@@ -282,7 +283,10 @@ func (p *Publisher) consider(e jetstream.KeyValueEntry) {
 	o := p.offered[id]
 	p.mu.Unlock()
 	if o == nil {
-		return // another server's, or one no server has now: it waits
+		// Another server's, or one no server has now: it waits, unless
+		// the ledger holds the request's decision (final.go).
+		p.settleDecided(id, e)
+		return
 	}
 	d, err := parseDecision(id, e.Value())
 	if err != nil {
@@ -342,6 +346,7 @@ func (p *Publisher) apply(id string, d *decisionEntry, rev uint64) {
 	d.State, d.Result = stateApplied, &res
 	b, _ := json.Marshal(d)
 	p.write(id, b, rev)
+	crashpoint.Hit(crashpoint.ReviewerAnswered)
 }
 
 // refuse tells d's reviewer the gate's error; the entry is free again.
