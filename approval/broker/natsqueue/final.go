@@ -8,6 +8,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/airlock-dev/airlock/approval"
+	"github.com/airlock-dev/airlock/approval/broker"
 	"github.com/airlock-dev/airlock/internal/termsafe"
 )
 
@@ -29,7 +30,7 @@ import (
 func (p *Publisher) settleDecided(id string, e jetstream.KeyValueEntry) {
 	d, err := parseDecision(id, e.Value())
 	if err != nil || (d.State != stateDecided && d.State != stateApplying) ||
-		d.State == stateApplying && (d.Server == p.info.Name || p.running(d.Server)) {
+		d.State == stateApplying && (d.Server == p.info.Name || !p.gone(d.Server)) {
 		return // not one this server may settle: its server runs, or it is settled
 	}
 	rec, ok, err := p.gate.Decided(id)
@@ -63,11 +64,25 @@ func (p *Publisher) dropStaleOffer(id string) {
 		return
 	}
 	o, err := parseOffer(id, e.Value())
-	if err != nil || o.Server.Name == p.info.Name || p.running(o.Server.Name) {
+	if err != nil || o.Server.Name == p.info.Name || !p.gone(o.Server.Name) {
 		return
 	}
 	_ = p.q.offers.Delete(p.ctx, "open."+id, jetstream.LastRevision(e.Revision())) // a newer offer stays
 	if o.Body != "" {
 		_ = p.q.bodies.Delete(p.ctx, o.Body) // nobody reads it now
 	}
+}
+
+// gone reports whether the server of that name is not running: its
+// presence lapsed, or it is a process of this host (by its pid) that no
+// longer runs. A server killed leaves its presence for presenceTTL; its
+// restart on the same machine settles what the ledger decided at once,
+// so the reviewer waiting on it hears sooner.
+func (p *Publisher) gone(name string) bool {
+	e, err := p.q.offers.Get(p.ctx, "server."+name)
+	if err != nil || !alive(e) {
+		return true
+	}
+	var info broker.ServerInfo
+	return json.Unmarshal(e.Value(), &info) == nil && info.Name == name && info.Host == p.info.Host && info.PID > 0 && !broker.Alive(info.PID)
 }
