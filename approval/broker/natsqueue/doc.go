@@ -36,6 +36,11 @@
 // offers it. A decision carries the fingerprint of what the reviewer saw
 // (target, branch, commits, tree, diff); a server whose request of that id
 // differs refuses it, so an approval never covers changes nobody saw.
+// A request whose decision the ledger holds is never offered again
+// (approval.Gate.Resubmit): a server whose ledger holds it settles the
+// queue's entries of it (final.go: a dead server's claim it recorded is
+// written "applied", any other decision refused as already decided, the
+// stale offer dropped).
 //
 // Both sides watch the buckets (a request reaches a reviewer in about a
 // millisecond; BenchmarkRequestSeen compares it with the socket) and
