@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/airlock-dev/airlock/approval/ledger"
+	"github.com/airlock-dev/airlock/internal/crashpoint"
 	"github.com/airlock-dev/airlock/internal/termsafe"
 )
 
@@ -205,6 +206,7 @@ func (g *Gate) appendDecisionLocked(t *Ticket, d Decision) error {
 		return err
 	}
 	g.decided[d.Request] = decidedRec{seq: rec.Seq, verdict: d.Verdict, by: d.By, at: d.Time}
+	crashpoint.Hit(crashpoint.DecisionRecorded)
 	return nil
 }
 

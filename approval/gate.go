@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/airlock-dev/airlock/approval/ledger"
-	"github.com/airlock-dev/airlock/internal/crashpoint"
 	"github.com/airlock-dev/airlock/internal/shortid"
 	"github.com/go-git/go-git/v5/plumbing"
 )
@@ -208,12 +207,8 @@ func (g *Gate) Submit(req *Request, picks chan<- *PickAsk) (*Ticket, error) {
 // waiting when its server stopped: the resumed session asks the same
 // question, and a reviewer's answer to that id still reaches it. The
 // ledger records it again, marked resumed.
-//
-// A request the ledger holds a decision of (the server stopped after the
-// reviewer answered, before the push went on) is not offered again: its
-// ticket comes back decided as the ledger says (Ticket.Final), nothing is
-// appended, and the caller carries the decision out (for a pick, it
-// makes the pick's commits again first: the decision's New).
+// A request the ledger holds a decision of is not: its ticket comes back
+// decided (Ticket.Final), nothing appended, for the caller to carry out.
 func (g *Gate) Resubmit(req *Request, id string, picks chan<- *PickAsk) (*Ticket, error) {
 	if !strings.HasPrefix(id, "req-") {
 		return nil, fmt.Errorf("approval: %q is not a request id", id)
@@ -335,9 +330,7 @@ func (g *Gate) recordLocked(req *Request, picks chan<- *PickAsk, id, rebasedFrom
 	}
 	req.Time = g.now().UTC()
 	req.Pickable = req.Pickable && picks != nil
-	// A decision of this id can only follow its request: the records
-	// after it are those a second decision is looked for in. A resumed
-	// id's earlier records are in the gate's memory (seen).
+	// A second decision of the id is looked for after (final.go).
 	t := &Ticket{req: req, picks: picks, done: make(chan struct{}), after: g.seen}
 	rec, err := g.ledger.Append(ledger.KindRequest, ledgerRequest{
 		ID: req.ID, Worker: req.Worker, Session: req.Session, Repo: req.Repo, Kind: req.Kind, Command: req.Command, Dir: req.Dir, Reason: req.Reason,
@@ -413,9 +406,7 @@ func (g *Gate) Resolve(d Decision) (Decision, error) {
 		}
 		// Building the commit may take a while: do it outside the lock,
 		// with the ticket marked so no other decision lands meanwhile.
-		// The commits are dated with the decision's time: the ledger's
-		// record (selection, messages, time) makes them again, the same,
-		// when a restart cuts the push before it lands.
+		// Dated with the decision's time: its record makes them again.
 		t.busy = true
 		d.Time = g.now().UTC()
 		g.mu.Unlock()
@@ -465,9 +456,8 @@ func checkPick(t *Ticket, paths []string, accept []Accepted) error {
 }
 
 // settleLocked records d and releases the waiter. The ledger comes first:
-// if it cannot be written, the push is refused. A request decided already
-// (another server's decision in a shared ledger) keeps that decision:
-// nothing is recorded, and the push is refused here.
+// if it cannot be written (or holds a decision of it already), the push
+// is refused.
 func (g *Gate) settleLocked(t *Ticket, d Decision) error {
 	req := t.req
 	d.Request = req.ID
@@ -478,9 +468,6 @@ func (g *Gate) settleLocked(t *Ticket, d Decision) error {
 		d.New = req.New
 	}
 	err := g.appendDecisionLocked(t, d)
-	if err == nil {
-		crashpoint.Hit(crashpoint.DecisionRecorded)
-	}
 	t.dec = d
 	switch {
 	case errors.Is(err, ErrAlreadyDecided):
