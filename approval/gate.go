@@ -82,6 +82,10 @@ type Gate struct {
 	pending map[string]*Ticket
 	byPush  map[pushKey]*Ticket
 	denied  map[fingerprint]string
+	// decided is every request id the ledger holds a decision of, and
+	// seen the last ledger record read into it (final.go).
+	decided map[string]decidedRec
+	seen    uint64
 	subs    map[int]chan Event
 	nextSub int
 }
@@ -94,7 +98,7 @@ func NewGate(ledger Ledger, p Policy) *Gate {
 	g := &Gate{
 		ledger: ledger, policy: p, now: time.Now,
 		pending: map[string]*Ticket{}, byPush: map[pushKey]*Ticket{},
-		denied: map[fingerprint]string{}, subs: map[int]chan Event{},
+		denied: map[fingerprint]string{}, decided: map[string]decidedRec{}, subs: map[int]chan Event{},
 	}
 	g.loadDenied()
 	return g
@@ -103,7 +107,8 @@ func NewGate(ledger Ledger, p Policy) *Gate {
 // loadDenied rebuilds, from the ledger, the changes reviewers rejected:
 // a change rejected in an earlier session stays rejected (same target,
 // branch and tree: commit ids differ from session to session, trees do
-// not), with the reviewer's reason.
+// not), with the reviewer's reason. It also loads the ids decided
+// (noteLocked): a decision in the ledger is final.
 func (g *Gate) loadDenied() {
 	if g.ledger == nil {
 		return
@@ -114,6 +119,7 @@ func (g *Gate) loadDenied() {
 	}
 	fps := map[string]fingerprint{}
 	for _, r := range recs {
+		g.noteLocked(r)
 		switch r.Kind {
 		case ledger.KindRequest:
 			var q struct {
@@ -205,9 +211,14 @@ func (g *Gate) Submit(req *Request, picks chan<- *PickAsk) (*Ticket, error) {
 // waiting when its server stopped: the resumed session asks the same
 // question, and a reviewer's answer to that id still reaches it. The
 // ledger records it again, marked resumed.
+// A request the ledger holds a decision of is not: its ticket comes back
+// decided (Ticket.Final), nothing appended, for the caller to carry out.
 func (g *Gate) Resubmit(req *Request, id string, picks chan<- *PickAsk) (*Ticket, error) {
 	if !strings.HasPrefix(id, "req-") {
 		return nil, fmt.Errorf("approval: %q is not a request id", id)
+	}
+	if t, ok, err := g.resubmitDecided(req, id); ok || err != nil {
+		return t, err
 	}
 	return g.submit(req, picks, id)
 }
@@ -323,15 +334,20 @@ func (g *Gate) recordLocked(req *Request, picks chan<- *PickAsk, id, rebasedFrom
 	}
 	req.Time = g.now().UTC()
 	req.Pickable = req.Pickable && picks != nil
-	t := &Ticket{req: req, picks: picks, done: make(chan struct{})}
-	if _, err := g.ledger.Append(ledger.KindRequest, ledgerRequest{
+	// A second decision of the id is looked for after (final.go).
+	t := &Ticket{req: req, picks: picks, done: make(chan struct{}), after: g.seen}
+	rec, err := g.ledger.Append(ledger.KindRequest, ledgerRequest{
 		ID: req.ID, Worker: req.Worker, Session: req.Session, Repo: req.Repo, Kind: req.Kind, Command: req.Command, Dir: req.Dir, Reason: req.Reason,
 		Target: req.Target, Ref: req.Ref, NewRef: req.NewRef,
 		Old: hexHash(req.Old), New: hexHash(req.New), Tree: hexHash(req.Tree), Commits: ledgerCommits(req.Commits), Files: req.Files,
 		Added: req.Added, Deleted: req.Deleted, Flags: req.Flags, Resumed: id != "", RebasedFrom: rebasedFrom,
-	}); err != nil {
+	})
+	if err != nil {
 		// Nothing is asked that the ledger does not hold.
 		return nil, fmt.Errorf("approval: the ledger could not record the request (%w), so nobody was asked and nothing was pushed; the operator must make the ledger writable (disk full?), then ask again", err)
+	}
+	if id == "" {
+		t.after = rec.Seq
 	}
 	return t, nil
 }
@@ -354,15 +370,16 @@ func (g *Gate) Resolve(d Decision) (Decision, error) {
 	g.mu.Lock()
 	t, ok := g.pending[d.Request]
 	if !ok || t.busy {
+		err := g.notPendingLocked(d.Request)
 		g.mu.Unlock()
-		return Decision{}, fmt.Errorf("%w %s: it was already decided or withdrawn", ErrNotPending, d.Request)
+		return Decision{}, err
 	}
 	if d.By == "" {
 		d.By = "reviewer"
 	}
 	// A decision names a verdict, a reason and picked paths; which commit
 	// is granted is the gate's to work out, never the decider's to say.
-	d.New, d.Commits = plumbing.ZeroHash, nil
+	d.New, d.Commits, d.Time = plumbing.ZeroHash, nil, time.Time{}
 	switch {
 	case t.req.Kind != KindNetwork:
 		d.Scope = ""
@@ -393,9 +410,11 @@ func (g *Gate) Resolve(d Decision) (Decision, error) {
 		}
 		// Building the commit may take a while: do it outside the lock,
 		// with the ticket marked so no other decision lands meanwhile.
+		// Dated with the decision's time: its record makes them again.
 		t.busy = true
+		d.Time = g.now().UTC()
 		g.mu.Unlock()
-		ids, err := t.pick(d.Paths, d.Accept)
+		ids, err := t.pick(d.Paths, d.Accept, d.Time)
 		g.mu.Lock()
 		t.busy = false
 		if err != nil {
@@ -441,16 +460,22 @@ func checkPick(t *Ticket, paths []string, accept []Accepted) error {
 }
 
 // settleLocked records d and releases the waiter. The ledger comes first:
-// if it cannot be written, the push is refused.
+// if it cannot be written (or holds a decision of it already), the push
+// is refused.
 func (g *Gate) settleLocked(t *Ticket, d Decision) error {
 	req := t.req
-	d.Request, d.Time = req.ID, g.now().UTC()
+	d.Request = req.ID
+	if d.Time.IsZero() {
+		d.Time = g.now().UTC()
+	}
 	if d.New.IsZero() && d.Approved() {
 		d.New = req.New
 	}
-	_, err := g.ledger.Append(ledger.KindDecision, d)
+	err := g.appendDecisionLocked(t, d)
 	t.dec = d
 	switch {
+	case errors.Is(err, ErrAlreadyDecided):
+		t.err = fmt.Errorf("approval: %w; nothing was pushed by this server", err)
 	case err != nil:
 		t.err = fmt.Errorf("approval: recording the decision failed, so the push is refused: %w", err)
 	case d.Approved() && req.Kind == KindNetwork:

@@ -312,6 +312,14 @@ func (a *Area) editsFor(s *memfs.Snapshot, paths []string) ([]edit, error) {
 
 func (a *Area) now() time.Time { return a.cfg.Now().In(a.cfg.Location).Truncate(time.Second) }
 
+// stamp is at as a commit records it (now when at is zero).
+func (a *Area) stamp(at time.Time) time.Time {
+	if at.IsZero() {
+		return a.now()
+	}
+	return at.In(a.cfg.Location).Truncate(time.Second)
+}
+
 // commitEdits writes the commit that applies edits to parent, and returns
 // its link (without snap and paths).
 func (a *Area) commitEdits(parent link, edits []edit, msg string, authored, committed time.Time) (link, error) {

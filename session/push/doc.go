@@ -8,7 +8,9 @@
 // or refuses while it is landing) and the commits that reached a target
 // (where they went, which a later call for one is told). It saves nothing
 // itself: the session's record keeps Book.RecsLocked and PublishedLocked,
-// and ResumeLocked takes the pushes up again after a restart.
+// and ResumeLocked takes the pushes up again after a restart: a request
+// the ledger holds the decision of is carried out, never asked again
+// (final.go; a pick is made again from the decision's record).
 //
 // What lands is what the request shows: every commit, the base's an empty
 // target lacks included (base.go), and, after a rejection, which commits
