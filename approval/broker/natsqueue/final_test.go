@@ -6,9 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/nats-io/nats.go/jetstream"
-
 	"github.com/airlock-dev/airlock/approval"
+	"github.com/airlock-dev/airlock/approval/internal/approvaltest"
 )
 
 // A decision written to the queue for a request its server's ledger has
@@ -19,27 +18,25 @@ func TestStaleQueueDecisionIsRefused(t *testing.T) {
 	f := newFleet(t)
 	s := f.server("stale")
 	r, _ := f.reviewer("queue reviewer")
-	tk, _ := s.ask(t, r, requestFor("stale"))
+	tk, in := s.ask(t, r, requestFor("stale"))
 	id := tk.Request().ID
 	if _, err := s.gate.Resolve(approval.Decision{Request: id, Verdict: approval.Approve, By: "socket reviewer"}); err != nil {
 		t.Fatal(err)
 	}
-	js, err := jetstream.New(f.conn())
+	// The late reviewer's decision is genuine: signed by the trusted key
+	// over what it was shown. It is stale all the same.
+	signed, err := approval.Sign(approvaltest.ReviewerKey(), in.Request, approval.Decision{Request: id, Verdict: approval.Reject, Reason: "stale", By: "late reviewer"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	kv, err := js.KeyValue(context.Background(), "airlock_reviews_decisions")
-	if err != nil {
+	stale, _ := json.Marshal(map[string]any{"nonce": "n1", "signed": signed})
+	if _, err := bucket(t, f, "airlock_reviews_decisions").Put(context.Background(), id, stale); err != nil {
 		t.Fatal(err)
 	}
-	stale, _ := json.Marshal(map[string]any{"nonce": "n1", "by": "late reviewer", "fingerprint": "x", "state": "decided",
-		"decision": approval.Decision{Request: id, Verdict: approval.Reject, Reason: "stale"}})
-	if _, err := kv.Put(context.Background(), id, stale); err != nil {
-		t.Fatal(err)
-	}
+	outs := bucket(t, f, "airlock_reviews_outcomes")
 	var got struct{ State, Error string }
 	eventually(t, "the stale decision refused", func() bool {
-		e, err := kv.Get(context.Background(), id)
+		e, err := outs.Get(context.Background(), id+".n1")
 		return err == nil && json.Unmarshal(e.Value(), &got) == nil && got.State == "refused"
 	})
 	if !strings.Contains(got.Error, "already decided: approve by socket reviewer at ") {
