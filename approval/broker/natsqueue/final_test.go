@@ -23,6 +23,14 @@ func TestStaleQueueDecisionIsRefused(t *testing.T) {
 	if _, err := s.gate.Resolve(approval.Decision{Request: id, Verdict: approval.Approve, By: "socket reviewer"}); err != nil {
 		t.Fatal(err)
 	}
+	// Once the server has taken its offer down (it says "no longer
+	// waiting" to a decision queued before that), only the ledger can
+	// tell the late decision it is stale.
+	offers := bucket(t, f, "airlock_reviews")
+	eventually(t, "the decided request's offer taken down", func() bool {
+		_, err := offers.Get(context.Background(), "open."+id)
+		return err != nil
+	})
 	// The late reviewer's decision is genuine: signed by the trusted key
 	// over what it was shown. It is stale all the same.
 	signed, err := approval.Sign(approvaltest.ReviewerKey(), in.Request, approval.Decision{Request: id, Verdict: approval.Reject, Reason: "stale", By: "late reviewer"})
