@@ -354,9 +354,13 @@ func changedPaths(store *staging.Store, old, new plumbing.Hash) ([]touched, erro
 }
 
 // checkClean refuses when the working tree or index has changes, untracked
-// or ignored files in the way of paths.
+// or ignored files in the way of paths. A submodule is looked at for the
+// commit it has checked out, never inside (--ignore-submodules=dirty):
+// git would run git in it, with its own config, which Command never read
+// (TestNoProgramASubmoduleNames).
 func checkClean(ctx context.Context, wt string, paths []touched) error {
-	out, err := (&Local{path: wt}).git(ctx, nil, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--ignored=matching", "--no-renames")
+	out, err := (&Local{path: wt}).git(ctx, nil, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--ignored=matching",
+		"--no-renames", "--ignore-submodules=dirty")
 	if err != nil {
 		return err
 	}

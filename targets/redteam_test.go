@@ -1,0 +1,110 @@
+package targets_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/airlock-dev/airlock/targets"
+)
+
+// TestNoProgramAPromisorsPromisorNames: a source that is a partial clone
+// names as its promisor remote another partial clone (file://), whose own
+// config names a remote.origin.uploadpack. airlock's fetch of the missing
+// blobs runs git-upload-pack in that second repository, which git runs
+// with that repository's config alone (a local transport drops
+// GIT_CONFIG_COUNT); its pack-objects, lacking the blobs too, would fetch
+// them lazily from its own promisor with its own uploadpack. Nothing the
+// second repository names runs: the pull fails, saying the objects are
+// missing, or works through git's own programs.
+func TestNoProgramAPromisorsPromisorNames(t *testing.T) {
+	c := &canaries{dir: t.TempDir()}
+	c.marker = filepath.Join(t.TempDir(), "ran")
+	upstream := t.TempDir()
+	run(t, upstream, nil, nil, "init", "-q", "-b", "main", ".")
+	writeFiles(t, upstream, map[string]string{"a.txt": "a\n", "d/c.txt": "c\n"})
+	run(t, upstream, nil, nil, "add", "-A")
+	run(t, upstream, nil, nil, "commit", "-qm", "base")
+	for _, k := range []string{"uploadpack.allowFilter", "uploadpack.allowAnySHA1InWant"} {
+		run(t, upstream, nil, nil, "config", k, "true")
+	}
+	tmp := t.TempDir()
+	evil, src := filepath.Join(tmp, "evil.git"), filepath.Join(tmp, "src.git")
+	run(t, tmp, nil, nil, "clone", "-q", "--bare", "--filter=blob:none", "file://"+upstream, evil)
+	run(t, tmp, nil, nil, "clone", "-q", "--bare", "--filter=blob:none", "file://"+upstream, src)
+	for _, k := range []string{"uploadpack.allowFilter", "uploadpack.allowAnySHA1InWant"} {
+		run(t, evil, nil, nil, "config", k, "true")
+	}
+	run(t, evil, nil, nil, "config", "remote.origin.uploadpack", c.script(t, "evil remote.origin.uploadpack", "git-upload-pack"))
+	run(t, evil, nil, nil, "config", "core.sshCommand", c.script(t, "evil core.sshCommand", ""))
+	run(t, src, nil, nil, "config", "remote.origin.url", "file://"+evil)
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	tgt, err := targets.OpenLocalBare(ctx, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tgt.Close()
+	sb := newSandbox(t, tgt)
+	head, err := tgt.Fetch(ctx, "refs/heads/main", nil, sb.store)
+	if err == nil {
+		if _, err = sb.area.SeedFrom(head, nil); err == nil {
+			_, err = sb.ws.ReadFile("d/c.txt")
+		}
+	}
+	t.Logf("the pull: %v", err)
+	if ran, _ := os.ReadFile(c.marker); len(ran) > 0 {
+		t.Errorf("git ran what the promisor's promisor names:\n%s", ran)
+	}
+}
+
+// TestNoProgramASubmoduleNames: a working-tree target holds a submodule,
+// checked out, whose own config (which airlock's listing of the target's
+// config never sees) names a clean filter for its files, one of them
+// stat-dirty. A push to the checked-out branch checks the working tree
+// (git status), which looks into a submodule by running git there: the
+// filter must not run.
+func TestNoProgramASubmoduleNames(t *testing.T) {
+	c := &canaries{dir: t.TempDir()}
+	c.marker = filepath.Join(t.TempDir(), "ran")
+	tmp := t.TempDir()
+	sub, wt := filepath.Join(tmp, "sub"), filepath.Join(tmp, "wt")
+	run(t, tmp, nil, nil, "init", "-q", "-b", "main", sub)
+	writeFiles(t, sub, map[string]string{"f.txt": "f\n", ".gitattributes": "*.txt filter=x\n"})
+	run(t, sub, nil, nil, "add", "-A")
+	run(t, sub, nil, nil, "commit", "-qm", "sub")
+	run(t, tmp, nil, nil, "init", "-q", "-b", "main", wt)
+	writeFiles(t, wt, map[string]string{"a.txt": "a\n"})
+	run(t, wt, nil, nil, "add", "-A")
+	run(t, wt, nil, nil, "-c", "protocol.file.allow=always", "submodule", "add", "-q", sub, "sub")
+	run(t, wt, nil, nil, "commit", "-qm", "base")
+	// The canary passes the file through, as a clean filter would.
+	canary := c.script(t, "submodule filter.x.clean", "cat")
+	run(t, filepath.Join(wt, "sub"), nil, nil, "config", "filter.x.clean", canary)
+	old := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(filepath.Join(wt, "sub", "f.txt"), old, old); err != nil {
+		t.Fatal(err)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	tgt, err := targets.OpenLocal(ctx, wt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tgt.Close()
+	sb := newSandbox(t, tgt)
+	head := sb.pull(t, tgt, "refs/heads/main")
+	sb.ws.WriteFile("new.txt", []byte("from the worker\n"), 0o644)
+	id, err := sb.push(t, tgt, "refs/heads/main", head)
+	if now, _ := tgt.Head(ctx, "refs/heads/main"); err != nil || now != id {
+		t.Errorf("the push: %v (main at %s, pushed %s)", err, now, id)
+	}
+	if ran, _ := os.ReadFile(c.marker); len(ran) > 0 {
+		t.Errorf("git ran what the submodule's config names:\n%s", strings.TrimSpace(string(ran)))
+	}
+}
