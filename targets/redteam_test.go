@@ -108,3 +108,50 @@ func TestNoProgramASubmoduleNames(t *testing.T) {
 		t.Errorf("git ran what the submodule's config names:\n%s", strings.TrimSpace(string(ran)))
 	}
 }
+
+// TestBareTargetWritesNoWorkTree: a "local-bare" target whose config says
+// it is not bare after all (core.bare false, its git directory its own
+// work tree, whose index matches) and that a push to its current branch
+// updates that work tree (receive.denyCurrentBranch updateInstead). A
+// worker's approved file would be written into the git directory itself,
+// beside its config and hooks. airlock's push writes no file there: git
+// refuses to update the current branch of a repository it thinks has a
+// work tree (a push to a checked-out branch is airlock's own work, done
+// by the working-tree target).
+func TestBareTargetWritesNoWorkTree(t *testing.T) {
+	tmp := t.TempDir()
+	up, bare := filepath.Join(tmp, "up"), filepath.Join(tmp, "bare.git")
+	run(t, tmp, nil, nil, "init", "-q", "-b", "main", up)
+	run(t, tmp, nil, nil, "init", "-q", "--bare", "-b", "main", bare)
+	desc, err := os.ReadFile(filepath.Join(bare, "description"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFiles(t, up, map[string]string{"description": string(desc)})
+	run(t, up, nil, nil, "add", "-A")
+	run(t, up, nil, nil, "commit", "-qm", "base")
+	run(t, up, nil, nil, "push", "-q", bare, "main")
+	run(t, bare, nil, nil, "config", "core.bare", "false")
+	run(t, bare, nil, nil, "config", "receive.denyCurrentBranch", "updateInstead")
+	run(t, tmp, nil, nil, "--git-dir="+bare, "--work-tree="+bare, "read-tree", "main")
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	tgt, err := targets.OpenLocalBare(ctx, bare)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tgt.Close()
+	sb := newSandbox(t, tgt)
+	head := sb.pull(t, tgt, "refs/heads/main")
+	sb.ws.WriteFile("new.txt", []byte("from the worker\n"), 0o644)
+	id, err := sb.push(t, tgt, "refs/heads/main", head)
+	now, _ := tgt.Head(ctx, "refs/heads/main")
+	t.Logf("the push: %v", err)
+	if err == nil || !strings.Contains(err.Error(), "git config core.bare true") || now != head {
+		t.Errorf("the push: %v (main at %s, pushed %s); want a refusal saying the repository is not bare, main at %s", err, now, id, head)
+	}
+	if _, err := os.Stat(filepath.Join(bare, "new.txt")); err == nil {
+		t.Errorf("the push wrote the worker's new.txt into the git directory %s", bare)
+	}
+}

@@ -158,4 +158,10 @@ var Keys = []Key{
 var Checks = [][2]string{
 	{"receive.fsckObjects", "true"},
 	{"transfer.fsckObjects", "true"},
+	// receive-pack never writes a work tree: a repository's
+	// updateInstead would check a push out into whatever git takes for
+	// its work tree (a "bare" target's own git directory, when its config
+	// says core.bare false). airlock moves a checked-out branch itself.
+	{"receive.denyCurrentBranch", "refuse"},
+	{"receive.denyDeleteCurrent", "refuse"},
 }
