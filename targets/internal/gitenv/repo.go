@@ -21,6 +21,8 @@ var ErrConfig = errors.New("cannot read the repository's git configuration")
 // program a repository's config names runs. Reading that config runs
 // nothing: `git config` runs no hook, filter or helper.
 //
+// git runs in a session of its own, without our terminal (detach).
+//
 // The config is read just before git runs: a key the repository gains in
 // between is not overridden, but no command airlock runs on a target
 // consults a sub-named key (see Keys); the list is a second wall.
@@ -31,6 +33,7 @@ func Command(ctx context.Context, dir string, args ...string) (*exec.Cmd, error)
 	}
 	cmd := exec.CommandContext(ctx, "git", append([]string{"--no-pager", "-C", dir}, args...)...)
 	cmd.Env = withConfig(Clean(), append(fixed(nil), overrides(listed)...), false)
+	detach(cmd)
 	return cmd, nil
 }
 
@@ -52,6 +55,7 @@ func listConfig(ctx context.Context, dir string) ([]string, error) {
 func ReadConfig(ctx context.Context, dir string) ([][2]string, error) {
 	cmd := exec.CommandContext(ctx, "git", "--no-pager", "-C", dir, "config", "--list", "-z")
 	cmd.Env = withConfig(Clean(), fixed(nil), false)
+	detach(cmd)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
