@@ -155,3 +155,57 @@ func TestBareTargetWritesNoWorkTree(t *testing.T) {
 		t.Errorf("the push wrote the worker's new.txt into the git directory %s", bare)
 	}
 }
+
+// TestPullIgnoresReplaceRefsAndGrafts: a source whose replace refs swap
+// a file's blob, its commit and its tree for others, and whose
+// info/grafts rewrites the commit's parents: airlock reads the objects
+// as they are (what a push of them would send, and what the reviewer's
+// diff compares against), never what git's replacements show.
+func TestPullIgnoresReplaceRefsAndGrafts(t *testing.T) {
+	tmp := t.TempDir()
+	src := filepath.Join(tmp, "src")
+	run(t, tmp, nil, nil, "init", "-q", "-b", "main", src)
+	writeFiles(t, src, map[string]string{"a.txt": "shown\n"})
+	run(t, src, nil, nil, "add", "-A")
+	run(t, src, nil, nil, "commit", "-qm", "first")
+	first := strings.TrimSpace(run(t, src, nil, nil, "rev-parse", "HEAD"))
+	writeFiles(t, src, map[string]string{"a.txt": "real\n"})
+	run(t, src, nil, nil, "commit", "-qam", "second")
+	real := strings.TrimSpace(run(t, src, nil, nil, "rev-parse", "HEAD:a.txt"))
+	shown := strings.TrimSpace(run(t, src, nil, nil, "rev-parse", first+":a.txt"))
+	head := strings.TrimSpace(run(t, src, nil, nil, "rev-parse", "HEAD"))
+	bareDir := filepath.Join(tmp, "src.git")
+	run(t, tmp, nil, nil, "clone", "-q", "--bare", "--no-local", src, bareDir)
+	for d, gitDir := range map[string]string{src: filepath.Join(src, ".git"), bareDir: bareDir} {
+		run(t, d, nil, nil, "replace", real, shown)
+		run(t, d, nil, nil, "replace", head+"^{tree}", first+"^{tree}")
+		// head has no parents, as git reads it now.
+		os.MkdirAll(filepath.Join(gitDir, "info"), 0o755)
+		if err := os.WriteFile(filepath.Join(gitDir, "info", "grafts"), []byte(head+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := run(t, src, nil, nil, "cat-file", "-p", "HEAD:a.txt"); got != "shown\n" {
+		t.Fatalf("git itself reads a.txt as %q; the replacement is not in effect", got)
+	}
+	for _, bare := range []bool{false, true} {
+		dir, open := src, targets.OpenLocal
+		if bare {
+			dir, open = bareDir, targets.OpenLocalBare
+		}
+		// The working tree holds neither: only the objects say.
+		if err := os.WriteFile(filepath.Join(src, "a.txt"), []byte("other\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		tgt, err := open(context.Background(), dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sb := newSandbox(t, tgt)
+		sb.pull(t, tgt, "refs/heads/main")
+		if got, err := sb.ws.ReadFile("a.txt"); err != nil || string(got) != "real\n" {
+			t.Errorf("bare %v: a.txt read %q (%v); want the committed %q, not its replacement", bare, got, err, "real\n")
+		}
+		tgt.Close()
+	}
+}
