@@ -138,10 +138,13 @@ var Keys = []Key{
 	{"sendemail.*.ccCmd", Set, ""},
 	{"sendemail.*.headerCmd", Set, ""},
 	{"sendemail.*.smtpServer", Set, ""},
+	{"sendemail.sendmailCmd", Set, ""}, // git 2.33 and later
+	{"sendemail.*.sendmailCmd", Set, ""},
 	{"tar.*.command", Set, ""},
 	{"imap.tunnel", Set, ""},
 	{"interactive.diffFilter", Set, ""},
 	{"web.browser", Set, ""},
+	{"help.browser", Set, ""},
 	{"browser.*.cmd", Set, ""},
 	{"browser.*.path", Set, ""},
 	{"man.viewer", Set, ""},
