@@ -152,6 +152,7 @@ func (n *Neutral) Command(ctx context.Context, args ...string) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, "git", append([]string{"--no-pager"}, args...)...)
 	cmd.Env = withConfig(n.env(), fixed(nil), false)
 	cmd.Dir = n.dir
+	detach(cmd) // the objects' info/alternates may be /dev/tty
 	return cmd
 }
 
@@ -210,6 +211,7 @@ func (n *Neutral) Fetch(ctx context.Context, url, dir string, ids io.Reader) err
 		"--filter=blob:none", "--stdin")
 	cmd.Env = withConfig(p.env(), kv, true)
 	cmd.Dir, cmd.Stdin = dir, ids
+	detach(cmd)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Run(); err != nil {

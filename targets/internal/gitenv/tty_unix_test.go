@@ -26,7 +26,8 @@ import (
 // would wait for the keys typed there, take them as config, and keep
 // them from whoever they were meant for. The test runs itself in a
 // session whose controlling terminal is a pty, types config there, and
-// looks whether ReadConfig and Command's git saw it.
+// looks whether ReadConfig and Command's git saw it, or a Neutral's, on a
+// source whose objects/info/alternates is a symlink to /dev/tty.
 func TestConfigReadsNoTerminal(t *testing.T) {
 	if repo := os.Getenv("GITENV_TTY_REPO"); repo != "" {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -43,6 +44,17 @@ func TestConfigReadsNoTerminal(t *testing.T) {
 			fmt.Printf("command: %s\n", out)
 		}
 		fmt.Printf("command: %v\n", err)
+		// A source whose alternates file is the terminal, read through a
+		// Neutral.
+		n, err := gitenv.NewNeutral(os.Getenv("GITENV_TTY_SOURCE"))
+		if err != nil {
+			fmt.Printf("neutral: %v\n", err)
+			return
+		}
+		defer n.Close()
+		cat := n.Command(ctx, "cat-file", "-e", strings.Repeat("1", 40))
+		out, err := cat.CombinedOutput()
+		fmt.Printf("neutral: %s %v\n", out, err)
 		return
 	}
 	repo := t.TempDir()
@@ -62,6 +74,15 @@ func TestConfigReadsNoTerminal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	source := t.TempDir()
+	git = exec.Command("git", "init", "-q", "--bare", source)
+	git.Env = gitenv.Clean()
+	if out, err := git.CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v %s", err, out)
+	}
+	if err := os.Symlink("/dev/tty", filepath.Join(source, "objects", "info", "alternates")); err != nil {
+		t.Fatal(err)
+	}
 	ptmx, tty, err := pty.Open()
 	if err != nil {
 		t.Skipf("no pty: %v", err)
@@ -69,7 +90,7 @@ func TestConfigReadsNoTerminal(t *testing.T) {
 	defer ptmx.Close()
 	defer tty.Close()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestConfigReadsNoTerminal$")
-	cmd.Env = append(os.Environ(), "GITENV_TTY_REPO="+repo)
+	cmd.Env = append(os.Environ(), "GITENV_TTY_REPO="+repo, "GITENV_TTY_SOURCE="+source)
 	var out bytes.Buffer
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, &out, &out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
@@ -77,10 +98,10 @@ func TestConfigReadsNoTerminal(t *testing.T) {
 		t.Fatal(err)
 	}
 	go func() { _, _ = io.Copy(io.Discard, ptmx) }() // the echo
-	// What the reviewer types, twice (ReadConfig and Command each read
-	// the config), each line ended, then an end of input.
+	// What the reviewer types, once for each read (ReadConfig's,
+	// Command's, the Neutral's), each line ended, then an end of input.
 	typed := "[remote \"origin\"]\n\turl = typed-at-the-terminal\n\x04"
-	for i := 0; i < 4; i++ {
+	for i := 0; i < 6; i++ {
 		time.Sleep(200 * time.Millisecond)
 		if _, err := ptmx.WriteString(typed); err != nil {
 			break
