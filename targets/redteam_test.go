@@ -209,3 +209,60 @@ func TestPullIgnoresReplaceRefsAndGrafts(t *testing.T) {
 		tgt.Close()
 	}
 }
+
+// TestNoProgramTheUsersConfigNamesForAWorkersAttributes: the user's own
+// git config defines a filter, a diff and a merge driver (as git-lfs's
+// install does); a worker's push to a working tree's checked-out branch
+// brings a .gitattributes that gives every path to them. Neither that
+// push's writing of the files and index nor the next push's check of the
+// working tree runs any of them.
+func TestNoProgramTheUsersConfigNamesForAWorkersAttributes(t *testing.T) {
+	c := &canaries{dir: t.TempDir()}
+	c.marker = filepath.Join(t.TempDir(), "ran")
+	global := filepath.Join(t.TempDir(), "gitconfig")
+	var kv [][2]string
+	for _, k := range []string{"filter.g.clean", "filter.g.smudge", "filter.g.process", "diff.g.textconv", "diff.g.command", "merge.g.driver"} {
+		kv = append(kv, [2]string{k, c.script(t, "user config "+k, "cat")})
+	}
+	if err := os.WriteFile(global, []byte(configText(kv)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("GIT_CONFIG_GLOBAL", global)
+	wt := t.TempDir()
+	run(t, wt, nil, nil, "init", "-q", "-b", "main", ".")
+	writeFiles(t, wt, map[string]string{"a.txt": "a\n"})
+	run(t, wt, nil, nil, "add", "-A")
+	run(t, wt, nil, nil, "commit", "-qm", "base")
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	tgt, err := targets.OpenLocal(ctx, wt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tgt.Close()
+	sb := newSandbox(t, tgt)
+	head := sb.pull(t, tgt, "refs/heads/main")
+	sb.ws.WriteFile(".gitattributes", []byte("* filter=g diff=g merge=g\n"), 0o644)
+	sb.ws.WriteFile("a.txt", []byte("a, changed\n"), 0o644)
+	first, err := sb.push(t, tgt, "refs/heads/main", head)
+	if err != nil {
+		t.Fatalf("the first push: %v", err)
+	}
+	// The file a stat-dirty copy of itself, so that git looks inside.
+	old := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(filepath.Join(wt, "a.txt"), old, old); err != nil {
+		t.Fatal(err)
+	}
+	sb.ws.WriteFile("a.txt", []byte("a, again\n"), 0o644)
+	second, err := sb.push(t, tgt, "refs/heads/main", first)
+	if now, _ := tgt.Head(ctx, "refs/heads/main"); err != nil || now != second {
+		t.Errorf("the second push: %v (main at %s, pushed %s)", err, now, second)
+	}
+	if data, err := os.ReadFile(filepath.Join(wt, "a.txt")); err != nil || string(data) != "a, again\n" {
+		t.Errorf("a.txt holds %q (%v)", data, err)
+	}
+	if ran, _ := os.ReadFile(c.marker); len(ran) > 0 {
+		t.Errorf("git ran what the user's config names for the worker's attributes:\n%s", strings.TrimSpace(string(ran)))
+	}
+}
