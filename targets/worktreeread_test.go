@@ -142,3 +142,43 @@ func TestLazyReadsTrustGitsIndex(t *testing.T) {
 		}
 	}
 }
+
+// TestLazyReadOpensNoFIFOIndex: a working tree's .git/index, which a lazy
+// read consults (in airlock's own process) to trust a checked-out file
+// without hashing it, is a FIFO. The read neither waits for a writer nor
+// takes what one writes: the index is not trusted, and the file is read
+// as committed.
+func TestLazyReadOpensNoFIFOIndex(t *testing.T) {
+	dir := t.TempDir()
+	run(t, dir, nil, nil, "init", "-q", "-b", "main", ".")
+	commitFiles(t, dir, map[string]string{"a.txt": "alpha\n"})
+	sb := pulled(t, dir, false)
+	index := filepath.Join(dir, ".git", "index")
+	if err := os.Remove(index); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(index, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		// Wake a read that waits on the FIFO, so that it ends.
+		if f, err := os.OpenFile(index, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+			f.Close()
+		}
+	})
+	done := make(chan struct{})
+	var got []byte
+	var err error
+	go func() {
+		defer close(done)
+		got, err = sb.ws.ReadFile("a.txt")
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("reading a.txt waits on the FIFO that is the working tree's index")
+	}
+	if err != nil || string(got) != "alpha\n" {
+		t.Errorf("a.txt: %q %v; want the committed content", got, err)
+	}
+}
