@@ -12,7 +12,9 @@ import (
 
 	"github.com/airlock-dev/airlock/approval"
 	"github.com/airlock-dev/airlock/internal/pathguard"
+	"github.com/airlock-dev/airlock/internal/termsafe"
 	"github.com/airlock-dev/airlock/staging"
+	"github.com/airlock-dev/airlock/targets/gitdir"
 	"github.com/airlock-dev/airlock/targets/internal/transfer"
 	"github.com/airlock-dev/airlock/targets/internal/worktree"
 	"github.com/go-git/go-git/v5/plumbing"
@@ -144,10 +146,41 @@ func (l *Local) checkedOutIn(ctx context.Context, ref string) (string, error) {
 		case strings.HasPrefix(line, "worktree "):
 			wt = strings.TrimPrefix(line, "worktree ")
 		case line == "branch "+ref:
-			return wt, nil
+			return wt, l.ownWorktree(ctx, wt, ref)
 		}
 	}
 	return "", nil
+}
+
+// ErrNotOwnWorktree: the repository lists as its worktree a directory
+// whose .git belongs to no worktree of it.
+var ErrNotOwnWorktree = errors.New("the repository lists a worktree that is not its own")
+
+// ownWorktree refuses wt, which git lists as a worktree of the repository
+// with ref checked out, unless wt's .git leads back to the repository's
+// common directory. git lists what the repository's worktrees/NAME/gitdir
+// says, any directory at all (another project's, say), and a push would
+// write its files and index there
+// (TestPushWritesNoDirectoryTheRepositoryCallsAWorktree).
+func (l *Local) ownWorktree(ctx context.Context, wt, ref string) error {
+	common, err := l.commonDir(ctx)
+	if err != nil {
+		return err
+	}
+	same := func(a, b string) bool {
+		ra, err1 := filepath.EvalSymlinks(a)
+		rb, err2 := filepath.EvalSymlinks(b)
+		return err1 == nil && err2 == nil && ra == rb
+	}
+	if _, err := os.Lstat(filepath.Join(wt, ".git")); err == nil {
+		if c, ok := gitdir.CommonDir(wt); ok && same(c, common) {
+			return nil
+		}
+	}
+	return fmt.Errorf("%w: %s says %s has %s checked out, but that directory's .git is not this repository's, "+
+		"so airlock writes no file there: if it is a worktree of this repository, run `git -C %s worktree repair %s`; "+
+		"if not, remove its entry from %s",
+		ErrNotOwnWorktree, l.ID(), termsafe.Text(wt), BranchName(ref), l.path, termsafe.Text(wt), filepath.Join(common, "worktrees"))
 }
 
 // pushLock holds airlock's lock on the repository (across processes)

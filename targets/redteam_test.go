@@ -2,6 +2,7 @@ package targets_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -264,5 +265,60 @@ func TestNoProgramTheUsersConfigNamesForAWorkersAttributes(t *testing.T) {
 	}
 	if ran, _ := os.ReadFile(c.marker); len(ran) > 0 {
 		t.Errorf("git ran what the user's config names for the worker's attributes:\n%s", strings.TrimSpace(string(ran)))
+	}
+}
+
+// TestPushWritesNoDirectoryTheRepositoryCallsAWorktree: a working-tree
+// target's git directory names a linked worktree with the pushed branch
+// checked out (.git/worktrees/x: HEAD, gitdir, commondir) at a directory
+// that is not one: its .git does not name that entry back (it is another
+// repository's).
+// git worktree list reports it all the same. A push to the branch is
+// refused, saying so, and writes no file there.
+func TestPushWritesNoDirectoryTheRepositoryCallsAWorktree(t *testing.T) {
+	tmp := t.TempDir()
+	wt, victim := filepath.Join(tmp, "wt"), filepath.Join(tmp, "victim")
+	run(t, tmp, nil, nil, "init", "-q", "-b", "main", wt)
+	writeFiles(t, wt, map[string]string{"a.txt": "a\n"})
+	run(t, wt, nil, nil, "add", "-A")
+	run(t, wt, nil, nil, "commit", "-qm", "base")
+	run(t, wt, nil, nil, "checkout", "-qb", "other")
+	// The directory is a repository of its own (another project of the
+	// user's), whose .git names no worktree of wt's.
+	run(t, tmp, nil, nil, "init", "-q", victim)
+	admin := filepath.Join(wt, ".git", "worktrees", "x")
+	if err := os.MkdirAll(admin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, data := range map[string]string{"HEAD": "ref: refs/heads/main\n", "gitdir": filepath.Join(victim, ".git") + "\n", "commondir": "../..\n"} {
+		if err := os.WriteFile(filepath.Join(admin, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if out := run(t, wt, nil, nil, "worktree", "list", "--porcelain"); !strings.Contains(out, "worktree "+victim) {
+		t.Fatalf("git does not list %s as a worktree:\n%s", victim, out)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	tgt, err := targets.OpenLocal(ctx, wt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tgt.Close()
+	sb := newSandbox(t, tgt)
+	head := sb.pull(t, tgt, "refs/heads/main")
+	sb.ws.WriteFile("new.txt", []byte("from the worker\n"), 0o644)
+	id, err := sb.push(t, tgt, "refs/heads/main", head)
+	now, _ := tgt.Head(ctx, "refs/heads/main")
+	if !errors.Is(err, targets.ErrNotOwnWorktree) || now != head {
+		t.Errorf("the push: %v (main at %s, pushed %s); want %v, main at %s", err, now, id, targets.ErrNotOwnWorktree, head)
+	}
+	if es := mustReadDir(t, victim); len(es) > 1 {
+		var names []string
+		for _, e := range es {
+			names = append(names, e.Name())
+		}
+		t.Errorf("the push wrote into %s, which only the repository's worktrees/x calls its worktree: %v", victim, names)
 	}
 }
