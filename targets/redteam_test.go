@@ -322,3 +322,54 @@ func TestPushWritesNoDirectoryTheRepositoryCallsAWorktree(t *testing.T) {
 		t.Errorf("the push wrote into %s, which only the repository's worktrees/x calls its worktree: %v", victim, names)
 	}
 }
+
+// TestNoProgramAConditionalIncludeNames: a working-tree target's config
+// includes, on conditions git evaluates against the repository itself
+// (the branch checked out, a remote's URL), files naming a clean filter
+// that its info/attributes gives every path. A push to the checked-out
+// branch, whose check of the working tree hashes a stat-dirty file, runs
+// neither (held: git config --list evaluates both conditions as the
+// status does).
+func TestNoProgramAConditionalIncludeNames(t *testing.T) {
+	c := &canaries{dir: t.TempDir()}
+	c.marker = filepath.Join(t.TempDir(), "ran")
+	wt := t.TempDir()
+	run(t, wt, nil, nil, "init", "-q", "-b", "main", ".")
+	writeFiles(t, wt, map[string]string{"a.txt": "a\n"})
+	run(t, wt, nil, nil, "add", "-A")
+	run(t, wt, nil, nil, "commit", "-qm", "base")
+	gitDir := filepath.Join(wt, ".git")
+	for name, kv := range map[string][][2]string{
+		"branch.conf": {{"filter.onbranch.clean", c.script(t, "onbranch filter", "cat")}},
+		"remote.conf": {{"filter.hasconfig.clean", c.script(t, "hasconfig filter", "cat")}},
+	} {
+		appendFile(t, filepath.Join(gitDir, name), configText(kv))
+	}
+	appendFile(t, filepath.Join(gitDir, "config"), "[remote \"o\"]\n\turl = https://example.com/r\n"+
+		"[includeIf \"onbranch:main\"]\n\tpath = branch.conf\n"+
+		"[includeIf \"hasconfig:remote.*.url:https://example.com/**\"]\n\tpath = remote.conf\n")
+	os.MkdirAll(filepath.Join(gitDir, "info"), 0o755)
+	appendFile(t, filepath.Join(gitDir, "info", "attributes"), "a.txt filter=onbranch\nnew.txt filter=hasconfig\n")
+	old := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(filepath.Join(wt, "a.txt"), old, old); err != nil {
+		t.Fatal(err)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	tgt, err := targets.OpenLocal(ctx, wt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tgt.Close()
+	sb := newSandbox(t, tgt)
+	head := sb.pull(t, tgt, "refs/heads/main")
+	sb.ws.WriteFile("new.txt", []byte("from the worker\n"), 0o644)
+	id, err := sb.push(t, tgt, "refs/heads/main", head)
+	if now, _ := tgt.Head(ctx, "refs/heads/main"); err != nil || now != id {
+		t.Errorf("the push: %v (main at %s, pushed %s)", err, now, id)
+	}
+	if ran, _ := os.ReadFile(c.marker); len(ran) > 0 {
+		t.Errorf("git ran what a conditional include names:\n%s", strings.TrimSpace(string(ran)))
+	}
+}
