@@ -200,6 +200,9 @@ func (l *Local) pushLock(ctx context.Context) (dir string, lock *os.File, unlock
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", nil, nil, err
 	}
+	if err := noLinks(dir); err != nil {
+		return "", nil, nil, err
+	}
 	f, err := os.OpenFile(filepath.Join(dir, "push.lock"), os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
 		return "", nil, nil, err
@@ -209,6 +212,24 @@ func (l *Local) pushLock(ctx context.Context) (dir string, lock *os.File, unlock
 		return "", nil, nil, err
 	}
 	return dir, f, func() { unflock(f); f.Close() }, nil
+}
+
+// ErrLinkedState: the directory where airlock keeps a push's state in a
+// repository, or a file of it, is a symlink.
+var ErrLinkedState = errors.New("airlock's state in the repository is a symlink")
+
+// noLinks refuses dir, where a push keeps its lock, journal and temporary
+// files, when it or one of them is a symlink: the repository would have
+// airlock write them, the pushed files among them, wherever it points
+// (TestPushWritesNothingThroughALinkedStateDirectory).
+func noLinks(dir string) error {
+	for _, p := range []string{dir, filepath.Join(dir, "push.lock"), filepath.Join(dir, "push-journal.json"), filepath.Join(dir, "tmp")} {
+		if fi, err := os.Lstat(p); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+			return fmt.Errorf("%w: %s is a symlink, and airlock writes a push's lock, journal and files only in the "+
+				"repository's own git directory: remove it (airlock makes the directory again)", ErrLinkedState, p)
+		}
+	}
+	return nil
 }
 
 // pushCheckedOut pushes to the branch checked out in worktree wt: objects

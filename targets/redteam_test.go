@@ -373,3 +373,51 @@ func TestNoProgramAConditionalIncludeNames(t *testing.T) {
 		t.Errorf("git ran what a conditional include names:\n%s", strings.TrimSpace(string(ran)))
 	}
 }
+
+// TestPushWritesNothingThroughALinkedStateDirectory: a working-tree
+// target's git directory holds "airlock", where a push keeps its lock,
+// journal and temporary files, as a symlink to another directory. A push
+// to the checked-out branch is refused, saying so, as is the next open
+// (whose recovery takes the lock), and nothing is written there.
+func TestPushWritesNothingThroughALinkedStateDirectory(t *testing.T) {
+	tmp := t.TempDir()
+	wt, elsewhere := filepath.Join(tmp, "wt"), filepath.Join(tmp, "elsewhere")
+	run(t, tmp, nil, nil, "init", "-q", "-b", "main", wt)
+	writeFiles(t, wt, map[string]string{"a.txt": "a\n"})
+	run(t, wt, nil, nil, "add", "-A")
+	run(t, wt, nil, nil, "commit", "-qm", "base")
+	if err := os.Mkdir(elsewhere, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	tgt, err := targets.OpenLocal(ctx, wt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tgt.Close()
+	sb := newSandbox(t, tgt)
+	head := sb.pull(t, tgt, "refs/heads/main")
+	if err := os.RemoveAll(filepath.Join(wt, ".git", "airlock")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(elsewhere, filepath.Join(wt, ".git", "airlock")); err != nil {
+		t.Fatal(err)
+	}
+	sb.ws.WriteFile("new.txt", []byte("from the worker\n"), 0o644)
+	id, err := sb.push(t, tgt, "refs/heads/main", head)
+	now, _ := tgt.Head(ctx, "refs/heads/main")
+	if !errors.Is(err, targets.ErrLinkedState) || now != head {
+		t.Errorf("the push: %v (main at %s, pushed %s); want %v, main at %s", err, now, id, targets.ErrLinkedState, head)
+	}
+	if _, err := targets.OpenLocal(ctx, wt); !errors.Is(err, targets.ErrLinkedState) {
+		t.Errorf("opening the target again: %v; want %v", err, targets.ErrLinkedState)
+	}
+	if es := mustReadDir(t, elsewhere); len(es) > 0 {
+		var names []string
+		for _, e := range es {
+			names = append(names, e.Name())
+		}
+		t.Errorf("the push wrote into %s, through the repository's airlock symlink: %v", elsewhere, names)
+	}
+}
