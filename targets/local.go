@@ -134,7 +134,14 @@ func (l *Local) gitHolding(ctx context.Context, lock *os.File, stdin io.Reader, 
 		if msg == "" {
 			msg = err.Error()
 		}
-		return out, fmt.Errorf("git %s: %s", args[0], msg)
+		name := args[0]
+		for _, a := range args {
+			if !strings.HasPrefix(a, "-") { // the command, after git's own options
+				name = a
+				break
+			}
+		}
+		return out, fmt.Errorf("git %s: %s", name, msg)
 	}
 	return out, nil
 }

@@ -421,3 +421,43 @@ func TestPushWritesNothingThroughALinkedStateDirectory(t *testing.T) {
 		t.Errorf("the push wrote into %s, through the repository's airlock symlink: %v", elsewhere, names)
 	}
 }
+
+// TestPushKeepsEditsWhenCoreWorktreeIsElsewhere: a working-tree target
+// whose config sets core.worktree to another directory (a clean copy of
+// the checkout), so that git status, asked whether the files a push
+// changes are clean, looks there. The user has an uncommitted edit of
+// a.txt in the working tree itself; a push changing a.txt is refused
+// before the branch moves, as for any uncommitted change in its way, and
+// writes over nothing.
+func TestPushKeepsEditsWhenCoreWorktreeIsElsewhere(t *testing.T) {
+	tmp := t.TempDir()
+	wt, other := filepath.Join(tmp, "wt"), filepath.Join(tmp, "other")
+	run(t, tmp, nil, nil, "init", "-q", "-b", "main", wt)
+	writeFiles(t, wt, map[string]string{"a.txt": "a\n"})
+	run(t, wt, nil, nil, "add", "-A")
+	run(t, wt, nil, nil, "commit", "-qm", "base")
+	writeFiles(t, other, map[string]string{"a.txt": "a\n"})
+	run(t, wt, nil, nil, "config", "core.worktree", other)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	tgt, err := targets.OpenLocal(ctx, wt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tgt.Close()
+	sb := newSandbox(t, tgt)
+	head := sb.pull(t, tgt, "refs/heads/main")
+	writeFiles(t, wt, map[string]string{"a.txt": "the user's edit\n"})
+	sb.ws.WriteFile("a.txt", []byte("from the worker\n"), 0o644)
+	_, err = sb.push(t, tgt, "refs/heads/main", head)
+	var dirty *targets.DirtyError
+	if now, _ := tgt.Head(ctx, "refs/heads/main"); !errors.As(err, &dirty) || now != head {
+		t.Errorf("the push: %v (main at %s); want a *DirtyError naming a.txt, main at %s", err, now, head)
+	}
+	if data, _ := os.ReadFile(filepath.Join(wt, "a.txt")); string(data) != "the user's edit\n" {
+		t.Errorf("a.txt holds %q after the push; want the user's edit", data)
+	}
+	if data, _ := os.ReadFile(filepath.Join(other, "a.txt")); string(data) != "a\n" {
+		t.Errorf("the push wrote %s/a.txt: %q", other, data)
+	}
+}
