@@ -69,7 +69,11 @@ func openLocal(ctx context.Context, path string, bare bool) (*Local, error) {
 	}
 	l := &Local{path: abs, bare: bare}
 	isBare := false
-	if p, err := gitdir.ProbeLocal(abs); err == nil {
+	p, err := gitdir.ProbeLocal(abs)
+	if errors.Is(err, gitdir.ErrSpecialFile) {
+		return nil, err // git would wait on it too
+	}
+	if err == nil {
 		// git's layout, read from its files: no git process for it.
 		isBare, l.path, l.gitDir = p.Bare, p.Path, p.GitDir
 		l.common, _ = gitdir.CommonDir(l.path)
