@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os/exec"
 	"strings"
+	"time"
 
 	"github.com/airlock-dev/airlock/internal/termsafe"
 )
@@ -48,11 +49,19 @@ func listConfig(ctx context.Context, dir string) ([]string, error) {
 	return keys, err
 }
 
+// configTimeout bounds a read of a repository's config, which takes
+// milliseconds: a FIFO it includes has git wait for a writer forever
+// (TestConfigReadWaitsOnNoFIFO). A Command whose listing fails runs no
+// git.
+var configTimeout = 30 * time.Second
+
 // ReadConfig returns the effective config of the repository at dir (a
 // working tree or a git directory), key and value, in git's order: the
 // user's files, the repository's, what they include. `git config` runs
 // no program the config names.
 func ReadConfig(ctx context.Context, dir string) ([][2]string, error) {
+	ctx, cancel := context.WithTimeout(ctx, configTimeout)
+	defer cancel()
 	cmd := exec.CommandContext(ctx, "git", "--no-pager", "-C", dir, "config", "--list", "-z")
 	cmd.Env = withConfig(Clean(), fixed(nil), false)
 	detach(cmd)
@@ -63,6 +72,9 @@ func ReadConfig(ctx context.Context, dir string) ([][2]string, error) {
 		msg := strings.TrimSpace(stderr.String())
 		if msg == "" {
 			msg = err.Error()
+		}
+		if ctx.Err() != nil {
+			msg = fmt.Sprintf("git config took over %s (%s): does the config, or a file it includes, name a FIFO?", configTimeout, msg)
 		}
 		return nil, fmt.Errorf("%w in %s: %s", ErrConfig, dir, termsafe.Text(msg))
 	}
