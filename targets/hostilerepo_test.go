@@ -461,3 +461,64 @@ func TestPushKeepsEditsWhenCoreWorktreeIsElsewhere(t *testing.T) {
 		t.Errorf("the push wrote %s/a.txt: %q", other, data)
 	}
 }
+
+// TestNoProgramAnAlternateNames: a source (a partial clone missing every
+// blob) borrows objects from another repository (objects/info/alternates),
+// itself a partial clone missing them, whose config names an uploadpack,
+// an sshCommand and a fsmonitor; a bare target borrows from it too. A
+// pull from the source (its blobs fetched by airlock from its own
+// promisor), a read, and a push to the target run none of them (held:
+// only the object directory of an alternate is read).
+func TestNoProgramAnAlternateNames(t *testing.T) {
+	c := &canaries{dir: t.TempDir()}
+	c.marker = filepath.Join(t.TempDir(), "ran")
+	upstream := t.TempDir()
+	run(t, upstream, nil, nil, "init", "-q", "-b", "main", ".")
+	writeFiles(t, upstream, map[string]string{"a.txt": "a\n", "d/c.txt": "c\n"})
+	run(t, upstream, nil, nil, "add", "-A")
+	run(t, upstream, nil, nil, "commit", "-qm", "base")
+	for _, k := range []string{"uploadpack.allowFilter", "uploadpack.allowAnySHA1InWant"} {
+		run(t, upstream, nil, nil, "config", k, "true")
+	}
+	tmp := t.TempDir()
+	lender, src, bare := filepath.Join(tmp, "lender.git"), filepath.Join(tmp, "src.git"), filepath.Join(tmp, "bare.git")
+	run(t, tmp, nil, nil, "clone", "-q", "--bare", "--filter=blob:none", "file://"+upstream, lender)
+	run(t, tmp, nil, nil, "clone", "-q", "--bare", "--filter=blob:none", "file://"+upstream, src)
+	run(t, tmp, nil, nil, "clone", "-q", "--bare", "file://"+upstream, bare)
+	appendFile(t, filepath.Join(lender, "config"), configText([][2]string{
+		{"remote.origin.uploadpack", c.script(t, "lender remote.origin.uploadpack", "git-upload-pack")},
+		{"core.sshCommand", c.script(t, "lender core.sshCommand", "")},
+		{"core.fsmonitor", c.script(t, "lender core.fsmonitor", "")},
+		{"core.alternateRefsCommand", c.script(t, "lender core.alternateRefsCommand", "")},
+	}))
+	for _, d := range []string{src, bare} {
+		appendFile(t, filepath.Join(d, "objects", "info", "alternates"), filepath.Join(lender, "objects")+"\n")
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s, err := targets.OpenLocalBare(ctx, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	sb := newSandbox(t, s)
+	sb.pull(t, s, "refs/heads/main")
+	if got, err := sb.ws.ReadFile("d/c.txt"); err != nil || string(got) != "c\n" {
+		t.Errorf("reading d/c.txt from the source: %q %v", got, err)
+	}
+	tgt, err := targets.OpenLocalBare(ctx, bare)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tgt.Close()
+	sb2 := newSandbox(t, tgt)
+	head := sb2.pull(t, tgt, "refs/heads/main")
+	sb2.ws.WriteFile("new.txt", []byte("from the worker\n"), 0o644)
+	if id, err := sb2.push(t, tgt, "refs/heads/main", head); err != nil {
+		t.Errorf("the push to a target borrowing objects: %v (pushed %s)", err, id)
+	}
+	if ran, _ := os.ReadFile(c.marker); len(ran) > 0 {
+		t.Errorf("git ran what an alternate's config names:\n%s", strings.TrimSpace(string(ran)))
+	}
+}
