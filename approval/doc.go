@@ -9,7 +9,11 @@
 //     operator named), refuses at once a change already rejected in this
 //     session, and waits for a reviewer otherwise. A decision is written to
 //     the ledger before the waiting push learns of it; if it cannot be
-//     written, the push is refused.
+//     written, the push is refused. A decision in the ledger is final
+//     (final.go): one per request id, across restarts (Resubmit of a
+//     decided id gives its ticket back decided, asking nobody) and
+//     across servers sharing a ledger (a second is refused, nothing
+//     recorded).
 //   - An approval yields a Grant: the capability a target requires to
 //     push, naming exactly target, ref, old commit and new commit. Its zero
 //     value grants nothing and no other package can set its fields.
@@ -18,7 +22,10 @@
 //     PushRecord: landing, pushed, failed, or an outcome a resumed session
 //     found).
 //   - Assess reads a push's files as data (Contents over a read-only
-//     BlobReader), never through the caller's code.
+//     BlobReader), never through the caller's code, and every message of
+//     a commit that lands (CheckMessage: hidden characters, trailers that
+//     claim a review or sign-off, lines that run code), the base's commits
+//     an empty target lacks (Request.BaseCommits) included.
 //
 // The other concerns of the door live in packages of their own:
 // approval/ledger (the tamper-evident record), approval/broker (requests

@@ -82,6 +82,10 @@ type Gate struct {
 	pending map[string]*Ticket
 	byPush  map[pushKey]*Ticket
 	denied  map[fingerprint]string
+	// decided is every request id the ledger holds a decision of, and
+	// seen the last ledger record read into it (final.go).
+	decided map[string]decidedRec
+	seen    uint64
 	subs    map[int]chan Event
 	nextSub int
 	// refusals counts the refused decisions of each request id (refuse).
@@ -96,7 +100,8 @@ func NewGate(ledger Ledger, p Policy) *Gate {
 	g := &Gate{
 		ledger: ledger, policy: p, now: time.Now,
 		pending: map[string]*Ticket{}, byPush: map[pushKey]*Ticket{},
-		denied: map[fingerprint]string{}, subs: map[int]chan Event{}, refusals: map[string]int{},
+		denied: map[fingerprint]string{}, decided: map[string]decidedRec{}, subs: map[int]chan Event{},
+		refusals: map[string]int{},
 	}
 	g.loadDenied()
 	return g
@@ -105,7 +110,8 @@ func NewGate(ledger Ledger, p Policy) *Gate {
 // loadDenied rebuilds, from the ledger, the changes reviewers rejected:
 // a change rejected in an earlier session stays rejected (same target,
 // branch and tree: commit ids differ from session to session, trees do
-// not), with the reviewer's reason.
+// not), with the reviewer's reason. It also loads the ids decided
+// (noteLocked): a decision in the ledger is final.
 func (g *Gate) loadDenied() {
 	if g.ledger == nil {
 		return
@@ -116,6 +122,7 @@ func (g *Gate) loadDenied() {
 	}
 	fps := map[string]fingerprint{}
 	for _, r := range recs {
+		g.noteLocked(r)
 		switch r.Kind {
 		case ledger.KindRequest:
 			var q struct {
@@ -207,9 +214,14 @@ func (g *Gate) Submit(req *Request, picks chan<- *PickAsk) (*Ticket, error) {
 // waiting when its server stopped: the resumed session asks the same
 // question, and a reviewer's answer to that id still reaches it. The
 // ledger records it again, marked resumed.
+// A request the ledger holds a decision of is not: its ticket comes back
+// decided (Ticket.Final), nothing appended, for the caller to carry out.
 func (g *Gate) Resubmit(req *Request, id string, picks chan<- *PickAsk) (*Ticket, error) {
 	if !strings.HasPrefix(id, "req-") {
 		return nil, fmt.Errorf("approval: %q is not a request id", id)
+	}
+	if t, ok, err := g.resubmitDecided(req, id); ok || err != nil {
+		return t, err
 	}
 	return g.submit(req, picks, id)
 }
@@ -267,10 +279,10 @@ func (g *Gate) submit(req *Request, picks chan<- *PickAsk, id string) (*Ticket, 
 		if req.Command == "" {
 			return nil, errors.New("approval: a network request needs the command")
 		}
-		// The key and fingerprint of a network request are its command:
-		// the same command asked twice is one request, and a denied one
-		// is denied again at once.
-		req.Target, req.Ref, req.Old, req.New, req.Tree = "network", req.Command, plumbing.ZeroHash, plumbing.ZeroHash, plumbing.ZeroHash
+		// The key and fingerprint of a network request are what the
+		// reviewer saw (networkRef): the same asked twice is one request,
+		// and a denied one is denied again at once.
+		req.Target, req.Ref, req.Old, req.New, req.Tree = "network", networkRef(req), plumbing.ZeroHash, plumbing.ZeroHash, plumbing.ZeroHash
 		picks, req.Pickable = nil, false
 	default:
 		return nil, fmt.Errorf("approval: unknown request kind %q", req.Kind)
@@ -325,15 +337,20 @@ func (g *Gate) recordLocked(req *Request, picks chan<- *PickAsk, id, rebasedFrom
 	}
 	req.Time = g.now().UTC()
 	req.Pickable = req.Pickable && picks != nil
-	t := &Ticket{req: req, picks: picks, done: make(chan struct{})}
-	if _, err := g.ledger.Append(ledger.KindRequest, ledgerRequest{
+	// A second decision of the id is looked for after (final.go).
+	t := &Ticket{req: req, picks: picks, done: make(chan struct{}), after: g.seen}
+	rec, err := g.ledger.Append(ledger.KindRequest, ledgerRequest{
 		ID: req.ID, Worker: req.Worker, Session: req.Session, Repo: req.Repo, Kind: req.Kind, Command: req.Command, Dir: req.Dir, Reason: req.Reason,
 		Target: req.Target, Ref: req.Ref, NewRef: req.NewRef,
 		Old: hexHash(req.Old), New: hexHash(req.New), Tree: hexHash(req.Tree), Commits: ledgerCommits(req.Commits), Files: req.Files,
 		Added: req.Added, Deleted: req.Deleted, Flags: req.Flags, Resumed: id != "", RebasedFrom: rebasedFrom,
-	}); err != nil {
+	})
+	if err != nil {
 		// Nothing is asked that the ledger does not hold.
 		return nil, fmt.Errorf("approval: the ledger could not record the request (%w), so nobody was asked and nothing was pushed; the operator must make the ledger writable (disk full?), then ask again", err)
+	}
+	if id == "" {
+		t.after = rec.Seq
 	}
 	return t, nil
 }
@@ -361,8 +378,9 @@ func (g *Gate) resolve(d Decision, want *Ticket) (Decision, error) {
 	g.mu.Lock()
 	t, ok := g.pending[d.Request]
 	if !ok || t.busy || want != nil && t != want {
+		err := g.notPendingLocked(d.Request)
 		g.mu.Unlock()
-		return Decision{}, fmt.Errorf("%w %s: it was already decided or withdrawn", ErrNotPending, d.Request)
+		return Decision{}, err
 	}
 	if d.By == "" {
 		d.By = "reviewer"
@@ -370,6 +388,11 @@ func (g *Gate) resolve(d Decision, want *Ticket) (Decision, error) {
 	// A decision names a verdict, a reason and picked paths; which commit
 	// is granted is the gate's to work out, never the decider's to say.
 	d.New, d.Commits = plumbing.ZeroHash, nil
+	if d.Sig == "" {
+		// The time is the gate's, but a signed decision's, which its
+		// record must keep to verify again (TestLedgerDecisionVerifiesAgain).
+		d.Time = time.Time{}
+	}
 	switch {
 	case t.req.Kind != KindNetwork:
 		d.Scope = ""
@@ -400,9 +423,13 @@ func (g *Gate) resolve(d Decision, want *Ticket) (Decision, error) {
 		}
 		// Building the commit may take a while: do it outside the lock,
 		// with the ticket marked so no other decision lands meanwhile.
+		// Dated with the decision's time: its record makes them again.
 		t.busy = true
+		if d.Time.IsZero() {
+			d.Time = g.now().UTC()
+		}
 		g.mu.Unlock()
-		ids, err := t.pick(d.Paths, d.Accept)
+		ids, err := t.pick(d.Paths, d.Accept, d.Time)
 		g.mu.Lock()
 		t.busy = false
 		if err != nil {
@@ -423,54 +450,25 @@ func (g *Gate) resolve(d Decision, want *Ticket) (Decision, error) {
 	return t.dec, err
 }
 
-func checkPick(t *Ticket, paths []string, accept []Accepted) error {
-	switch {
-	case !t.req.Pickable:
-		return errors.New("approval: files cannot be picked for this push; approve or reject it whole")
-	case len(accept) > 0 && len(paths) > 0:
-		return errPickBoth
-	case len(accept) > 0:
-		return CheckAccept(t.req, accept)
-	}
-	if len(paths) == 0 {
-		return errors.New("approval: no file picked; reject the push instead")
-	}
-	in := map[string]bool{}
-	for _, f := range t.req.Files {
-		in[f.Path] = true
-	}
-	named := map[string]bool{}
-	for _, p := range paths {
-		switch {
-		case !in[p]:
-			return fmt.Errorf("approval: %q is not a file of this push", p)
-		case named[p]:
-			// Counted twice, a pick of some files would look like one of
-			// all of them, and be approved whole.
-			return fmt.Errorf("approval: %q is picked twice; name each file once", p)
-		}
-		named[p] = true
-	}
-	return nil
-}
-
 // settleLocked records d and releases the waiter. The ledger comes first:
-// if it cannot be written, the push is refused.
+// if it cannot be written (or holds a decision of it already), the push
+// is refused.
 func (g *Gate) settleLocked(t *Ticket, d Decision) error {
 	req := t.req
 	d.Request = req.ID
-	if d.Sig == "" {
-		// A signed decision keeps the time its reviewer signed (the
-		// ledger's record has its own): changed, the record would no
-		// longer verify under the reviewer's key.
+	if d.Time.IsZero() {
+		// A signed decision keeps the time its reviewer signed: changed,
+		// the record would no longer verify under the reviewer's key.
 		d.Time = g.now().UTC()
 	}
 	if d.New.IsZero() && d.Approved() {
 		d.New = req.New
 	}
-	_, err := g.ledger.Append(ledger.KindDecision, d)
+	err := g.appendDecisionLocked(t, d)
 	t.dec = d
 	switch {
+	case errors.Is(err, ErrAlreadyDecided):
+		t.err = fmt.Errorf("approval: %w; nothing was pushed by this server", err)
 	case err != nil:
 		t.err = fmt.Errorf("approval: recording the decision failed, so the push is refused: %w", err)
 	case d.Approved() && req.Kind == KindNetwork:
@@ -505,14 +503,15 @@ func rejection(req *Request, d Decision) error {
 // networkRejection words a denied network request as one: the worker is
 // told what it can do instead of asking again (the same command is
 // denied at once for the rest of the session, as its fingerprint is the
-// command), never to change a push it did not make.
+// command, its directory and its reach: networkRef), never to change a
+// push it did not make.
 func networkRejection(d Decision) error {
 	const advice = "run the command without network: true (bring what it needs in with git_pull, or use what the workspace already has)"
 	switch {
 	case d.By == "repeat-denied" && d.Reason != "":
-		return fmt.Errorf("%w: the reviewer already denied the network to this same command in this session (%q), so it is denied again at once; %s", ErrNetworkDenied, d.Reason, advice)
+		return fmt.Errorf("%w: the reviewer already denied the network to this same command (in this directory, reaching the same) in this session (%q), so it is denied again at once; %s", ErrNetworkDenied, d.Reason, advice)
 	case d.By == "repeat-denied":
-		return fmt.Errorf("%w: the reviewer already denied the network to this same command in this session, so it is denied again at once; %s", ErrNetworkDenied, advice)
+		return fmt.Errorf("%w: the reviewer already denied the network to this same command (in this directory, reaching the same) in this session, so it is denied again at once; %s", ErrNetworkDenied, advice)
 	case d.Reason != "":
 		return fmt.Errorf("%w by the reviewer: %s; %s", ErrNetworkDenied, d.Reason, advice)
 	}

@@ -32,6 +32,10 @@ type Request struct {
 	Command string `json:"command,omitempty"`
 	Dir     string `json:"dir,omitempty"`
 	Reason  string `json:"reason,omitempty"`
+	// Reach is what a run with the network reaches besides the internet:
+	// the operator's allowed host:port pairs (serve --run-allow-host), as
+	// the reviewer is shown them.
+	Reach []string `json:"reach,omitempty"`
 	// Target identifies the target ("local:/path", "github:owner/repo");
 	// a Grant names it, and auto-approval matches it.
 	Target string `json:"target"`
@@ -46,10 +50,15 @@ type Request struct {
 	New           plumbing.Hash `json:"new"`  // the commit to push
 	Tree          plumbing.Hash `json:"tree"` // the tree of New
 	Commits       []CommitInfo  `json:"commits"`
-	Files         []FileChange  `json:"files"`
-	Added         int           `json:"added"`
-	Deleted       int           `json:"deleted"`
-	Diff          string        `json:"diff"` // the full unified diff, plain
+	// BaseCommits are, for a push into an empty target or onto a base the
+	// target lacks, the commits of the sandbox's base (and its history,
+	// as far as the sandbox holds it) that land under Commits, oldest
+	// first: not the worker's, but they land, so they are shown.
+	BaseCommits []CommitInfo `json:"base_commits,omitempty"`
+	Files       []FileChange `json:"files"`
+	Added       int          `json:"added"`
+	Deleted     int          `json:"deleted"`
+	Diff        string       `json:"diff"` // the full unified diff, plain
 	// DiffTruncated says Diff was cut short: the reviewer cannot see the
 	// whole push, so it cannot be approved whole, only picked from.
 	DiffTruncated bool   `json:"diff_truncated,omitempty"`
@@ -74,7 +83,7 @@ const (
 // The scopes a network approval may have.
 const (
 	ScopeOnce    = ""        // this run only
-	ScopeCommand = "command" // this command line, for the rest of the session
+	ScopeCommand = "command" // this command line in this directory reaching this, for the rest of the session
 	ScopeSession = "session" // every run, for the rest of the session
 )
 
@@ -100,6 +109,9 @@ type FileChange struct {
 	// Unavailable says why a side of the file's content could not be
 	// read for the diff (it is not in Diff).
 	Unavailable string `json:"unavailable,omitempty"`
+	// FromBase says the file lands as the base has it (BaseCommits): the
+	// worker's commits do not change it.
+	FromBase bool `json:"from_base,omitempty"`
 }
 
 // Verdict is a decision's outcome.
@@ -259,4 +271,29 @@ type Since struct {
 	// Interdiff is the unified diff from Tree to this request's tree, over
 	// the files either push changes; "" when they push the same.
 	Interdiff string `json:"interdiff"`
+	// Commits says what each of this request's commits is to the
+	// reviewer, in Request.Commits' order: new, one they rejected (its
+	// content lands as its own commit), or the replacement of one.
+	Commits []SinceCommit `json:"commits,omitempty"`
+}
+
+// How a commit of a request relates to the one the reviewer saw before.
+const (
+	CommitNew      = "new"      // not in what the reviewer saw
+	CommitRejected = "rejected" // in what they rejected, unchanged
+	CommitReplaces = "replaces" // an amend of a commit they rejected
+	CommitSeen     = "seen"     // in what they saw and did not reject (approved with comments)
+)
+
+// SinceCommit is one commit of a re-review: what it is to the reviewer.
+type SinceCommit struct {
+	ID     plumbing.Hash `json:"id"`
+	Status string        `json:"status"`
+	// Was is, for CommitReplaces, the rejected commit it replaces; for
+	// CommitRejected, the id the reviewer saw it under (a rebase changes
+	// the id, not the change).
+	Was plumbing.Hash `json:"was,omitempty"`
+	// Diff is, for CommitRejected, the commit's own change as a unified
+	// diff (capped): what lands of it, which later commits may hide.
+	Diff string `json:"diff,omitempty"`
 }

@@ -59,7 +59,9 @@ type Flag struct {
 	Code     string   `json:"code"`
 	Severity Severity `json:"severity"`
 	Path     string   `json:"path,omitempty"`
-	Message  string   `json:"message"`
+	// Commit names the commit a flag of a commit message is about.
+	Commit  string `json:"commit,omitempty"`
+	Message string `json:"message"`
 }
 
 // The flag codes.
@@ -85,6 +87,13 @@ const (
 	FlagTerminal = "deceptive-content"
 	// FlagTooLarge: the diff is too large to show whole.
 	FlagTooLarge = "diff-too-large"
+	// FlagBaseCommits: the target lacks the sandbox's base, so the
+	// base's commits land under the worker's.
+	FlagBaseCommits = "base-commits"
+	// FlagRejectedAgain: a commit the reviewer rejected is in the push
+	// again, unchanged: it lands as its own commit, its content in the
+	// target's history, whatever later commits do.
+	FlagRejectedAgain = "rejected-again"
 	// FlagUnavailable: a side of a file's diff could not be read (a base
 	// file its repository no longer has), so the diff cannot show it.
 	FlagUnavailable = "content-unavailable"
@@ -167,6 +176,7 @@ func Assess(r *Request, rules Rules, content Content) []Flag {
 		}
 	}
 
+	flags = append(flags, messageFlags(r.BaseCommits, r.Commits)...)
 	if r.DiffTruncated {
 		add(FlagTooLarge, High, "", "the diff is too large to show whole, so this push cannot be approved whole: pick fewer files ([p])")
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 )
@@ -14,6 +15,11 @@ type Ticket struct {
 	picks chan<- *PickAsk // where a reviewer's pick goes; nil: no picking
 	done  chan struct{}
 	busy  bool // a decision is being made (a pick's commit is being built)
+	// final: decided before it was offered, by a decision the ledger
+	// held (Resubmit after a restart). after: the ledger record a second
+	// decision of it is looked for after.
+	final bool
+	after uint64
 
 	dec   Decision
 	grant Grant
@@ -42,6 +48,10 @@ func (t *Ticket) Wait(ctx context.Context) (Decision, Grant, error) {
 		return Decision{}, Grant{}, fmt.Errorf("%w: request %s", ErrPending, t.req.ID)
 	}
 }
+
+// Final reports whether the ticket came back decided from the ledger
+// (Resubmit of a request decided before a restart): nobody was asked.
+func (t *Ticket) Final() bool { return t.final }
 
 // Done is closed once the ticket is decided or withdrawn.
 func (t *Ticket) Done() <-chan struct{} { return t.done }
@@ -73,6 +83,9 @@ type PickAsk struct {
 	// hunk, checked against the request (instead of Paths): the push
 	// makes a commit of each commit's accepted part, with its message.
 	Accept []Accepted
+	// At is the time the commits are dated with, the decision's (to the
+	// second): the same pick at the same time makes the same commits.
+	At time.Time
 
 	done chan struct{}
 	ids  []plumbing.Hash
@@ -101,8 +114,8 @@ func (p *PickAsk) MadeCommits(ids []plumbing.Hash, err error) {
 
 // pick hands the choice to the push that submitted t and waits for its
 // commits.
-func (t *Ticket) pick(paths []string, accept []Accepted) ([]plumbing.Hash, error) {
-	p := &PickAsk{Request: t.req.ID, Paths: paths, Accept: accept, done: make(chan struct{})}
+func (t *Ticket) pick(paths []string, accept []Accepted, at time.Time) ([]plumbing.Hash, error) {
+	p := &PickAsk{Request: t.req.ID, Paths: paths, Accept: accept, At: at, done: make(chan struct{})}
 	t.picks <- p
 	<-p.done
 	return p.ids, p.err

@@ -64,7 +64,7 @@ func offeredReadOnly(name string) bool {
 //     copy into a destination); pulling again finds nothing new.
 //   - run may change or delete any workspace file (not in read-only mode,
 //     where its writes are thrown away). It is open world only when every
-//     run has the host's network (--danger); otherwise a run gets the
+//     run has the network (--danger); otherwise a run gets the
 //     network only when a reviewer allows that run, so a client that
 //     auto-allows run still cannot reach the network unasked.
 var toolHints = map[string]hints{

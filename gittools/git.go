@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -29,7 +30,8 @@ type statusArgs struct {
 type stageArgs struct {
 	Repo    string   `json:"repo,omitempty" jsonschema:"in a session with several repositories, which one (its name, also its directory in the workspace); omit it when there is one, or when the paths or the commit say which"`
 	Files   []string `json:"files,omitempty" jsonschema:"files or directories (workspace paths) whose changes to stage; omit to stage every unstaged change"`
-	Message string   `json:"message" jsonschema:"the commit message: what the change does and why"`
+	Message string   `json:"message,omitempty" jsonschema:"the commit message: what the change does and why; required, except with amend, where leaving it out keeps the latest commit's"`
+	Amend   bool     `json:"amend,omitempty" jsonschema:"replace the latest staged commit in place, as git commit --amend: it keeps its changes and takes the unstaged ones (those at or under files); use it to fix a commit the reviewer rejected, so the rejected version never lands"`
 }
 
 type diffArgs struct {
@@ -47,7 +49,7 @@ type pushArgs struct {
 
 type discardArgs struct {
 	Repo     string `json:"repo,omitempty" jsonschema:"in a session with several repositories, which one (its name, also its directory in the workspace); omit it when there is one, or when the paths or the commit say which"`
-	CommitID string `json:"commit_id,omitempty" jsonschema:"the staged commit to drop; its changes become unstaged again"`
+	CommitID string `json:"commit_id,omitempty" jsonschema:"the staged commit to drop; its changes become unstaged again. Omit it (and all) to drop every staged commit the reviewer rejected"`
 	All      bool   `json:"all,omitempty" jsonschema:"drop every staged commit (their changes become unstaged again)"`
 }
 
@@ -84,7 +86,8 @@ func gitTools() []Tool {
 		define("git_status", "Show what is staged (commits waiting to be pushed, oldest first) and what is not staged yet "+
 			"(files new, modified or deleted since the last staged commit). New files the repository's .gitignore excludes "+
 			"are not changes, as in git: counted, and listed with ignored: true.", gitStatus),
-		define("git_stage", "Make a commit of changes in the sandbox: all unstaged changes, or those at or under files. "+
+		define("git_stage", "Make a commit of changes in the sandbox: all unstaged changes, or those at or under files; "+
+			"with amend, replace the latest staged commit with it and them instead. "+
 			"New files .gitignore excludes are left out unless files names them (as git add -f). "+
 			"Nothing leaves the sandbox; git_push sends it to a reviewer. Returns the commit id.", gitStage),
 		define("git_diff", "Show a staged commit's changes, or the unstaged changes, as a unified diff.", gitDiff),
@@ -92,7 +95,7 @@ func gitTools() []Tool {
 			"It waits for the decision; if the reviewer takes long, it says the request is still pending, and calling git_push "+
 			"again with the same commit waits on the same request. A rejection comes with the reviewer's reason; the reviewer may "+
 			"also comment on lines of files: change what they ask, stage, and git_push again with reply to answer them.", gitPush),
-		define("git_discard", "Drop a staged commit (or all of them). Its changes become unstaged again; no file changes.", gitDiscard),
+		define("git_discard", "Drop a staged commit (or all of them; with neither, the commits the reviewer rejected). Its changes become unstaged again; no file changes.", gitDiscard),
 		define("git_pull", "Bring files in from a target. From the target the sandbox was pulled from, it updates the sandbox to "+
 			"the target's latest commit (your changes stay) and brings in more paths; from another target, or with "+
 			"destination, it copies the files in as new files of your own.", gitPull),
@@ -171,7 +174,11 @@ func repoStatus(h *session.Repo, indent string, ignored bool) string {
 	} else {
 		b.WriteString("staged (oldest first):\n")
 		for _, c := range st.Staged {
-			fmt.Fprintf(&b, "  %s %q (%s)\n", shortid.Hash(c.ID), subject(c.Message), fileCount(len(c.Files)))
+			rejected := ""
+			if slices.Contains(st.Rejected, c.ID) {
+				rejected = " rejected by the reviewer: drop it with git_discard, or, the latest, replace it with git_stage amend: true"
+			}
+			fmt.Fprintf(&b, "  %s %q (%s)%s\n", shortid.Hash(c.ID), subject(c.Message), fileCount(len(c.Files)), rejected)
 		}
 	}
 	if len(st.Unstaged) == 0 {
@@ -271,12 +278,24 @@ func gitStage(_ context.Context, s *session.Session, a stageArgs, _ Progress) (s
 	if err != nil {
 		return "", err
 	}
-	rep, err := h.StageReport(files, a.Message)
+	var rep staging.StageReport
+	var withdrawn []string
+	if a.Amend {
+		rep, withdrawn, err = h.Amend(files, a.Message)
+	} else {
+		rep, err = h.StageReport(files, a.Message)
+	}
 	if err != nil {
 		return "", err
 	}
 	c := rep.Commit
 	var b strings.Builder
+	if len(withdrawn) > 0 {
+		fmt.Fprintf(&b, "withdrew push request %s first: it asked to push the commit this replaces\n", strings.Join(withdrawn, ", "))
+	}
+	if a.Amend && len(c.Replaces) > 0 {
+		fmt.Fprintf(&b, "replaced %s with ", shortid.Hash(c.Replaces[0]))
+	}
 	fmt.Fprintf(&b, "staged %s %q (%s%s):\n", shortid.Hash(c.ID), subject(c.Message), fileCount(len(c.Files)), inRepo(h))
 	for i, f := range c.Files {
 		if i == 50 {
@@ -346,9 +365,6 @@ func gitDiff(_ context.Context, s *session.Session, a diffArgs, _ Progress) (str
 }
 
 func gitDiscard(_ context.Context, s *session.Session, a discardArgs, _ Progress) (string, error) {
-	if !a.All && a.CommitID == "" {
-		return "", &ToolError{Msg: "give commit_id (see git_status), or all: true to drop every staged commit"}
-	}
 	h, err := repoFor(s, a.Repo, a.CommitID)
 	if err != nil {
 		return "", err
@@ -361,11 +377,19 @@ func gitDiscard(_ context.Context, s *session.Session, a discardArgs, _ Progress
 	if len(res.Withdrawn) > 0 {
 		fmt.Fprintf(&b, "withdrew push request %s first: it asked to push what this drops\n", strings.Join(res.Withdrawn, ", "))
 	}
-	if a.All {
+	switch {
+	case a.All:
 		fmt.Fprintf(&b, "dropped %d staged commits; their changes are unstaged again", res.Count)
 		return b.String(), nil
+	case res.Commit == nil:
+		var names []string
+		for _, c := range res.Rejected {
+			names = append(names, fmt.Sprintf("%s %q", shortid.Hash(c.ID), subject(c.Message)))
+		}
+		fmt.Fprintf(&b, "dropped the staged commits the reviewer rejected: %s; unstaged again: %s", strings.Join(names, ", "), listOrNone(res.Unstaged))
+	default:
+		fmt.Fprintf(&b, "dropped %s %q; unstaged again: %s", shortid.Hash(res.Commit.ID), subject(res.Commit.Message), listOrNone(res.Unstaged))
 	}
-	fmt.Fprintf(&b, "dropped %s %q; unstaged again: %s", shortid.Hash(res.Commit.ID), subject(res.Commit.Message), listOrNone(res.Unstaged))
 	if len(res.StillStaged) > 0 {
 		fmt.Fprintf(&b, "\nstill staged, with later commits that change them too: %s", strings.Join(res.StillStaged, ", "))
 	}

@@ -63,7 +63,7 @@ func TestMCPToolsAndPrompt(t *testing.T) {
 	want := map[string][]string{ // tool: required arguments
 		"read_file": {"path"}, "write_file": {"path", "content"}, "edit_file": {"path"}, "list_files": nil,
 		"search_files": {"pattern"}, "delete_file": {"path"}, "move_file": {"source", "destination"},
-		"git_status": nil, "git_stage": {"message"}, "git_diff": nil, "git_push": nil, "git_discard": nil, // commit_id or all
+		"git_status": nil, "git_stage": nil /* message, unless amend keeps the latest's */, "git_diff": nil, "git_push": nil, "git_discard": nil, // commit_id or all
 		"git_pull": nil, "checkpoint": nil, "rollback": nil, "list_checkpoints": nil,
 	}
 	got := map[string]*mcp.Tool{}

@@ -22,7 +22,8 @@
 //	/etc                a few files of the host's (dynamic linker, certificates,
 //	                    alternatives), read-only, and a passwd of its own; with
 //	                    the network the host's resolver configuration
-//	                    (resolv.conf, nsswitch.conf, hosts, gai.conf), without
+//	                    (nsswitch.conf, hosts, gai.conf) and a resolv.conf
+//	                    naming the server's relay (10.0.2.3), without
 //	                    it a hosts and nsswitch.conf of its own (files only)
 //	/home/sandbox /tmp /dev/shm  empty, private, in memory: one tmpfs of
 //	                    Spec.Scratch's bytes and files (bounds_linux.go)
@@ -39,6 +40,11 @@
 // The server user's home, the broker's sockets, airlock's state and every
 // other path of the host are not in the mount namespace at all; Landlock
 // forbids them again should a mount be missed. The network namespace has
-// only a loopback interface of its own unless the operator allows the
-// network. The environment is built, never inherited.
+// only a loopback interface of its own unless the run has the network:
+// then also a tap device that slirp4netns joins to the internet, with the
+// host's own addresses, its loopback, link-local and the private ranges
+// shut by routes the command cannot change, names resolved by the
+// server's relay and the operator's allowed pairs forwarded by the server,
+// nothing else (netjail_linux.go, netstack_linux.go). The environment is
+// built, never inherited.
 package sandbox

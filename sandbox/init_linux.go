@@ -14,7 +14,6 @@ import (
 	seccomp "github.com/elastic/go-seccomp-bpf"
 	"github.com/elastic/go-seccomp-bpf/arch"
 	"github.com/landlock-lsm/go-landlock/landlock"
-	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
 )
 
@@ -28,9 +27,9 @@ func Main() {
 	// Capabilities, the bounding set and the exec happen on one thread.
 	runtime.LockOSThread()
 	// Nothing of the parent's reaches the command: the spec, the error
-	// pipe (whose EOF tells the parent the exec happened), the binary and
-	// the socket the detached mounts come on.
-	for fd := 3; fd <= mountsFD; fd++ {
+	// pipe (whose EOF tells the parent the exec happened), the binary, the
+	// socket the detached mounts come on and the one its listeners go on.
+	for fd := 3; fd <= netFD; fd++ {
 		unix.CloseOnExec(fd)
 	}
 	errPipe := os.NewFile(4, "setup-errors")
@@ -74,6 +73,11 @@ var devices = []string{"null", "zero", "full", "random", "urandom"}
 // detach), or nothing.
 func jail(spec Spec, detached []int) (string, error) {
 	root := spec.Root
+	if spec.Network {
+		if err := jailNetwork(spec); err != nil {
+			return "", err
+		}
+	}
 	if err := must("making mounts private", unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, "")); err != nil {
 		return "", err
 	}
@@ -144,6 +148,8 @@ func hostFiles(root string, network bool) error {
 		}
 	} else if err := bindResolver(root); err != nil {
 		return err
+	} else {
+		files["etc/resolv.conf"] = resolvConf()
 	}
 	for p, c := range files {
 		if err := os.WriteFile(filepath.Join(root, p), []byte(c), 0o644); err != nil {
@@ -267,11 +273,6 @@ func restrictSelf(spec Spec) error {
 	if err := landlockRestrict(spec.ReadOnly); err != nil {
 		return err
 	}
-	if spec.Network && len(spec.DenyTCP) > 0 {
-		if err := denyPorts(spec.DenyTCP); err != nil {
-			return err
-		}
-	}
 	if err := dropCapabilities(); err != nil {
 		return err
 	}
@@ -362,31 +363,6 @@ func landlockRestrict(extra []string) error {
 	// the run, no connecting to abstract Unix sockets made outside it.
 	if err := landlock.V6.BestEffort().RestrictScoped(); err != nil {
 		return fmt.Errorf("restricting signals and abstract sockets with Landlock scopes: %w", err)
-	}
-	return nil
-}
-
-// denyPorts lets a run with the network connect to every TCP port but
-// deny: Landlock's network rules are an allow-list, so each other port is
-// allowed by a rule of its own. Without Landlock's network support (ABI 4)
-// the run is refused: a port airlock promised to keep shut would be open.
-func denyPorts(deny []uint16) error {
-	cfg, err := landlock.NewConfig(landlock.AccessNetSet(llsys.AccessNetConnectTCP))
-	if err != nil {
-		return err
-	}
-	shut := map[uint16]bool{}
-	for _, p := range deny {
-		shut[p] = true
-	}
-	rules := make([]landlock.Rule, 0, 65536)
-	for p := 0; p <= 65535; p++ {
-		if !shut[uint16(p)] {
-			rules = append(rules, landlock.ConnectTCP(uint16(p)))
-		}
-	}
-	if err := cfg.RestrictNet(rules...); err != nil {
-		return fmt.Errorf("shutting ports with Landlock (network rules, ABI 4 or later): %w", err)
 	}
 	return nil
 }

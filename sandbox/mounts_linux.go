@@ -162,8 +162,9 @@ func restrict(dst string, ro bool) error {
 }
 
 // resolverFiles are what of the host's /etc a run with the network needs
-// to resolve names.
-var resolverFiles = []string{"resolv.conf", "nsswitch.conf", "hosts", "gai.conf"}
+// to resolve names; its resolv.conf is its own (netjail_linux.go's
+// resolvConf): the server's relay to the host's resolver.
+var resolverFiles = []string{"nsswitch.conf", "hosts", "gai.conf"}
 
 // bindResolver shows a run with the network the host's resolver
 // configuration, read-only: each file's content, wherever its symlink

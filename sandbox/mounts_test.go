@@ -36,9 +36,11 @@ func (j *jail) runSpec(script string, edit func(*sandbox.Spec)) (int, string, st
 }
 
 // A run with the network sees the host's resolver configuration, each file
-// as its content (through resolv.conf's symlink, where it is one), and
-// resolves names; a run without it sees none of the host's, and still
-// resolves its own host names from its own files.
+// as its content (through a symlink, where it is one), but for resolv.conf:
+// its nameserver is the server's relay to the host's resolver (10.0.2.3),
+// the host's search domains and options kept; it resolves names. A run
+// without it sees none of the host's, and still resolves its own host
+// names from its own files.
 func TestResolverOnlyWithTheNetwork(t *testing.T) {
 	j := newJail(t, map[string]string{"a.txt": "a\n"})
 	files := []string{"resolv.conf", "nsswitch.conf", "hosts", "gai.conf"}
@@ -52,8 +54,15 @@ func TestResolverOnlyWithTheNetwork(t *testing.T) {
 	}
 
 	code, out, errOut := j.runSpec(show, func(s *sandbox.Spec) { s.Network = true })
-	var want string
-	for _, f := range files {
+	want := "== resolv.conf\nnameserver 10.0.2.3\n"
+	if hostConf, err := os.ReadFile("/etc/resolv.conf"); err == nil {
+		for _, l := range strings.Split(string(hostConf), "\n") {
+			if f := strings.Fields(l); len(f) > 0 && (f[0] == "search" || f[0] == "domain" || f[0] == "options") {
+				want += strings.Join(f, " ") + "\n"
+			}
+		}
+	}
+	for _, f := range files[1:] {
 		want += host(f)
 	}
 	if code != 0 || out != want {

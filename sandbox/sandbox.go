@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"errors"
+	"net/netip"
 	"sync"
 	"time"
 )
@@ -25,13 +26,20 @@ type Spec struct {
 	Cache string
 	// ReadOnly lists host paths bound read-only at the same path inside.
 	ReadOnly []string
-	// Network keeps the host's network namespace; otherwise the run has a
-	// loopback interface of its own and nothing else.
+	// Network gives the run the internet through a user-mode network
+	// stack (slirp4netns) in its own network namespace, never the host:
+	// its loopback, its addresses, link-local and the private ranges are
+	// shut (netjail_linux.go). Otherwise the run has a loopback interface
+	// of its own and nothing else.
 	Network bool
-	// DenyTCP lists loopback TCP ports a run with the network may not
-	// connect to (airlock's own HTTP port).
-	DenyTCP []uint16
-	Limits  Limits
+	// AllowHosts are the host:port pairs a run with the network reaches
+	// besides the internet, each exactly (serve's --run-allow-host): the
+	// server forwards them from a listener in the run's namespace.
+	AllowHosts []netip.AddrPort
+	// HostLocal is what the host delivers to itself, shut to the run
+	// (Run fills it in).
+	HostLocal []netip.Prefix
+	Limits    Limits
 
 	// Scratch bounds /tmp, the home and /dev/shm together: one tmpfs of
 	// this size, counted against the session's quota (see Report.Scratch).
@@ -111,6 +119,14 @@ func (l Limits) withDefaults() Limits {
 	}
 	return l
 }
+
+// runNetwork is the network of a run's user-mode stack (slirp4netns's
+// default): the run's own address, its gateway and its DNS address.
+var runNetwork = netip.MustParsePrefix("10.0.2.0/24")
+
+// RunsOwnNetwork says whether a is in a networked run's own network,
+// which no allowed pair may name: inside the run it means the stack.
+func RunsOwnNetwork(a netip.Addr) bool { return runNetwork.Contains(a.Unmap()) }
 
 // Workspace is where the workspace is inside the jail, and the working
 // directory's root.

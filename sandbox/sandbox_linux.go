@@ -42,6 +42,8 @@ type helper struct {
 	network        bool
 	specW, errR    *os.File
 	mountsW        *os.File   // the socket the detached mounts go on
+	netW           *os.File   // the socket the run's listeners come on
+	slirp          *netStack  // a run with the network's stack, or nil
 	cg             *runCgroup // the run's cgroup, or nil (budget_linux.go)
 	stdinW         *os.File
 	stdoutR, errOR *os.File
@@ -73,8 +75,9 @@ func startHelper(network bool) (*helper, error) {
 	stdoutR, stdoutW := pipe()
 	errOR, errOW := pipe()
 	mountsR, mountsW := socketPair(&err)
-	parent = []*os.File{specW, errR, stdinW, stdoutR, errOR, mountsW}
-	child = []*os.File{specR, errW, stdinR, stdoutW, errOW, mountsR}
+	netR, netW := socketPair(&err)
+	parent = []*os.File{specW, errR, stdinW, stdoutR, errOR, mountsW, netW}
+	child = []*os.File{specR, errW, stdinR, stdoutW, errOW, mountsR, netR}
 	closeAll := func(fs []*os.File) {
 		for _, f := range fs {
 			if f != nil {
@@ -88,15 +91,14 @@ func startHelper(network bool) (*helper, error) {
 		return nil, err
 	}
 	uid, gid := HostUser()
-	flags := syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID | syscall.CLONE_NEWIPC | syscall.CLONE_NEWUTS
-	if !network {
-		flags |= syscall.CLONE_NEWNET
-	}
+	// Every run has a network namespace of its own; one with the network
+	// gets slirp4netns's tap in it (netstack_linux.go).
+	flags := syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID | syscall.CLONE_NEWIPC | syscall.CLONE_NEWUTS | syscall.CLONE_NEWNET
 	cmd := exec.Command("/proc/self/fd/5")
 	cmd.Args = []string{"airlock-sandbox"}
 	cmd.Env = []string{helperEnv + "=1"}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdinR, stdoutW, errOW
-	cmd.ExtraFiles = []*os.File{specR, errW, self, mountsR} // fd 3, 4, 5 and mountsFD
+	cmd.ExtraFiles = []*os.File{specR, errW, self, mountsR, netR} // fd 3, 4, 5, mountsFD and netFD
 	cmd.SysProcAttr = &syscall.SysProcAttr{
 		Cloneflags:                 uintptr(flags),
 		UidMappings:                []syscall.SysProcIDMap{{ContainerID: 0, HostID: uid, Size: 1}},
@@ -128,7 +130,14 @@ func startHelper(network bool) (*helper, error) {
 		closeAll(parent)
 		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}
-	return &helper{cmd: cmd, network: network, specW: specW, errR: errR, mountsW: mountsW, stdinW: stdinW, stdoutR: stdoutR, errOR: errOR, cg: cg}, nil
+	h := &helper{cmd: cmd, network: network, specW: specW, errR: errR, mountsW: mountsW, netW: netW, stdinW: stdinW, stdoutR: stdoutR, errOR: errOR, cg: cg}
+	if network {
+		if h.slirp, err = startSlirp(cmd.Process.Pid); err != nil {
+			h.kill()
+			return nil, err
+		}
+	}
+	return h, nil
 }
 
 func (h *helper) kill() {
@@ -141,9 +150,11 @@ func (h *helper) kill() {
 }
 
 func (h *helper) close() {
-	for _, f := range []*os.File{h.specW, h.errR, h.mountsW, h.stdinW, h.stdoutR, h.errOR} {
+	for _, f := range []*os.File{h.specW, h.errR, h.mountsW, h.netW, h.stdinW, h.stdoutR, h.errOR} {
 		f.Close()
 	}
+	h.slirp.stop()
+	h.slirp = nil
 }
 
 // send gives the helper its spec and the detached mounts, its cgroup the
@@ -247,6 +258,9 @@ func Run(ctx context.Context, spec Spec, stdin io.Reader, stdout, stderr io.Writ
 		return -1, err
 	}
 	defer closeFDs(detached)
+	if spec.Network {
+		spec.HostLocal = hostLocal()
+	}
 	h, err := readyHelper(spec, detached)
 	if err != nil {
 		return -1, err
@@ -254,6 +268,12 @@ func Run(ctx context.Context, spec Spec, stdin io.Reader, stdout, stderr io.Writ
 	defer h.close()
 	if h.cg != nil {
 		defer h.cg.remove()
+	}
+	if spec.Network {
+		// Served from now (the helper sends its listeners once its
+		// network is up) until the run ends.
+		ns := serveNet(h.netW, spec.AllowHosts)
+		defer ns.stop()
 	}
 	// The helper sends its stores once the jail is up (or closes the
 	// socket, failing).

@@ -32,6 +32,9 @@ func Run(context.Context, Spec, io.Reader, io.Writer, io.Writer) (int, error) {
 	return -1, Available()
 }
 
+// NetworkStack: no run, with the network or without, runs here.
+func NetworkStack() error { return Available() }
+
 // Shutdown has nothing to stop here.
 func Shutdown() {}
 

@@ -3,6 +3,8 @@ package session
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -24,6 +26,9 @@ type Status struct {
 	// changed since it.
 	Checkpoints int
 	Latest      memfs.CheckpointInfo
+	// Rejected lists the staged commits that carry a change the reviewer
+	// rejected: git_discard without a commit id drops them.
+	Rejected []plumbing.Hash
 }
 
 // sole is the repository of a single-repository session, for the methods
@@ -102,6 +107,9 @@ func (h *Repo) Status() Status {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st := Status{Status: r.area.Status()}
+	for _, c := range s.pushes.RejectedLocked(r.name, st.Staged) {
+		st.Rejected = append(st.Rejected, c.ID)
+	}
 	st.Checkpoints, st.Latest = s.ws.LatestCheckpoint()
 	if r.base != nil {
 		st.From, st.Branch = r.base.ID(), targets.BranchName(r.baseRef)
@@ -132,6 +140,31 @@ func (h *Repo) StageReport(paths []string, message string) (staging.StageReport,
 	return rep, r.wrap(err)
 }
 
+// Amend replaces the latest staged commit in place with its changes and
+// the unstaged ones at or under paths (none: all of them), with message
+// (empty: its own), as git commit --amend does (staging.Area.Amend). A
+// push waiting for review of that commit is withdrawn first; one already
+// on its way to the target makes Amend refuse, changing nothing.
+func (h *Repo) Amend(paths []string, message string) (staging.StageReport, []string, error) {
+	s, r := h.s, h.r
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	commits := r.area.Commits()
+	if len(commits) == 0 {
+		_, err := r.area.Amend(paths, message)
+		return staging.StageReport{}, nil, r.wrap(err)
+	}
+	withdrawn, err := s.pushes.UnpinLocked(commits[len(commits)-1:], "the worker replaced the commit it asked to push (git_stage amend)")
+	if err != nil {
+		return staging.StageReport{}, nil, r.wrap(err)
+	}
+	rep, err := r.area.Amend(paths, message)
+	if errors.Is(err, memfs.ErrQuotaExceeded) && s.collectLocked().Objects > 0 {
+		rep, err = r.area.Amend(paths, message)
+	}
+	return rep, withdrawn, r.wrap(err)
+}
+
 // Lookup returns the staged commit id names (or abbreviates).
 func (h *Repo) Lookup(id string) (*staging.Commit, error) {
 	c, err := h.r.area.Lookup(id)
@@ -159,22 +192,67 @@ func (h *Repo) Diff(id string) (*staging.Patch, *staging.Commit, error) {
 // Discarded is what Discard did.
 type Discarded struct {
 	staging.Discarded
-	Commit *staging.Commit // nil for all
+	Commit *staging.Commit // nil for all, and for the rejected ones
 	Count  int             // how many staged commits were dropped
+	// Rejected lists, for a discard of the rejected commits (no id), the
+	// commits dropped, latest first.
+	Rejected []*staging.Commit
 	// Withdrawn lists the push requests withdrawn first, because they
 	// asked to push commits the discard changes.
 	Withdrawn []string
 }
 
-// Discard drops the staged commit id (all: every staged commit). A push
-// waiting for review whose commits the discard would change is withdrawn
-// first; one already on its way to the target makes Discard refuse.
+// Discard drops the staged commit id (all: every staged commit; neither:
+// every staged commit that carries a change the reviewer rejected). A
+// push waiting for review whose commits the discard would change is
+// withdrawn first; one already on its way to the target makes Discard
+// refuse.
 func (h *Repo) Discard(id string, all bool) (Discarded, error) {
 	s, r := h.s, h.r
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if !all && strings.TrimSpace(id) == "" {
+		res, err := s.discardRejectedLocked(r)
+		return res, r.wrap(err)
+	}
 	res, err := s.discardLocked(r, id, all)
 	return res, r.wrap(err)
+}
+
+// ErrNoneRejected: a discard of the rejected commits found none staged.
+var ErrNoneRejected = errors.New("no staged commit carries a change the reviewer rejected")
+
+// discardRejectedLocked drops every staged commit of r that carries a
+// change the reviewer rejected, latest first, so that none of them lands
+// under a later commit. One that cannot be dropped (a later commit needs
+// it) stops it there; the error says which, and what was dropped stays
+// dropped.
+func (s *Session) discardRejectedLocked(r *repo) (Discarded, error) {
+	rejected := s.pushes.RejectedLocked(r.name, r.area.Commits())
+	if len(rejected) == 0 {
+		return Discarded{}, fmt.Errorf("%w: give commit_id (see git_status) to drop one, or all: true to drop every staged commit", ErrNoneRejected)
+	}
+	commits := r.area.Commits()
+	from := slices.IndexFunc(commits, func(c *staging.Commit) bool { return c.ID == rejected[len(rejected)-1].ID })
+	withdrawn, err := s.pushes.UnpinLocked(commits[from:], "the worker discarded the commits the reviewer rejected")
+	if err != nil {
+		return Discarded{}, err
+	}
+	res := Discarded{Withdrawn: withdrawn, Rejected: rejected, Discarded: staging.Discarded{Rebuilt: map[plumbing.Hash]plumbing.Hash{}}}
+	for _, c := range rejected {
+		d, err := r.area.Discard(c.ID)
+		if err != nil {
+			return res, err
+		}
+		res.Count++
+		res.Unstaged = append(res.Unstaged, d.Unstaged...)
+		res.StillStaged = append(res.StillStaged, d.StillStaged...)
+		for old, nu := range d.Rebuilt {
+			res.Rebuilt[old] = nu
+		}
+	}
+	s.collectLocked()
+	return res, nil
 }
 
 func (s *Session) discardLocked(r *repo, id string, all bool) (Discarded, error) {

@@ -68,7 +68,7 @@ func (s *Session) runsDir() string {
 // tools may not write either.
 func (s *Session) ReadOnly() bool { return s.run != nil && s.run.Mode() == RunReadOnly }
 
-// Networked reports whether every run has the host's network (airlock
+// Networked reports whether every run has the network, the internet (airlock
 // serve --danger); otherwise a run has it only when a reviewer allows it.
 func (s *Session) Networked() bool { return s.run != nil && s.run.Mode() == RunDanger }
 

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -311,20 +313,27 @@ func TestRunMakeAndPython(t *testing.T) {
 }
 
 // A run asks for the network: the request is in the reviewer's queue (and
-// the ledger) before the run starts; allowed once, the run reaches the
-// host's loopback; the scope decides whether the next run asks again; a
-// denial is repeated at once with the reviewer's reason.
+// the ledger) before the run starts, with what the run will reach; allowed
+// once, the run reaches the host's loopback listener the operator allowed
+// (--run-allow-host); the scope decides whether the next run asks again:
+// a grant for the command is for the same line in the same directory
+// (issue 32: from another directory it asks again); a denial is repeated
+// at once with the reviewer's reason.
 func TestRunNetworkElevation(t *testing.T) {
 	if _, err := os.Stat("/usr/bin/python3"); err != nil {
 		t.Skip("/usr/bin/python3 is not installed")
 	}
-	r := repo(t, true, map[string]string{"README.md": "# p\n"})
-	e := runEnv(t, r, session.RunOptions{}, config{})
+	if _, err := exec.LookPath("slirp4netns"); err != nil {
+		t.Skip("slirp4netns is not installed (apt-get install slirp4netns; .ci/run installs it)")
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer ln.Close()
+	allowed := netip.MustParseAddrPort(ln.Addr().String())
+	r := repo(t, true, map[string]string{"README.md": "# p\n", "sub/README.md": "# sub\n"})
+	e := runEnv(t, r, session.RunOptions{AllowHosts: []netip.AddrPort{allowed}}, config{})
 	go func() {
 		for {
 			c, err := ln.Accept()
@@ -341,7 +350,8 @@ func TestRunNetworkElevation(t *testing.T) {
 	}
 	decide := func(d approval.Decision) {
 		req := waitPending(t, e.gate, 1)[0]
-		if req.Kind != approval.KindNetwork || req.Command != fetch && req.Command != "true" || req.Reason == "" {
+		if req.Kind != approval.KindNetwork || req.Command != fetch && req.Command != "true" || req.Reason == "" ||
+			len(req.Reach) != 1 || req.Reach[0] != allowed.String() {
 			t.Errorf("the reviewer sees %+v", req)
 		}
 		d.Request = req.ID
@@ -371,6 +381,12 @@ func TestRunNetworkElevation(t *testing.T) {
 	if res, err = run(true); err != nil || res.NetworkBy != approval.ScopeCommand || len(e.gate.Pending()) != 0 {
 		t.Fatalf("the command again asked again: %+v %v", res, err)
 	}
+	// The same line from another directory runs what is there: asked.
+	go decide(approval.Decision{Verdict: approval.Approve})
+	res, err = e.s.Run(context.Background(), session.RunArgs{Command: fetch, Cwd: "sub", Network: true, Reason: "download the test data"}, nil)
+	if err != nil || res.NetworkBy != "once" {
+		t.Fatalf("the command from another directory: %+v %v (want asked, and allowed once)", res, err)
+	}
 	// Another command, denied; asked again, denied at once.
 	other := session.RunArgs{Command: "true", Network: true, Reason: "because"}
 	go decide(approval.Decision{Verdict: approval.Reject, Reason: "no downloads today"})
@@ -380,7 +396,7 @@ func TestRunNetworkElevation(t *testing.T) {
 	if _, err := e.s.Run(context.Background(), other, nil); !errors.Is(err, approval.ErrNetworkDenied) || !strings.Contains(err.Error(), "no downloads today") || strings.Contains(err.Error(), "push") {
 		t.Errorf("denied again: %v", err)
 	}
-	if n := pushRecords(t, e.l); n[ledger.KindRequest] != 4 || n[ledger.KindDecision] != 4 {
+	if n := pushRecords(t, e.l); n[ledger.KindRequest] != 5 || n[ledger.KindDecision] != 5 {
 		t.Errorf("ledger %v: want every request and decision", n)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
@@ -106,6 +107,15 @@ func (a *Area) parentOf(k int) link {
 // change left out, a later commit that needs one), nothing changes and
 // the error says what and what to do.
 func (a *Area) Accept(id plumbing.Hash, sel []Selection) (Accepted, error) {
+	return a.AcceptAt(id, sel, time.Time{})
+}
+
+// AcceptAt is Accept with the commits made dated at (to the second; the
+// zero time: now): the same selection of the same commits at the same
+// time makes the same commits, so a pick a restart cut is made again as
+// it was (the ledger's decision holds the selection and its time).
+func (a *Area) AcceptAt(id plumbing.Hash, sel []Selection, at time.Time) (Accepted, error) {
+	committed := a.stamp(at)
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if err := a.inSync(a.tip()); err != nil {
@@ -134,7 +144,7 @@ func (a *Area) Accept(id plumbing.Hash, sel []Selection) (Accepted, error) {
 		if s == nil {
 			continue
 		}
-		l, made, err := a.acceptOne(parent, a.parentOf(i), old, s)
+		l, made, err := a.acceptOne(parent, a.parentOf(i), old, s, committed)
 		if err != nil {
 			return Accepted{}, err
 		}
@@ -183,7 +193,7 @@ func (a *Area) leftOut(from, to plumbing.Hash) ([]LeftOut, error) {
 
 // acceptOne makes, on parent, the commit of what s accepts of old (whose
 // own parent is was). made is false when that changes nothing.
-func (a *Area) acceptOne(parent, was, old link, s *Selection) (link, bool, error) {
+func (a *Area) acceptOne(parent, was, old link, s *Selection, committed time.Time) (link, bool, error) {
 	msg := old.c.Message
 	if s.Message != "" {
 		m, err := commitmeta.CleanMessage(s.Message)
@@ -228,7 +238,7 @@ func (a *Area) acceptOne(parent, was, old link, s *Selection) (link, bool, error
 	if err != nil {
 		return link{}, false, err
 	}
-	l, err := a.commitEdits(parent, edits, msg, old.c.Author.When, a.now())
+	l, err := a.commitEdits(parent, edits, msg, old.c.Author.When, committed)
 	if errors.Is(err, ErrNothingToStage) {
 		return link{}, false, nil
 	}

@@ -63,6 +63,10 @@ type Commit struct {
 	Committer object.Signature
 	Created   time.Time
 	Files     []File
+	// Replaces lists the staged commits this one replaced in place
+	// (Amend), the latest first: a re-review says which commit a
+	// rejected one became.
+	Replaces []plumbing.Hash
 }
 
 // File is one path a staged commit changes, relative to its parent.
@@ -307,6 +311,14 @@ func (a *Area) editsFor(s *memfs.Snapshot, paths []string) ([]edit, error) {
 }
 
 func (a *Area) now() time.Time { return a.cfg.Now().In(a.cfg.Location).Truncate(time.Second) }
+
+// stamp is at as a commit records it (now when at is zero).
+func (a *Area) stamp(at time.Time) time.Time {
+	if at.IsZero() {
+		return a.now()
+	}
+	return at.In(a.cfg.Location).Truncate(time.Second)
+}
 
 // commitEdits writes the commit that applies edits to parent, and returns
 // its link (without snap and paths).

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
@@ -95,6 +96,7 @@ func (a *Area) rebuild(parent, old link) (link, error) {
 		return link{}, err
 	}
 	l.snap, l.paths = snap, old.paths
+	l.c.Replaces = old.c.Replaces
 	return l, nil
 }
 
@@ -370,6 +372,13 @@ func firstLine(s string) string {
 // are rebuilt on top. If that cannot be done, nothing changes and the
 // error says why.
 func (a *Area) Pick(id plumbing.Hash, paths []string) (*Commit, error) {
+	return a.PickAt(id, paths, time.Time{})
+}
+
+// PickAt is Pick with the new commit dated at (to the second; the zero
+// time: now): the same pick of the same commits at the same time makes
+// the same commit, so a pick a restart cut is made again as it was.
+func (a *Area) PickAt(id plumbing.Hash, paths []string, when time.Time) (*Commit, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if err := a.inSync(a.tip()); err != nil {
@@ -404,7 +413,7 @@ func (a *Area) Pick(id plumbing.Hash, paths []string) (*Commit, error) {
 	if err != nil {
 		return nil, err
 	}
-	now := a.now()
+	now := a.stamp(when)
 	picked, err := a.commitEdits(a.base, edits, at.c.Message, now, now)
 	if err != nil {
 		return nil, fmt.Errorf("pick: %w", err)

@@ -14,7 +14,9 @@
 // times and message give the same SHA, so a target (GitHub's Git Data API
 // included) can make the exact commit that was reviewed.
 //
-// Discard, DiscardAll and Reset undo at three levels; Pick makes a commit
+// Discard, DiscardAll and Reset undo at three levels; Amend replaces the
+// latest staged commit in place (recording it in Commit.Replaces, so a
+// re-review can say a rejected commit was replaced, not buried); Pick makes a commit
 // of some files of a staged one (the reviewer's "pick files"); Rebase moves
 // the chain onto a new base when the changed paths do not overlap, and
 // reports the overlap otherwise. DiffPatch and friends print unified diffs

@@ -69,7 +69,11 @@ func openLocal(ctx context.Context, path string, bare bool) (*Local, error) {
 	}
 	l := &Local{path: abs, bare: bare}
 	isBare := false
-	if p, err := gitdir.ProbeLocal(abs); err == nil {
+	p, err := gitdir.ProbeLocal(abs)
+	if errors.Is(err, gitdir.ErrSpecialFile) {
+		return nil, err // git would wait on it too
+	}
+	if err == nil {
 		// git's layout, read from its files: no git process for it.
 		isBare, l.path, l.gitDir = p.Bare, p.Path, p.GitDir
 		l.common, _ = gitdir.CommonDir(l.path)
@@ -134,7 +138,14 @@ func (l *Local) gitHolding(ctx context.Context, lock *os.File, stdin io.Reader, 
 		if msg == "" {
 			msg = err.Error()
 		}
-		return out, fmt.Errorf("git %s: %s", args[0], msg)
+		name := args[0]
+		for _, a := range args {
+			if !strings.HasPrefix(a, "-") { // the command, after git's own options
+				name = a
+				break
+			}
+		}
+		return out, fmt.Errorf("git %s: %s", name, msg)
 	}
 	return out, nil
 }

@@ -12,7 +12,9 @@ import (
 
 	"github.com/airlock-dev/airlock/approval"
 	"github.com/airlock-dev/airlock/internal/pathguard"
+	"github.com/airlock-dev/airlock/internal/termsafe"
 	"github.com/airlock-dev/airlock/staging"
+	"github.com/airlock-dev/airlock/targets/gitdir"
 	"github.com/airlock-dev/airlock/targets/internal/transfer"
 	"github.com/airlock-dev/airlock/targets/internal/worktree"
 	"github.com/go-git/go-git/v5/plumbing"
@@ -144,10 +146,41 @@ func (l *Local) checkedOutIn(ctx context.Context, ref string) (string, error) {
 		case strings.HasPrefix(line, "worktree "):
 			wt = strings.TrimPrefix(line, "worktree ")
 		case line == "branch "+ref:
-			return wt, nil
+			return wt, l.ownWorktree(ctx, wt, ref)
 		}
 	}
 	return "", nil
+}
+
+// ErrNotOwnWorktree: the repository lists as its worktree a directory
+// whose .git belongs to no worktree of it.
+var ErrNotOwnWorktree = errors.New("the repository lists a worktree that is not its own")
+
+// ownWorktree refuses wt, which git lists as a worktree of the repository
+// with ref checked out, unless wt's .git leads back to the repository's
+// common directory. git lists what the repository's worktrees/NAME/gitdir
+// says, any directory at all (another project's, say), and a push would
+// write its files and index there
+// (TestPushWritesNoDirectoryTheRepositoryCallsAWorktree).
+func (l *Local) ownWorktree(ctx context.Context, wt, ref string) error {
+	common, err := l.commonDir(ctx)
+	if err != nil {
+		return err
+	}
+	same := func(a, b string) bool {
+		ra, err1 := filepath.EvalSymlinks(a)
+		rb, err2 := filepath.EvalSymlinks(b)
+		return err1 == nil && err2 == nil && ra == rb
+	}
+	if _, err := os.Lstat(filepath.Join(wt, ".git")); err == nil {
+		if c, ok := gitdir.CommonDir(wt); ok && same(c, common) {
+			return nil
+		}
+	}
+	return fmt.Errorf("%w: %s says %s has %s checked out, but that directory's .git is not this repository's, "+
+		"so airlock writes no file there: if it is a worktree of this repository, run `git -C %s worktree repair %s`; "+
+		"if not, remove its entry from %s",
+		ErrNotOwnWorktree, l.ID(), termsafe.Text(wt), BranchName(ref), l.path, termsafe.Text(wt), filepath.Join(common, "worktrees"))
 }
 
 // pushLock holds airlock's lock on the repository (across processes)
@@ -167,6 +200,9 @@ func (l *Local) pushLock(ctx context.Context) (dir string, lock *os.File, unlock
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", nil, nil, err
 	}
+	if err := noLinks(dir); err != nil {
+		return "", nil, nil, err
+	}
 	f, err := os.OpenFile(filepath.Join(dir, "push.lock"), os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
 		return "", nil, nil, err
@@ -176,6 +212,24 @@ func (l *Local) pushLock(ctx context.Context) (dir string, lock *os.File, unlock
 		return "", nil, nil, err
 	}
 	return dir, f, func() { unflock(f); f.Close() }, nil
+}
+
+// ErrLinkedState: the directory where airlock keeps a push's state in a
+// repository, or a file of it, is a symlink.
+var ErrLinkedState = errors.New("airlock's state in the repository is a symlink")
+
+// noLinks refuses dir, where a push keeps its lock, journal and temporary
+// files, when it or one of them is a symlink: the repository would have
+// airlock write them, the pushed files among them, wherever it points
+// (TestPushWritesNothingThroughALinkedStateDirectory).
+func noLinks(dir string) error {
+	for _, p := range []string{dir, filepath.Join(dir, "push.lock"), filepath.Join(dir, "push-journal.json"), filepath.Join(dir, "tmp")} {
+		if fi, err := os.Lstat(p); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+			return fmt.Errorf("%w: %s is a symlink, and airlock writes a push's lock, journal and files only in the "+
+				"repository's own git directory: remove it (airlock makes the directory again)", ErrLinkedState, p)
+		}
+	}
+	return nil
 }
 
 // pushCheckedOut pushes to the branch checked out in worktree wt: objects

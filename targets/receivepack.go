@@ -58,6 +58,9 @@ func (l *Local) runReceivePack(ctx context.Context, lock *os.File, ref string, c
 			// never runs for airlock (gitenv.Keys).
 			msg += "; " + procReceiveAdvice
 		}
+		if strings.Contains(msg, "refusing to update checked out branch") {
+			msg += "; " + checkedOutAdvice
+		}
 		if msg != "" {
 			return fmt.Errorf("%w: %v: %s", errReceivePack, err, termsafe.Text(clipText(msg, 2000)))
 		}
@@ -117,6 +120,12 @@ func (l *Local) runReceivePack(ctx context.Context, lock *os.File, ref string, c
 const procReceiveAdvice = "the repository's receive.procReceiveRefs hands this ref to its proc-receive hook, " +
 	"and airlock runs no program a repository names: push to a branch outside those refs, or have the " +
 	"repository's owner remove the setting (git config --unset-all receive.procReceiveRefs)"
+
+// checkedOutAdvice is what a push refused because git takes the branch
+// for one checked out in a work tree says to do.
+const checkedOutAdvice = "git takes this repository for one with a work tree (its config says core.bare false), " +
+	"and airlock's push to a bare target never writes one: if it has a work tree, give it as a \"local\" target " +
+	"(its working tree's path); if not, have its owner set it bare (git config core.bare true)"
 
 func clipText(s string, n int) string {
 	if len(s) <= n {

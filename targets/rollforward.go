@@ -104,7 +104,7 @@ func (l *Local) rollForward(ctx context.Context, dir string, j journal) ([]touch
 		}
 		// Refresh stat data so that git status sees the new files as
 		// clean; without it, git status refreshes them itself.
-		_, _ = wtGit.git(ctx, nil, "update-index", "-q", "--refresh")
+		_, _ = wtGit.git(ctx, nil, "--work-tree="+j.Worktree, "update-index", "-q", "--refresh")
 		return nil
 	}
 	for _, p := range j.Paths {
@@ -354,9 +354,15 @@ func changedPaths(store *staging.Store, old, new plumbing.Hash) ([]touched, erro
 }
 
 // checkClean refuses when the working tree or index has changes, untracked
-// or ignored files in the way of paths.
+// or ignored files in the way of paths. A submodule is looked at for the
+// commit it has checked out, never inside (--ignore-submodules=dirty):
+// git would run git in it, with its own config, which Command never read
+// (TestNoProgramASubmoduleNames). git looks at wt, the files airlock
+// writes, even where the repository's core.worktree names another
+// directory (TestPushKeepsEditsWhenCoreWorktreeIsElsewhere).
 func checkClean(ctx context.Context, wt string, paths []touched) error {
-	out, err := (&Local{path: wt}).git(ctx, nil, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--ignored=matching", "--no-renames")
+	out, err := (&Local{path: wt}).git(ctx, nil, "--work-tree="+wt, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--ignored=matching",
+		"--no-renames", "--ignore-submodules=dirty")
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ package targets_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/airlock-dev/airlock/memfs"
 	"github.com/airlock-dev/airlock/targets"
+	"github.com/airlock-dev/airlock/targets/gitdir"
 )
 
 // A lazy base pulled from a working-tree repository reads a file from the
@@ -140,5 +142,93 @@ func TestLazyReadsTrustGitsIndex(t *testing.T) {
 		if n := targets.WorktreeHashes(tgt); n != c.hashed {
 			t.Errorf("after reading %s, %d files were hashed; want %d", c.path, n, c.hashed)
 		}
+	}
+}
+
+// TestLazyReadOpensNoFIFOIndex: a working tree's .git/index, which a lazy
+// read consults (in airlock's own process) to trust a checked-out file
+// without hashing it, is a FIFO. The read neither waits for a writer nor
+// takes what one writes: the index is not trusted, and the file is read
+// as committed.
+func TestLazyReadOpensNoFIFOIndex(t *testing.T) {
+	dir := t.TempDir()
+	run(t, dir, nil, nil, "init", "-q", "-b", "main", ".")
+	commitFiles(t, dir, map[string]string{"a.txt": "alpha\n"})
+	sb := pulled(t, dir, false)
+	index := filepath.Join(dir, ".git", "index")
+	if err := os.Remove(index); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(index, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		// Wake a read that waits on the FIFO, so that it ends.
+		if f, err := os.OpenFile(index, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+			f.Close()
+		}
+	})
+	done := make(chan struct{})
+	var got []byte
+	var err error
+	go func() {
+		defer close(done)
+		got, err = sb.ws.ReadFile("a.txt")
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("reading a.txt waits on the FIFO that is the working tree's index")
+	}
+	if err != nil || string(got) != "alpha\n" {
+		t.Errorf("a.txt: %q %v; want the committed content", got, err)
+	}
+}
+
+// TestOpenWaitsOnNoFIFO: a working-tree target whose git directory holds
+// a FIFO as its HEAD or config is refused, at once, saying which;
+// airlock's own reads (the layout probe, go-git) and git's would
+// otherwise wait for a writer forever.
+func TestOpenWaitsOnNoFIFO(t *testing.T) {
+	for _, name := range []string{"HEAD", "config"} {
+		t.Run(name, func(t *testing.T) {
+			wt := t.TempDir()
+			run(t, wt, nil, nil, "init", "-q", "-b", "main", ".")
+			commitFiles(t, wt, map[string]string{"a.txt": "a\n"})
+			p := filepath.Join(wt, ".git", name)
+			if err := os.Remove(p); err != nil {
+				t.Fatal(err)
+			}
+			if err := syscall.Mkfifo(p, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() {
+				// Wake whatever waits on the FIFO, so that it ends.
+				for i := 0; i < 20; i++ {
+					if f, err := os.OpenFile(p, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+						f.Close()
+					}
+				}
+			})
+			done := make(chan error, 1)
+			go func() {
+				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				defer cancel()
+				tgt, err := targets.OpenLocal(ctx, wt)
+				if err == nil {
+					_, err = tgt.Fetch(ctx, "refs/heads/main", nil, newSandbox(t, tgt).store)
+					tgt.Close()
+				}
+				done <- err
+			}()
+			select {
+			case err := <-done:
+				if !errors.Is(err, gitdir.ErrSpecialFile) {
+					t.Errorf("opening a repository whose %s is a FIFO: %v; want %v", name, err, gitdir.ErrSpecialFile)
+				}
+			case <-time.After(5 * time.Second):
+				t.Errorf("opening and pulling from a repository whose %s is a FIFO waits on it", name)
+			}
+		})
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/airlock-dev/airlock/approval"
+	"github.com/airlock-dev/airlock/internal/crashpoint"
 )
 
 // The broker lets a reviewer in another terminal answer the requests of
@@ -340,6 +341,7 @@ func (b *Broker) serve(c *net.UnixConn, who string) {
 				ack.Error = err.Error()
 			}
 			serr := send(ack)
+			crashpoint.Hit(crashpoint.ReviewerAnswered)
 			b.inflight.Done()
 			if serr != nil {
 				return

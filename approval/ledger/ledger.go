@@ -115,10 +115,12 @@ func (l *Ledger) Append(kind string, data any) (Record, error) {
 	if err != nil {
 		return Record{}, fmt.Errorf("ledger: encoding %s: %w", kind, err)
 	}
-	return l.append(kind, raw)
+	return l.append(kind, raw, nil)
 }
 
-func (l *Ledger) append(kind string, raw json.RawMessage) (Record, error) {
+// append writes raw; guard, when set, is asked first, under the file's
+// lock with the head read, and an error from it writes nothing.
+func (l *Ledger) append(kind string, raw json.RawMessage, guard func(*os.File) error) (Record, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if err := lockFile(l.f); err != nil {
@@ -169,6 +171,11 @@ func (l *Ledger) append(kind string, raw json.RawMessage) (Record, error) {
 				return Record{}, fmt.Errorf("ledger: anchor: %w", err)
 			}
 			head, torn = rec, false
+		}
+	}
+	if guard != nil {
+		if err := guard(l.f); err != nil {
+			return Record{}, err
 		}
 	}
 	next := head.Seq + 1

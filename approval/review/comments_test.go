@@ -28,16 +28,16 @@ func TestComments(t *testing.T) {
 			output: []string{"> " + "   20  line 20 changed", "     19  line 19", "     23  line 22",
 				"Your comments so far (2):", "a.go:20  name the limit", "(general)  and add a test",
 				"[c]omment (2)", "Asking for changes with your 2 comments."}},
-		{name: "approve with a comment on a file", keys: "ca", lines: []string{"9", "x", "3", "", "rename this"},
+		{name: "approve with a comment on a file", keys: "ca", lines: []string{"9", "x", "3", "", "rename this", "yes"},
 			want: approval.Decision{Request: r.ID, Verdict: approval.Approve, By: "reviewer", Comments: []approval.Comment{
 				{Path: hostileName, Text: "rename this"}}},
 			output: []string{`"9" is not a file number: type one from 1 to 3`, `"x" is not a file number`,
 				"notes^[[2J<U+202E>txt.sh^Jfake  rename this"}},
-		{name: "a line outside the diff", keys: "ca", lines: []string{"2", "0", "9", "check this"},
+		{name: "a line outside the diff", keys: "ca", lines: []string{"2", "0", "9", "check this", "yes"},
 			want: approval.Decision{Request: r.ID, Verdict: approval.Approve, By: "reviewer", Comments: []approval.Comment{
 				{Path: "a.go", Line: 9, Text: "check this"}}},
 			output: []string{`"0" is not a line number`, "Line 9 of a.go is not in the diff shown"}},
-		{name: "back without a comment", keys: "ccca", lines: []string{"q", "1", "q", "1", "2", ""},
+		{name: "back without a comment", keys: "ccca", lines: []string{"q", "1", "q", "1", "2", "", "yes"},
 			want:   approval.Decision{Request: r.ID, Verdict: approval.Approve, By: "reviewer"},
 			output: []string{"No comment added."}},
 	}

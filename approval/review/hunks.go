@@ -33,7 +33,8 @@ const helpPick = `  y  accept this hunk               n  leave it out (it stays 
   s  split it: accept or leave out each changed line
   a  accept this hunk and the rest of this file's
   d  leave out this hunk and the rest of this file's
-  e  edit this commit's message (what lands is your text)
+  e  edit this commit's message: a new subject, then k keeps the body
+     shown, r replaces it, d drops it (what lands is what is shown)
   q  stop picking: back to the prompt, nothing decided
   ?  this help
 `
@@ -249,8 +250,9 @@ func countChanged(hunk string) int {
 	return n
 }
 
-// editMessage reads a new message for the commit being picked: what lands
-// is the reviewer's text, one line.
+// editMessage reads a new message for the commit being picked: a new
+// subject, and what becomes of the body, shown as it will be kept; what
+// lands is the message the screen shows last ("This commit lands as").
 func (a *asker) editMessage(acc *approval.Accepted) error {
 	msg := acc.Message
 	if msg == "" {
@@ -261,15 +263,73 @@ func (a *asker) editMessage(acc *approval.Accepted) error {
 		}
 	}
 	fmt.Fprintf(a.t, "  The message now:\n%s", indent(termsafe.Text(strings.TrimRight(msg, "\n")+"\n"), "    "))
-	line, err := a.t.ReadLine("  New message (one line; empty keeps it as it is): ")
+	line, err := a.t.ReadLine("  New subject (one line; empty keeps the subject as it is): ")
 	if err != nil {
 		return err
 	}
+	subj, body := splitMessage(msg)
 	if line = strings.TrimSpace(line); line != "" {
-		acc.Message = line + "\n"
-		fmt.Fprintf(a.t, "  This commit lands as %s.\n", quoted(line))
+		subj = line
 	}
+	if body != "" {
+		if body, err = a.askBody(body); err != nil {
+			return err
+		}
+	}
+	nu := subj + "\n"
+	if body != "" {
+		nu += "\n" + body + "\n"
+	}
+	if nu == msg {
+		return nil
+	}
+	acc.Message = nu
+	fmt.Fprintf(a.t, "  This commit lands as:\n%s", indent(termsafe.Text(nu), "    "))
 	return nil
+}
+
+// askBody shows the body an edited message keeps, and asks whether to
+// keep it, replace it (lines read until an empty one) or drop it.
+func (a *asker) askBody(body string) (string, error) {
+	fmt.Fprintf(a.t, "  Its body, kept unless you say otherwise:\n%s", indent(termsafe.Text(body+"\n"), "    | "))
+	for {
+		io.WriteString(a.t, "  The body: [k]eep it, [r]eplace it, [d]rop it? ")
+		key, err := a.t.ReadKey()
+		if err != nil {
+			return "", err
+		}
+		switch key {
+		case 'k', 'K', '\r', '\n':
+			return body, nil
+		case 'd', 'D':
+			return "", nil
+		case 'r', 'R':
+			var lines []string
+			for {
+				l, err := a.t.ReadLine("  New body line (an empty line ends it): ")
+				if err != nil {
+					return "", err
+				}
+				if l = strings.TrimRight(l, " \t"); l == "" {
+					break
+				}
+				lines = append(lines, l)
+			}
+			return strings.Join(lines, "\n"), nil
+		case 'l', 'L':
+			if a.opt.back {
+				return "", errBack
+			}
+		}
+		fmt.Fprintf(a.t, "  Unknown key %q: k keeps the body shown, r replaces it, d drops it.\n", key)
+	}
+}
+
+// splitMessage is a message's subject and its body (after the blank line
+// that ends the subject; "" when it has none).
+func splitMessage(msg string) (subject, body string) {
+	subject, body, _ = strings.Cut(strings.TrimRight(msg, "\n"), "\n")
+	return subject, strings.Trim(body, "\n")
 }
 
 // indent puts prefix before each line of text.

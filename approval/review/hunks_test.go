@@ -36,31 +36,31 @@ func TestPickHunks(t *testing.T) {
 		want   approval.Decision
 		output []string
 	}{
-		{name: "hunks, lines and a message", keys: "py" + "s" + "yny" + "en" + "y" + "d" + "y", lines: []string{"Add the limits, reviewed"},
+		{name: "hunks, lines and a message", keys: "py" + "s" + "yny" + "ek" + "n" + "y" + "d" + "y", lines: []string{"Add the limits, reviewed", "yes"},
 			want: pick(
-				approval.Accepted{Commit: c1, Message: "Add the limits, reviewed\n", Files: []approval.AcceptedFile{
+				approval.Accepted{Commit: c1, Message: "Add the limits, reviewed\n\nWith a body.\n", Files: []approval.AcceptedFile{
 					{Path: "a.go", Hunks: []approval.AcceptedHunk{accepted(r, 0, 0, 0), accepted(r, 0, 0, 1, 0, 2)}}}},
 				approval.Accepted{Commit: c2, Files: []approval.AcceptedFile{{Path: "README.md", Hunks: []approval.AcceptedHunk{accepted(r, 1, 0, 0)}}}}),
-			output: []string{"Commit 1 of 2", "(2/2) Accept this hunk of a.go", "line 3/3: accept", `This commit lands as "Add the limits, reviewed"`,
-				"lands as commit 1, with your message \"Add the limits, reviewed\"", "a.go: 2 of 2 hunks, 1 of them in part (some lines)",
+			output: []string{"Commit 1 of 2", "(2/2) Accept this hunk of a.go", "line 3/3: accept", "Its body, kept unless you say otherwise:\n    | With a body.", "This commit lands as:\n    Add the limits, reviewed\n    \n    With a body.",
+				"lands as commit 1, with your message \"Add the limits, reviewed\" (was \"Add the limits^[[1A^[[2K<U+202E>\"), its body kept (1 line)", "a.go: 2 of 2 hunks, 1 of them in part (some lines)",
 				"Stays in the sandbox, not pushed:", "a.go (commit " + r.Commits[0].ID.String()[:7] + "): the lines left out of 1 hunk",
 				"notes^[[2J<U+202E>txt.sh^Jfake (commit", "a.go (commit " + r.Commits[1].ID.String()[:7] + "): all 1 hunk", "Push 2 commits?"}},
-		{name: "rest of the file", keys: "pa" + "y" + "d" + "a" + "y",
+		{name: "rest of the file", keys: "pa" + "y" + "d" + "a" + "y", lines: []string{"yes"},
 			want: pick(
 				approval.Accepted{Commit: c1, Files: []approval.AcceptedFile{
 					{Path: "a.go", Hunks: []approval.AcceptedHunk{accepted(r, 0, 0, 0), accepted(r, 0, 0, 1)}},
 					{Path: hostileName, Hunks: []approval.AcceptedHunk{accepted(r, 0, 1, 0)}}}},
 				approval.Accepted{Commit: c2, Files: []approval.AcceptedFile{{Path: "a.go", Hunks: []approval.AcceptedHunk{accepted(r, 1, 1, 0)}}}}),
 			output: []string{"README.md (commit " + r.Commits[1].ID.String()[:7] + "): all 1 hunk"}},
-		{name: "a commit left out", keys: "pnnn" + "yy" + "y",
+		{name: "a commit left out", keys: "pnnn" + "yy" + "y", lines: []string{"yes"},
 			want: pick(approval.Accepted{Commit: c2, Files: []approval.AcceptedFile{
 				{Path: "README.md", Hunks: []approval.AcceptedHunk{accepted(r, 1, 0, 0)}},
 				{Path: "a.go", Hunks: []approval.AcceptedHunk{accepted(r, 1, 1, 0)}}}}),
 			output: []string{`left out, nothing of it lands`, "lands as commit 1, with its message \"Document the limits\"", "Push 1 commit?"}},
-		{name: "every line of a split hunk is the hunk", keys: "pn" + "syyy" + "nnny",
+		{name: "every line of a split hunk is the hunk", keys: "pn" + "syyy" + "nnny", lines: []string{"yes"},
 			want: pick(approval.Accepted{Commit: c1, Files: []approval.AcceptedFile{
 				{Path: "a.go", Hunks: []approval.AcceptedHunk{accepted(r, 0, 0, 1)}}}})},
-		{name: "split, back to the hunk, then no", keys: "p" + "syq" + "n" + "y" + "nnn" + "y",
+		{name: "split, back to the hunk, then no", keys: "p" + "syq" + "n" + "y" + "nnn" + "y", lines: []string{"yes"},
 			want: pick(approval.Accepted{Commit: c1, Files: []approval.AcceptedFile{
 				{Path: "a.go", Hunks: []approval.AcceptedHunk{accepted(r, 0, 0, 1)}}}})},
 		{name: "q stops picking, nothing decided", keys: "pyq" + "r", lines: []string{""},
@@ -139,7 +139,7 @@ func checkGolden(t *testing.T, name, got string) {
 func TestPickHunksScreenGolden(t *testing.T) {
 	r := hunkRequest(t)
 	for _, color := range []bool{false, true} {
-		s := &echoScript{approvaltest.Script{Keys: []rune("py" + "s" + "yny" + "en" + "y" + "d" + "y"), Lines: []string{"Add the limits, reviewed"}, TTY: true, ColorOn: color}}
+		s := &echoScript{approvaltest.Script{Keys: []rune("py" + "s" + "yny" + "ek" + "n" + "y" + "d" + "y"), Lines: []string{"Add the limits, reviewed", "yes"}, TTY: true, ColorOn: color}}
 		if _, err := review.Prompt(s, r); err != nil {
 			t.Fatal(err)
 		}
@@ -160,4 +160,46 @@ func (s *echoScript) ReadKey() (rune, error) {
 		s.Out.WriteString(string(k) + "\n")
 	}
 	return k, err
+}
+
+// Issue 32: editing a message in the picker dropped its body silently.
+// The picker asks for the subject, shows the body that will be kept, and
+// keeps, replaces or drops it as the reviewer says; what lands is what
+// the screen said last.
+func TestEditMessageKeepsOrReplacesTheBody(t *testing.T) {
+	r := hunkRequest(t)
+	subj := r.Commits[0].Message[:strings.Index(r.Commits[0].Message, "\n")]
+	for _, c := range []struct {
+		name, keys string
+		lines      []string
+		want       string
+		shown      string
+	}{
+		{"new subject, body kept", "pe" + "k" + "yyyyy" + "y", []string{"Tighter limits", "yes"},
+			"Tighter limits\n\nWith a body.\n", "This commit lands as:\n    Tighter limits\n    \n    With a body.\n"},
+		{"Enter keeps the body", "pe" + "\r" + "yyyyy" + "y", []string{"Tighter limits", "yes"},
+			"Tighter limits\n\nWith a body.\n", "its body kept (1 line)"},
+		{"body replaced", "pe" + "r" + "yyyyy" + "y", []string{"", "First line", "second line", "", "yes"},
+			subj + "\n\nFirst line\nsecond line\n", "your body (2 lines)"},
+		{"body dropped", "pe" + "d" + "yyyyy" + "y", []string{"Tighter limits", "yes"},
+			"Tighter limits\n", "its body dropped"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := &approvaltest.Script{Keys: []rune(c.keys), Lines: c.lines, TTY: true}
+			got, err := review.Prompt(s, r)
+			if err != nil {
+				t.Fatalf("%v\noutput:\n%s", err, s.Out.String())
+			}
+			if len(got.Accept) == 0 || got.Accept[0].Message != c.want {
+				t.Fatalf("the message that lands: %+v; want %q\noutput:\n%s", got.Accept, c.want, s.Out.String())
+			}
+			if !strings.Contains(s.Out.String(), "Its body, kept unless you say otherwise:\n    | With a body.") || !strings.Contains(s.Out.String(), c.shown) {
+				t.Errorf("the screen did not show the body kept and %q:\n%s", c.shown, s.Out.String())
+			}
+			if err := approval.CheckAccept(r, got.Accept); err != nil {
+				t.Errorf("the gate would refuse the selection: %v", err)
+			}
+			assertOnlyOwnEscapes(t, s.Out.String())
+		})
+	}
 }

@@ -22,11 +22,13 @@ const KeysHelp = `Keys, at a push's prompt (one key, no Enter):
        s  split it: y or n for each changed line (q back to the whole hunk)
        a  accept the rest of this file's hunks
        d  leave out the rest of this file's hunks
-       e  edit this commit's message (what lands is your text)
+       e  edit this commit's message: a new subject, then k keeps the body
+          shown, r replaces it, d drops it (what lands is what is shown)
        q  stop picking, back to the prompt, nothing decided    ?  these keys
      a summary (which commits land with which message, how much of each file,
      what stays in the sandbox) asks y before it is sent; each commit with
      anything accepted lands as a commit of its own, with its message
+  m  every commit that lands with its whole message (hidden characters escaped)
   l  back to the list of waiting requests, deciding nothing (from any prompt
      and any question under it; a list of one too)
   ?  help

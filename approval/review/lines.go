@@ -67,6 +67,8 @@ func baseLine(r *approval.Request, moved bool) string {
 		asked = "when this was asked, " + r.Time.Format("15:04:05")
 	}
 	switch {
+	case len(r.BaseCommits) > 0:
+		return "  Base:   none: the target lacks the sandbox's base, so the base's commits land too\n"
 	case (r.NewRef || r.Old.IsZero()) && !r.Fork.IsZero():
 		on := shortid.Hash(r.Fork)
 		if r.ForkRef != "" {

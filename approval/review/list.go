@@ -219,9 +219,9 @@ func (l *list) renderOne(b *strings.Builder, indent string, in *broker.Incoming,
 		return
 	}
 	fmt.Fprintf(b, "%s%s  %s (branch: %s)\n", indent, num, termsafe.Line(r.Describe), termsafe.Line(approval.ShortRef(r.Ref)))
-	commits := fmt.Sprintf("%d commits", len(r.Commits))
-	if len(r.Commits) == 1 {
-		commits = "1 commit"
+	commits := plural(len(r.Commits), "commit")
+	if n := len(r.BaseCommits); n > 0 {
+		commits += fmt.Sprintf(" and the base's %d", n)
 	}
 	fmt.Fprintf(b, "%s%s, %s%s%s\n", pad, commits, r.Summary(), riskSummary(r.Flags, p), worker)
 }

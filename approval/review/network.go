@@ -26,15 +26,31 @@ func renderNetwork(w io.Writer, r *approval.Request, color, back bool) error {
 	fmt.Fprintf(&b, "  Command: %s\n", termsafe.Line(r.Command))
 	fmt.Fprintf(&b, "  In:      %s\n", termsafe.Line(dir))
 	fmt.Fprintf(&b, "  Why:     %s\n", termsafe.Line(reason))
-	b.WriteString("  Allowed, the command reaches the network as this machine does (not airlock's own\n" +
-		"  sockets, state or HTTP port); what it writes still lands only in the sandbox.\n")
+	b.WriteString(networkReach(r))
 	b.WriteString("  " + networkKeys(p, back) + "\n")
 	_, err := io.WriteString(w, b.String())
 	return err
 }
 
+// networkReach says exactly what an allowed run reaches: the internet
+// through its own user-mode network stack, and the operator's pairs (each
+// an IP address and a port, sanitised all the same), nothing else.
+func networkReach(r *approval.Request) string {
+	reach := "the internet, through a network stack of its own"
+	if len(r.Reach) > 0 {
+		pairs := make([]string, len(r.Reach))
+		for i, hp := range r.Reach {
+			pairs[i] = termsafe.Line(hp)
+		}
+		reach += ", and only " + strings.Join(pairs, ", ") + " (the operator's --run-allow-host)"
+	}
+	return "  Allowed, it reaches " + reach + ";\n" +
+		"  never this machine or its loopback (airlock, NATS, other services), the LAN or other\n" +
+		"  private ranges, or the cloud metadata address. What it writes lands only in the sandbox.\n"
+}
+
 func networkKeys(p painter, back bool) string {
-	s := fmt.Sprintf("%s allow once   %s allow this command for the session   %s allow every run for the session   %s deny",
+	s := fmt.Sprintf("%s allow once   %s allow this command here for the session   %s allow every run for the session   %s deny",
 		p.paint(ansiGreen+ansiBold, "[a]"), p.paint(ansiGreen+ansiBold, "[c]"), p.paint(ansiYellow+ansiBold, "[s]"), p.paint(ansiRed+ansiBold, "[r]"))
 	if back {
 		s += "   " + p.paint(ansiBold, "[l]") + " back to the list"

@@ -43,3 +43,35 @@ func TestNetworkPrompt(t *testing.T) {
 		}
 	}
 }
+
+// The network prompt says exactly what an allowed run reaches: the
+// internet through a stack of its own, the operator's pairs (sanitised),
+// and never this machine, its loopback, the LAN or the metadata address;
+// not, as it once did, "the network as this machine does".
+func TestNetworkPromptSaysWhatTheRunReaches(t *testing.T) {
+	for _, tc := range []struct {
+		reach []string
+		want  []string
+	}{
+		{nil, []string{"reaches the internet, through a network stack of its own;"}},
+		{[]string{"127.0.0.1:5000", "192.168.1.10:443\x1b[2J"}, []string{"and only 127.0.0.1:5000, 192.168.1.10:443^[[2J (the operator's --run-allow-host)"}},
+	} {
+		req := &approval.Request{ID: "req-1", Kind: approval.KindNetwork, Worker: "builder", Command: "pip install x", Reach: tc.reach}
+		s := &approvaltest.Script{Keys: []rune("a"), TTY: true}
+		if _, err := review.Prompt(s, req); err != nil {
+			t.Fatal(err)
+		}
+		assertOnlyOwnEscapes(t, s.Out.String())
+		scr := strings.Join(strings.Fields(screen(t, s.Out.String())), " ")
+		want := append(tc.want, "never this machine or its loopback (airlock, NATS, other services), the LAN or other private ranges, or the cloud metadata address",
+			"allow this command here for the session")
+		for _, w := range want {
+			if !strings.Contains(scr, w) {
+				t.Errorf("reach %q: the screen lacks %q:\n%s", tc.reach, w, scr)
+			}
+		}
+		if strings.Contains(scr, "as this machine does") {
+			t.Errorf("the prompt still says the run reaches the network as this machine does:\n%s", scr)
+		}
+	}
+}

@@ -9,7 +9,6 @@ import (
 	"github.com/airlock-dev/airlock/approval"
 	"github.com/airlock-dev/airlock/internal/bytesize"
 	"github.com/airlock-dev/airlock/internal/change"
-	"github.com/airlock-dev/airlock/internal/shortid"
 	"github.com/airlock-dev/airlock/internal/termsafe"
 )
 
@@ -76,6 +75,14 @@ func flagLabel(f approval.Flag) string {
 		return "runs on its own"
 	case approval.FlagTerminal:
 		return "deceptive content"
+	case approval.FlagMessageHidden:
+		return "message hides characters"
+	case approval.FlagMessageTrailer:
+		return "message claims a review"
+	case approval.FlagMessageRuns:
+		return "message runs code"
+	case approval.FlagRejectedAgain:
+		return "rejected commit"
 	}
 	return f.Code
 }
@@ -143,14 +150,8 @@ func renderRows(w io.Writer, r *approval.Request, color bool, size screenSize, o
 	}
 	fmt.Fprintf(&b, "  Target: %s (branch: %s)%s\n", line(r.Describe), line(approval.ShortRef(r.Ref)), inlineFlags(r, "", p))
 	b.WriteString(baseLine(r, opt.moved))
-	switch n := len(r.Commits); {
-	case n == 1:
-		fmt.Fprintf(&b, "  Commit: %s \"%s\" (%s)\n", p.paint(ansiYellow, shortid.HashOr(r.Commits[0].ID, "(none)")), line(subject(r.Commits[0].Message)), r.Summary())
-	default:
-		fmt.Fprintf(&b, "  Commits: %d, %s..%s (%s)\n", n, shortid.HashOr(r.Commits[0].ID, "(none)"), shortid.HashOr(r.Commits[n-1].ID, "(none)"), r.Summary())
-		for _, c := range r.Commits {
-			fmt.Fprintf(&b, "    %s \"%s\"\n", p.paint(ansiYellow, shortid.HashOr(c.ID, "(none)")), line(subject(c.Message)))
-		}
+	renderCommits(&b, r, p)
+	if len(landing(r)) > 1 {
 		b.WriteString("  Files:\n")
 	}
 	var lines []string
@@ -162,7 +163,11 @@ func renderRows(w io.Writer, r *approval.Request, color bool, size screenSize, o
 		case change.Delete:
 			sign = p.paint(ansiRed, sign)
 		}
-		lines = append(lines, fmt.Sprintf("    %s %s (%s)%s\n", sign, line(f.Path), bytesize.Format(f.Size), inlineFlags(r, f.Path, p)))
+		from := ""
+		if f.FromBase {
+			from = "   " + p.paint(ansiDim, "the base's")
+		}
+		lines = append(lines, fmt.Sprintf("    %s %s (%s)%s%s\n", sign, line(f.Path), bytesize.Format(f.Size), from, inlineFlags(r, f.Path, p)))
 	}
 	keys := keysLine(r, p, opt)
 	lines, more := fitLines(lines, size, screenRows(b.String(), size.cols)+screenRows(keys, size.cols)+2)
@@ -240,6 +245,9 @@ func keysLine(r *approval.Request, p painter, opt options) string {
 	default:
 		parts = append(parts, k("p", "ick files"))
 	}
+	if bodiesCut(r) {
+		parts = append(parts, k("m", "essages"))
+	}
 	if opt.comments > 0 {
 		parts = append(parts, k("c", fmt.Sprintf("omment (%d)", opt.comments)))
 	} else {
@@ -278,6 +286,8 @@ const helpText = `  d  show the diff full screen (in your pager on a plain termi
      with comments, this asks the worker for those changes
   c  comment on a file and line, or in general, for the worker; the comments
      go with your decision
+  m  show every commit that lands with its whole message (hidden characters
+     escaped)
   ?  this help
 `
 
@@ -387,6 +397,8 @@ func (a *asker) key(key rune) (approval.Decision, bool, error) {
 		return approval.Decision{}, false, a.showDiff(r.Diff)
 	case 'p', 'P':
 		return a.pick()
+	case 'm', 'M':
+		a.showMessages()
 	case 'c', 'C':
 		if err := a.comment(); err != nil {
 			return approval.Decision{}, false, err
@@ -410,10 +422,14 @@ func (a *asker) key(key rune) (approval.Decision, bool, error) {
 // saw, what changed since; else the whole diff.
 func (a *asker) shownDiff() string {
 	if s := a.r.Since; s != nil {
+		rejected := rejectedDiffs(s)
 		if s.Interdiff == "" {
-			return "Nothing changed in what the push carries since you saw request " + s.Request + ". Press f for the full diff.\n"
+			return rejected + "Nothing changed in what the push carries since you saw request " + s.Request + ". Press f for the full diff.\n"
 		}
-		return s.Interdiff
+		if rejected != "" {
+			rejected += "What changed since request " + s.Request + ":\n\n"
+		}
+		return rejected + s.Interdiff
 	}
 	return a.r.Diff
 }

@@ -47,15 +47,17 @@ func TestPickHunksInPseudoTerminal(t *testing.T) {
 	step("line 2/3: accept", "n")
 	step("line 3/3: accept", "y")
 	step("Accept this hunk of notes^[[2J<U+202E>txt.sh^Jfake", "e")
-	step("New message", "Add the limits, reviewed\r")
+	step("New subject", "Add the limits, reviewed\r")
+	step("The body: [k]eep it, [r]eplace it, [d]rop it?", "k")
 	step("Accept this hunk of notes^[[2J<U+202E>txt.sh^Jfake", "n")
 	step("(1/1) Accept this hunk of README.md", "y")
 	step("(1/1) Accept this hunk of a.go", "d")
 	step("Push 2 commits?", "y")
+	step("Type yes to approve anyway", "yes\r")
 	if code := p.Wait(t, within); code != 0 {
 		t.Fatalf("the prompt exited %d", code)
 	}
-	for _, want := range []string{`lands as commit 1, with your message "Add the limits, reviewed"`, "a.go: 2 of 2 hunks, 1 of them in part", "Stays in the sandbox, not pushed:"} {
+	for _, want := range []string{`lands as commit 1, with your message "Add the limits, reviewed" (was "Add the limits^[[1A^[[2K<U+202E>"), its body kept (1 line)`, "a.go: 2 of 2 hunks, 1 of them in part", "Stays in the sandbox, not pushed:"} {
 		if !strings.Contains(scr.String(), want) {
 			t.Errorf("the screen lacks %q", want)
 		}
@@ -69,7 +71,7 @@ func TestPickHunksInPseudoTerminal(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []approval.Accepted{
-		{Commit: r.Commits[0].ID, Message: "Add the limits, reviewed\n", Files: []approval.AcceptedFile{
+		{Commit: r.Commits[0].ID, Message: "Add the limits, reviewed\n\nWith a body.\n", Files: []approval.AcceptedFile{
 			{Path: "a.go", Hunks: []approval.AcceptedHunk{accepted(r, 0, 0, 0), accepted(r, 0, 0, 1, 0, 2)}}}},
 		{Commit: r.Commits[1].ID, Files: []approval.AcceptedFile{{Path: "README.md", Hunks: []approval.AcceptedHunk{accepted(r, 1, 0, 0)}}}},
 	}

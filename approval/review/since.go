@@ -32,6 +32,9 @@ func renderSince(b *strings.Builder, r *approval.Request, p painter) {
 	if strings.TrimSpace(s.Reply) != "" {
 		fmt.Fprintf(b, "  The worker replied: %s\n", quoted(clip(s.Reply, 300)))
 	}
+	if line := sinceCommitsLine(s); line != "" {
+		b.WriteString(line)
+	}
 	if s.Interdiff == "" {
 		b.WriteString("  Since then: nothing changed in what the push carries. [f] shows the full diff.\n")
 		return
@@ -58,4 +61,46 @@ func diffStat(diff string) (files, added, deleted int) {
 		}
 	}
 	return files, added, deleted
+}
+
+// sinceCommitsLine counts the request's commits by what they are to the
+// reviewer: new, replacing a rejected one, or rejected and here again
+// (each is also marked in the list of commits).
+func sinceCommitsLine(s *approval.Since) string {
+	count := map[string]int{}
+	for _, c := range s.Commits {
+		count[c.Status]++
+	}
+	var parts []string
+	if n := count[approval.CommitNew]; n > 0 {
+		parts = append(parts, fmt.Sprintf("%d new", n))
+	}
+	if n := count[approval.CommitReplaces]; n > 0 {
+		parts = append(parts, fmt.Sprintf("%d replacing a rejected one", n))
+	}
+	if n := count[approval.CommitSeen]; n > 0 {
+		parts = append(parts, fmt.Sprintf("%d seen before", n))
+	}
+	if n := count[approval.CommitRejected]; n > 0 {
+		parts = append(parts, fmt.Sprintf("%d you rejected, here again", n))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "  Its commits: " + strings.Join(parts, "; ") + ".\n"
+}
+
+// rejectedDiffs is, for d, the own change of each commit the reviewer
+// rejected that is in the push again unchanged: later commits may hide it
+// from the interdiff and the full diff, but it lands.
+func rejectedDiffs(s *approval.Since) string {
+	var b strings.Builder
+	for _, c := range s.Commits {
+		if c.Status != approval.CommitRejected {
+			continue
+		}
+		fmt.Fprintf(&b, "commit %s: you rejected it (as %s), and it lands again unchanged, as its own commit; its own change:\n\n%s\n",
+			c.ID, c.Was, c.Diff)
+	}
+	return b.String()
 }

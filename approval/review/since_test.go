@@ -51,10 +51,11 @@ func TestRereviewGolden(t *testing.T) {
 }
 
 // TestRereviewKeys: d shows what changed since, f the full diff, and
-// approving takes one key.
+// approving takes one key (and a typed yes: the fixture's message hides
+// characters, a high risk).
 func TestRereviewKeys(t *testing.T) {
 	r := rereviewRequest(t)
-	s := &approvaltest.Script{Keys: []rune("dfDa"), TTY: true}
+	s := &approvaltest.Script{Keys: []rune("dfDa"), Lines: []string{"yes"}, TTY: true}
 	d, err := review.Prompt(s, r)
 	if err != nil {
 		t.Fatal(err)
@@ -74,7 +75,7 @@ func TestRereviewKeys(t *testing.T) {
 	for i := 1; i <= 8; i++ {
 		r.Since.Comments = append(r.Since.Comments, approval.Comment{Path: "a.go", Line: i, Text: fmt.Sprintf("comment %d", i)})
 	}
-	s = &approvaltest.Script{Keys: []rune("?a"), TTY: true}
+	s = &approvaltest.Script{Keys: []rune("?a"), Lines: []string{"yes"}, TTY: true}
 	if _, err := review.Prompt(s, r); err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +87,7 @@ func TestRereviewKeys(t *testing.T) {
 
 	// The same push again (the target moved): d says nothing changed.
 	r.Since.Interdiff = ""
-	s = &approvaltest.Script{Keys: []rune("da"), TTY: true}
+	s = &approvaltest.Script{Keys: []rune("da"), Lines: []string{"yes"}, TTY: true}
 	if _, err := review.Prompt(s, r); err != nil {
 		t.Fatal(err)
 	}

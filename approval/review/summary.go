@@ -47,6 +47,15 @@ func pickSummary(r *approval.Request, sel []approval.Accepted, p painter) string
 	var b, stays strings.Builder
 	b.WriteString("\n  " + p.paint(ansiBold, "What you picked:") + "\n")
 	n := 0
+	if k := len(r.BaseCommits); k > 0 {
+		// They are not the worker's to pick from, and the target lacks
+		// them: they land whole, under what was picked.
+		what := fmt.Sprintf("the base's %d commits land", k)
+		if k == 1 {
+			what = "the base's commit lands"
+		}
+		fmt.Fprintf(&b, "    %s first, whole, as the target lacks the base\n", what)
+	}
 	for ci, c := range r.Commits {
 		s := sel[ci]
 		id := p.paint(ansiYellow, shortid.HashOr(c.ID, "(none)"))
@@ -56,7 +65,7 @@ func pickSummary(r *approval.Request, sel []approval.Accepted, p painter) string
 			n++
 			msg := fmt.Sprintf("with its message \"%s\"", termsafe.Line(subject(c.Message)))
 			if s.Message != "" {
-				msg = fmt.Sprintf("with your message \"%s\" (was \"%s\")", termsafe.Line(subject(s.Message)), termsafe.Line(subject(c.Message)))
+				msg = fmt.Sprintf("with your message \"%s\" (was \"%s\"), %s", termsafe.Line(subject(s.Message)), termsafe.Line(subject(c.Message)), bodyFate(c.Message, s.Message))
 			}
 			fmt.Fprintf(&b, "    %s lands as commit %d, %s:\n", id, n, msg)
 		}
@@ -158,4 +167,19 @@ func allOf(fd approval.FileDiff, af *approval.AcceptedFile) bool {
 		}
 	}
 	return true
+}
+
+// bodyFate says what an edited message did with the body of the worker's.
+func bodyFate(was, now string) string {
+	_, old := splitMessage(was)
+	_, nu := splitMessage(now)
+	switch {
+	case old == nu && nu == "":
+		return "no body"
+	case old == nu:
+		return fmt.Sprintf("its body kept (%s)", plural(strings.Count(nu, "\n")+1, "line"))
+	case nu == "":
+		return "its body dropped"
+	}
+	return fmt.Sprintf("your body (%s)", plural(strings.Count(nu, "\n")+1, "line"))
 }

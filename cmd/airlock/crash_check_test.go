@@ -73,17 +73,24 @@ func (r *crashRig) finished() bool {
 
 var crashWaiting = regexp.MustCompile(`pushes waiting for a reviewer again: ([^(]+) \(`)
 
+// crashGoesAhead finds the pushes a restart took up on the decision the
+// ledger held (never offered again).
+var crashGoesAhead = regexp.MustCompile(`The request (req-[0-9a-f]+) to push \S+ was decided by .* before the restart: it goes ahead`)
+
 // settle waits until the pushes a restart offered again (which the policy
-// approves at once) have ended: the durable session is then at rest.
+// approves at once), or took up on their decision, have ended: the
+// durable session is then at rest.
 func (r *crashRig) settle() {
-	m := crashWaiting.FindStringSubmatch(r.srv.instructions)
-	if m == nil {
-		return
+	var ids []string
+	for _, m := range crashGoesAhead.FindAllStringSubmatch(r.srv.instructions, -1) {
+		ids = append(ids, m[1])
 	}
-	ids := strings.Split(strings.TrimSpace(m[1]), ", ")
-	r.stats.reoffered += len(ids)
-	if !r.auto {
-		return
+	if m := crashWaiting.FindStringSubmatch(r.srv.instructions); m != nil {
+		waiting := strings.Split(strings.TrimSpace(m[1]), ", ")
+		r.stats.reoffered += len(waiting)
+		if r.auto {
+			ids = append(ids, waiting...)
+		}
 	}
 	deadline := time.Now().Add(30 * time.Second)
 	for _, id := range ids {

@@ -71,7 +71,9 @@ func TestCommentThenReReview(t *testing.T) {
 	// The worker fixes it and pushes again, with a reply.
 	second := strings.Replace(notes.String(), "note 6\n", "note 6, in digits\n", 1)
 	w.call("write_file", map[string]any{"path": "notes.txt", "content": second})
-	w.call("git_stage", map[string]any{"message": "Use digits for note six"})
+	// As the advice says: the rejected commit is replaced, not buried
+	// under a second one.
+	w.call("git_stage", map[string]any{"message": "Use digits for note six", "amend": true})
 	push = w.pushAsync(map[string]any{"reply": "digits now"})
 	waitPending(t, w, "Use digits for note six")
 

@@ -16,7 +16,7 @@ func TestReviewHelpDescribesTheKeys(t *testing.T) {
 	for _, want := range []string{
 		"  d  the diff", "  f  the full diff", "  a  approve", "  r  reject", "  c  comment", "  p  pick",
 		"y  accept this hunk", "n  leave it out", "s  split it", "a  accept the rest", "d  leave out the rest",
-		"e  edit this commit's message", "q  stop picking", "  l  back to the list", "  ?  help",
+		"e  edit this commit's message", "k keeps the body", "q  stop picking", "  m  every commit that lands", "  l  back to the list", "  ?  help",
 		"a allow once", "r deny", "-once",
 	} {
 		if !strings.Contains(help, want) {

@@ -76,7 +76,7 @@ type serveFlags struct {
 	workerFile, httpAddr, runMode, runCacheSize, resumeID string
 	timeout, runTimeout, retention, idle                  time.Duration
 	never, allowSensitive, fresh, ephemeral               bool
-	auto, runRO, runEnvs                                  multiFlag
+	auto, runRO, runEnvs, runAllow                        multiFlag
 	maxSessions                                           int
 	maxBytes, cacheSize                                   int64
 	fleet                                                 fleetFlags
@@ -99,9 +99,11 @@ func parseServe(args []string, stderr io.Writer) (*serveFlags, error) {
 		"(with --store, any address: the servers of a fleet, behind a load balancer); the endpoint is http://ADDR/mcp\n"+
 		"and every request needs the bearer token printed at start")
 	fs.StringVar(&f.runMode, "run", string(session.RunWorkspaceWrite), "what the run tool may do: workspace-write (commands write into the workspace),\n"+
-		"read-only (commands see the workspace; their writes, and the file tools', are refused), danger (workspace-write\n"+
-		"with the host's network), or off (no run tool)")
-	danger := fs.Bool("danger", false, "the same as --run danger: commands get the host's network")
+		"read-only (commands see the workspace; their writes, and the file tools', are refused), danger (workspace-write,\n"+
+		"every command with the network: the internet, never this machine, its LAN or the metadata address), or off (no run tool)")
+	danger := fs.Bool("danger", false, "the same as --run danger: every command gets the network (the internet, not this machine)")
+	fs.Var(&f.runAllow, "run-allow-host", "IP:PORT a command given the network reaches besides the internet (a registry on the LAN or on this\n"+
+		"machine's loopback, e.g. 127.0.0.1:5000 or [::1]:5000): that address and port only; repeatable")
 	fs.Var(&f.runRO, "run-ro", "a host path commands see read-only at the same path (a Go module cache, a package cache); repeatable;\n"+
 		"never the home directory, the credentials in it or airlock's own state, unless --allow-sensitive-roots (credentials only)")
 	fs.BoolVar(&f.allowSensitive, "allow-sensitive-roots", false, "let --run-ro name the home directory or the credentials in it (~/.ssh, ~/.aws, ...)")
@@ -188,6 +190,13 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	runOpts, err := runOptions(f.runMode, f.runRO, f.runEnvs, f.runTimeout, f.allowSensitive, sv.state, sv.socket)
 	if err != nil {
 		return err
+	}
+	if runOpts != nil {
+		if runOpts.AllowHosts, err = parseAllowHosts(f.runAllow); err != nil {
+			return err
+		}
+	} else if len(f.runAllow) > 0 {
+		return usageError("--run-allow-host is for commands, and --run off runs none: leave it out, or give --run")
 	}
 	if f.cacheSize, err = parseCacheSize(f.runCacheSize); err != nil {
 		return err
@@ -328,11 +337,6 @@ func (sv *served) serveHTTP(ctx context.Context) error {
 		return err
 	}
 	defer ln.Close()
-	if runOpts != nil {
-		// A run the reviewer lets onto the network still cannot
-		// drive this server.
-		runOpts.DenyTCP = append(runOpts.DenyTCP, uint16(ln.Addr().(*net.TCPAddr).Port))
-	}
 	defer sandbox.Shutdown() // the warm helper waiting for the next run
 	sayRun(runOpts, stderr)
 	var st store.Store
@@ -396,6 +400,11 @@ func sayProbed(runOpts *session.RunOptions, stderr io.Writer) {
 	default:
 		fmt.Fprintf(stderr, "airlock serve: commands run in a sandbox (%s)\n", runOpts.Mode)
 		fmt.Fprintf(stderr, "airlock serve: %s\n", sandbox.Budget(runOpts.Limits))
+		if err := sandbox.NetworkStack(); err != nil {
+			fmt.Fprintf(stderr, "airlock serve: a command given the network will fail: %v\n", err)
+		} else if len(runOpts.AllowHosts) > 0 {
+			fmt.Fprintf(stderr, "airlock serve: a command given the network reaches the internet and %s, nothing else of this machine or its network\n", joinPairs(runOpts.AllowHosts))
+		}
 		if c := runOpts.Cache; c != nil {
 			fmt.Fprintf(stderr, "airlock serve: their caches (~/.cache) are kept for this worker in %s, up to %s (airlock cache show %s)\n",
 				c.Dir(), bytesize.Format(c.Max()), c.Meta().ID)

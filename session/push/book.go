@@ -233,7 +233,15 @@ func (b *Book) RecsLocked() []Rec {
 	var recs []Rec
 	for _, id := range slices.Sorted(maps.Keys(b.pushes)) {
 		p := b.pushes[id]
-		pr := Rec{ID: id, Repo: p.r.Name(), Spec: p.spec, Ref: p.ref, Commit: p.commit.ID.String(), Old: record.HexOf(p.req.Old),
+		commit := p.commit.ID
+		if p.state == requested {
+			// The request's own commit, even once a pick is made of it
+			// (p.commit) before the decision is recorded: a resume that
+			// finds no decision offers what the reviewer saw, or
+			// nothing; one that finds a pick makes it again from it.
+			commit = p.req.New
+		}
+		pr := Rec{ID: id, Repo: p.r.Name(), Spec: p.spec, Ref: p.ref, Commit: commit.String(), Old: record.HexOf(p.req.Old),
 			State: string(p.state), Notes: p.notes, Retries: p.retries}
 		for _, k := range p.keys {
 			pr.Keys = append(pr.Keys, k.commit.String())

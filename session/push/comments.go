@@ -100,7 +100,13 @@ func RenderComments(store *staging.Store, tree plumbing.Hash, verdict approval.V
 		what = "approved the push, with comments for your next change"
 	}
 	fmt.Fprintf(&b, "The reviewer %s: %d %s.\n", what, len(comments), plural(len(comments), "comment", "comments"))
-	b.WriteString("Address each one, git_stage, then git_push again with reply saying what you changed (or why not).\n")
+	if verdict == approval.Reject {
+		// A commit staged on top of the rejected one would carry it to
+		// the target: it is replaced or dropped instead.
+		b.WriteString("Address each one: fix the files, replace the rejected commit with git_stage amend: true (or drop it with git_discard), then git_push again with reply saying what you changed (or why not).\n")
+	} else {
+		b.WriteString("Address each one, git_stage, then git_push again with reply saying what you changed (or why not).\n")
+	}
 	ordered := slices.Clone(comments)
 	// General comments first, then by file and line, as a reader goes.
 	slices.SortStableFunc(ordered, func(x, y approval.Comment) int {

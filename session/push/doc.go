@@ -8,7 +8,15 @@
 // or refuses while it is landing) and the commits that reached a target
 // (where they went, which a later call for one is told). It saves nothing
 // itself: the session's record keeps Book.RecsLocked and PublishedLocked,
-// and ResumeLocked takes the pushes up again after a restart.
+// and ResumeLocked takes the pushes up again after a restart: a request
+// the ledger holds the decision of is carried out, never asked again
+// (final.go; a pick is made again from the decision's record).
+//
+// What lands is what the request shows: every commit, the base's an empty
+// target lacks included (base.go), and, after a rejection, which commits
+// are new, which replace rejected ones, and which were rejected and are
+// here again, matched by their own change (rejected.go); the rejection
+// tells the worker to drop or amend the rejected commits.
 //
 // The lock: a Book's state is guarded by the session's lock
 // (Session.mu, given as Config.Mu). Methods whose names end in Locked

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/airlock-dev/airlock/approval"
+	"github.com/airlock-dev/airlock/internal/crashpoint"
 	"github.com/airlock-dev/airlock/internal/shortid"
 	"github.com/airlock-dev/airlock/targets"
 )
@@ -42,6 +43,7 @@ func (b *Book) drive(p *push) {
 			return
 		}
 		err := p.t.Push(ctx, grant, b.cfg.Store)
+		crashpoint.Hit(crashpoint.TargetPushed)
 		if out := targets.Landed(ctx, p.t, p.ref, grant.New(), err); out.Landed {
 			b.landed(ctx, p, dec, grant, err, out.Worktree)
 			return
@@ -68,6 +70,9 @@ func (b *Book) approved(p *push) (dec approval.Decision, grant approval.Grant, o
 			if text := b.commentedLocked(p, dec); text != "" {
 				err = fmt.Errorf("%w\n\n%s", err, text)
 			}
+			if advice := rejectedAdvice(p); advice != "" {
+				err = fmt.Errorf("%w\n\n%s", err, advice)
+			}
 		case dec.By == "repeat-denied" && o != nil:
 			// The same change again (a call that only meant to keep
 			// waiting on a push the reviewer has since sent back): the
@@ -93,6 +98,7 @@ func (b *Book) approved(p *push) (dec approval.Decision, grant approval.Grant, o
 		b.finishLocked(p, Result{}, fmt.Errorf("recording the push failed, so nothing was pushed: %w", err), "after a push ended")
 		return dec, grant, false
 	}
+	crashpoint.Hit(crashpoint.LandingRecorded)
 	// A durable session knows the push is landing before the target is
 	// touched: after a crash, the branch says how it ended. One that
 	// cannot say so does not touch it: a push that landed unknown to the
@@ -102,6 +108,7 @@ func (b *Book) approved(p *push) (dec approval.Decision, grant approval.Grant, o
 		b.finishLocked(p, Result{}, b.recordFailedLocked(grant, err, err), "after a push ended")
 		return dec, grant, false
 	}
+	crashpoint.Hit(crashpoint.LandingSaved)
 	return dec, grant, true
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/airlock-dev/airlock/approval"
+	"github.com/airlock-dev/airlock/internal/crashpoint"
 	"github.com/airlock-dev/airlock/internal/shortid"
 	"github.com/airlock-dev/airlock/staging"
 	"github.com/airlock-dev/airlock/targets"
@@ -339,7 +340,7 @@ func (b *Book) pickLocked(p *push, ask *approval.PickAsk) ([]plumbing.Hash, erro
 	var pc *staging.Commit
 	var made []plumbing.Hash
 	if len(ask.Accept) > 0 {
-		res, err := p.r.Area().Accept(p.commit.ID, selections(ask.Accept))
+		res, err := p.r.Area().AcceptAt(p.commit.ID, selections(ask.Accept), ask.At)
 		if err != nil {
 			return nil, err
 		}
@@ -349,11 +350,12 @@ func (b *Book) pickLocked(p *push, ask *approval.PickAsk) ([]plumbing.Hash, erro
 		pc, p.accepted, p.dropped = res.Made[len(res.Made)-1], &res, dropped(p.req.Commits, res.From)
 	} else {
 		var err error
-		if pc, err = p.r.Area().Pick(p.commit.ID, ask.Paths); err != nil {
+		if pc, err = p.r.Area().PickAt(p.commit.ID, ask.Paths, ask.At); err != nil {
 			return nil, err
 		}
 		made = []plumbing.Hash{pc.ID}
 	}
+	crashpoint.Hit(crashpoint.PickMade)
 	// From here the push carries the picked commit: it is what is pinned,
 	// what a moved target rebases, what a later call joins.
 	p.commit = pc

@@ -94,6 +94,16 @@ func (b *Book) request(p *push, c *staging.Commit) (*approval.Request, error) {
 		}
 		fc.Size, _ = b.cfg.Store.BlobSize(h)
 	}
+	var baseFlag []approval.Flag
+	if head.IsZero() && fork.IsZero() && !c.Base.IsZero() {
+		// An empty target, or one without the base: the base's commits
+		// land too, and are shown as the base's (base.go).
+		f, err := b.baseLocked(req, c, c.Base)
+		if err != nil {
+			return nil, err
+		}
+		baseFlag = append(baseFlag, f)
+	}
 	req.Diff = diff.Text("the rest is too large to show here")
 	req.DiffTruncated = diff.Truncated()
 	// A push of several commits, or of a file with several hunks, is
@@ -109,7 +119,8 @@ func (b *Book) request(p *push, c *staging.Commit) (*approval.Request, error) {
 			req.Commits[i].Files = nil
 		}
 	}
-	req.Flags = append(droppedFlags(r.Area().Dropped()), approval.Assess(req, b.cfg.Rules, approval.Contents(b.cfg.Store, old, nu))...)
+	req.Flags = append(append(droppedFlags(r.Area().Dropped()), baseFlag...), approval.Assess(req, b.cfg.Rules, approval.Contents(b.cfg.Store, old, nu))...)
+	approval.SortFlags(req.Flags)
 	return req, nil
 }
 

@@ -48,10 +48,19 @@ func (b *Book) ResumeLocked(ctx context.Context, recs []Rec, open func(*worker.T
 				}
 				b.advanceLocked(r, commit, pr.Spec, pr.Ref, t)
 				ended = append(ended, fmt.Sprintf("The push of %s to %s (%s), interrupted by the restart, had landed: it is pushed.%s", shortid.Hash(commit), t.Describe(), branch, lost))
+			} else if dec, ok, err := b.cfg.Gate.Decided(pr.ID); ok && err == nil && dec.Approved() {
+				// Cut before the branch moved: the approval stands, and
+				// the push lands on it now (nobody is asked again).
+				ended = append(ended, b.resumeDecidedLocked(ctx, pr, r, t, dec, nil))
 			} else {
 				lost := b.recordOutcome(pr.ID, t.ID(), pr.Ref, old, commit, "failed", "interrupted by a restart before the branch moved")
 				ended = append(ended, fmt.Sprintf("The push of %s to %s (%s) was interrupted by the restart before it landed; nothing was pushed: git_push it again.%s", shortid.Hash(commit), t.Describe(), branch, lost))
 			}
+			continue
+		}
+		if dec, ok, err := b.cfg.Gate.Decided(pr.ID); ok || err != nil {
+			// Decided before the restart: carried out, never asked again.
+			ended = append(ended, b.resumeDecidedLocked(ctx, pr, r, t, dec, err))
 			continue
 		}
 		// The resumed attempt's one read of the target.

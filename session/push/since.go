@@ -31,6 +31,11 @@ type Seen struct {
 	// pushes again.
 	Comments []approval.Comment `json:"comments,omitempty"`
 	Reply    string             `json:"reply,omitempty"`
+	// Commits are the worker's commits it carried, and Rejected says the
+	// reviewer rejected them: each that is pushed again unchanged is
+	// shown as such, and git_discard without a commit id drops them.
+	Commits  []SeenCommit `json:"commits,omitempty"`
+	Rejected bool         `json:"rejected,omitempty"`
 }
 
 type seenKey struct{ repo, target, ref string }
@@ -81,7 +86,7 @@ func (b *Book) sawLocked(p *push, dec approval.Decision) {
 		why = "you approved it with comments"
 	}
 	s := &Seen{Repo: k.repo, Target: k.target, Ref: k.ref, Request: p.req.ID, Why: why, Tree: p.req.Tree.String(),
-		Reason: dec.Reason, Comments: dec.Comments}
+		Reason: dec.Reason, Comments: dec.Comments, Commits: seenCommitsLocked(p), Rejected: dec.Verdict == approval.Reject}
 	for _, f := range p.req.Files {
 		s.Paths = append(s.Paths, f.Path)
 	}
@@ -113,6 +118,12 @@ func (b *Book) sinceLocked(p *push, prev *approval.Request, req *approval.Reques
 	}
 	req.Since = &approval.Since{Request: s.Request, Why: s.Why, Tree: tree, Reason: s.Reason,
 		Comments: s.Comments, Reply: s.Reply, Interdiff: b.interdiff(tree, req, s.Paths)}
+	// What the reviewer last decided on this branch says what each commit
+	// is to them, also when this request follows one the target moved
+	// under: a rejected commit is flagged whatever asked again.
+	if seen := b.seen[seenKey{p.r.Name(), p.t.ID(), p.ref}]; seen != nil {
+		b.sinceCommitsLocked(p, seen, req)
+	}
 }
 
 // interdiff is the unified diff from tree (what the reviewer saw) to

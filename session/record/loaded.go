@@ -290,6 +290,9 @@ func decodeCommit(r *commitRec) (*staging.Commit, error) {
 	}
 	c := &staging.Commit{ID: h(r.ID), Parent: h(r.Parent), Base: h(r.Base), Tree: h(r.Tree),
 		Message: r.Message, Author: r.Author, Committer: r.Committer, Created: r.Created}
+	for _, id := range r.Replaces {
+		c.Replaces = append(c.Replaces, h(id))
+	}
 	for _, f := range r.Files {
 		c.Files = append(c.Files, staging.File{Path: f.Path, Op: change.Kind(f.Op), Blob: h(f.Blob), Size: f.Size,
 			Mode: filemode.FileMode(f.Mode), OldBlob: h(f.OldBlob), OldMode: filemode.FileMode(f.OldMode)})

@@ -114,6 +114,7 @@ type commitRec struct {
 	Committer object.Signature `json:"committer"`
 	Created   time.Time        `json:"created"`
 	Files     []fileRec        `json:"files"`
+	Replaces  []string         `json:"replaces,omitempty"` // staging.Commit.Replaces
 }
 
 type fileRec struct {

@@ -381,6 +381,9 @@ func (e *encoder) area(repo string, st staging.AreaState, all bool) *areaRec {
 func encodeCommit(c *staging.Commit) *commitRec {
 	r := &commitRec{ID: HexOf(c.ID), Parent: HexOf(c.Parent), Base: HexOf(c.Base), Tree: HexOf(c.Tree),
 		Message: c.Message, Author: c.Author, Committer: c.Committer, Created: c.Created}
+	for _, id := range c.Replaces {
+		r.Replaces = append(r.Replaces, HexOf(id))
+	}
 	for _, f := range c.Files {
 		r.Files = append(r.Files, fileRec{Path: f.Path, Op: uint8(f.Op), Blob: HexOf(f.Blob), Size: f.Size,
 			Mode: uint32(f.Mode), OldBlob: HexOf(f.OldBlob), OldMode: uint32(f.OldMode)})

@@ -16,7 +16,7 @@ var ErrNetworkPending = errors.New("the request for the network is still waiting
 // askNetwork gets the reviewer's leave for a run to use the network, and
 // returns the scope it was given under. Every request and decision is in
 // the ledger (the gate's) before the run starts.
-func (r *Runner) askNetwork(ctx context.Context, key, command, dir, reason string, progress Progress) (string, error) {
+func (r *Runner) askNetwork(ctx context.Context, key, command, line, dir, reason string, progress Progress) (string, error) {
 	if r.netAll {
 		return approval.ScopeSession, nil
 	}
@@ -30,11 +30,11 @@ func (r *Runner) askNetwork(ctx context.Context, key, command, dir, reason strin
 	if tk == nil {
 		shown := command
 		if shown == "" {
-			shown = key
+			shown = line
 		}
 		var err error
 		tk, err = r.cfg.Gate.Submit(&approval.Request{Kind: approval.KindNetwork, Worker: r.cfg.Worker, Session: r.cfg.SessionID,
-			Command: shown, Dir: dir, Reason: reason}, nil)
+			Command: shown, Dir: dir, Reason: reason, Reach: r.reach()}, nil)
 		if err != nil {
 			return "", err
 		}
@@ -78,4 +78,14 @@ func (r *Runner) askNetwork(ctx context.Context, key, command, dir, reason strin
 		return approval.ScopeCommand, nil
 	}
 	return "once", nil
+}
+
+// reach is what this runner's runs with the network reach besides the
+// internet, as the reviewer is shown it.
+func (r *Runner) reach() []string {
+	var rs []string
+	for _, ap := range r.opts.AllowHosts {
+		rs = append(rs, ap.String())
+	}
+	return rs
 }

@@ -1,6 +1,7 @@
 package runs
 
 import (
+	"net/netip"
 	"time"
 
 	"github.com/airlock-dev/airlock/memfs"
@@ -17,7 +18,8 @@ const (
 	WorkspaceWrite Mode = "workspace-write"
 	// ReadOnly: runs see the workspace; what they write is discarded.
 	ReadOnly Mode = "read-only"
-	// Danger: as workspace-write, with the host's network.
+	// Danger: as workspace-write, every run with the network (the
+	// internet, not the host: see sandbox.Spec.Network).
 	Danger Mode = "danger"
 )
 
@@ -34,9 +36,10 @@ type Options struct {
 	// default timeout.
 	MaxTimeout time.Duration
 	Limits     sandbox.Limits
-	// DenyTCP lists loopback ports a run with the network may not reach
-	// (airlock's own HTTP port).
-	DenyTCP []uint16
+	// AllowHosts are the host:port pairs a run with the network reaches
+	// besides the internet (serve's --run-allow-host), and nothing else of
+	// the host or its network.
+	AllowHosts []netip.AddrPort
 	// MirrorDir is where the session's mirror of the workspace lives: a
 	// tmpfs (default /dev/shm, else the system's temporary directory).
 	MirrorDir string

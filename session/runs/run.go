@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"time"
 
@@ -94,7 +95,10 @@ func (r *Runner) begin(ctx context.Context, a Args, argv []string, dir string, p
 	network, by := r.opts.Mode == Danger, "operator"
 	if a.Network && !network {
 		var err error
-		if by, err = r.askNetwork(ctx, strings.Join(argv, " "), a.Command, dir, a.Reason, progress); err != nil {
+		// A grant is for the line, in this directory (what the run will
+		// reach is this runner's, the same for every run).
+		key := strconv.Quote(strings.Join(argv, " ")) + " in " + strconv.Quote(dir)
+		if by, err = r.askNetwork(ctx, key, a.Command, strings.Join(argv, " "), dir, a.Reason, progress); err != nil {
 			return Result{}, err
 		}
 		network = true
@@ -206,7 +210,7 @@ func (r *Runner) sandboxSpec(sp spec, network bool, cache string, report *sandbo
 	wl := r.ws.Limits()
 	return sandbox.Spec{Argv: sp.argv, Dir: sp.dir, Env: runEnv(network, r.opts.Env),
 		Lower: lower, Upper: upper, Work: work, Root: root, Cache: cache,
-		ReadOnly: r.opts.ReadOnly, Network: network, DenyTCP: r.opts.DenyTCP, Limits: r.opts.Limits,
+		ReadOnly: r.opts.ReadOnly, Network: network, AllowHosts: r.opts.AllowHosts, Limits: r.opts.Limits,
 		Scratch:   sandbox.Bound{Bytes: wl.MaxTotalBytes, Files: int64(wl.MaxFiles)},
 		CacheRoom: r.cacheRoom(wl), Report: report}
 }

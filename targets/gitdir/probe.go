@@ -62,6 +62,9 @@ func ProbeLocal(path string) (*Probe, error) {
 				}
 			}
 			if isGitDir(gitDir) {
+				if err := regularFiles(gitDir); err != nil {
+					return nil, err
+				}
 				return ProbeHead(&Probe{Path: d, GitDir: gitDir})
 			}
 		}
@@ -69,12 +72,54 @@ func ProbeLocal(path string) (*Probe, error) {
 			if filepath.Base(d) == ".git" {
 				return nil, fmt.Errorf("%w: %s is the git directory of %s", ErrNotRepository, d, filepath.Dir(d))
 			}
+			if err := regularFiles(d); err != nil {
+				return nil, err
+			}
 			return ProbeHead(&Probe{Path: d, GitDir: d, Bare: true})
 		}
 		if filepath.Dir(d) == d {
 			return nil, fmt.Errorf("%w: neither %s nor a directory above it has a .git", ErrNotRepository, abs)
 		}
 	}
+}
+
+// ErrSpecialFile: a file git reads in a git directory is a FIFO, a
+// device or a directory.
+var ErrSpecialFile = errors.New("a git directory's file is not a regular file")
+
+// regularFiles refuses a git directory whose HEAD or config (its own, or
+// its common directory's) is not a regular file once symlinks are
+// followed: a FIFO there has every reader, airlock's own (this probe,
+// go-git) and git's, wait for a writer forever, and a link to a terminal
+// reads what is typed there (TestOpenWaitsOnNoFIFO).
+func regularFiles(gitDir string) error {
+	paths := []string{filepath.Join(gitDir, "HEAD"), filepath.Join(gitDir, "config")}
+	if common, ok := CommonDir(gitDir); ok && common != gitDir {
+		paths = append(paths, filepath.Join(common, "config"))
+	}
+	for _, p := range paths {
+		fi, err := os.Stat(p)
+		if err != nil || fi.Mode().IsRegular() {
+			continue // none (git says what that means), or a file
+		}
+		return fmt.Errorf("%w: %s is a %s, which git and airlock would wait on or read from a terminal; "+
+			"remove it, then run git init in the repository, which writes a missing HEAD or config again "+
+			"(and check the branch HEAD names)",
+			ErrSpecialFile, p, kind(fi.Mode()))
+	}
+	return nil
+}
+
+func kind(m os.FileMode) string {
+	switch {
+	case m&os.ModeNamedPipe != 0:
+		return "FIFO"
+	case m&os.ModeDevice != 0, m&os.ModeCharDevice != 0:
+		return "device"
+	case m.IsDir():
+		return "directory"
+	}
+	return "special file"
 }
 
 // readGitFile follows a .git file ("gitdir: PATH"), as a linked worktree

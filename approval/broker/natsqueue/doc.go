@@ -42,6 +42,12 @@
 // offers it. A decision is signed over approval.Fingerprint of what the
 // reviewer saw; a server whose request of that id differs refuses it, so
 // an approval never covers changes nobody saw.
+// A request whose decision the ledger holds is never offered again
+// (approval.Gate.Resubmit): a server whose ledger holds it settles the
+// queue's entries of it (final.go: a dead server's claim it recorded,
+// under the same signature, is written "applied" in the outcomes bucket,
+// any other decision refused as already decided, the stale offer
+// dropped).
 //
 // Both sides watch the buckets (a request reaches a reviewer in about a
 // millisecond; BenchmarkRequestSeen compares it with the socket) and

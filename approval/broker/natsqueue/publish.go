@@ -14,6 +14,7 @@ import (
 
 	"github.com/airlock-dev/airlock/approval"
 	"github.com/airlock-dev/airlock/approval/broker"
+	"github.com/airlock-dev/airlock/internal/crashpoint"
 	"github.com/airlock-dev/airlock/internal/natsconn"
 )
 
@@ -284,7 +285,10 @@ func (p *Publisher) consider(e jetstream.KeyValueEntry) {
 	o := p.offered[id]
 	p.mu.Unlock()
 	if o == nil {
-		return // another server's, or one no server has now: it waits
+		// Another server's, or one no server has now: it waits, unless
+		// the ledger holds the request's decision (final.go).
+		p.settleDecided(id, e)
+		return
 	}
 	d, err := parseDecision(id, e.Value())
 	if err != nil {
@@ -349,6 +353,7 @@ func (p *Publisher) apply(id string, d *decisionEntry, key string, rev uint64) {
 	}
 	b, _ := json.Marshal(out)
 	p.write(key, b, rev)
+	crashpoint.Hit(crashpoint.ReviewerAnswered)
 }
 
 // write updates an outcome this server holds at rev, trying a little

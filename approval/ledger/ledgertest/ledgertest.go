@@ -32,6 +32,8 @@ func Run(t *testing.T, newStore func(t *testing.T) Store) {
 		{"BadDataAddsNothing", testBadData},
 		{"TwoServersOneChain", testTwoServers},
 		{"ConcurrentServers", testConcurrent},
+		{"OneDecisionAcrossServers", testOneDecisionAcrossServers},
+		{"OneDecisionRace", testOneDecisionRace},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.fn(t, newStore(t)) })
 	}

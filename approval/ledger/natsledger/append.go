@@ -25,6 +25,12 @@ type attempt struct {
 // Append adds one record of kind with data (marshalled as JSON) at the
 // end of the chain and returns it once the stream acknowledged it.
 func (l *Ledger) Append(kind string, data any) (ledger.Record, error) {
+	return l.append(kind, data, nil)
+}
+
+// append is Append; g, when not nil, is asked about the records after
+// its mark before each record is made (guard.go).
+func (l *Ledger) append(kind string, data any, g *guard) (ledger.Record, error) {
 	raw, err := json.Marshal(data)
 	if err != nil {
 		return ledger.Record{}, fmt.Errorf("natsledger: encoding %s: %w", kind, err)
@@ -68,6 +74,22 @@ func (l *Ledger) Append(kind string, data any) (ledger.Record, error) {
 				return a.rec, nil
 			}
 			a = nil
+		}
+		if a == nil && g != nil {
+			// Every record up to the head this one is made after is
+			// checked; the publish expects that head, so none lands
+			// between the check and the record unseen.
+			sctx, cancel := step()
+			err := g.upTo(sctx, l, l.last)
+			cancel()
+			if g.refused != nil {
+				return ledger.Record{}, g.refused
+			}
+			if err != nil {
+				lastErr = err
+				pause(ctx, try)
+				continue
+			}
 		}
 		if a == nil {
 			rec, err := ledger.Next(l.head, kind, json.RawMessage(raw), l.now())

@@ -138,10 +138,13 @@ var Keys = []Key{
 	{"sendemail.*.ccCmd", Set, ""},
 	{"sendemail.*.headerCmd", Set, ""},
 	{"sendemail.*.smtpServer", Set, ""},
+	{"sendemail.sendmailCmd", Set, ""}, // git 2.33 and later
+	{"sendemail.*.sendmailCmd", Set, ""},
 	{"tar.*.command", Set, ""},
 	{"imap.tunnel", Set, ""},
 	{"interactive.diffFilter", Set, ""},
 	{"web.browser", Set, ""},
+	{"help.browser", Set, ""},
 	{"browser.*.cmd", Set, ""},
 	{"browser.*.path", Set, ""},
 	{"man.viewer", Set, ""},
@@ -158,4 +161,10 @@ var Keys = []Key{
 var Checks = [][2]string{
 	{"receive.fsckObjects", "true"},
 	{"transfer.fsckObjects", "true"},
+	// receive-pack never writes a work tree: a repository's
+	// updateInstead would check a push out into whatever git takes for
+	// its work tree (a "bare" target's own git directory, when its config
+	// says core.bare false). airlock moves a checked-out branch itself.
+	{"receive.denyCurrentBranch", "refuse"},
+	{"receive.denyDeleteCurrent", "refuse"},
 }

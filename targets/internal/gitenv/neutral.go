@@ -152,11 +152,18 @@ func (n *Neutral) Command(ctx context.Context, args ...string) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, "git", append([]string{"--no-pager"}, args...)...)
 	cmd.Env = withConfig(n.env(), fixed(nil), false)
 	cmd.Dir = n.dir
+	detach(cmd) // the objects' info/alternates may be /dev/tty
 	return cmd
 }
 
+// env is git's environment on the objects. Replace refs are never read
+// (GIT_NO_REPLACE_OBJECTS): the directory is the user's cache, which any
+// process of theirs can write, and a replacement would have the reviewer
+// shown, and a push send, other objects than the ones named
+// (TestNeutralIgnoresReplaceRefs). A graft file there makes the process
+// use a directory of its own (onlyNeutral).
 func (n *Neutral) env() []string {
-	return append(Clean(), "GIT_DIR="+n.dir, "GIT_OBJECT_DIRECTORY="+n.objects)
+	return append(Clean(), "GIT_DIR="+n.dir, "GIT_OBJECT_DIRECTORY="+n.objects, "GIT_NO_REPLACE_OBJECTS=1")
 }
 
 // FetchProtocols are the transports airlock's own fetch of missing
@@ -204,6 +211,7 @@ func (n *Neutral) Fetch(ctx context.Context, url, dir string, ids io.Reader) err
 		"--filter=blob:none", "--stdin")
 	cmd.Env = withConfig(p.env(), kv, true)
 	cmd.Dir, cmd.Stdin = dir, ids
+	detach(cmd)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Run(); err != nil {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os/exec"
 	"strings"
+	"time"
 
 	"github.com/airlock-dev/airlock/internal/termsafe"
 )
@@ -21,6 +22,8 @@ var ErrConfig = errors.New("cannot read the repository's git configuration")
 // program a repository's config names runs. Reading that config runs
 // nothing: `git config` runs no hook, filter or helper.
 //
+// git runs in a session of its own, without our terminal (detach).
+//
 // The config is read just before git runs: a key the repository gains in
 // between is not overridden, but no command airlock runs on a target
 // consults a sub-named key (see Keys); the list is a second wall.
@@ -31,6 +34,7 @@ func Command(ctx context.Context, dir string, args ...string) (*exec.Cmd, error)
 	}
 	cmd := exec.CommandContext(ctx, "git", append([]string{"--no-pager", "-C", dir}, args...)...)
 	cmd.Env = withConfig(Clean(), append(fixed(nil), overrides(listed)...), false)
+	detach(cmd)
 	return cmd, nil
 }
 
@@ -45,13 +49,22 @@ func listConfig(ctx context.Context, dir string) ([]string, error) {
 	return keys, err
 }
 
+// configTimeout bounds a read of a repository's config, which takes
+// milliseconds: a FIFO it includes has git wait for a writer forever
+// (TestConfigReadWaitsOnNoFIFO). A Command whose listing fails runs no
+// git.
+var configTimeout = 30 * time.Second
+
 // ReadConfig returns the effective config of the repository at dir (a
 // working tree or a git directory), key and value, in git's order: the
 // user's files, the repository's, what they include. `git config` runs
 // no program the config names.
 func ReadConfig(ctx context.Context, dir string) ([][2]string, error) {
+	ctx, cancel := context.WithTimeout(ctx, configTimeout)
+	defer cancel()
 	cmd := exec.CommandContext(ctx, "git", "--no-pager", "-C", dir, "config", "--list", "-z")
 	cmd.Env = withConfig(Clean(), fixed(nil), false)
+	detach(cmd)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -59,6 +72,9 @@ func ReadConfig(ctx context.Context, dir string) ([][2]string, error) {
 		msg := strings.TrimSpace(stderr.String())
 		if msg == "" {
 			msg = err.Error()
+		}
+		if ctx.Err() != nil {
+			msg = fmt.Sprintf("git config took over %s (%s): does the config, or a file it includes, name a FIFO?", configTimeout, msg)
 		}
 		return nil, fmt.Errorf("%w in %s: %s", ErrConfig, dir, termsafe.Text(msg))
 	}

@@ -169,7 +169,7 @@ func (x *gitIndex) refreshLocked() {
 		return
 	}
 	x.entries, x.stamp = nil, stamp
-	f, err := os.Open(x.path)
+	f, err := openIndex(x.path)
 	if err != nil {
 		return
 	}

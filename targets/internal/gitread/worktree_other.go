@@ -14,3 +14,6 @@ func openBeneath(int, string) (*os.File, fileStat, error) { return nil, fileStat
 func openDir(string) (int, error) { return -1, errNoBeneath }
 
 func closeDir(int) {}
+
+// openIndex is never called where a working tree is not read.
+func openIndex(string) (*os.File, error) { return nil, errNoBeneath }

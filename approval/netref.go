@@ -1,0 +1,18 @@
+package approval
+
+import (
+	"strconv"
+	"strings"
+)
+
+// networkRef is a network request's key and fingerprint (its Ref): what
+// the reviewer saw and allowed or denied, the command line, the directory
+// it runs in and what the run will reach (Reach). A run that differs in
+// any of them is another request, asked again: the same line from another
+// directory runs another script, and a run after the operator changed
+// --run-allow-host reaches what the reviewer was not shown. A denial is
+// repeated at once only for the same three, in this session and, from the
+// ledger, after a restart. Each part is quoted: no two differ and agree.
+func networkRef(req *Request) string {
+	return strconv.Quote(req.Command) + " in " + strconv.Quote(req.Dir) + " reaching " + strconv.Quote(strings.Join(req.Reach, " "))
+}
