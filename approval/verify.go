@@ -44,9 +44,13 @@ func (g *Gate) ResolveSigned(s SignedDecision, from string) (Decision, error) {
 		testHookVerified()
 	}
 	if !pending || !same {
-		// Decided, withdrawn, or (same false) offered again meanwhile:
-		// the fingerprint checked may not be the request's now.
-		return Decision{}, fmt.Errorf("%w %s: it was already decided or withdrawn", ErrNotPending, id)
+		// Decided (named: the first decision stands), withdrawn, or
+		// (same false) offered again meanwhile: the fingerprint checked
+		// may not be the request's now.
+		g.mu.Lock()
+		err := g.notPendingLocked(id)
+		g.mu.Unlock()
+		return Decision{}, err
 	}
 	d := s.Decision
 	d.Key, d.Sig, d.Fingerprint = s.Key, s.Sig, s.Fingerprint

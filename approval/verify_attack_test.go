@@ -248,13 +248,13 @@ func TestForgedDecisionsCostLittle(t *testing.T) {
 	s := signed(approval.Sign(mallory, &small, approval.Decision{Verdict: approval.Approve, By: "mallory"}))
 	forged = append(forged, s)
 	start := time.Now()
-	const n = 50
+	const n = 100
 	for i := range n {
 		if _, err := g.ResolveSigned(forged[i%len(forged)], "test"); !errors.Is(err, approval.ErrUnverified) {
 			t.Fatalf("forged decision %d: %v", i, err)
 		}
 	}
-	if took := time.Since(start); took > time.Second {
+	if took := time.Since(start); took > 3*time.Second {
 		t.Fatalf("%d forged decisions took %v to refuse", n, took)
 	}
 }
