@@ -33,13 +33,14 @@ func (g *Gate) ResolveSigned(s SignedDecision, from string) (Decision, error) {
 		return Decision{}, g.refuse(s, from, err)
 	}
 	g.mu.Lock()
-	same := g.pending[id] == t
-	g.mu.Unlock()
-	if !pending || !same {
-		// Decided, withdrawn, or (same false) offered again meanwhile:
-		// the fingerprint checked may not be the request's now.
-		return Decision{}, fmt.Errorf("%w %s: it was already decided or withdrawn", ErrNotPending, id)
+	if !pending || g.pending[id] != t {
+		// Decided (the ledger says how), withdrawn, or offered again
+		// meanwhile: the fingerprint checked may not be the request's now.
+		err := g.notPendingLocked(id)
+		g.mu.Unlock()
+		return Decision{}, err
 	}
+	g.mu.Unlock()
 	d := s.Decision
 	d.Key, d.Sig, d.Fingerprint = s.Key, s.Sig, s.Fingerprint
 	return g.Resolve(d)
