@@ -38,19 +38,16 @@ func (g *Gate) ResolveSigned(s SignedDecision, from string) (Decision, error) {
 		}
 	}
 	g.mu.Lock()
-	same := g.pending[id] == t
-	g.mu.Unlock()
-	if testHookVerified != nil {
-		testHookVerified()
-	}
-	if !pending || !same {
-		// Decided (named: the first decision stands), withdrawn, or
-		// (same false) offered again meanwhile: the fingerprint checked
-		// may not be the request's now.
-		g.mu.Lock()
+	if !pending || g.pending[id] != t {
+		// Decided (the ledger says how), withdrawn, or offered again
+		// meanwhile: the fingerprint checked may not be the request's now.
 		err := g.notPendingLocked(id)
 		g.mu.Unlock()
 		return Decision{}, err
+	}
+	g.mu.Unlock()
+	if testHookVerified != nil {
+		testHookVerified()
 	}
 	d := s.Decision
 	d.Key, d.Sig, d.Fingerprint = s.Key, s.Sig, s.Fingerprint

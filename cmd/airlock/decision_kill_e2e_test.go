@@ -6,12 +6,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/airlock-dev/airlock/internal/reviewkey"
 	"net"
 	"os"
 	"os/user"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -171,12 +169,7 @@ func runKillCase(t *testing.T, bin string, kc killCase) {
 		t.Fatal(err)
 	}
 	defer rv.Close()
-	// The key the server trusts by default: this machine's reviewer's.
-	key, err := reviewkey.Load(filepath.Join(k.root, "state", "airlock", reviewkey.FileName))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rv.SetKey(key)
+	signAs(t, rv, k.root) // the key the server trusts by default
 	in, err := rv.Next(ctx)
 	if err != nil {
 		t.Fatalf("no request reached the reviewer: %v", err)
@@ -200,7 +193,7 @@ func runKillCase(t *testing.T, bin string, kc killCase) {
 		t.Fatal(err)
 	}
 	defer rv2.Close()
-	rv2.SetKey(key)
+	signAs(t, rv2, k.root) // the key the server trusts by default
 	if kc.step == crashpoint.PickMade {
 		// Nothing was recorded, nobody was told: it is asked again, under
 		// its id, and decided once.
@@ -223,7 +216,7 @@ func runKillCase(t *testing.T, bin string, kc killCase) {
 	checkOneDecision(t, readLedger(t, k.ledger), id, kc)
 	// A stale answer to the old offer, sent to the resumed server, is
 	// refused with the first decision named, and recorded nowhere.
-	if ack := staleDecision(t, k.sockets, again.cmd.Process.Pid, id, key, in.Request); !strings.Contains(ack, "already decided: "+string(kc.verdict)+" by ") {
+	if ack := staleDecision(t, k.sockets, again.cmd.Process.Pid, in.Request, k.root); !strings.Contains(ack, "already decided: "+string(kc.verdict)+" by ") {
 		t.Fatalf("a second decision of %s was answered %q; want it refused as already decided", id, ack)
 	}
 	checkOneDecision(t, readLedger(t, k.ledger), id, kc)
@@ -334,8 +327,24 @@ func checkOneDecision(t *testing.T, recs []ledger.Record, id string, kc killCase
 // staleDecision sends, over the broker's socket of server pid, an
 // approval of id as a reviewer answering an old offer would, and returns
 // the server's error ("" when it took it).
-func staleDecision(t *testing.T, sockets string, pid int, id string, key approval.Signer, req *approval.Request) string {
+func staleDecision(t *testing.T, sockets string, pid int, req *approval.Request, root string) string {
 	t.Helper()
+	id := req.ID
+	// A genuine decision, signed by the key the server trusts over what
+	// the first offer showed, named as the kernel names this process (as
+	// broker.Reviewer names itself): stale all the same.
+	key, err := reviewerKeyOf(t, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	by := fmt.Sprintf("uid %d", os.Getuid())
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		by = u.Username
+	}
+	signed, err := approval.Sign(key, req, approval.Decision{Request: id, Verdict: approval.Approve, By: fmt.Sprintf("%s (pid %d)", by, os.Getpid())})
+	if err != nil {
+		t.Fatal(err)
+	}
 	paths, _ := filepath.Glob(filepath.Join(sockets, fmt.Sprintf("server-%d-*.sock", pid)))
 	if len(paths) != 1 {
 		t.Fatalf("the socket of server %d: %v", pid, paths)
@@ -346,17 +355,7 @@ func staleDecision(t *testing.T, sockets string, pid int, id string, key approva
 	}
 	defer c.Close()
 	_ = c.SetDeadline(time.Now().Add(20 * time.Second))
-	// Signed as the reviewer signs, in the name the kernel gives this
-	// process: only the decision's being stale is refused.
-	name := fmt.Sprintf("uid %d", os.Getuid())
-	if u, err := user.LookupId(strconv.Itoa(os.Getuid())); err == nil && u.Username != "" {
-		name = u.Username
-	}
-	s, err := approval.Sign(key, req, approval.Decision{Verdict: approval.Approve, By: fmt.Sprintf("%s (pid %d)", name, os.Getpid())})
-	if err != nil {
-		t.Fatal(err)
-	}
-	msg, _ := json.Marshal(map[string]any{"type": "decision", "signed": s})
+	msg, _ := json.Marshal(map[string]any{"type": "decision", "signed": signed})
 	if _, err := c.Write(append(msg, '\n')); err != nil {
 		t.Fatal(err)
 	}

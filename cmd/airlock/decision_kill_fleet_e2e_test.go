@@ -58,8 +58,8 @@ func runFleetKillCase(t *testing.T, kc killCase) {
 	mustGit(t, f.env, f.repo, "branch", "-f", "agent", "HEAD")
 	base := strings.TrimSpace(mustGit(t, f.env, f.repo, "rev-parse", "agent"))
 	serve := func(env []string) *durableServer {
-		d := startDurable(t, ctx, f.bin, env, f.serverRoot, append([]string{"--worker", f.workerFile, "--timeout", "1s", "--store", f.store},
-			fleetTrust(t, f.reviewerRoot)...)...)
+		args := append([]string{"--worker", f.workerFile, "--timeout", "1s", "--store", f.store}, fleetTrust(t, f.reviewerRoot)...)
+		d := startDurable(t, ctx, f.bin, env, f.serverRoot, args...)
 		d.stderr.Await("requests also go to the fleet's review queue")
 		return d
 	}
@@ -77,16 +77,12 @@ func runFleetKillCase(t *testing.T, kc killCase) {
 	}
 	id := f.savedRequest(t)
 
-	key, err := reviewerKeyOf(t, f.reviewerRoot) // the key the servers trust (fleetTrust)
-	if err != nil {
-		t.Fatal(err)
-	}
 	rv, err := natsqueue.Watch(ctx, f.fleetConn(t), natsqueue.Options{By: "fleet reviewer"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer rv.Close()
-	rv.SetKey(key)
+	signAs(t, rv, f.reviewerRoot) // the key fleetTrust gave the servers
 	in, err := rv.Next(ctx)
 	if err != nil || in.Request.ID != id {
 		t.Fatalf("the reviewer was not offered %s: %v", id, err)
@@ -122,7 +118,7 @@ func runFleetKillCase(t *testing.T, kc killCase) {
 		t.Fatal(err)
 	}
 	defer rv2.Close()
-	rv2.SetKey(key)
+	signAs(t, rv2, f.reviewerRoot) // the key fleetTrust gave the servers
 	time.Sleep(300 * time.Millisecond)
 	for _, in := range rv2.Pending() {
 		if in.Request.ID == id {

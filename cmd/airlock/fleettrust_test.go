@@ -6,6 +6,7 @@ import (
 
 	"github.com/nats-io/nkeys"
 
+	"github.com/airlock-dev/airlock/approval/broker"
 	"github.com/airlock-dev/airlock/internal/reviewkey"
 )
 
@@ -27,4 +28,15 @@ func fleetTrust(t testing.TB, reviewerRoot string) []string {
 func reviewerKeyOf(t testing.TB, root string) (nkeys.KeyPair, error) {
 	t.Helper()
 	return reviewkey.Load(filepath.Join(root, "state", "airlock", reviewkey.FileName))
+}
+
+// signAs makes rv sign its decisions with the key of the reviewer whose
+// root is root, as airlock review does with its own.
+func signAs(t testing.TB, rv *broker.Reviewer, root string) {
+	t.Helper()
+	key, err := reviewerKeyOf(t, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rv.SetKey(key)
 }
