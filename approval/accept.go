@@ -131,3 +131,36 @@ func heldBytes(req *Request) int {
 	}
 	return n
 }
+
+// checkPick checks a pick (of paths, or of hunks: accept) against the
+// request t waits on.
+func checkPick(t *Ticket, paths []string, accept []Accepted) error {
+	switch {
+	case !t.req.Pickable:
+		return errors.New("approval: files cannot be picked for this push; approve or reject it whole")
+	case len(accept) > 0 && len(paths) > 0:
+		return errPickBoth
+	case len(accept) > 0:
+		return CheckAccept(t.req, accept)
+	}
+	if len(paths) == 0 {
+		return errors.New("approval: no file picked; reject the push instead")
+	}
+	in := map[string]bool{}
+	for _, f := range t.req.Files {
+		in[f.Path] = true
+	}
+	named := map[string]bool{}
+	for _, p := range paths {
+		switch {
+		case !in[p]:
+			return fmt.Errorf("approval: %q is not a file of this push", p)
+		case named[p]:
+			// Counted twice, a pick of some files would look like one of
+			// all of them, and be approved whole.
+			return fmt.Errorf("approval: %q is picked twice; name each file once", p)
+		}
+		named[p] = true
+	}
+	return nil
+}

@@ -42,3 +42,10 @@ func VerifyFor(s SignedDecision, keys []string, fp string) error {
 	}
 	return s.verify(trusted, fp)
 }
+
+// SetTestHookVerified sets f to run in ResolveSigned between its checks
+// and the decision's taking effect, until the returned func restores it.
+func SetTestHookVerified(f func()) func() {
+	testHookVerified = f
+	return func() { testHookVerified = nil }
+}

@@ -173,6 +173,9 @@ func (g *Gate) resubmitDecided(req *Request, id string) (*Ticket, bool, error) {
 	if err != nil || !ok {
 		return nil, false, err
 	}
+	if why := g.trustedLocked(req, d); why != nil {
+		return g.untrustedTicketLocked(req, id, d, why), true, nil // finaltrust.go
+	}
 	return g.decidedTicketLocked(req, id, d), true, nil
 }
 

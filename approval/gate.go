@@ -88,6 +88,8 @@ type Gate struct {
 	seen    uint64
 	subs    map[int]chan Event
 	nextSub int
+	// refusals counts the refused decisions of each request id (refuse).
+	refusals map[string]int
 }
 
 // NewGate returns a gate that records to ledger.
@@ -99,6 +101,7 @@ func NewGate(ledger Ledger, p Policy) *Gate {
 		ledger: ledger, policy: p, now: time.Now,
 		pending: map[string]*Ticket{}, byPush: map[pushKey]*Ticket{},
 		denied: map[fingerprint]string{}, decided: map[string]decidedRec{}, subs: map[int]chan Event{},
+		refusals: map[string]int{},
 	}
 	g.loadDenied()
 	return g
@@ -366,10 +369,15 @@ var ErrCannotApproveWhole = errors.New("cannot approve the whole push")
 // Pick, the commit of the picked paths is made first; if that fails,
 // nothing is decided and the error says why, so the reviewer can choose
 // again.
-func (g *Gate) Resolve(d Decision) (Decision, error) {
+func (g *Gate) Resolve(d Decision) (Decision, error) { return g.resolve(d, nil) }
+
+// resolve is Resolve of the request pending under d's id, which must be
+// want when want is not nil (the ticket a signature was checked against:
+// another offered under the same id meanwhile is not what was signed).
+func (g *Gate) resolve(d Decision, want *Ticket) (Decision, error) {
 	g.mu.Lock()
 	t, ok := g.pending[d.Request]
-	if !ok || t.busy {
+	if !ok || t.busy || want != nil && t != want {
 		err := g.notPendingLocked(d.Request)
 		g.mu.Unlock()
 		return Decision{}, err
@@ -379,7 +387,12 @@ func (g *Gate) Resolve(d Decision) (Decision, error) {
 	}
 	// A decision names a verdict, a reason and picked paths; which commit
 	// is granted is the gate's to work out, never the decider's to say.
-	d.New, d.Commits, d.Time = plumbing.ZeroHash, nil, time.Time{}
+	d.New, d.Commits = plumbing.ZeroHash, nil
+	if d.Sig == "" {
+		// The time is the gate's, but a signed decision's, which its
+		// record must keep to verify again (TestLedgerDecisionVerifiesAgain).
+		d.Time = time.Time{}
+	}
 	switch {
 	case t.req.Kind != KindNetwork:
 		d.Scope = ""
@@ -412,7 +425,9 @@ func (g *Gate) Resolve(d Decision) (Decision, error) {
 		// with the ticket marked so no other decision lands meanwhile.
 		// Dated with the decision's time: its record makes them again.
 		t.busy = true
-		d.Time = g.now().UTC()
+		if d.Time.IsZero() {
+			d.Time = g.now().UTC()
+		}
 		g.mu.Unlock()
 		ids, err := t.pick(d.Paths, d.Accept, d.Time)
 		g.mu.Lock()
@@ -435,30 +450,6 @@ func (g *Gate) Resolve(d Decision) (Decision, error) {
 	return t.dec, err
 }
 
-func checkPick(t *Ticket, paths []string, accept []Accepted) error {
-	switch {
-	case !t.req.Pickable:
-		return errors.New("approval: files cannot be picked for this push; approve or reject it whole")
-	case len(accept) > 0 && len(paths) > 0:
-		return errPickBoth
-	case len(accept) > 0:
-		return CheckAccept(t.req, accept)
-	}
-	if len(paths) == 0 {
-		return errors.New("approval: no file picked; reject the push instead")
-	}
-	in := map[string]bool{}
-	for _, f := range t.req.Files {
-		in[f.Path] = true
-	}
-	for _, p := range paths {
-		if !in[p] {
-			return fmt.Errorf("approval: %q is not a file of this push", p)
-		}
-	}
-	return nil
-}
-
 // settleLocked records d and releases the waiter. The ledger comes first:
 // if it cannot be written (or holds a decision of it already), the push
 // is refused.
@@ -466,6 +457,8 @@ func (g *Gate) settleLocked(t *Ticket, d Decision) error {
 	req := t.req
 	d.Request = req.ID
 	if d.Time.IsZero() {
+		// A signed decision keeps the time its reviewer signed: changed,
+		// the record would no longer verify under the reviewer's key.
 		d.Time = g.now().UTC()
 	}
 	if d.New.IsZero() && d.Approved() {

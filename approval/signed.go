@@ -113,6 +113,9 @@ func Sign(k Signer, r *Request, d Decision) (SignedDecision, error) {
 	d.Request, d.Time, d.New, d.Commits = r.ID, d.Time.UTC().Round(0), plumbing.ZeroHash, nil
 	d.Key, d.Sig, d.Fingerprint = "", "", ""
 	fp := Fingerprint(r)
+	if fp == "" && d.Verdict != Reject {
+		return SignedDecision{}, errUnfingerprinted
+	}
 	msg, err := SignedBytes(d, fp, key)
 	if err != nil {
 		return SignedDecision{}, err
@@ -124,15 +127,30 @@ func Sign(k Signer, r *Request, d Decision) (SignedDecision, error) {
 	return SignedDecision{Decision: d, Fingerprint: fp, Key: key, Sig: base64.StdEncoding.EncodeToString(sig)}, nil
 }
 
+// errUnfingerprinted: the request does not survive a trip through JSON
+// (a field of a value JSON cannot carry back), so what a reviewer was
+// shown of it cannot be told apart from another.
+var errUnfingerprinted = errors.New("the request cannot be fingerprinted (it does not come back whole from JSON), so it can only be rejected: reject it, or ask the operator to look at the ledger's request record")
+
 // ErrUnverified: a decision that no trusted reviewer's key signed over
 // the request pending (unsigned, signed wrongly, by a key the server does
 // not trust, or over another request): refused, and recorded as such.
 var ErrUnverified = errors.New("decision refused: not signed by a reviewer this server trusts")
 
-// verify checks s's signature (by s.Key, over its own bytes), that the
-// key is one of trusted, and that it was made over fp, the request
-// pending. The error says which failed.
+// verify checks s's signature and key (checkSigned), then that it was
+// made over fp, the request pending (checkFingerprint). The error says
+// which failed.
 func (s SignedDecision) verify(trusted map[string]bool, fp string) error {
+	if err := s.checkSigned(trusted); err != nil {
+		return err
+	}
+	return s.checkFingerprint(fp)
+}
+
+// checkSigned checks s's signature (by s.Key, over its own bytes) and
+// that the key is one of trusted: cheap, so it comes before the
+// request's fingerprint, a JSON trip of its whole diff.
+func (s SignedDecision) checkSigned(trusted map[string]bool) error {
 	switch {
 	case s.Key == "" || s.Sig == "":
 		return errors.New("it is not signed (a reviewer signs with its key: airlock review --print-key shows it)")
@@ -156,6 +174,18 @@ func (s SignedDecision) verify(trusted map[string]bool, fp string) error {
 	}
 	if !trusted[s.Key] {
 		return fmt.Errorf("key %s is not one this server trusts (airlock serve --reviewer-key)", s.Key)
+	}
+	return nil
+}
+
+// checkFingerprint checks that s was signed over fp, the fingerprint of
+// the request pending under its id.
+func (s SignedDecision) checkFingerprint(fp string) error {
+	if (fp == "" || s.Fingerprint == "") && s.Decision.Verdict != Reject {
+		// Every request that cannot be fingerprinted would share "":
+		// a signature over one of them would cover all of them. Only a
+		// rejection, which lets nothing through, may be made of one.
+		return errUnfingerprinted
 	}
 	if s.Fingerprint != fp {
 		return errors.New("it was signed over another request than the one pending under its id (the request changed since the reviewer saw it, or the signature was taken from another request): decide it again")

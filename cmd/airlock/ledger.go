@@ -208,8 +208,14 @@ func describeRecord(r ledger.Record) string {
 	case ledger.KindWithdrawal:
 		return fmt.Sprintf("%s %s  withdrawn: %s", head, get("request"), get("why"))
 	case ledger.KindRefused:
-		return fmt.Sprintf("%s %s !! %s decision refused (by %q, key %s, from %s): %s", head, get("request"), get("verdict"),
+		msg := fmt.Sprintf("%s %s !! %s decision refused (by %q, key %s, from %s): %s", head, get("request"), get("verdict"),
 			get("by"), get("key"), get("from"), get("why"))
+		if n := get("refusals"); n != "" && n != "1" {
+			// Past the first few, the gate records a request's refusals
+			// only at each doubling of their count.
+			msg += fmt.Sprintf(" (refusal %s of this request)", n)
+		}
+		return msg
 	case ledger.KindCut:
 		if what, ok := ledger.DescribeCut(r); ok {
 			return fmt.Sprintf("%s !! %s", head, what)

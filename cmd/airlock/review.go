@@ -74,7 +74,7 @@ func watchReviews(ctx context.Context, fleet *fleetFlags, tty, stderr io.Writer)
 		return nil, nil, err
 	}
 	if nc != nil {
-		if !fleet.nats.HasCredentials() {
+		if !fleet.nats.HasCredentials() || !nc.AuthRequired() && fleet.nats.Cert == "" {
 			// A warning, not a refusal: the reviewer's decisions are
 			// signed over what it was shown, so such a NATS cannot turn
 			// them into others; it can hide requests, or show ones no

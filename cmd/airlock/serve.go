@@ -215,7 +215,7 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	}
 	if sv.nc != nil {
 		defer sv.nc.Close()
-		if err := f.trust.checkNATS(&f.fleet.nats, stderr); err != nil {
+		if err := f.trust.checkNATS(&f.fleet.nats, sv.nc.AuthRequired(), stderr); err != nil {
 			return err
 		}
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/nats-io/nkeys"
 
+	"github.com/airlock-dev/airlock/internal/natsconn"
 	"github.com/airlock-dev/airlock/internal/natstest"
 )
 
@@ -85,5 +86,34 @@ func TestServeRefusesNATSWithoutCredentials(t *testing.T) {
 	_, errOut, code = runAirlock(t, env, repo, "serve", "--run", "off", "--store", ns.ClientURL())
 	if code != exitUsage || !strings.Contains(errOut, "airlock review --print-key") {
 		t.Fatalf("serve --store without --reviewer-key: exit %d:\n%s", code, errOut)
+	}
+}
+
+// TestServeRefusesAnOpenNATSWhateverCredentialsItGives: a NATS that asks
+// for no credentials lets anyone in, even when this server came with a
+// user and password (or a token in the URL) that the NATS never needed:
+// the operator who set AIRLOCK_NATS_USER but started nats-server -js
+// without its users was not told, and everyone who reached the NATS could
+// write the fleet's journals and queue.
+func TestServeRefusesAnOpenNATSWhateverCredentialsItGives(t *testing.T) {
+	requireGit(t)
+	ns := natstest.Server(t, natstest.Options{})
+	root := t.TempDir()
+	repo := filepath.Join(root, "project")
+	key := fleetTrust(t, root)[2]
+	withUser := append(isolatedEnv(t, root), natsconn.EnvUser+"=airlock-server", natsconn.EnvPassword+"=not-needed")
+	initRepo(t, withUser, repo, map[string]string{"README.md": "# P\n"})
+	tokenURL := strings.Replace(ns.ClientURL(), "nats://", "nats://not-needed@", 1)
+	for _, c := range []struct {
+		name  string
+		env   []string
+		store string
+	}{{"a user and password", withUser, ns.ClientURL()}, {"a token in the URL", isolatedEnv(t, root), tokenURL}} {
+		out, errOut, code := runAirlock(t, c.env, repo, "serve", "--run", "off", "--store", c.store, "--reviewer-key", key)
+		if code != exitUsage {
+			t.Errorf("serve --store with %s, on a NATS that asks for none, exited %d:\n%s%s", c.name, code, out, errOut)
+			continue
+		}
+		mustContain(t, "serve's refusal", errOut, "asks for no credentials", "pass --insecure-nats")
 	}
 }

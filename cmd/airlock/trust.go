@@ -70,17 +70,26 @@ func (sv *served) trustedKeys() ([]string, error) {
 	return []string{reviewkey.Public(kp)}, nil
 }
 
-// checkNATS refuses a NATS this server reached without credentials, unless
+// checkNATS refuses a NATS this server reached without credentials, or
+// one that asks for none (authRequired false: the credentials this server
+// gave were not needed, so anyone gets in without them), unless
 // --insecure-nats: anyone who reaches it could read every push (secrets a
 // diff holds included) and write the queue (signed decisions keep them
-// from deciding, not from hiding requests or forging sessions).
-func (t *trustFlags) checkNATS(o *natsconn.Options, stderr io.Writer) error {
-	if o.HasCredentials() {
+// from deciding, not from hiding requests or forging sessions). A client
+// certificate counts: a NATS that asks for one says so only in TLS.
+func (t *trustFlags) checkNATS(o *natsconn.Options, authRequired bool, stderr io.Writer) error {
+	if o.HasCredentials() && (authRequired || o.Cert != "") {
 		return nil
 	}
 	if t.insecureNATS {
 		fmt.Fprintf(stderr, "airlock serve: warning: NATS at %s let this server in without credentials (--insecure-nats): anyone who reaches it reads every push and can write the fleet's state\n", o.Where())
 		return nil
+	}
+	if o.HasCredentials() {
+		return usageError("NATS at %s asks for no credentials: it let this server in with the ones it gave, and would let anyone in\n"+
+			"without them, to read every push and write the fleet's state. Give the NATS its users (docs/fleet.md: one for servers,\n"+
+			"one for reviewers; examples/fleet/nats/nats-1.conf) and restart it; or, if you mean it (a test, a NATS only this machine\n"+
+			"reaches), pass --insecure-nats", o.Where())
 	}
 	return usageError("NATS at %s let this server in without credentials: anyone who reaches it could read every push and\n"+
 		"write the fleet's state. Give NATS users (docs/fleet.md: one for servers, one for reviewers) and connect with\n"+

@@ -30,7 +30,7 @@ const maxFile = 1 << 20
 
 // Load reads the key at path, checked.
 func Load(path string) (nkeys.KeyPair, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0) // a FIFO never blocks
 	if errors.Is(err, syscall.ELOOP) {
 		return nil, fmt.Errorf("the reviewer's key %s is a symlink; airlock reads a key only from a file of its own: replace the link with the file", path)
 	}
@@ -123,7 +123,7 @@ func Public(kp nkeys.KeyPair) string {
 
 // Trusted reads --reviewer-key's values: each a reviewer's public key
 // (U…), or a file of them (one a line; blank lines and # comments
-// skipped).
+// skipped) that only this user or root may write.
 func Trusted(values []string) ([]string, error) {
 	var out []string
 	seen := map[string]bool{}
@@ -146,35 +146,95 @@ func Trusted(values []string) ([]string, error) {
 		return nil
 	}
 	for _, v := range values {
-		if _, err := os.Stat(v); err != nil && !strings.Contains(v, "/") {
+		// A public key is a key, never the name of a file: a file named
+		// so in the working directory is anyone's who may write there.
+		if _, err := os.Stat(v); nkeys.IsValidPublicUserKey(v) || err != nil && !strings.Contains(v, "/") {
 			// Not a file: a key (or a mistake add words).
 			if err := add(v, ""); err != nil {
 				return nil, err
 			}
 			continue
 		}
-		f, err := os.Open(v)
-		if err != nil {
-			return nil, fmt.Errorf("--reviewer-key %s: give a public key (U…) or a file of them: %w", v, err)
-		}
-		sc := bufio.NewScanner(io.LimitReader(f, maxFile))
-		n := 0
-		for sc.Scan() {
-			n++
-			line := strings.TrimSpace(sc.Text())
-			if line == "" || strings.HasPrefix(line, "#") {
-				continue
-			}
-			if err := add(line, fmt.Sprintf("%s line %d: ", v, n)); err != nil {
-				f.Close()
-				return nil, err
-			}
-		}
-		err = sc.Err()
-		f.Close()
-		if err != nil {
-			return nil, fmt.Errorf("--reviewer-key %s: %w", v, err)
+		if err := readKeys(v, add); err != nil {
+			return nil, err
 		}
 	}
 	return out, nil
+}
+
+// readKeys adds each key of the file of keys at path, which only its
+// owner (this user, or root) may change: whoever may write it, or
+// replace it in its directory, chooses who decides pushes.
+func readKeys(path string, add func(k, where string) error) error {
+	// Non-blocking: a FIFO would stop the start until someone wrote to
+	// it; it is refused as not a regular file instead.
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return fmt.Errorf("--reviewer-key %s: give a public key (U…) or a file of them: %w", path, err)
+	}
+	defer f.Close()
+	if err := checkKeysFile(path, f); err != nil {
+		return err
+	}
+	sc := bufio.NewScanner(io.LimitReader(f, maxFile))
+	n := 0
+	for sc.Scan() {
+		n++
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		if err := add(line, fmt.Sprintf("%s line %d: ", path, n)); err != nil {
+			return err
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("--reviewer-key %s: %w", path, err)
+	}
+	return nil
+}
+
+// checkKeysFile refuses a file of keys (f, open at path) that another
+// user may write or own, or whose directory another user may write
+// without the sticky bit (and so swap the file for theirs).
+func checkKeysFile(path string, f *os.File) error {
+	fi, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("--reviewer-key %s: %w", path, err)
+	}
+	if !fi.Mode().IsRegular() {
+		return fmt.Errorf("--reviewer-key %s is not a regular file: give a file of public keys, one a line", path)
+	}
+	if readOnlyMount(f) {
+		// A read-only bind mount (examples/fleet's ./reviewers): its
+		// owner is the host's, and only the host changes it.
+		fi = ownerless{fi}
+	}
+	if err := ownedSafely(path, "file", fi, 0); err != nil {
+		return err
+	}
+	dir := filepath.Dir(path)
+	di, err := os.Stat(dir)
+	if err != nil {
+		return fmt.Errorf("--reviewer-key %s: %w", path, err)
+	}
+	return ownedSafely(dir, "directory of "+path, di, os.ModeSticky)
+}
+
+// ownerless is a FileInfo whose owner is not checked.
+type ownerless struct{ os.FileInfo }
+
+func (ownerless) Sys() any { return nil }
+
+// ownedSafely refuses fi (of the file or directory at path, what) when a
+// user other than this one and root owns it or may write it; a
+// directory with the sticky bit (exempt) may be open to all, as /tmp is.
+func ownedSafely(path, what string, fi os.FileInfo, exempt os.FileMode) error {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Uid != 0 && int(st.Uid) != os.Getuid() {
+		return fmt.Errorf("--reviewer-key: the %s %s belongs to another user (uid %d), who could change whom this server trusts: keep the keys in a file and directory of your own or root's", what, path, st.Uid)
+	}
+	if fi.Mode().Perm()&0o022 != 0 && (exempt == 0 || fi.Mode()&exempt == 0) {
+		return fmt.Errorf("--reviewer-key: the %s %s may be written by other users (mode %v), who could add their own key: chmod go-w %s", what, path, fi.Mode().Perm(), path)
+	}
+	return nil
 }
