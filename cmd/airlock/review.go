@@ -18,7 +18,7 @@ import (
 )
 
 func runReview(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("airlock review", "airlock review [--once] [--store nats://HOST:PORT]",
+	fs := newFlags("airlock review", "airlock review [--once] [--key FILE] [--print-key] [--store nats://HOST:PORT]",
 		"Shows pushes waiting for approval from every running `airlock serve` (every session and\n"+
 			"repository of each), as they arrive, and sends your decision back. One waiting push is\n"+
 			"shown at once; several are listed, grouped by server, session and repository, and you\n"+
