@@ -74,12 +74,16 @@ func watchReviews(ctx context.Context, fleet *fleetFlags, tty, stderr io.Writer)
 		return nil, nil, err
 	}
 	if nc != nil {
-		if !fleet.nats.HasCredentials() {
-			// A warning, not a refusal: the reviewer's decisions are
-			// signed over what it was shown, so such a NATS cannot turn
-			// them into others; it can hide requests, or show ones no
-			// server has (whose decisions no server applies).
+		// A warning, not a refusal: the reviewer's decisions are signed
+		// over what it was shown, so such a NATS cannot turn them into
+		// others; it can hide requests, or show ones no server has (whose
+		// decisions no server applies).
+		switch {
+		case !fleet.nats.HasCredentials():
 			fmt.Fprintf(stderr, "airlock review: warning: NATS at %s let this reviewer in without credentials: anyone who reaches it reads every push and can write the review queue (docs/fleet.md gives reviewers a NATS user of their own)\n", fleet.nats.Where())
+		case fleet.nats.OpenToAnyone():
+			// A NATS without authorization takes any credentials.
+			fmt.Fprintf(stderr, "airlock review: warning: NATS at %s lets in a client without credentials (this reviewer's own are not asked for): anyone who reaches it reads every push and can write the review queue (docs/fleet.md gives reviewers a NATS user of their own)\n", fleet.nats.Where())
 		}
 		r, err := watchFleet(ctx, nc, fleet, stderr)
 		if err != nil {

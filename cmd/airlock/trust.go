@@ -75,15 +75,20 @@ func (sv *served) trustedKeys() ([]string, error) {
 // diff holds included) and write the queue (signed decisions keep them
 // from deciding, not from hiding requests or forging sessions).
 func (t *trustFlags) checkNATS(o *natsconn.Options, stderr io.Writer) error {
+	how := "let this server in without credentials"
 	if o.HasCredentials() {
-		return nil
+		if !o.OpenToAnyone() {
+			return nil
+		}
+		// A NATS without authorization takes any credentials.
+		how = "lets in a client without credentials (this server's own are not asked for)"
 	}
 	if t.insecureNATS {
-		fmt.Fprintf(stderr, "airlock serve: warning: NATS at %s let this server in without credentials (--insecure-nats): anyone who reaches it reads every push and can write the fleet's state\n", o.Where())
+		fmt.Fprintf(stderr, "airlock serve: warning: NATS at %s %s (--insecure-nats): anyone who reaches it reads every push and can write the fleet's state\n", o.Where(), how)
 		return nil
 	}
-	return usageError("NATS at %s let this server in without credentials: anyone who reaches it could read every push and\n"+
+	return usageError("NATS at %s %s: anyone who reaches it could read every push and\n"+
 		"write the fleet's state. Give NATS users (docs/fleet.md: one for servers, one for reviewers) and connect with\n"+
 		"--nats-creds FILE, %s and %s, or %s; or, if you mean it (a test, a NATS only\n"+
-		"this machine reaches), pass --insecure-nats", o.Where(), natsconn.EnvUser, natsconn.EnvPassword, natsconn.EnvToken)
+		"this machine reaches), pass --insecure-nats", o.Where(), how, natsconn.EnvUser, natsconn.EnvPassword, natsconn.EnvToken)
 }

@@ -174,6 +174,26 @@ func (o *Options) HasCredentials() bool {
 	return false
 }
 
+// OpenToAnyone reports whether NATS lets in a client that gives no
+// credentials at all, whatever this one gives: a NATS without
+// authorization takes any user, password or token it is sent, so
+// HasCredentials alone proves nothing. It connects once as nobody (this
+// client's CA, but neither its certificate nor any secret) and closes at
+// once; a refusal, or no answer within 5 s, is false.
+func (o *Options) OpenToAnyone() bool {
+	opts := []nats.Option{nats.Name("airlock: a check that NATS asks for credentials"), nats.NoReconnect(),
+		nats.Timeout(5 * time.Second)}
+	if o.CA != "" {
+		opts = append(opts, nats.RootCAs(o.CA))
+	}
+	nc, err := nats.Connect(o.publicURLs(), opts...)
+	if err != nil {
+		return false
+	}
+	nc.Close()
+	return true
+}
+
 // Connect connects as name (shown in the server's connection list),
 // reconnecting without end: a NATS node that dies is replaced by another
 // of the cluster, or by itself when it comes back.

@@ -165,3 +165,31 @@ func TestFlagsReachTheStoreWithoutSecrets(t *testing.T) {
 		}
 	}
 }
+
+// TestOpenToAnyone: a NATS without authorization lets in a client that
+// gives nothing (and takes whatever credentials it is given); one that
+// wants a token does not.
+func TestOpenToAnyone(t *testing.T) {
+	for _, c := range []struct {
+		auth string
+		want bool
+	}{{"", true}, {"s3cret", false}} {
+		s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, Authorization: c.auth, NoLog: true, NoSigs: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		go s.Start()
+		if !s.ReadyForConnections(10 * time.Second) {
+			t.Fatal("nats-server did not start")
+		}
+		url := strings.Replace(s.ClientURL(), "nats://", "nats://s3cret@", 1)
+		o := parse(t, "--store", url)
+		if !o.HasCredentials() {
+			t.Fatalf("%s: no credentials", url)
+		}
+		if got := o.OpenToAnyone(); got != c.want {
+			t.Errorf("a NATS whose authorization is %q: OpenToAnyone %v, want %v", c.auth, got, c.want)
+		}
+		s.Shutdown()
+	}
+}
