@@ -33,12 +33,16 @@ func (g *Gate) ResolveSigned(s SignedDecision, from string) (Decision, error) {
 		return Decision{}, g.refuse(s, from, err)
 	}
 	g.mu.Lock()
-	same := g.pending[id] == t
+	var notPending error
+	if !pending || g.pending[id] != t {
+		// Decided, withdrawn, or offered again meanwhile (the
+		// fingerprint checked may not be the request's now): a decided
+		// one is refused naming the first decision, as Resolve does.
+		notPending = g.notPendingLocked(id)
+	}
 	g.mu.Unlock()
-	if !pending || !same {
-		// Decided, withdrawn, or (same false) offered again meanwhile:
-		// the fingerprint checked may not be the request's now.
-		return Decision{}, fmt.Errorf("%w %s: it was already decided or withdrawn", ErrNotPending, id)
+	if notPending != nil {
+		return Decision{}, notPending
 	}
 	d := s.Decision
 	d.Key, d.Sig, d.Fingerprint = s.Key, s.Sig, s.Fingerprint

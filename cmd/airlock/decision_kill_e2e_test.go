@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/user"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -168,6 +170,13 @@ func runKillCase(t *testing.T, bin string, kc killCase) {
 		t.Fatal(err)
 	}
 	defer rv.Close()
+	// The key the server trusts by default: this machine's reviewer's,
+	// made in its state directory at its start.
+	key, err := reviewerKeyOf(t, k.root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rv.SetKey(key)
 	in, err := rv.Next(ctx)
 	if err != nil {
 		t.Fatalf("no request reached the reviewer: %v", err)
@@ -213,7 +222,7 @@ func runKillCase(t *testing.T, bin string, kc killCase) {
 	checkOneDecision(t, readLedger(t, k.ledger), id, kc)
 	// A stale answer to the old offer, sent to the resumed server, is
 	// refused with the first decision named, and recorded nowhere.
-	if ack := staleDecision(t, k.sockets, again.cmd.Process.Pid, id); !strings.Contains(ack, "already decided: "+string(kc.verdict)+" by ") {
+	if ack := staleDecision(t, k.sockets, again.cmd.Process.Pid, id, key); !strings.Contains(ack, "already decided: "+string(kc.verdict)+" by ") {
 		t.Fatalf("a second decision of %s was answered %q; want it refused as already decided", id, ack)
 	}
 	checkOneDecision(t, readLedger(t, k.ledger), id, kc)
@@ -324,7 +333,7 @@ func checkOneDecision(t *testing.T, recs []ledger.Record, id string, kc killCase
 // staleDecision sends, over the broker's socket of server pid, an
 // approval of id as a reviewer answering an old offer would, and returns
 // the server's error ("" when it took it).
-func staleDecision(t *testing.T, sockets string, pid int, id string) string {
+func staleDecision(t *testing.T, sockets string, pid int, id string, key approval.Signer) string {
 	t.Helper()
 	paths, _ := filepath.Glob(filepath.Join(sockets, fmt.Sprintf("server-%d-*.sock", pid)))
 	if len(paths) != 1 {
@@ -336,7 +345,19 @@ func staleDecision(t *testing.T, sockets string, pid int, id string) string {
 	}
 	defer c.Close()
 	_ = c.SetDeadline(time.Now().Add(20 * time.Second))
-	msg, _ := json.Marshal(map[string]any{"type": "decision", "decision": approval.Decision{Request: id, Verdict: approval.Approve}})
+	// Signed by the trusted reviewer, in the name the kernel gives this
+	// process, as airlock review signs: refused for being stale, not for
+	// its signature.
+	name := fmt.Sprintf("uid %d", os.Getuid())
+	if u, err := user.LookupId(strconv.Itoa(os.Getuid())); err == nil && u.Username != "" {
+		name = u.Username
+	}
+	signed, err := approval.Sign(key, &approval.Request{ID: id}, approval.Decision{Verdict: approval.Approve,
+		By: fmt.Sprintf("%s (pid %d)", name, os.Getpid())})
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg, _ := json.Marshal(map[string]any{"type": "decision", "signed": signed})
 	if _, err := c.Write(append(msg, '\n')); err != nil {
 		t.Fatal(err)
 	}

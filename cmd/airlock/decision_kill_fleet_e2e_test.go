@@ -58,7 +58,8 @@ func runFleetKillCase(t *testing.T, kc killCase) {
 	mustGit(t, f.env, f.repo, "branch", "-f", "agent", "HEAD")
 	base := strings.TrimSpace(mustGit(t, f.env, f.repo, "rev-parse", "agent"))
 	serve := func(env []string) *durableServer {
-		d := startDurable(t, ctx, f.bin, env, f.serverRoot, "--worker", f.workerFile, "--timeout", "1s", "--store", f.store)
+		d := startDurable(t, ctx, f.bin, env, f.serverRoot, append([]string{"--worker", f.workerFile, "--timeout", "1s", "--store", f.store},
+			fleetTrust(t, f.reviewerRoot)...)...)
 		d.stderr.Await("requests also go to the fleet's review queue")
 		return d
 	}
@@ -81,6 +82,12 @@ func runFleetKillCase(t *testing.T, kc killCase) {
 		t.Fatal(err)
 	}
 	defer rv.Close()
+	// The key the rig's servers trust (fleetTrust).
+	key, err := reviewerKeyOf(t, f.reviewerRoot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rv.SetKey(key)
 	in, err := rv.Next(ctx)
 	if err != nil || in.Request.ID != id {
 		t.Fatalf("the reviewer was not offered %s: %v", id, err)
