@@ -59,24 +59,28 @@ var runsCode = []struct {
 // full of and that deceive nobody, measured on real histories: the
 // carriage return of a line that ends CRLF (it moves the cursor back over
 // nothing), and the emoji variation selector and zero-width joiner inside
-// an emoji (one after a symbol; a run of them is how text is smuggled).
+// an emoji (a symbol's one selector, then a joiner to the next symbol, as
+// in 🏳️‍🌈 or 🕵️‍♂️; a keycap's digit, # or * its one selector; a run of
+// them is how text is smuggled).
 func hidden(line string) bool {
 	line = strings.TrimSuffix(line, "\r")
-	prev := ' ' // the last rune shown as it is
-	allowed := false
+	// What may follow the last rune: a selector or a joiner after a
+	// symbol (an emoji), a selector after a keycap's base, a joiner after
+	// a symbol's selector, nothing else.
+	selector, joiner := false, false
 	for _, r := range line {
 		switch {
 		case r == '\t':
+			selector, joiner = false, false
 		case termsafe.Clean(string(r)):
-			prev, allowed = r, r >= 0x2000 // a symbol (an emoji) may take one selector or joiner
-			continue
-		case (r == 0xFE0F || r == 0xFE0E || r == 0x200D) && allowed:
-			allowed = r == 0x200D && prev >= 0x2000 // a joiner joins the next symbol; a selector ends it
-			continue
+			selector, joiner = r >= 0x2000 || strings.ContainsRune("0123456789#*", r), r >= 0x2000
+		case (r == 0xFE0F || r == 0xFE0E) && selector:
+			selector = false // one selector; a joiner may follow a symbol's
+		case r == 0x200D && joiner:
+			selector, joiner = false, false // the next rune must be a symbol to take more
 		default:
 			return true
 		}
-		prev, allowed = r, false
 	}
 	return false
 }

@@ -54,6 +54,14 @@ func TestCheckMessage(t *testing.T) {
 		{"Ship it \u2764\uFE0F\uFE0F\uFE0F", approval.FlagMessageHidden},
 		{"Looks fine\rReviewed nothing", approval.FlagMessageHidden},
 		{"a\u200Dzero width joiner between letters", approval.FlagMessageHidden},
+		// A selector inside a joined emoji (🏳️‍🌈, 🕵️‍♂️, ❤️‍🔥) and a
+		// keycap (1️⃣) are emoji as written; two selectors, or a joiner
+		// after a letter's selector, are not.
+		{"Pride \U0001F3F3\uFE0F\u200D\U0001F308, spy \U0001F575\uFE0F\u200D\u2642\uFE0F, fire \u2764\uFE0F\u200D\U0001F525", ""},
+		{"Step 1\uFE0F\u20E3 then #\uFE0F\u20E3", ""},
+		{"Step 1\uFE0F\uFE0F", approval.FlagMessageHidden},
+		{"a\uFE0F\u200Db", approval.FlagMessageHidden},
+		{"\u2764\uFE0F\u200D\u200D\U0001F525", approval.FlagMessageHidden},
 	} {
 		got := approval.CheckMessage("Subject\n\n" + tc.line + "\n")
 		switch {

@@ -180,7 +180,7 @@ func (l *Local) ownWorktree(ctx context.Context, wt, ref string) error {
 	return fmt.Errorf("%w: %s says %s has %s checked out, but that directory's .git is not this repository's, "+
 		"so airlock writes no file there: if it is a worktree of this repository, run `git -C %s worktree repair %s`; "+
 		"if not, remove its entry from %s",
-		ErrNotOwnWorktree, l.ID(), termsafe.Text(wt), BranchName(ref), l.path, termsafe.Text(wt), filepath.Join(common, "worktrees"))
+		ErrNotOwnWorktree, l.ID(), termsafe.Text(wt), BranchName(ref), termsafe.Text(l.path), termsafe.Text(wt), termsafe.Text(filepath.Join(common, "worktrees")))
 }
 
 // pushLock holds airlock's lock on the repository (across processes)
@@ -226,7 +226,7 @@ func noLinks(dir string) error {
 	for _, p := range []string{dir, filepath.Join(dir, "push.lock"), filepath.Join(dir, "push-journal.json"), filepath.Join(dir, "tmp")} {
 		if fi, err := os.Lstat(p); err == nil && fi.Mode()&os.ModeSymlink != 0 {
 			return fmt.Errorf("%w: %s is a symlink, and airlock writes a push's lock, journal and files only in the "+
-				"repository's own git directory: remove it (airlock makes the directory again)", ErrLinkedState, p)
+				"repository's own git directory: remove it (airlock makes the directory again)", ErrLinkedState, termsafe.Text(p))
 		}
 	}
 	return nil

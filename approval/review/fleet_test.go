@@ -69,3 +69,30 @@ func TestFleetRequestsOnScreen(t *testing.T) {
 		t.Errorf("after Take: %q, %d pending", in.Why(), len(r.Pending()))
 	}
 }
+
+// refusing is a Decider whose server refuses with words it was given: a
+// fleet's outcomes bucket holds what anyone who may write it wrote.
+type refusing struct{}
+
+func (refusing) Decide(approval.SignedDecision) (approval.Decision, error) {
+	return approval.Decision{}, fmt.Errorf("refused by \x1b]0;owned\x07\x1b[2J\u202Eevil")
+}
+
+// A server's refusal reaches the reviewer's screen sanitised.
+func TestRefusalOnScreenIsSanitised(t *testing.T) {
+	r := broker.NewReviewer(nil)
+	defer r.Close()
+	r.SetKey(approvaltest.ReviewerKey())
+	req := approvaltest.SampleRequest()
+	r.Offer("nats:srv", broker.ServerInfo{PID: 7, Worker: req.Worker, Name: "srv"}, req, refusing{})
+	s := &approvaltest.Script{TTY: true, Keys: []rune("a"), Lines: []string{"1"}}
+	_ = review.Review(context.Background(), r, s, true) // the script runs out of keys after the refusal
+	out := s.Out.String()
+	if !strings.Contains(out, "Not recorded: refused by") {
+		t.Fatalf("the refusal is not on the screen:\n%s", out)
+	}
+	assertOnlyOwnEscapes(t, out)
+	if strings.Contains(out, "\u202E") {
+		t.Errorf("the refusal's bidi override reached the screen:\n%q", out)
+	}
+}

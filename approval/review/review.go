@@ -149,11 +149,13 @@ func decideOne(ctx context.Context, t Terminal, c canceler, in *broker.Incoming,
 	if errors.Is(err, broker.ErrQueued) {
 		// A fleet's queue keeps it for the server that offers the
 		// request again: decided, as far as this reviewer goes.
-		fmt.Fprintf(t, "  Queued: %v\n", err)
+		fmt.Fprintf(t, "  Queued: %s\n", termsafe.Line(err.Error()))
 		return true, nil
 	}
 	if err != nil {
-		fmt.Fprintf(t, "  Not recorded: %v\n", err)
+		// The server's words, from its socket or a fleet's outcomes
+		// bucket (which anyone may write to a NATS without users).
+		fmt.Fprintf(t, "  Not recorded: %s\n", termsafe.Line(err.Error()))
 		return false, nil
 	}
 	if d.Approved() && in.Request.Kind != approval.KindNetwork {

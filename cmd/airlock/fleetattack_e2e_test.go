@@ -64,25 +64,49 @@ func TestFleetForgedDecisionsApproveNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	write := func(v any) {
+	refusedN := func() int {
+		n := 0
+		for _, rec := range f.ledgerRecords(t) {
+			var r struct{ Request string }
+			if rec.Kind == ledger.KindRefused && json.Unmarshal(rec.Data, &r) == nil && r.Request == req.ID {
+				n++
+			}
+		}
+		return n
+	}
+	// Each entry replaces the one before under the request's key: the
+	// next is written once the server has read this one (done), not after
+	// a fixed pause a busy machine may outlast, which would leave an
+	// attack untried.
+	write := func(v any, done func() bool) {
 		t.Helper()
 		b, _ := json.Marshal(v)
 		if _, err := decs.Put(ctx, req.ID, b); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(500 * time.Millisecond) // the server reads it in well under this
+		for deadline := time.Now().Add(20 * time.Second); !done(); time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("the server never read the entry %s:\n%s", b, d.stderr.String())
+			}
+		}
 	}
-	// The landed main's entry, which its server applied.
+	refusedAgain := func() func() bool {
+		n := refusedN()
+		return func() bool { return refusedN() > n }
+	}
+	// The landed main's entry, which its server applied: now ignored, as
+	// it holds no signed decision.
 	write(map[string]any{"nonce": "m0", "by": "mallory", "fingerprint": oldFingerprint(&req), "state": "decided",
-		"decision": map[string]any{"request": req.ID, "verdict": "approve"}})
+		"decision": map[string]any{"request": req.ID, "verdict": "approve"}},
+		func() bool { return strings.Contains(d.stderr.String(), "a decision of "+req.ID+" ignored") })
 	mallory := approval.Decision{Request: req.ID, Verdict: approval.Approve, By: "mallory"}
-	write(map[string]any{"nonce": "m1", "signed": approval.SignedDecision{Decision: mallory}})
+	write(map[string]any{"nonce": "m1", "signed": approval.SignedDecision{Decision: mallory}}, refusedAgain())
 	kp, _ := nkeys.CreateUser()
 	untrusted, err := approval.Sign(kp, &req, mallory)
 	if err != nil {
 		t.Fatal(err)
 	}
-	write(map[string]any{"nonce": "m2", "signed": untrusted})
+	write(map[string]any{"nonce": "m2", "signed": untrusted}, refusedAgain())
 	other := req
 	other.Diff += "+a line nobody saw\n"
 	reviewer, err := reviewerKeyOf(t, f.reviewerRoot)
@@ -93,7 +117,7 @@ func TestFleetForgedDecisionsApproveNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	write(map[string]any{"nonce": "m3", "signed": replayed})
+	write(map[string]any{"nonce": "m3", "signed": replayed}, refusedAgain())
 
 	refused := map[string]bool{}
 	for deadline := time.Now().Add(20 * time.Second); len(refused) < 3; time.Sleep(50 * time.Millisecond) {

@@ -38,8 +38,9 @@ Usage:
   airlock serve   [--worker FILE] [--timeout D] [--never-approve] [--auto-approve TARGET]... [--http ADDR]
                   [--new | --ephemeral | --session ID] [--retention D]
                   [--run MODE] [--run-ro PATH]... [--run-env K=V]... [--run-timeout D] [--run-cache-size SIZE]
-                  [--store nats://HOST:PORT [--advertise URL] [--lease-ttl D]]
-  airlock review  [--once] [--store nats://HOST:PORT]
+                  [--run-allow-host IP:PORT]... [--reviewer-key KEY|FILE]...
+                  [--store nats://HOST:PORT [--insecure-nats] [--advertise URL] [--lease-ttl D]] (--store needs --reviewer-key)
+  airlock review  [--once] [--key FILE] [--print-key] [--store nats://HOST:PORT]
   airlock ledger  verify | show [-n N]  [--store nats://HOST:PORT]
   airlock sessions list | show ID | export ID DIR [--bundle FILE] | rm ID | prune [--older-than D] [--force]  [--store nats://HOST:PORT]
   airlock cache   list | show [ID] [--worker FILE] | clear [ID] [--worker FILE]

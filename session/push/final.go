@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
@@ -97,23 +98,9 @@ func (b *Book) resumeDecidedLocked(ctx context.Context, pr Rec, r Repo, t target
 // repickLocked makes again, on p's request, the commits of the pick dec
 // records, dated as they were: they must be the very commits dec names.
 func (b *Book) repickLocked(p *push, dec approval.Decision) error {
-	var made []plumbing.Hash
-	var pc *staging.Commit
-	if len(dec.Accept) > 0 {
-		res, err := p.r.Area().AcceptAt(p.commit.ID, selections(dec.Accept), dec.Time)
-		if err != nil {
-			return err
-		}
-		for _, c := range res.Made {
-			made = append(made, c.ID)
-		}
-		pc, p.accepted, p.dropped = res.Made[len(res.Made)-1], &res, dropped(p.req.Commits, res.From)
-	} else {
-		var err error
-		if pc, err = p.r.Area().PickAt(p.commit.ID, dec.Paths, dec.Time); err != nil {
-			return err
-		}
-		made = []plumbing.Hash{pc.ID}
+	pc, made, err := makePick(p, dec.Accept, dec.Paths, dec.Time)
+	if err != nil {
+		return err
 	}
 	want := dec.Commits
 	if len(want) == 0 {
@@ -127,6 +114,30 @@ func (b *Book) repickLocked(p *push, dec approval.Decision) error {
 	p.keys = append(p.keys, key)
 	b.byCommit[key] = p
 	return nil
+}
+
+// makePick makes the commits of a pick of p's commit, dated at: of the
+// hunks and lines accept names, or else of the files paths names. It
+// returns the last commit made and every one, oldest first. A live
+// decision (pickLocked) and a resumed one (repickLocked) make them alike.
+func makePick(p *push, accept []approval.Accepted, paths []string, at time.Time) (*staging.Commit, []plumbing.Hash, error) {
+	if len(accept) == 0 {
+		pc, err := p.r.Area().PickAt(p.commit.ID, paths, at)
+		if err != nil {
+			return nil, nil, err
+		}
+		return pc, []plumbing.Hash{pc.ID}, nil
+	}
+	res, err := p.r.Area().AcceptAt(p.commit.ID, selections(accept), at)
+	if err != nil {
+		return nil, nil, err
+	}
+	var made []plumbing.Hash
+	for _, c := range res.Made {
+		made = append(made, c.ID)
+	}
+	p.accepted, p.dropped = &res, dropped(p.req.Commits, res.From)
+	return res.Made[len(res.Made)-1], made, nil
 }
 
 func hashes(hs []plumbing.Hash) string {

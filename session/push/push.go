@@ -337,23 +337,9 @@ func (b *Book) pickLocked(p *push, ask *approval.PickAsk) ([]plumbing.Hash, erro
 	if _, err := b.unpinLocked(p.r.Area().Commits(), "the reviewer picked files of another push, which rebuilt this commit", p); err != nil {
 		return nil, err
 	}
-	var pc *staging.Commit
-	var made []plumbing.Hash
-	if len(ask.Accept) > 0 {
-		res, err := p.r.Area().AcceptAt(p.commit.ID, selections(ask.Accept), ask.At)
-		if err != nil {
-			return nil, err
-		}
-		for _, c := range res.Made {
-			made = append(made, c.ID)
-		}
-		pc, p.accepted, p.dropped = res.Made[len(res.Made)-1], &res, dropped(p.req.Commits, res.From)
-	} else {
-		var err error
-		if pc, err = p.r.Area().PickAt(p.commit.ID, ask.Paths, ask.At); err != nil {
-			return nil, err
-		}
-		made = []plumbing.Hash{pc.ID}
+	pc, made, err := makePick(p, ask.Accept, ask.Paths, ask.At)
+	if err != nil {
+		return nil, err
 	}
 	crashpoint.Hit(crashpoint.PickMade)
 	// From here the push carries the picked commit: it is what is pinned,

@@ -93,16 +93,19 @@ func rejectedAdvice(p *push) string {
 		names = append(names, fmt.Sprintf("%s %q", shortid.Hash(c.ID), firstLine(c.Message)))
 	}
 	latest := shortid.Hash(commits[len(commits)-1].ID)
-	it, them := "commit stays", "it"
+	it, them, others := "commit stays", "it", ""
 	if len(commits) > 1 {
+		// amend replaces one commit: the others would be pushed again
+		// as they were, and shown again as rejected.
 		it, them = "commits stay", "them"
+		others = fmt.Sprintf(" (amend replaces only the latest, %s: drop the others first, or they are shown again as rejected)", latest)
 	}
 	return fmt.Sprintf("The rejected %s staged: %s. A commit staged on top would carry %s to the target, "+
 		"so its content would stay in the target's history. Drop a rejected commit with git_discard commit_id=%s "+
 		"(its changes become unstaged, your files stay; git_discard with no commit_id drops every rejected commit), "+
-		"or fix the files and replace the latest in place with git_stage amend: true; then git_push again. "+
+		"or fix the files and replace the latest in place with git_stage amend: true%s; then git_push again. "+
 		"The reviewer is shown which commits are new, which replace rejected ones, and any rejected commit still in the push.",
-		it, strings.Join(names, ", "), them, latest)
+		it, strings.Join(names, ", "), them, latest, others)
 }
 
 // sinceCommitsLocked says, on req's Since (s: what the reviewer saw),

@@ -81,19 +81,7 @@ func (b *Book) request(p *push, c *staging.Commit) (*approval.Request, error) {
 	if err != nil {
 		return nil, err
 	}
-	for i := range req.Files {
-		fc := &req.Files[i]
-		h := nu[fc.Path]
-		switch {
-		case old[fc.Path].IsZero():
-			fc.Op = change.Create
-		case h.IsZero():
-			fc.Op, h = change.Delete, old[fc.Path]
-		default:
-			fc.Op = change.Update
-		}
-		fc.Size, _ = b.cfg.Store.BlobSize(h)
-	}
+	b.fileOps(req.Files, old, nu)
 	var baseFlag []approval.Flag
 	if head.IsZero() && fork.IsZero() && !c.Base.IsZero() {
 		// An empty target, or one without the base: the base's commits
@@ -122,6 +110,24 @@ func (b *Book) request(p *push, c *staging.Commit) (*approval.Request, error) {
 	req.Flags = append(append(droppedFlags(r.Area().Dropped()), baseFlag...), approval.Assess(req, b.cfg.Rules, approval.Contents(b.cfg.Store, old, nu))...)
 	approval.SortFlags(req.Flags)
 	return req, nil
+}
+
+// fileOps sets each file's change and size from its blobs before (old)
+// and after (nu) the push, by path.
+func (b *Book) fileOps(files []approval.FileChange, old, nu map[string]plumbing.Hash) {
+	for i := range files {
+		fc := &files[i]
+		h := nu[fc.Path]
+		switch {
+		case old[fc.Path].IsZero():
+			fc.Op = change.Create
+		case h.IsZero():
+			fc.Op, h = change.Delete, old[fc.Path]
+		default:
+			fc.Op = change.Update
+		}
+		fc.Size, _ = b.cfg.Store.BlobSize(h)
+	}
 }
 
 // droppedFlags tells the reviewer what of the pulled base the commit

@@ -65,7 +65,8 @@ func (r *Source) FetchMissing(ctx context.Context, commit plumbing.Hash) error {
 	}
 	if err := r.fetchPromised(ctx, &missing); err != nil {
 		return fmt.Errorf("%w: %d objects of %s are not in %s: %w; have git fetch them yourself in the repository "+
-			"(git checkout of the branch in a working tree; git fetch --refetch from its promisor remote in a bare one), then pull again",
+			"(git checkout of the branch in a working tree; in a bare one git fetch --refetch --no-filter, as --refetch alone "+
+			"fetches again under the same filter and brings no blob), then pull again",
 			ErrPromisor, n, commit, termsafe.Text(r.common), err)
 	}
 	return nil
