@@ -12,6 +12,7 @@ import (
 	"github.com/airlock-dev/airlock/internal/pathguard"
 	"github.com/airlock-dev/airlock/memfs"
 	"github.com/airlock-dev/airlock/staging"
+	"github.com/airlock-dev/airlock/staging/commitmeta"
 	"github.com/airlock-dev/airlock/targets"
 	"github.com/airlock-dev/airlock/worker"
 )
@@ -153,6 +154,13 @@ func (h *Repo) Amend(paths []string, message string) (staging.StageReport, []str
 	if len(commits) == 0 {
 		_, err := r.area.Amend(paths, message)
 		return staging.StageReport{}, nil, r.wrap(err)
+	}
+	// Bad input changes nothing: a message the amend would refuse must
+	// not cost the waiting push its review first.
+	if strings.TrimSpace(message) != "" {
+		if _, err := commitmeta.CleanMessage(message); err != nil {
+			return staging.StageReport{}, nil, r.wrap(err)
+		}
 	}
 	withdrawn, err := s.pushes.UnpinLocked(commits[len(commits)-1:], "the worker replaced the commit it asked to push (git_stage amend)")
 	if err != nil {

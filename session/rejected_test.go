@@ -118,3 +118,31 @@ func TestRejectedCommitNeverLandsUnseen(t *testing.T) {
 		})
 	}
 }
+
+// An amend whose message is refused changes nothing: the push waiting for
+// review of the commit it would replace is still waiting, under its id.
+func TestAmendWithABadMessageWithdrawsNothing(t *testing.T) {
+	bare := repo(t, true, map[string]string{"README.md": "# p\n"})
+	spec := &worker.TargetSpec{Type: "local-bare", Path: bare, Branch: "main"}
+	w := &worker.Worker{Name: "tester", Author: worker.Person{Name: "Tester", Email: "tester@example.com"},
+		DefaultTarget: spec, AutoPull: []worker.PullSpec{{Path: ".", Source: spec}}}
+	e := newEnvWorker(t, w, config{})
+	e.write(t, "notes.txt", "first\n")
+	_, err := e.s.Stage(nil, "Add notes")
+	must(t, err)
+	done := make(chan error, 1)
+	go func() { _, err := e.s.Push(context.Background(), "", "", nil); done <- err }()
+	req := waitPending(t, e.gate, 1)[0]
+	h, err := e.s.Repo("")
+	must(t, err)
+	e.write(t, "notes.txt", "second\n")
+	if _, _, err := h.Amend(nil, "Fix\x1b[2J the notes"); err == nil {
+		t.Fatal("an amend with a control character in its message was taken")
+	}
+	if p := e.gate.Pending(); len(p) != 1 || p[0].ID != req.ID {
+		t.Fatalf("after a refused amend the pending requests are %v; want %s still waiting", p, req.ID)
+	}
+	_, err = e.gate.Resolve(approval.Decision{Request: req.ID, Verdict: approval.Reject, Reason: "done", By: "reviewer"})
+	must(t, err)
+	<-done
+}
