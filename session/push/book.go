@@ -75,6 +75,9 @@ type Book struct {
 	seen  map[seenKey]*Seen
 	open  map[string]*Open
 	reply *pendingReply
+	// ended is why the session's worker is gone (WithdrawAllLocked): no
+	// request is asked after it, since nobody would withdraw it.
+	ended string
 }
 
 // NewBook makes the empty book of a session.
@@ -147,7 +150,10 @@ func (b *Book) UnpinLocked(commits []*staging.Commit, why string) ([]string, err
 // WithdrawAllLocked withdraws every request still waiting for a reviewer
 // (their worker is gone). One that is landing goes on; one the ledger
 // cannot withdraw stays open for the reviewer, and the operator is told.
+// No request is asked after it (askLocked): a push on its way whose branch
+// moved ends then, withdrawn.
 func (b *Book) WithdrawAllLocked(why string) {
+	b.ended = why
 	for _, p := range b.pushes {
 		if err := b.withdrawLocked(p, why); err != nil && !errors.Is(err, errLanding) {
 			b.h.Warn("%v", err)

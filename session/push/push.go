@@ -234,6 +234,11 @@ func (b *Book) reachesLocked(head plumbing.Hash, c *staging.Commit) bool {
 // target moved since c's base, c is first rebased onto head (withdrawing
 // requests for commits that changes).
 func (b *Book) askLocked(ctx context.Context, p *push, c *staging.Commit, head plumbing.Hash) error {
+	if b.ended != "" {
+		// A push on its way when the session ended, whose branch moved:
+		// asked again now, it would wait for ever, withdrawn by no one.
+		return fmt.Errorf("%w: %s, so it was not asked again", approval.ErrWithdrawn, b.ended)
+	}
 	if cur, err := p.r.Area().Lookup(c.ID.String()); err == nil {
 		// The area's own record of c: an Advance since (another push
 		// landed) gave it a new base, which c's copy does not know.
