@@ -71,6 +71,18 @@ func (g *Gate) noteLocked(r ledger.Record) {
 	if r.Seq > g.seen {
 		g.seen = r.Seq
 	}
+	if r.Kind == ledger.KindRequest {
+		var q struct {
+			ID          string `json:"id"`
+			Fingerprint string `json:"fingerprint"`
+		}
+		if json.Unmarshal(r.Data, &q) == nil && q.Fingerprint != "" {
+			if _, ok := g.asked[q.ID]; !ok {
+				g.asked[q.ID] = q.Fingerprint
+			}
+		}
+		return
+	}
 	if r.Kind != ledger.KindDecision {
 		return
 	}

@@ -38,7 +38,17 @@ func (g *Gate) trustedLocked(req *Request, d Decision) error {
 	if err := s.checkSigned(trusted); err != nil {
 		return err
 	}
-	return s.checkFingerprint(Fingerprint(req))
+	want := Fingerprint(req)
+	if d.Verdict == Pick && req.New == d.New {
+		// req is of the commit the pick made (the session was saved
+		// after it replaced the request's): the decision was signed over
+		// the request the ledger recorded first under its id. The caller
+		// has checked that commit is one its own session's pick made (the
+		// decision record's New is the gate's, not signed: session/push's
+		// resumeDecidedLocked finds it among the push's own commits).
+		want = g.asked[d.Request]
+	}
+	return s.checkFingerprint(want)
 }
 
 // untrustedTicketLocked is the ticket of req (id) whose decision in the

@@ -69,3 +69,66 @@ func TestForgedLedgerDecisionIsNotCarriedOut(t *testing.T) {
 		t.Fatalf("the reviewer's signed approval, resumed: %+v, %v", d, err)
 	}
 }
+
+// TestResumedPickWhoseCommitIsStaged: a session saved after its pick's
+// commits replaced the request's offers again a request of the pick's
+// commit, not the one the reviewer signed. The signed pick is carried out
+// when the ledger's first record of the request holds the fingerprint it
+// was signed over (TestDecisionSurvivesAKill/pick/saved was refused
+// before: "signed over another request"); a ledger that recorded no
+// fingerprint leaves nothing to check it against, and it is refused.
+func TestResumedPickWhoseCommitIsStaged(t *testing.T) {
+	kp, pub := reviewerKey(t)
+	policy := approval.Policy{ReviewerKeys: []string{pub}}
+	picked := approvaltest.Hash("picked")
+	pick := picker(t, func([]string) (plumbing.Hash, error) { return picked, nil })
+	overPick := func() *approval.Request {
+		r := approvaltest.SampleRequest()
+		r.New, r.Tree = picked, approvaltest.Hash("picked-tree")
+		r.Commits = r.Commits[:0]
+		return r
+	}
+
+	l := approvaltest.NewLedger(t)
+	g := approval.NewGate(l, policy)
+	tk, err := g.Submit(approvaltest.SampleRequest(), pick)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := tk.Request().ID
+	if _, err := g.ResolveSigned(signed(approval.Sign(kp, tk.Request(), approval.Decision{Verdict: approval.Pick, Paths: []string{"report.md"}, By: "alice"})), "test"); err != nil {
+		t.Fatal(err)
+	}
+	tk2, err := approval.NewGate(l, policy).Resubmit(overPick(), id, pick)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, gr, err := wait(t, tk2); err != nil || d.Verdict != approval.Pick || gr.New() != picked {
+		t.Fatalf("the signed pick, resumed over its staged commit: %+v, %v", d, err)
+	}
+
+	// A ledger whose request record carries no fingerprint (written
+	// before it did): the same signed pick is refused.
+	old := approvaltest.NewLedger(t)
+	req := approvaltest.SampleRequest()
+	req.ID = "req-0123456789ab"
+	s, err := approval.Sign(kp, req, approval.Decision{Verdict: approval.Pick, Paths: []string{"report.md"}, By: "alice"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := old.Append(ledger.KindRequest, map[string]any{"id": req.ID, "target": req.Target, "ref": req.Ref}); err != nil {
+		t.Fatal(err)
+	}
+	d := s.Decision
+	d.Fingerprint, d.Key, d.Sig, d.New = s.Fingerprint, s.Key, s.Sig, picked
+	if _, err := old.Append(ledger.KindDecision, d); err != nil {
+		t.Fatal(err)
+	}
+	tk3, err := approval.NewGate(old, policy).Resubmit(overPick(), req.ID, pick)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, _, err := wait(t, tk3); err == nil && d.Approved() {
+		t.Fatalf("a pick read back with no recorded fingerprint to check its signature against was carried out: %+v", d)
+	}
+}

@@ -86,6 +86,9 @@ type Gate struct {
 	// seen the last ledger record read into it (final.go).
 	decided map[string]decidedRec
 	seen    uint64
+	// asked is the fingerprint of each request id as the ledger first
+	// recorded it: what a decision of it was signed over (finaltrust.go).
+	asked   map[string]string
 	subs    map[int]chan Event
 	nextSub int
 	// refusals counts the refused decisions of each request id (refuse).
@@ -100,7 +103,7 @@ func NewGate(ledger Ledger, p Policy) *Gate {
 	g := &Gate{
 		ledger: ledger, policy: p, now: time.Now,
 		pending: map[string]*Ticket{}, byPush: map[pushKey]*Ticket{},
-		denied: map[fingerprint]string{}, decided: map[string]decidedRec{}, subs: map[int]chan Event{},
+		denied: map[fingerprint]string{}, decided: map[string]decidedRec{}, asked: map[string]string{}, subs: map[int]chan Event{},
 		refusals: map[string]int{},
 	}
 	g.loadDenied()
@@ -185,6 +188,10 @@ type ledgerRequest struct {
 	// RebasedFrom: the approved request this one is the same push of,
 	// rebased onto the branch's new commit (SubmitRebased).
 	RebasedFrom string `json:"rebased_from,omitempty"`
+	// Fingerprint is the request's as its reviewer receives it
+	// (Fingerprint): a decision read back after its pick's commits
+	// replaced the request's is checked against it (finaltrust.go).
+	Fingerprint string `json:"fingerprint,omitempty"`
 }
 
 // Bounds on what a gate holds for reviewers.
@@ -343,7 +350,7 @@ func (g *Gate) recordLocked(req *Request, picks chan<- *PickAsk, id, rebasedFrom
 		ID: req.ID, Worker: req.Worker, Session: req.Session, Repo: req.Repo, Kind: req.Kind, Command: req.Command, Dir: req.Dir, Reason: req.Reason,
 		Target: req.Target, Ref: req.Ref, NewRef: req.NewRef,
 		Old: hexHash(req.Old), New: hexHash(req.New), Tree: hexHash(req.Tree), Commits: ledgerCommits(req.Commits), Files: req.Files,
-		Added: req.Added, Deleted: req.Deleted, Flags: req.Flags, Resumed: id != "", RebasedFrom: rebasedFrom,
+		Added: req.Added, Deleted: req.Deleted, Flags: req.Flags, Resumed: id != "", RebasedFrom: rebasedFrom, Fingerprint: Fingerprint(req),
 	})
 	if err != nil {
 		// Nothing is asked that the ledger does not hold.

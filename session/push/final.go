@@ -60,6 +60,13 @@ func (b *Book) resumeDecidedLocked(ctx context.Context, pr Rec, r Repo, t target
 		// are staged already.
 		c, err = r.Area().Lookup(dec.New.String())
 	}
+	if err == nil && dec.Verdict == approval.Pick && c.ID == dec.New && !slices.Contains(pr.Keys, dec.New.String()) {
+		// The pick's commit is named by the ledger's record, which the
+		// reviewer did not sign: it is taken only as one this push's own
+		// pick made, which the session's record keeps.
+		lost := b.recordOutcome(pr.ID, t.ID(), pr.Ref, old, dec.New, "failed", "the session resumed, but the pick's commit in the ledger is not one this push made")
+		return fmt.Sprintf("The pick %s made of request %s before the restart could not be taken up again: the ledger names a commit (%s) this push did not make; nothing was pushed: git_push again.%s", by, pr.ID, shortid.Hash(dec.New), lost)
+	}
 	if err != nil {
 		if dec.Approved() {
 			lost := b.recordOutcome(pr.ID, t.ID(), pr.Ref, old, dec.New, "failed", "the session resumed, but the approved commit is no longer staged")
