@@ -1,0 +1,323 @@
+package model
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/airlock-dev/airlock/approval"
+	"github.com/airlock-dev/airlock/internal/change"
+)
+
+// Shown is what a review shows of its request.
+type Shown int
+
+const (
+	// ShownPush is the whole push: commit by commit when the request
+	// carries each commit's files (so hunks can be picked), else its diff.
+	ShownPush Shown = iota
+	// ShownCommit is one commit of the push.
+	ShownCommit
+	// ShownInterdiff is what changed since the request the reviewer saw
+	// last (approval.Since): read, commented on, not picked from.
+	ShownInterdiff
+)
+
+// Line is one line of a hunk.
+type Line struct {
+	// Kind is the diff's first character: ' ' context, '+' added, '-'
+	// deleted, '\\' git's "\ No newline at end of file".
+	Kind byte
+	Text string // the line without its first character
+	// Old and New are its numbers on each side, from 1; 0 where the side
+	// has no such line (an added line has no Old).
+	Old, New int
+	// Changed is its place among the hunk's '+' and '-' lines (as
+	// approval.AcceptedHunk.Lines counts them); -1 for the others.
+	Changed int
+}
+
+// Hunk is one hunk of a file.
+type Hunk struct {
+	Ref    Ref
+	ID     string // approval.HunkID(Text)
+	Header string // its "@@" line
+	Text   string // the hunk as git printed it: the header, then its lines
+	Lines  []Line // its lines after the header
+}
+
+// File is one file of a commit (or of the shown diff).
+type File struct {
+	Path   string
+	Op     change.Kind
+	Binary bool
+	Header string // "diff --git ..." up to the first hunk
+	Hunks  []Hunk
+	// Key names the file's change for viewed marks: the same target, path
+	// and change (its header's blob ids, its hunks) in a later request
+	// has the same key.
+	Key string
+}
+
+// Commit is one commit of the shown diff; a diff without commits (the
+// whole push's, an interdiff) is one Commit with a zero ID.
+type Commit struct {
+	ID      plumbing.Hash
+	Message string
+	Files   []File
+}
+
+// Ref names a hunk: Hunk -1 is the file as a whole (one without hunks).
+type Ref struct{ Commit, File, Hunk int }
+
+// FileRef names a file of a commit.
+type FileRef struct{ Commit, File int }
+
+// Review is one request under review.
+type Review struct {
+	Request *approval.Request
+	Shown   Shown
+	Commits []Commit
+	// mode is how a selection is sent: by hunk (Accept), by file
+	// (Paths), or not at all.
+	mode pickMode
+
+	left      map[Ref]bool         // hunks (or files) left out
+	leftLines map[Ref]map[int]bool // lines left out of a hunk, by Changed
+	comments  []approval.Comment
+	viewed    map[string]bool
+	order     []FileRef
+}
+
+type pickMode int
+
+const (
+	pickNone pickMode = iota
+	pickFiles
+	pickHunks
+)
+
+// Errors a review's changes can meet.
+var (
+	ErrReadOnly    = errors.New("this shows what changed since your last look: nothing can be picked here (f shows the whole push)")
+	ErrNotPickable = errors.New("nothing can be picked from this push: approve it whole or reject it")
+	ErrWholeFiles  = errors.New("this push is picked file by file: a file is accepted or left out whole")
+	ErrNoSuchHunk  = errors.New("no such hunk")
+	ErrNoSuchLine  = errors.New("no such changed line in the hunk")
+)
+
+// New is the review of r's whole push: commit by commit, hunks to pick,
+// where r carries each commit's own files; else r's diff, file by file.
+func New(r *approval.Request) *Review {
+	m := newReview(r, ShownPush)
+	if hunkPickable(r) {
+		m.mode = pickHunks
+		for ci, c := range r.Commits {
+			mc := Commit{ID: c.ID, Message: c.Message}
+			for fi, fd := range c.Files {
+				f := File{Path: fd.Path, Op: fd.Op, Binary: fd.Binary, Header: fd.Header}
+				for hi, h := range fd.Hunks {
+					f.Hunks = append(f.Hunks, parseHunk(h, Ref{ci, fi, hi}))
+				}
+				mc.Files = append(mc.Files, f)
+			}
+			m.Commits = append(m.Commits, mc)
+		}
+	} else {
+		if r.Pickable {
+			m.mode = pickFiles
+		}
+		m.Commits = []Commit{{Files: ParseDiff(r.Diff, 0)}}
+	}
+	m.finish()
+	return m
+}
+
+// NewInterdiff is the review of what changed in r since the request the
+// reviewer saw last: read and commented on, not picked from.
+func NewInterdiff(r *approval.Request) *Review {
+	m := newReview(r, ShownInterdiff)
+	diff := ""
+	if r.Since != nil {
+		diff = r.Since.Interdiff
+	}
+	m.Commits = []Commit{{Files: ParseDiff(diff, 0)}}
+	m.finish()
+	return m
+}
+
+// NewCommit is the review of one commit of r (ci, from 0), picked from
+// as New's is.
+func NewCommit(r *approval.Request, ci int) (*Review, error) {
+	if !hunkPickable(r) || ci < 0 || ci >= len(r.Commits) {
+		return nil, fmt.Errorf("no commit %d to show: the push has %d with their own files", ci+1, len(r.Commits))
+	}
+	m := New(r)
+	m.Shown = ShownCommit
+	keep := m.Commits[ci]
+	for i := range m.Commits {
+		if i != ci {
+			m.Commits[i].Files = nil
+		}
+	}
+	m.Commits[ci] = keep
+	m.finish()
+	return m, nil
+}
+
+func newReview(r *approval.Request, s Shown) *Review {
+	return &Review{Request: r, Shown: s, left: map[Ref]bool{}, leftLines: map[Ref]map[int]bool{}, viewed: map[string]bool{}}
+}
+
+func (m *Review) finish() {
+	for ci := range m.Commits {
+		for fi := range m.Commits[ci].Files {
+			f := &m.Commits[ci].Files[fi]
+			f.Key = fileKey(m.Request.Target, f)
+		}
+	}
+	m.order = m.rank()
+}
+
+// hunkPickable: r can be picked from and carries its commits' own files.
+func hunkPickable(r *approval.Request) bool {
+	if !r.Pickable {
+		return false
+	}
+	for _, c := range r.Commits {
+		if len(c.Files) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// File is the file f names; nil when there is none.
+func (m *Review) File(f FileRef) *File {
+	if f.Commit < 0 || f.Commit >= len(m.Commits) || f.File < 0 || f.File >= len(m.Commits[f.Commit].Files) {
+		return nil
+	}
+	return &m.Commits[f.Commit].Files[f.File]
+}
+
+// Hunk is the hunk h names; nil when there is none.
+func (m *Review) Hunk(h Ref) *Hunk {
+	f := m.File(FileRef{h.Commit, h.File})
+	if f == nil || h.Hunk < 0 || h.Hunk >= len(f.Hunks) {
+		return nil
+	}
+	return &f.Hunks[h.Hunk]
+}
+
+var hunkHead = regexp.MustCompile(`^@@ -([0-9]+)(?:,[0-9]+)? \+([0-9]+)(?:,[0-9]+)? @@`)
+
+// parseHunk reads a hunk as git prints it, numbering its lines.
+func parseHunk(text string, ref Ref) Hunk {
+	h := Hunk{Ref: ref, ID: approval.HunkID(text), Text: text}
+	lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
+	h.Header = lines[0]
+	old, nu := 1, 1
+	if m := hunkHead.FindStringSubmatch(h.Header); m != nil {
+		old, _ = strconv.Atoi(m[1])
+		nu, _ = strconv.Atoi(m[2])
+	}
+	changed := 0
+	for _, l := range lines[1:] {
+		ln := Line{Kind: ' ', Changed: -1}
+		if l != "" {
+			ln.Kind, ln.Text = l[0], l[1:]
+		}
+		switch ln.Kind {
+		case '+':
+			ln.New, ln.Changed = nu, changed
+			nu++
+			changed++
+		case '-':
+			ln.Old, ln.Changed = old, changed
+			old++
+			changed++
+		case '\\':
+		default:
+			ln.Kind = ' '
+			ln.Old, ln.New = old, nu
+			old++
+			nu++
+		}
+		h.Lines = append(h.Lines, ln)
+	}
+	return h
+}
+
+// ParseDiff reads a unified diff of several files (git diff's) into
+// files and hunks, the hunks' refs in commit ci.
+func ParseDiff(diff string, ci int) []File {
+	var files []File
+	for _, sec := range splitKeep(diff, "diff --git ") {
+		f := File{Path: diffPath(sec), Op: change.Update}
+		head, hunks, _ := strings.Cut(sec, "\n@@")
+		f.Header = head + "\n"
+		switch {
+		case strings.Contains(head, "\nnew file mode"):
+			f.Op = change.Create
+		case strings.Contains(head, "\ndeleted file mode"):
+			f.Op = change.Delete
+		}
+		f.Binary = strings.Contains(head, "\nBinary files ") || strings.Contains(head, "\nGIT binary patch")
+		if hunks != "" {
+			for hi, h := range splitKeep("@@"+hunks, "@@ -") {
+				f.Hunks = append(f.Hunks, parseHunk(h, Ref{ci, len(files), hi}))
+			}
+		}
+		files = append(files, f)
+	}
+	return files
+}
+
+// splitKeep cuts s before each line that starts with prefix; text before
+// the first such line is its own part.
+func splitKeep(s, prefix string) []string {
+	var out []string
+	start := 0
+	for at := 0; at < len(s); {
+		if at > start && strings.HasPrefix(s[at:], prefix) {
+			out = append(out, s[start:at])
+			start = at
+		}
+		nl := strings.IndexByte(s[at:], '\n')
+		if nl < 0 {
+			break
+		}
+		at += nl + 1
+	}
+	if start < len(s) {
+		out = append(out, s[start:])
+	}
+	return out
+}
+
+// diffPath is the path a "diff --git a/P b/P" section names: its new
+// side, the line cut in the middle when both sides have the same length;
+// a name git quoted is unquoted.
+func diffPath(sec string) string {
+	line, _, _ := strings.Cut(sec, "\n")
+	if !strings.HasPrefix(line, "diff --git ") {
+		return "(before the first file)"
+	}
+	rest := strings.TrimPrefix(line, "diff --git ")
+	side := rest
+	if len(rest)%2 == 1 {
+		side = rest[len(rest)/2+1:]
+	} else if i := strings.LastIndex(rest, " b/"); i >= 0 {
+		side = rest[i+1:]
+	}
+	if strings.HasPrefix(side, `"`) {
+		if u, err := strconv.Unquote(side); err == nil {
+			side = u
+		}
+	}
+	return strings.TrimPrefix(side, "b/")
+}
