@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/airlock-dev/airlock/approval"
+	"github.com/airlock-dev/airlock/approval/review/model"
 	"github.com/airlock-dev/airlock/internal/bytesize"
 	"github.com/airlock-dev/airlock/internal/change"
 	"github.com/airlock-dev/airlock/internal/termsafe"
@@ -334,6 +335,7 @@ type asker struct {
 	p        painter
 	opt      options
 	comments []approval.Comment
+	m        *model.Review // what the full-screen view picks from (review)
 }
 
 // prompt is Prompt; with opt.back, the key l goes back to the list
@@ -392,9 +394,9 @@ func (a *asker) key(key rune) (approval.Decision, bool, error) {
 	case 'r', 'R':
 		return a.reject()
 	case 'd':
-		return approval.Decision{}, false, a.showDiff(a.shownDiff())
+		return a.showDiff(a.shownDiff())
 	case 'D', 'f', 'F':
-		return approval.Decision{}, false, a.showDiff(r.Diff)
+		return a.showDiff(r.Diff)
 	case 'p', 'P':
 		return a.pick()
 	case 'm', 'M':
@@ -435,18 +437,23 @@ func (a *asker) shownDiff() string {
 }
 
 // showDiff shows a diff full screen where the terminal can (view.go),
-// else through the pager, and the keys after it. Only the view's errors
-// (the terminal gone, the request withdrawn) end the prompt.
-func (a *asker) showDiff(diff string) error {
-	if shown, err := viewDiff(a.t, a.r, diff); err != nil {
-		return err
-	} else if !shown {
+// where the reviewer may decide, else through the pager, and the keys
+// after it. Only the view's errors (the terminal gone, the request
+// withdrawn) end the prompt.
+func (a *asker) showDiff(diff string) (approval.Decision, bool, error) {
+	shown, out, err := a.viewDiff(diff)
+	switch {
+	case err != nil:
+		return approval.Decision{}, false, err
+	case out.Verdict != "":
+		return a.decideInView(out)
+	case !shown:
 		if err := a.t.Page(colorDiff(diff, a.t.Color())); err != nil {
 			fmt.Fprintf(a.t, "  Could not show the diff: %v\n", err)
 		}
 	}
 	fmt.Fprintln(a.t, "  "+a.keys())
-	return nil
+	return approval.Decision{}, false, nil
 }
 
 func (a *asker) help() {

@@ -36,11 +36,11 @@ func (m *Review) CommentOn(h Ref, from, to int) (approval.Comment, error) {
 	if from > to {
 		from, to = to, from
 	}
-	if from < 0 || to >= len(hk.Lines) {
+	if from < 0 || to >= len(hk.Lines()) {
 		return approval.Comment{}, ErrBadRange
 	}
 	first, last, oldFirst, oldLast := 0, 0, 0, 0
-	for _, l := range hk.Lines[from : to+1] {
+	for _, l := range hk.Lines()[from : to+1] {
 		if l.New > 0 {
 			if first == 0 {
 				first = l.New

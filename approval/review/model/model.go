@@ -3,7 +3,6 @@ package model
 import (
 	"errors"
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 
@@ -44,10 +43,30 @@ type Line struct {
 // Hunk is one hunk of a file.
 type Hunk struct {
 	Ref    Ref
-	ID     string // approval.HunkID(Text)
 	Header string // its "@@" line
 	Text   string // the hunk as git printed it: the header, then its lines
-	Lines  []Line // its lines after the header
+	// lines are its lines after the header, read on first use (Lines):
+	// a view of a 20,000-line push reads those it shows.
+	lines []Line
+	id    string
+}
+
+// ID is the hunk's content id, approval.HunkID(Text), made on first use:
+// hashing every hunk of a big push before its first screen would cost a
+// copy of its text.
+func (h *Hunk) ID() string {
+	if h.id == "" {
+		h.id = approval.HunkID(h.Text)
+	}
+	return h.id
+}
+
+// Lines are the hunk's lines after its header, numbered.
+func (h *Hunk) Lines() []Line {
+	if h.lines == nil {
+		h.lines = parseLines(h.Text)
+	}
+	return h.lines
 }
 
 // File is one file of a commit (or of the shown diff).
@@ -57,10 +76,11 @@ type File struct {
 	Binary bool
 	Header string // "diff --git ..." up to the first hunk
 	Hunks  []Hunk
-	// Key names the file's change for viewed marks: the same target, path
-	// and change (its header's blob ids, its hunks) in a later request
-	// has the same key.
-	Key string
+	// Span is, for a file read from one diff (Review.Diff), where its
+	// section is in it.
+	Span [2]int
+	// key names the file's change for viewed marks (Review.Key).
+	key string
 }
 
 // Commit is one commit of the shown diff; a diff without commits (the
@@ -82,6 +102,9 @@ type Review struct {
 	Request *approval.Request
 	Shown   Shown
 	Commits []Commit
+	// Diff is the text the files were read from, when they were read
+	// from one (each File's Span is in it); "" for commits' files.
+	Diff string
 	// mode is how a selection is sent: by hunk (Accept), by file
 	// (Paths), or not at all.
 	mode pickMode
@@ -132,20 +155,19 @@ func New(r *approval.Request) *Review {
 			m.mode = pickFiles
 		}
 		m.Commits = []Commit{{Files: ParseDiff(r.Diff, 0)}}
+		m.Diff = r.Diff
 	}
 	m.finish()
 	return m
 }
 
-// NewInterdiff is the review of what changed in r since the request the
-// reviewer saw last: read and commented on, not picked from.
-func NewInterdiff(r *approval.Request) *Review {
+// NewInterdiff is the review of diff, what changed in r since the
+// request the reviewer saw last (r.Since.Interdiff, with the prompt's
+// words around it): read and commented on, not picked from.
+func NewInterdiff(r *approval.Request, diff string) *Review {
 	m := newReview(r, ShownInterdiff)
-	diff := ""
-	if r.Since != nil {
-		diff = r.Since.Interdiff
-	}
 	m.Commits = []Commit{{Files: ParseDiff(diff, 0)}}
+	m.Diff = diff
 	m.finish()
 	return m
 }
@@ -173,15 +195,7 @@ func newReview(r *approval.Request, s Shown) *Review {
 	return &Review{Request: r, Shown: s, left: map[Ref]bool{}, leftLines: map[Ref]map[int]bool{}, viewed: map[string]bool{}}
 }
 
-func (m *Review) finish() {
-	for ci := range m.Commits {
-		for fi := range m.Commits[ci].Files {
-			f := &m.Commits[ci].Files[fi]
-			f.Key = fileKey(m.Request.Target, f)
-		}
-	}
-	m.order = m.rank()
-}
+func (m *Review) finish() { m.order = m.rank() }
 
 // hunkPickable: r can be picked from and carries its commits' own files.
 func hunkPickable(r *approval.Request) bool {
@@ -213,20 +227,46 @@ func (m *Review) Hunk(h Ref) *Hunk {
 	return &f.Hunks[h.Hunk]
 }
 
-var hunkHead = regexp.MustCompile(`^@@ -([0-9]+)(?:,[0-9]+)? \+([0-9]+)(?:,[0-9]+)? @@`)
-
-// parseHunk reads a hunk as git prints it, numbering its lines.
+// parseHunk reads a hunk as git prints it; its lines are read when
+// asked for.
 func parseHunk(text string, ref Ref) Hunk {
-	h := Hunk{Ref: ref, ID: approval.HunkID(text), Text: text}
-	lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
-	h.Header = lines[0]
-	old, nu := 1, 1
-	if m := hunkHead.FindStringSubmatch(h.Header); m != nil {
-		old, _ = strconv.Atoi(m[1])
-		nu, _ = strconv.Atoi(m[2])
+	head, _, _ := strings.Cut(text, "\n")
+	return Hunk{Ref: ref, Text: text, Header: head}
+}
+
+// HunkStart is where a hunk's "@@ -old,n +new,n @@" line says it starts
+// on each side (1, 1 for a line that is not one). It is read by hand, not
+// by a regular expression: a big push's first screen reads every hunk's.
+func HunkStart(header string) (old, new int) {
+	rest, ok := strings.CutPrefix(header, "@@ -")
+	if !ok {
+		return 1, 1
 	}
+	old, rest = leadingNumber(rest)
+	if i := strings.IndexByte(rest, ' '); i >= 0 && strings.HasPrefix(rest[i:], " +") {
+		new, _ = leadingNumber(rest[i+2:])
+	}
+	return max(old, 1), max(new, 1)
+}
+
+// leadingNumber is the number s starts with (0: none), and what follows.
+func leadingNumber(s string) (int, string) {
+	n, i := 0, 0
+	for ; i < len(s) && s[i] >= '0' && s[i] <= '9' && n < 1<<40; i++ {
+		n = n*10 + int(s[i]-'0')
+	}
+	return n, s[i:]
+}
+
+// parseLines numbers a hunk's lines after its header.
+func parseLines(text string) []Line {
+	head, body, _ := strings.Cut(strings.TrimSuffix(text, "\n"), "\n")
+	old, nu := HunkStart(head)
+	out := make([]Line, 0, strings.Count(body, "\n")+1)
 	changed := 0
-	for _, l := range lines[1:] {
+	for body != "" {
+		var l string
+		l, body, _ = strings.Cut(body, "\n")
 		ln := Line{Kind: ' ', Changed: -1}
 		if l != "" {
 			ln.Kind, ln.Text = l[0], l[1:]
@@ -247,19 +287,24 @@ func parseHunk(text string, ref Ref) Hunk {
 			old++
 			nu++
 		}
-		h.Lines = append(h.Lines, ln)
+		out = append(out, ln)
 	}
-	return h
+	return out
 }
 
 // ParseDiff reads a unified diff of several files (git diff's) into
 // files and hunks, the hunks' refs in commit ci.
 func ParseDiff(diff string, ci int) []File {
-	var files []File
+	files := make([]File, 0, strings.Count(diff, "\ndiff --git ")+1)
+	at := 0
 	for _, sec := range splitKeep(diff, "diff --git ") {
-		f := File{Path: diffPath(sec), Op: change.Update}
-		head, hunks, _ := strings.Cut(sec, "\n@@")
-		f.Header = head + "\n"
+		f := File{Path: diffPath(sec), Op: change.Update, Span: [2]int{at, at + len(sec)}}
+		at += len(sec)
+		head, hunks := sec, ""
+		if i := strings.Index(sec, "\n@@"); i >= 0 {
+			head, hunks = sec[:i+1], sec[i+1:]
+		}
+		f.Header = head
 		switch {
 		case strings.Contains(head, "\nnew file mode"):
 			f.Op = change.Create
@@ -268,7 +313,7 @@ func ParseDiff(diff string, ci int) []File {
 		}
 		f.Binary = strings.Contains(head, "\nBinary files ") || strings.Contains(head, "\nGIT binary patch")
 		if hunks != "" {
-			for hi, h := range splitKeep("@@"+hunks, "@@ -") {
+			for hi, h := range splitKeep(hunks, "@@ -") {
 				f.Hunks = append(f.Hunks, parseHunk(h, Ref{ci, len(files), hi}))
 			}
 		}
@@ -280,7 +325,7 @@ func ParseDiff(diff string, ci int) []File {
 // splitKeep cuts s before each line that starts with prefix; text before
 // the first such line is its own part.
 func splitKeep(s, prefix string) []string {
-	var out []string
+	out := make([]string, 0, strings.Count(s, "\n"+prefix)+1)
 	start := 0
 	for at := 0; at < len(s); {
 		if at > start && strings.HasPrefix(s[at:], prefix) {

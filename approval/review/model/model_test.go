@@ -54,11 +54,11 @@ func TestLineNumbers(t *testing.T) {
 		{Kind: '+', Text: "eleven and twelve", New: 11, Changed: 2},
 		{Kind: ' ', Text: "thirteen", Old: 13, New: 12, Changed: -1},
 	}
-	if !reflect.DeepEqual(h.Lines, want) {
-		t.Errorf("lines\n%+v\nwant\n%+v", h.Lines, want)
+	if !reflect.DeepEqual(h.Lines(), want) {
+		t.Errorf("lines\n%+v\nwant\n%+v", h.Lines(), want)
 	}
-	if h.ID != approval.HunkID(hunkA2) || h.Header != "@@ -10,4 +10,3 @@ func f() {" {
-		t.Errorf("id %s header %q", h.ID, h.Header)
+	if h.ID() != approval.HunkID(hunkA2) || h.Header != "@@ -10,4 +10,3 @@ func f() {" {
+		t.Errorf("id %s header %q", h.ID(), h.Header)
 	}
 }
 
@@ -162,7 +162,7 @@ func TestPickRefused(t *testing.T) {
 		err  error
 	}{
 		{"not pickable", model.New(whole), model.Ref{0, 0, 0}, -1, model.ErrNotPickable},
-		{"interdiff", model.NewInterdiff(inter), model.Ref{0, 0, 0}, -1, model.ErrReadOnly},
+		{"interdiff", model.NewInterdiff(inter, inter.Since.Interdiff), model.Ref{0, 0, 0}, -1, model.ErrReadOnly},
 		{"a line of a push picked by file", model.New(files), model.Ref{0, 0, 0}, 0, model.ErrWholeFiles},
 		{"no such hunk", model.New(request()), model.Ref{0, 0, 7}, -1, model.ErrNoSuchHunk},
 		{"no such line", model.New(request()), model.Ref{0, 0, 0}, 2, model.ErrNoSuchLine},
@@ -254,7 +254,7 @@ func TestCommentEditDelete(t *testing.T) {
 		t.Errorf("edit: %v %+v", err, m.Comments())
 	}
 	h := m.Hunk(model.Ref{0, 0, 1})
-	if !m.Covers(m.Comments()[0], model.FileRef{0, 0}, h.Lines[1]) || m.Covers(m.Comments()[0], model.FileRef{0, 0}, h.Lines[0]) {
+	if !m.Covers(m.Comments()[0], model.FileRef{0, 0}, h.Lines()[1]) || m.Covers(m.Comments()[0], model.FileRef{0, 0}, h.Lines()[0]) {
 		t.Error("the old-side comment covers the wrong lines")
 	}
 	d, _ := m.Decide(approval.Reject, "")
@@ -303,7 +303,24 @@ func TestParseDiff(t *testing.T) {
 	if len(files) != 2 || files[0].Path != "x y" || len(files[0].Hunks) != 2 || files[1].Op != change.Delete {
 		t.Fatalf("%+v", files)
 	}
-	if files[0].Hunks[1].Text != hunkA3 || files[1].Hunks[0].Lines[0].Old != 1 {
-		t.Errorf("%q %+v", files[0].Hunks[1].Text, files[1].Hunks[0].Lines)
+	if files[0].Hunks[1].Text != hunkA3 || files[1].Hunks[0].Lines()[0].Old != 1 {
+		t.Errorf("%q %+v", files[0].Hunks[1].Text, files[1].Hunks[0].Lines())
+	}
+}
+
+// The path of a file's section: its new side, whatever spaces or " b/"
+// the name holds; a name git quoted is unquoted.
+func TestParseDiffPaths(t *testing.T) {
+	for _, tc := range []struct{ line, want string }{
+		{"diff --git a/src/a.go b/src/a.go", "src/a.go"},
+		{"diff --git a/a b/c b/a b/c", "a b/c"},
+		{`diff --git "a/evil\033[2J.txt" "b/evil\033[2J.txt"`, "evil\x1b[2J.txt"},
+		{`diff --git "a/new\nline" "b/new\nline"`, "new\nline"},
+		{`diff --git "a/deploy\342\200\256txt.sh" "b/deploy\342\200\256txt.sh"`, "deploy\u202etxt.sh"},
+	} {
+		files := model.ParseDiff(tc.line+"\nindex 1..2\n", 0)
+		if len(files) != 1 || files[0].Path != tc.want {
+			t.Errorf("%q: %+v, want the path %q", tc.line, files, tc.want)
+		}
 	}
 }

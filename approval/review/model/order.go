@@ -3,6 +3,7 @@ package model
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"hash"
 	"slices"
 	"strings"
 
@@ -56,9 +57,14 @@ func (m *Review) rank() []FileRef {
 			out = append(out, FileRef{ci, fi})
 		}
 	}
-	sev := make(map[FileRef]approval.Severity, len(out))
+	if len(m.Request.Flags) == 0 {
+		return out
+	}
+	sev := make(map[FileRef]approval.Severity)
 	for _, f := range out {
-		sev[f] = m.Severity(f)
+		if s := m.Severity(f); s != 0 {
+			sev[f] = s
+		}
 	}
 	slices.SortStableFunc(out, func(a, b FileRef) int { return int(sev[b]) - int(sev[a]) })
 	return out
@@ -80,16 +86,42 @@ func (m *Review) HunkOrder() []Ref {
 	return out
 }
 
-// fileKey names a file's change for its viewed mark: the target, the
-// path, and the change itself (the header names the blobs on both sides;
-// the hunks are what is shown), hashed.
+// Key names file f's change for its viewed mark: the same target, path
+// and change (its header names the blobs on both sides; its hunks are
+// what is shown) in a later request has the same key. It is made on first
+// use.
+func (m *Review) Key(f FileRef) string {
+	file := m.File(f)
+	if file == nil {
+		return ""
+	}
+	if file.key == "" {
+		file.key = fileKey(m.Request.Target, file)
+	}
+	return file.key
+}
+
+// fileKey is a file's key: the target, the path and the change, hashed.
 func fileKey(target string, f *File) string {
 	h := sha256.New()
-	h.Write([]byte(target + "\x00" + f.Path + "\x00" + f.Header))
+	var buf [512]byte
+	for _, s := range []string{target, "\x00", f.Path, "\x00", f.Header} {
+		writeString(h, s, buf[:])
+	}
 	for _, hk := range f.Hunks {
-		h.Write([]byte(hk.Text))
+		writeString(h, hk.Text, buf[:])
 	}
 	return hex.EncodeToString(h.Sum(nil)[:16])
+}
+
+// writeString hashes s through buf, a piece at a time: []byte(s) would
+// copy the whole of a big file's diff.
+func writeString(h hash.Hash, s string, buf []byte) {
+	for s != "" {
+		n := copy(buf, s)
+		h.Write(buf[:n])
+		s = s[n:]
+	}
 }
 
 // SetViewed marks file f viewed, or not.
@@ -99,16 +131,15 @@ func (m *Review) SetViewed(f FileRef, viewed bool) {
 		return
 	}
 	if viewed {
-		m.viewed[file.Key] = true
+		m.viewed[m.Key(f)] = true
 	} else {
-		delete(m.viewed, file.Key)
+		delete(m.viewed, m.Key(f))
 	}
 }
 
 // Viewed reports whether file f is marked viewed.
 func (m *Review) Viewed(f FileRef) bool {
-	file := m.File(f)
-	return file != nil && m.viewed[file.Key]
+	return len(m.viewed) > 0 && m.viewed[m.Key(f)]
 }
 
 // ViewedKeys are the keys of the files marked viewed in this review, for
@@ -117,7 +148,7 @@ func (m *Review) Viewed(f FileRef) bool {
 func (m *Review) ViewedKeys() []string {
 	var out []string
 	for _, f := range m.order {
-		if k := m.File(f).Key; m.viewed[k] {
+		if k := m.Key(f); m.viewed[k] {
 			out = append(out, k)
 		}
 	}
@@ -127,7 +158,7 @@ func (m *Review) ViewedKeys() []string {
 // LoadViewed marks viewed the files whose key is in keys.
 func (m *Review) LoadViewed(keys map[string]bool) {
 	for _, f := range m.order {
-		if k := m.File(f).Key; keys[k] {
+		if k := m.Key(f); keys[k] {
 			m.viewed[k] = true
 		}
 	}
@@ -138,7 +169,7 @@ func (m *Review) LoadViewed(keys map[string]bool) {
 func (m *Review) Keys() []string {
 	var out []string
 	for _, f := range m.order {
-		out = append(out, m.File(f).Key)
+		out = append(out, m.Key(f))
 	}
 	return out
 }

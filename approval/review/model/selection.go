@@ -107,7 +107,7 @@ func (m *Review) SetLine(h Ref, changed int, accept bool) error {
 
 func countChanged(h *Hunk) int {
 	n := 0
-	for _, l := range h.Lines {
+	for _, l := range h.Lines() {
 		if l.Changed >= 0 {
 			n++
 		}
@@ -197,12 +197,12 @@ func (m *Review) accept() []approval.Accepted {
 				continue
 			}
 			af := approval.AcceptedFile{Path: f.Path}
-			for hi, h := range f.Hunks {
+			for hi := range f.Hunks {
 				ref := Ref{ci, fi, hi}
 				if m.left[ref] {
 					continue
 				}
-				ah := approval.AcceptedHunk{Index: hi, ID: h.ID}
+				ah := approval.AcceptedHunk{Index: hi, ID: f.Hunks[hi].ID()}
 				if left := m.leftLines[ref]; len(left) > 0 {
 					for i := 0; i < countChanged(&f.Hunks[hi]); i++ {
 						if !left[i] {

@@ -14,6 +14,8 @@ type diffView struct {
 	open   []bool // by file: a big file the reviewer opened
 	starts []int  // by place in ix.order: the file's first row; the last is the rows' total
 	top    int    // the first row on the screen
+	cur    int    // the cursor's row: what y, x, c and the jumps act on
+	mark   int    // the row a range to comment on starts at (v); -1: none
 	left   int    // cells scrolled right, for lines wider than the screen
 
 	cols, rows int
@@ -29,6 +31,12 @@ type diffView struct {
 	lower string // the text with ASCII lowered, made on the first such search
 	hitAt int    // the current match's byte offset in the text; -1: none
 
+	shown   string      // what the header says is shown
+	inputOf inputKind   // what modeInput's text is for
+	pending pendingNote // the comment being typed, or the one being edited
+	csel    int         // the comments list's chosen comment
+	outcome Outcome     // what the reviewer decided, when they did
+
 	buf []byte // the frame, reused
 }
 
@@ -39,10 +47,12 @@ const (
 	modeList
 	modeSearch
 	modeHelp
+	modeInput    // a comment or a reason typed in the status row
+	modeComments // the list of comments, to see, edit and delete
 )
 
 func newDiffView(ix *diffIndex, cols, rows int, color bool) *diffView {
-	v := &diffView{ix: ix, open: make([]bool, len(ix.files)), cols: cols, rows: rows, color: color, hitAt: -1}
+	v := &diffView{ix: ix, open: make([]bool, len(ix.files)), cols: cols, rows: rows, color: color, hitAt: -1, mark: -1}
 	v.layout()
 	return v
 }
@@ -91,6 +101,8 @@ func (v *diffView) at(row int) (k, off int) {
 // maxTop is the top that shows the last screen of the diff.
 func (v *diffView) maxTop() int { return max(0, v.total()-v.body()) }
 
+// scroll moves the screen by d rows, and the cursor with it, as less's
+// pages do.
 func (v *diffView) scroll(d int) {
 	switch {
 	case d > 0:
@@ -98,19 +110,22 @@ func (v *diffView) scroll(d int) {
 	case d < 0:
 		v.top = max(0, v.top+d)
 	}
+	v.setCursor(v.cur + d)
 }
 
-// jump goes to the file at place k, its first row at the top.
+// jump goes to the file at place k: its first row at the top, the cursor
+// on it.
 func (v *diffView) jump(k int) {
 	if k >= 0 && k < len(v.ix.order) {
 		v.top = v.starts[k]
+		v.cur = v.top
 	}
 }
 
 // nextFile and prevFile move by whole files, as ]c and [c do in an
 // editor's diff.
 func (v *diffView) nextFile() {
-	k, _ := v.at(v.top)
+	k, _ := v.at(v.cur)
 	if k+1 < len(v.ix.order) {
 		v.jump(k + 1)
 	} else {
@@ -119,7 +134,7 @@ func (v *diffView) nextFile() {
 }
 
 func (v *diffView) prevFile() {
-	k, off := v.at(v.top)
+	k, off := v.at(v.cur)
 	switch {
 	case k >= len(v.ix.order):
 		v.jump(len(v.ix.order) - 1)
@@ -135,7 +150,7 @@ func (v *diffView) prevFile() {
 // toggle opens the big file at the top of the screen, or collapses it
 // again.
 func (v *diffView) toggle() {
-	k, _ := v.at(v.top)
+	k, _ := v.at(v.cur)
 	if k >= len(v.ix.order) {
 		return
 	}
@@ -146,12 +161,13 @@ func (v *diffView) toggle() {
 	}
 	v.open[i] = !v.open[i]
 	v.layout()
-	v.top = v.starts[k]
+	v.jump(k)
 }
 
 func (v *diffView) resize(cols, rows int) {
 	v.cols, v.rows = cols, rows
 	v.top = min(v.top, max(0, v.total()-1))
+	v.setCursor(v.cur)
 }
 
 // setQuery starts a search for q: without a capital letter, case does not
@@ -177,13 +193,13 @@ func (v *diffView) search(forward bool) {
 		hay = v.lower
 	}
 	// The search goes file by file in the order shown, from the
-	// current match or the top of the screen.
+	// current match or the cursor.
 	n := len(v.ix.order)
 	if n == 0 {
 		v.msg = "not found: the diff is empty"
 		return
 	}
-	k, off := v.at(v.top)
+	k, off := v.at(v.cur)
 	var from int
 	switch {
 	case v.hitAt >= 0:
@@ -267,6 +283,7 @@ func (v *diffView) show(k, at int) {
 	line := v.ix.lineAt(at)
 	row := v.starts[k] + 1 + line - v.ix.files[i].first
 	v.top = max(0, row-2)
+	v.cur = row
 	v.left = 0
 }
 
