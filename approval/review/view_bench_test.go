@@ -7,8 +7,8 @@ import (
 
 	"github.com/airlock-dev/airlock/approval"
 	"github.com/airlock-dev/airlock/approval/review/internal/diffview"
-	"github.com/airlock-dev/airlock/approval/review/model"
 	"github.com/airlock-dev/airlock/approval/review/internal/viewtest"
+	"github.com/airlock-dev/airlock/approval/review/model"
 )
 
 // firstScreen is a full terminal of 200x50 on which the reviewer looks

@@ -328,7 +328,7 @@ func (v *diffView) drawStatus(b []byte) []byte {
 func (v *diffView) statusLine() string {
 	k, _ := v.at(v.cur)
 	n := len(v.ix.order)
-	s := fmt.Sprintf("%d/%d %d/%d ", min(k+1, n), n, min(v.cur+1, v.total()), v.total())
+	s := fmt.Sprintf("file %d/%d line %d/%d ", min(k+1, n), n, min(v.cur+1, v.total()), v.total())
 	if v.left > 0 {
 		s += fmt.Sprintf("(right %d) ", v.left)
 	}
