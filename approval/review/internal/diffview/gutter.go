@@ -34,7 +34,9 @@ func (v *diffView) gutter(b []byte, f *diffFile, no, row int) []byte {
 		h := v.ix.hunkRef(f, no)
 		switch v.ix.m.HunkState(h) {
 		case model.LeftOut:
-			sel = 'x'
+			if ref.line < 0 {
+				sel = 'x'
+			}
 		case model.Partly:
 			if ref.line < 0 {
 				sel = '~'

@@ -282,7 +282,7 @@ func (v *diffView) show(k, at int) {
 	}
 	line := v.ix.lineAt(at)
 	row := v.starts[k] + 1 + line - v.ix.files[i].first
-	v.top = max(0, row-2)
+	v.top = max(0, min(row-2, v.maxTop()))
 	v.cur = row
 	v.left = 0
 }
