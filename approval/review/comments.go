@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/airlock-dev/airlock/approval"
+	"github.com/airlock-dev/airlock/approval/review/model"
 	"github.com/airlock-dev/airlock/internal/termsafe"
 )
 
@@ -98,16 +99,9 @@ func commentList(title string, cs []approval.Comment, limit int) string {
 	return b.String()
 }
 
-// commentPlace is where a comment points, in words.
-func commentPlace(c approval.Comment) string {
-	switch {
-	case c.Path == "":
-		return "(general)"
-	case c.Line == 0:
-		return termsafe.Line(c.Path)
-	}
-	return fmt.Sprintf("%s:%d", termsafe.Line(c.Path), c.Line)
-}
+// commentPlace is where a comment points, in words: its side and range
+// as the model says them.
+func commentPlace(c approval.Comment) string { return termsafe.Line(model.Place(c)) }
 
 // around is the lines of path's new side around line, as the diff shows
 // them, the line itself marked, so the reviewer sees what they comment on.
@@ -126,7 +120,9 @@ func around(r *approval.Request, path string, line int, p painter) string {
 		if n == line {
 			mark = p.paint(ansiBold, "> ")
 		}
-		fmt.Fprintf(&b, "  %s%5d  %s\n", mark, n, termsafe.Line(text))
+		// A tab is spaces here, not termsafe's ^I: the line is shown
+		// for reading, as the diff shows it.
+		fmt.Fprintf(&b, "  %s%5d  %s\n", mark, n, termsafe.Line(strings.ReplaceAll(text, "\t", "    ")))
 	}
 	return b.String()
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/airlock-dev/airlock/approval"
 	"github.com/airlock-dev/airlock/approval/internal/approvaltest"
 	"github.com/airlock-dev/airlock/approval/review"
+	"github.com/airlock-dev/airlock/approval/review/internal/viewtest"
 )
 
 // TestComments: comments on a file's line (shown with the lines around
@@ -58,5 +59,19 @@ func TestComments(t *testing.T) {
 			}
 			assertOnlyOwnEscapes(t, s.Out.String())
 		})
+	}
+}
+
+// The lines shown around a commented line show a tab as spaces, as the
+// diff does, not as termsafe's ^I.
+func TestCommentContextShowsTabsAsSpaces(t *testing.T) {
+	r := viewtest.GitPush(t, map[string]string{"m.go": "func f() {\n}\n"}, map[string]string{"m.go": "func f() {\n\treturn\n}\n"})
+	s := &approvaltest.Script{Keys: []rune("cr"), Lines: []string{"1", "2", "why return?", ""}, TTY: true}
+	if _, err := review.Prompt(s, r); err != nil {
+		t.Fatal(err)
+	}
+	out := s.Out.String()
+	if !strings.Contains(out, "    2      return\n") || strings.Contains(out, "^I") {
+		t.Errorf("the commented line is not shown with its tab as spaces:\n%s", out)
 	}
 }

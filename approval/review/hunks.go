@@ -29,7 +29,7 @@ func hunkPickable(r *approval.Request) bool {
 // errStopPick: the reviewer stopped picking (q); nothing is decided.
 var errStopPick = errors.New("stopped picking")
 
-const helpPick = `  y  accept this hunk               n  leave it out (it stays in the sandbox)
+const helpPick = `  y  accept this hunk               n (or x)  leave it out (it stays in the sandbox)
   s  split it: accept or leave out each changed line
   a  accept this hunk and the rest of this file's
   d  leave out this hunk and the rest of this file's
@@ -168,6 +168,8 @@ func (a *asker) askKey(acc *approval.Accepted, question string) (rune, error) {
 		switch key {
 		case 'y', 'Y', 'n', 'N', 's', 'S', 'a', 'A', 'd', 'D':
 			return toLower(key), nil
+		case 'x', 'X': // the full-screen view's key for leaving out
+			return 'n', nil
 		case 'e', 'E':
 			if err := a.editMessage(acc); err != nil {
 				return 0, err
@@ -217,7 +219,7 @@ func (a *asker) splitLines(hunk string) ([]int, error) {
 			switch key {
 			case 'y', 'Y':
 				accepted = append(accepted, n)
-			case 'n', 'N':
+			case 'n', 'N', 'x', 'X':
 			case 'q', 'Q':
 				return nil, errStopPick
 			case 'l', 'L':

@@ -116,7 +116,7 @@ func TestViewBigPushAndCancel(t *testing.T) {
 	v.press("f250\r")
 	v.waitFor("file 250/300 line ")
 	v.press("G")
-	total := strings.Count(r.Diff, "\n") + 300 // and a banner a file
+	total := strings.Count(r.Diff, "\n") + 300         // and a banner a file
 	v.waitFor(fmt.Sprintf("line %d/%d", total, total)) // the cursor on the last line
 	if err := v.proc.Signal(syscall.SIGUSR1); err != nil {
 		t.Fatal(err)
