@@ -268,3 +268,26 @@ func appliedTree(t *testing.T, src string, c approval.CommitInfo, acc approval.A
 	}
 	return strings.TrimSpace(gittest.Git(t, clone, "write-tree"))
 }
+
+// TestViewHeaderSaysWhatIsShown: a re-review's d shows what changed since
+// the reviewer's last look, and the header says so; f shows the whole
+// push, and the header says that; nothing can be picked from the
+// interdiff.
+func TestViewHeaderSaysWhatIsShown(t *testing.T) {
+	base := map[string]string{"a.go": numberedLines(5, nil)}
+	r := viewtest.GitPush(t, base, map[string]string{"a.go": numberedLines(5, map[int]string{2: "two"})})
+	r.Since = &approval.Since{Request: "req-seen", Why: "you rejected it", Interdiff: "diff --git a/a.go b/a.go\n--- a/a.go\n+++ b/a.go\n@@ -1,3 +1,3 @@\n line 1\n-TWO\n+two\n line 3\n"}
+	v := startView(t, r, 80, 24)
+	v.waitFor("[?]help")
+	v.press("d")
+	v.waitFor("Interdiff since request req-seen")
+	v.press("Jx")
+	v.golden("interdiff", "nothing is picked from an interdiff")
+	v.press("q")
+	v.waitFor("[?]help")
+	v.press("f")
+	v.waitFor(" Whole push: 1 file +1 -1")
+	v.press("q")
+	v.waitFor("[?]help")
+	v.reject()
+}

@@ -394,9 +394,9 @@ func (a *asker) key(key rune) (approval.Decision, bool, error) {
 	case 'r', 'R':
 		return a.reject()
 	case 'd':
-		return a.showDiff(a.shownDiff())
+		return a.showDiff(a.shownDiff(), r.Since != nil)
 	case 'D', 'f', 'F':
-		return a.showDiff(r.Diff)
+		return a.showDiff(r.Diff, false)
 	case 'p', 'P':
 		return a.pick()
 	case 'm', 'M':
@@ -440,8 +440,8 @@ func (a *asker) shownDiff() string {
 // where the reviewer may decide, else through the pager, and the keys
 // after it. Only the view's errors (the terminal gone, the request
 // withdrawn) end the prompt.
-func (a *asker) showDiff(diff string) (approval.Decision, bool, error) {
-	shown, out, err := a.viewDiff(diff)
+func (a *asker) showDiff(diff string, interdiff bool) (approval.Decision, bool, error) {
+	shown, out, err := a.viewDiff(diff, interdiff)
 	switch {
 	case err != nil:
 		return approval.Decision{}, false, err

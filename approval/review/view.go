@@ -9,19 +9,20 @@ import (
 	"github.com/airlock-dev/airlock/approval/review/model"
 )
 
-// viewDiff shows diff, r's or its interdiff, full screen (internal/diffview)
+// viewDiff shows diff, r's or (interdiff) what changed since the reviewer
+// last saw it, full screen (internal/diffview)
 // where the terminal can show one: a TTY whose TERM is not dumb and whose
 // size is known. It reports false, having shown nothing, elsewhere; the
 // prompt pages the diff then, as before. The view works on the asker's
 // review (a.m: what is picked, the comments), and its viewed marks are
 // kept in the reviewer's state.
-func (a *asker) viewDiff(diff string) (bool, diffview.Outcome, error) {
+func (a *asker) viewDiff(diff string, interdiff bool) (bool, diffview.Outcome, error) {
 	ft, ok := a.t.(diffview.Terminal)
 	if !ok || !ft.FullScreen() {
 		return false, diffview.Outcome{}, nil
 	}
 	m, shown := a.review(), "Whole push"
-	if diff != a.r.Diff {
+	if interdiff {
 		m = model.NewInterdiff(a.r, diff)
 		shown = "Interdiff since request " + a.r.Since.Request
 	} else if len(m.Commits) > 1 {

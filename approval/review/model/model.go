@@ -89,6 +89,9 @@ type Commit struct {
 	ID      plumbing.Hash
 	Message string
 	Files   []File
+	// Base says these are the files that land as the push's base has
+	// them (approval.FileChange.FromBase): shown, not picked from.
+	Base bool
 }
 
 // Ref names a hunk: Hunk -1 is the file as a whole (one without hunks).
@@ -126,11 +129,12 @@ const (
 
 // Errors a review's changes can meet.
 var (
-	ErrReadOnly    = errors.New("this shows what changed since your last look: nothing can be picked here (f shows the whole push)")
+	ErrReadOnly    = errors.New("nothing is picked from an interdiff: q, then f shows the whole push")
 	ErrNotPickable = errors.New("nothing can be picked from this push: approve it whole or reject it")
 	ErrWholeFiles  = errors.New("this push is picked file by file: a file is accepted or left out whole")
 	ErrNoSuchHunk  = errors.New("no such hunk")
 	ErrNoSuchLine  = errors.New("no such changed line in the hunk")
+	ErrFromBase    = errors.New("this file lands as the push's base has it: it cannot be left out (reject the push to stop it)")
 )
 
 // New is the review of r's whole push: commit by commit, hunks to pick,
@@ -150,6 +154,7 @@ func New(r *approval.Request) *Review {
 			}
 			m.Commits = append(m.Commits, mc)
 		}
+		m.addBase(r)
 	} else {
 		if r.Pickable {
 			m.mode = pickFiles
@@ -189,6 +194,30 @@ func NewCommit(r *approval.Request, ci int) (*Review, error) {
 	m.Commits[ci] = keep
 	m.finish()
 	return m, nil
+}
+
+// addBase adds the files that land from the base, as r's diff has them:
+// no commit of the worker's carries them, yet they land, so they are shown.
+func (m *Review) addBase(r *approval.Request) {
+	base := map[string]bool{}
+	for _, f := range r.Files {
+		if f.FromBase {
+			base[f.Path] = true
+		}
+	}
+	if len(base) == 0 {
+		return
+	}
+	c := Commit{Base: true, Message: "the base's files"}
+	for _, f := range ParseDiff(r.Diff, len(m.Commits)) {
+		if base[f.Path] {
+			for hi := range f.Hunks {
+				f.Hunks[hi].Ref.File = len(c.Files)
+			}
+			c.Files = append(c.Files, f)
+		}
+	}
+	m.Commits = append(m.Commits, c)
 }
 
 func newReview(r *approval.Request, s Shown) *Review {

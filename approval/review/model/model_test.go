@@ -324,3 +324,26 @@ func TestParseDiffPaths(t *testing.T) {
 		}
 	}
 }
+
+// The files that land from the base are shown with the commits' files,
+// and cannot be left out: they land whatever is picked.
+func TestBaseFilesShownNotPicked(t *testing.T) {
+	r := request()
+	r.Files = []approval.FileChange{{Path: "a.go"}, {Path: "vendor/x.go", FromBase: true}}
+	r.Diff = "diff --git a/a.go b/a.go\n--- a/a.go\n+++ b/a.go\n" + hunkA1 + "diff --git a/vendor/x.go b/vendor/x.go\nnew file mode 100644\n--- /dev/null\n+++ b/vendor/x.go\n" + hunkB1
+	m := model.New(r)
+	last := len(m.Commits) - 1
+	if !m.Commits[last].Base || len(m.Commits[last].Files) != 1 || m.Commits[last].Files[0].Path != "vendor/x.go" {
+		t.Fatalf("the base's files: %+v", m.Commits[last])
+	}
+	if err := m.SetHunk(model.Ref{Commit: last, File: 0, Hunk: 0}, false); !errors.Is(err, model.ErrFromBase) {
+		t.Errorf("leaving out a base file: %v", err)
+	}
+	if err := m.SetHunk(model.Ref{Commit: 0, File: 0, Hunk: 0}, false); err != nil {
+		t.Fatal(err)
+	}
+	d, err := m.Decide(approval.Approve, "")
+	if err != nil || approval.CheckAccept(r, d.Accept) != nil {
+		t.Errorf("a pick beside the base's files: %v, %v", err, approval.CheckAccept(r, d.Accept))
+	}
+}

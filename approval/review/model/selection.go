@@ -30,6 +30,18 @@ func (m *Review) key(h Ref) Ref {
 	return h
 }
 
+// pickable says whether h may be picked: it exists, and is not a file
+// of the base.
+func (m *Review) pickable(h Ref) error {
+	switch {
+	case !m.exists(h):
+		return ErrNoSuchHunk
+	case m.Commits[h.Commit].Base:
+		return ErrFromBase
+	}
+	return nil
+}
+
 func (m *Review) exists(h Ref) bool {
 	if h.Hunk == -1 {
 		return m.File(FileRef{h.Commit, h.File}) != nil
@@ -44,8 +56,8 @@ func (m *Review) SetHunk(h Ref, accept bool) error {
 	if err := m.canPick(); err != nil {
 		return err
 	}
-	if !m.exists(h) {
-		return ErrNoSuchHunk
+	if err := m.pickable(h); err != nil {
+		return err
 	}
 	k := m.key(h)
 	delete(m.leftLines, k)
@@ -67,10 +79,10 @@ func (m *Review) SetLine(h Ref, changed int, accept bool) error {
 	if m.mode != pickHunks {
 		return ErrWholeFiles
 	}
-	hk := m.Hunk(h)
-	if hk == nil {
-		return ErrNoSuchHunk
+	if err := m.pickable(h); err != nil {
+		return err
 	}
+	hk := m.Hunk(h)
 	n := countChanged(hk)
 	if changed < 0 || changed >= n {
 		return ErrNoSuchLine
@@ -188,6 +200,9 @@ func (m *Review) Decide(v approval.Verdict, reason string) (approval.Decision, e
 func (m *Review) accept() []approval.Accepted {
 	var out []approval.Accepted
 	for ci, c := range m.Commits {
+		if c.Base {
+			continue // it lands whatever is picked
+		}
 		acc := approval.Accepted{Commit: c.ID}
 		for fi, f := range c.Files {
 			if len(f.Hunks) == 0 {

@@ -119,15 +119,18 @@ func newDiffIndex(m *model.Review, words Words) *diffIndex {
 	ix.lines = make([]int, 0, n)
 	commits := 0
 	for _, c := range m.Commits {
-		if len(c.Files) > 0 {
+		if len(c.Files) > 0 && !c.Base {
 			commits++
 		}
 	}
 	ix.files = make([]diffFile, 0, len(refs))
 	for i, fr := range refs {
 		f := diffFile{ref: fr, path: m.File(fr).Path, hunks: -1}
-		if commits > 1 {
-			f.commit = fmt.Sprintf("commit %d/%d %s", fr.Commit+1, len(m.Commits), shortid.HashOr(m.Commits[fr.Commit].ID, ""))
+		switch c := m.Commits[fr.Commit]; {
+		case c.Base:
+			f.commit = "lands as the base has it"
+		case commits > 1:
+			f.commit = fmt.Sprintf("commit %d/%d %s", fr.Commit+1, commits, shortid.HashOr(c.ID, ""))
 		}
 		ix.scan(&f, spans[i])
 		ix.files = append(ix.files, f)
