@@ -129,7 +129,7 @@ const (
 
 // Errors a review's changes can meet.
 var (
-	ErrReadOnly    = errors.New("nothing is picked from an interdiff: q, then f shows the whole push")
+	ErrReadOnly    = errors.New("nothing is picked from an interdiff: f shows the whole push")
 	ErrNotPickable = errors.New("nothing can be picked from this push: approve it whole or reject it")
 	ErrWholeFiles  = errors.New("this push is picked file by file: a file is accepted or left out whole")
 	ErrNoSuchHunk  = errors.New("no such hunk")
