@@ -291,3 +291,20 @@ func TestViewHeaderSaysWhatIsShown(t *testing.T) {
 	v.waitFor("[?]help")
 	v.reject()
 }
+
+// TestViewCommitByCommitAt80x24: a push of two commits with hostile names,
+// messages and content, full screen at 80x24: the header and the keys fit;
+// each file's banner names its commit; the flagged file comes first, and
+// J goes hunk by hunk; nothing of the worker's reaches the terminal raw.
+func TestViewCommitByCommitAt80x24(t *testing.T) {
+	v := startView(t, hunkRequest(t), 80, 24)
+	v.waitFor("[?]help")
+	v.press("d")
+	v.golden("commits", "commit 1/2")
+	v.press("JJJx")
+	v.golden("commits-picked", "the hunk left out")
+	v.press("q")
+	v.waitFor("[?]help")
+	v.reject()
+	assertOnlyViewEscapes(t, v.output())
+}

@@ -74,17 +74,25 @@ func (v *diffView) drawHeader(b []byte) []byte {
 	if shown == "" {
 		shown = "Whole push"
 	}
-	s := fmt.Sprintf(" %s: %s +%d -%d", shown, plural(len(ix.files), "file"), ix.added, ix.dels)
-	if n := v.viewedCount(); n > 0 {
-		s += fmt.Sprintf(", %d viewed", n)
+	// What is shown and the order first; then what the reviewer did, as
+	// far as the row holds: at 80 columns the first parts always fit.
+	s := fmt.Sprintf(" %s: %s +%d -%d. %s", shown, plural(len(ix.files), "file"), ix.added, ix.dels, v.orderWords())
+	var more []string
+	if n := len(ix.m.Comments()); n > 0 {
+		more = append(more, plural(n, "comment"))
 	}
 	if ix.m.LeftOut() {
-		s += ", some left out"
+		more = append(more, "some left out")
 	}
-	if n := len(ix.m.Comments()); n > 0 {
-		s += ", " + plural(n, "comment")
+	if n := v.viewedCount(); n > 0 {
+		more = append(more, fmt.Sprintf("%d viewed", n))
 	}
-	s += ". " + v.orderWords()
+	for _, m := range more {
+		if cellWidth(s+"; "+m) > v.cols {
+			break
+		}
+		s += "; " + m
+	}
 	return v.bar(rowAt(b, 1), s)
 }
 
@@ -94,7 +102,7 @@ func (v *diffView) orderWords() string {
 	if ix.high+ix.medium == 0 {
 		return "No file flagged"
 	}
-	return fmt.Sprintf("Risk first: %d high, %d medium", ix.high, ix.medium)
+	return fmt.Sprintf("Risk first: %d high, %d med", ix.high, ix.medium)
 }
 
 // bar writes s in reverse video across the whole row.
