@@ -14,6 +14,7 @@ import (
 
 	"github.com/airlock-dev/airlock/approval"
 	"github.com/airlock-dev/airlock/approval/internal/approvaltest"
+	"github.com/airlock-dev/airlock/approval/review"
 	"github.com/airlock-dev/airlock/approval/review/internal/viewtest"
 	"github.com/airlock-dev/airlock/gittools"
 	"github.com/airlock-dev/airlock/internal/gittest"
@@ -307,4 +308,35 @@ func TestViewCommitByCommitAt80x24(t *testing.T) {
 	v.waitFor("[?]help")
 	v.reject()
 	assertOnlyViewEscapes(t, v.output())
+}
+
+// TestPickAsksTheRiskyHunksFirst: the line prompt's p walks the flagged
+// file first (the procfile, after a.go in the push's order), then the
+// rest; the decision names each commit's files in the commit's order, and
+// the gate takes it.
+func TestPickAsksTheRiskyHunksFirst(t *testing.T) {
+	req, gate, done, src, bare := pushingSession(t)
+	s := &approvaltest.Script{Keys: []rune("p" + "y" + "yn" + "y"), Lines: []string{"yes"}, TTY: true}
+	d, err := review.Prompt(s, req)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, s.Out.String())
+	}
+	out := s.Out.String()
+	proc, aGo := strings.Index(out, "Accept this hunk of zz/procfile"), strings.Index(out, "Accept this hunk of a.go")
+	if proc < 0 || aGo < 0 || proc > aGo {
+		t.Fatalf("the flagged file's hunk was not asked first (procfile at %d, a.go at %d):\n%s", proc, aGo, out)
+	}
+	c := req.Commits[0]
+	if d.Verdict != approval.Pick || len(d.Accept) != 1 || len(d.Accept[0].Files) != 2 || d.Accept[0].Files[0].Path != c.Files[0].Path {
+		t.Fatalf("decision %+v", d)
+	}
+	if _, err := gate.Resolve(d); err != nil {
+		t.Fatalf("Resolve: %v", err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if got, want := strings.TrimSpace(gittest.Git(t, bare, "log", "-1", "--format=%T", "main")), appliedTree(t, src, c, d.Accept[0]); got != want {
+		t.Errorf("landed tree %s, git apply --cached of what was accepted makes %s", got, want)
+	}
 }
