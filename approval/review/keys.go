@@ -16,8 +16,9 @@ const KeysHelp = `Keys, at a push's prompt (one key, no Enter):
   c  comment for the worker: choose a file by number and a line of its new side
      (shown with the lines around it), or Enter for a comment on the whole file
      or a general one; comments go with whatever you decide
-  p  pick: push only part of it. Hunk by hunk, commit by commit, as git add -p
-     does, when the server sends each commit's files; else file by file. Then:
+  p  pick: push only part of it. Hunk by hunk, as git add -p does, the flagged
+     files first, when the server sends each commit's files; else file by
+     file. Then:
        y  accept this hunk          n  leave it out (it stays in the sandbox); x too
        s  split it: y or n for each changed line (q back to the whole hunk)
        a  accept the rest of this file's hunks

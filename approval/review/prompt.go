@@ -296,7 +296,7 @@ const helpFiles = `  p  pick files: push only the files you choose, in a new com
      stay in the sandbox, unstaged, and nothing is lost
 `
 
-const helpHunks = `  p  pick hunks, commit by commit, file by file, as git add -p does:
+const helpHunks = `  p  pick hunks, file by file, as git add -p does, the flagged files first:
        y accept the hunk   n leave it out   s split it to lines (then y/n each)
        a accept the rest of the file   d leave out the rest of the file
        e edit this commit's message   q stop picking   ? help
