@@ -49,6 +49,10 @@ func (m *Review) exists(h Ref) bool {
 	return m.Hunk(h) != nil
 }
 
+// ByFile reports whether the review is picked file by file: leaving out
+// a hunk leaves out its file.
+func (m *Review) ByFile() bool { return m.mode == pickFiles }
+
 // SetHunk accepts hunk h, or leaves it out (Hunk -1: a file without
 // hunks). Accepting a hunk accepts all its lines; in a review picked
 // file by file, it is the hunk's whole file that is set.

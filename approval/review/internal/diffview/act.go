@@ -42,7 +42,10 @@ func (v *diffView) setHunk(accept bool) {
 	}
 	refs := v.fileHunks(f)
 	what := "the file's hunks"
-	if line >= 0 && v.ix.ref(line).hunk >= 0 {
+	switch {
+	case v.ix.m.ByFile():
+		what = "the file (this push is picked file by file)"
+	case line >= 0 && v.ix.ref(line).hunk >= 0:
 		refs, what = []model.Ref{v.ix.hunkRef(f, line)}, "the hunk"
 	}
 	for _, r := range refs {

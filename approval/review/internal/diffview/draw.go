@@ -346,7 +346,7 @@ func (v *diffView) statusLine() string {
 	if f, line := v.under(); f != nil {
 		if on := v.commentsOn(f, line); len(on) > 0 {
 			c := v.ix.m.Comments()[on[0]]
-			return s + "* " + c.Text + "  (C: edit, delete)"
+			return s + "* " + termsafe.Line(c.Text) + "  (C: edit, delete)"
 		}
 	}
 	if v.mark >= 0 {
@@ -386,7 +386,7 @@ func (v *diffView) drawComments(b []byte) []byte {
 			if i == v.csel {
 				w.b = append(w.b, escReverse...)
 			}
-			w.put(fmt.Sprintf("%3d  %s  %s", i+1, model.Place(cs[i]), cs[i].Text))
+			w.put(fmt.Sprintf("%3d  %s  %s", i+1, termsafe.Line(model.Place(cs[i])), termsafe.Line(cs[i].Text)))
 		}
 		b = v.edge(w)
 	}
