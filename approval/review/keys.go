@@ -43,7 +43,8 @@ the hunk under the cursor (on a file's banner, the file), + - one changed
 line; c comments on the line under the cursor (a deleted line: its old
 side), on the range from v, or on the file from its banner; C lists your
 comments (e edits, d deletes); m marks the file viewed (kept for later
-requests of the same change); f the file list; a approves (the rest, as a
+requests of the same change); f the file list; = one commit alone, then
+the next; a approves (the rest, as a
 pick, when you left something out), r rejects with a reason; ? its keys;
 q back to the prompt (Esc does not leave).
 At a network request's prompt: a allow once, c allow this command for the

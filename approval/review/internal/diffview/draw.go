@@ -74,9 +74,17 @@ func (v *diffView) drawHeader(b []byte) []byte {
 	if shown == "" {
 		shown = "Whole push"
 	}
+	if v.only >= 0 {
+		shown = v.commitWords()
+	}
 	// What is shown and the order first; then what the reviewer did, as
 	// far as the row holds: at 80 columns the first parts always fit.
-	s := fmt.Sprintf(" %s: %s +%d -%d. %s", shown, plural(len(ix.files), "file"), ix.added, ix.dels, v.orderWords())
+	added, dels := 0, 0
+	for _, i := range ix.order {
+		added += ix.files[i].added
+		dels += ix.files[i].dels
+	}
+	s := fmt.Sprintf(" %s: %s +%d -%d. %s", shown, plural(len(ix.order), "file"), added, dels, v.orderWords())
 	var more []string
 	if n := len(ix.m.Comments()); n > 0 {
 		more = append(more, plural(n, "comment"))
@@ -98,11 +106,19 @@ func (v *diffView) drawHeader(b []byte) []byte {
 
 // orderWords says the order the files are in.
 func (v *diffView) orderWords() string {
-	ix := v.ix
-	if ix.high+ix.medium == 0 {
+	high, medium := 0, 0
+	for _, i := range v.ix.order {
+		switch v.ix.files[i].sev {
+		case approval.High:
+			high++
+		case approval.Medium:
+			medium++
+		}
+	}
+	if high+medium == 0 {
 		return "No file flagged"
 	}
-	return fmt.Sprintf("Risk first: %d high, %d med", ix.high, ix.medium)
+	return fmt.Sprintf("Risk first: %d high, %d med", high, medium)
 }
 
 // bar writes s in reverse video across the whole row.
@@ -268,7 +284,7 @@ var viewHelp = []string{
 	"       ] [: file   J K: hunk   } {: flagged file   ) (: comment",
 	"       Left Right: sideways   o Enter: open a collapsed file (over " + strconv.Itoa(bigFile) + ")",
 	"Find   / text Enter: search (lower case: any case)   n N: next, previous",
-	"Files  f: the file list (Enter or a number goes to one)",
+	"Files  f: the file list (Enter or a number goes to one)   =: one commit, the next",
 	"       m: mark the file viewed, or not (kept for later reviews of it)",
 	"Pick   y: accept the hunk under the cursor (on a file's first line: the file)",
 	"       x: leave it out (it stays in the sandbox)",

@@ -36,10 +36,9 @@ type diffIndex struct {
 	files []diffFile
 	// order is the order files are shown in: the model's (high risk
 	// first, then medium, then the rest).
-	order        []int
-	high, medium int // how many files of each lead the order
-	added, dels  int
-	numWidth     int // the digits of the largest line number
+	order    []int
+	all      []int // the order of every file, when order shows one commit's
+	numWidth int   // the digits of the largest line number
 }
 
 // lineRef is what a line of the text is: a line of its file's header
@@ -140,6 +139,7 @@ func newDiffIndex(m *model.Review, words Words) *diffIndex {
 	for _, fr := range m.Order() {
 		ix.order = append(ix.order, base[fr.Commit]+fr.File)
 	}
+	ix.all = ix.order
 	ix.rank(m, words)
 	return ix
 }
@@ -238,14 +238,6 @@ func (ix *diffIndex) rank(m *model.Review, words Words) {
 		f.name = termsafe.Line(f.path)
 		if len(labels) > 0 {
 			f.labels = "! " + termsafe.Line(strings.Join(labels, ", "))
-		}
-		ix.added += f.added
-		ix.dels += f.dels
-		switch f.sev {
-		case approval.High:
-			ix.high++
-		case approval.Medium:
-			ix.medium++
 		}
 	}
 }

@@ -1,9 +1,13 @@
 package diffview
 
 import (
+	"fmt"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/airlock-dev/airlock/internal/shortid"
+	"github.com/airlock-dev/airlock/internal/termsafe"
 )
 
 // diffView is the full-screen view's state: where it is in the index and
@@ -16,6 +20,7 @@ type diffView struct {
 	top    int    // the first row on the screen
 	cur    int    // the cursor's row: what y, x, c and the jumps act on
 	mark   int    // the row a range to comment on starts at (v); -1: none
+	only   int    // the commit shown alone (=); -1: every one
 	left   int    // cells scrolled right, for lines wider than the screen
 
 	cols, rows int
@@ -52,9 +57,59 @@ const (
 )
 
 func newDiffView(ix *diffIndex, cols, rows int, color bool) *diffView {
-	v := &diffView{ix: ix, open: make([]bool, len(ix.files)), cols: cols, rows: rows, color: color, hitAt: -1, mark: -1}
+	v := &diffView{ix: ix, open: make([]bool, len(ix.files)), cols: cols, rows: rows, color: color, hitAt: -1, mark: -1, only: -1}
 	v.layout()
 	return v
+}
+
+// showCommit shows only the files of the next commit of the push (=),
+// round to the whole push after the last.
+func (v *diffView) showCommit() {
+	var commits []int
+	for ci, c := range v.ix.m.Commits {
+		if len(c.Files) > 0 && !c.Base {
+			commits = append(commits, ci)
+		}
+	}
+	if len(commits) < 2 {
+		v.msg = "this push has one commit: it is all shown"
+		return
+	}
+	next := -1
+	for _, ci := range commits {
+		if ci > v.only {
+			next = ci
+			break
+		}
+	}
+	v.only, v.ix.order = next, v.ix.all
+	if next >= 0 {
+		v.ix.order = nil
+		for _, i := range v.ix.all {
+			if v.ix.files[i].ref.Commit == next {
+				v.ix.order = append(v.ix.order, i)
+			}
+		}
+	}
+	v.starts = nil
+	v.layout()
+	v.top, v.cur, v.mark, v.hitAt = 0, 0, -1, -1
+}
+
+// commitWords is the header's words for the commit shown alone.
+func (v *diffView) commitWords() string {
+	c := v.ix.m.Commits[v.only]
+	return fmt.Sprintf("Commit %d/%d %s %s", v.only+1, len(v.ix.m.Request.Commits), shortid.HashOr(c.ID, ""), clipSubject(c.Message))
+}
+
+// clipSubject is a message's first line, sanitised and quoted, at most
+// 22 characters of it: the header keeps room for the counts.
+func clipSubject(msg string) string {
+	s, _, _ := strings.Cut(msg, "\n")
+	if r := []rune(termsafe.Line(s)); len(r) > 22 {
+		return `"` + string(r[:21]) + `…"`
+	}
+	return quoteLine(s)
 }
 
 // layout counts each file's rows: its banner (the one line of a big

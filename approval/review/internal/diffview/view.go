@@ -241,6 +241,8 @@ func (v *diffView) handle(k rune) bool {
 		v.csel = max(0, min(v.csel, len(v.ix.m.Comments())-1))
 	case 'm':
 		v.toggleViewed()
+	case '=':
+		v.showCommit()
 	case 'o', 'O':
 		v.toggle()
 	case 'f', 'F':
