@@ -2,7 +2,6 @@ package model
 
 import (
 	"errors"
-	"fmt"
 	"strconv"
 	"strings"
 
@@ -18,9 +17,8 @@ type Shown int
 const (
 	// ShownPush is the whole push: commit by commit when the request
 	// carries each commit's files (so hunks can be picked), else its diff.
+	// A front-end shows one commit by showing only its files (Commit).
 	ShownPush Shown = iota
-	// ShownCommit is one commit of the push.
-	ShownCommit
 	// ShownInterdiff is what changed since the request the reviewer saw
 	// last (approval.Since): read, commented on, not picked from.
 	ShownInterdiff
@@ -175,25 +173,6 @@ func NewInterdiff(r *approval.Request, diff string) *Review {
 	m.Diff = diff
 	m.finish()
 	return m
-}
-
-// NewCommit is the review of one commit of r (ci, from 0), picked from
-// as New's is.
-func NewCommit(r *approval.Request, ci int) (*Review, error) {
-	if !hunkPickable(r) || ci < 0 || ci >= len(r.Commits) {
-		return nil, fmt.Errorf("no commit %d to show: the push has %d with their own files", ci+1, len(r.Commits))
-	}
-	m := New(r)
-	m.Shown = ShownCommit
-	keep := m.Commits[ci]
-	for i := range m.Commits {
-		if i != ci {
-			m.Commits[i].Files = nil
-		}
-	}
-	m.Commits[ci] = keep
-	m.finish()
-	return m, nil
 }
 
 // addBase adds the files that land from the base, as r's diff has them:
