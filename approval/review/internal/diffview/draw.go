@@ -284,7 +284,7 @@ var viewHelp = []string{
 	"       ] [: file   J K: hunk   } {: flagged file   ) (: comment",
 	"       Left Right: sideways   o Enter: open a collapsed file (over " + strconv.Itoa(bigFile) + ")",
 	"Find   / text Enter: search (lower case: any case)   n N: next, previous",
-	"Files  f: the file list (Enter or a number goes to one)   =: one commit, the next",
+	"Files  f: the file list (Enter or a number goes to one)   =: one commit, next",
 	"       m: mark the file viewed, or not (kept for later reviews of it)",
 	"Pick   y: accept the hunk under the cursor (on a file's first line: the file)",
 	"       x: leave it out (it stays in the sandbox)",

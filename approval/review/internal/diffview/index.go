@@ -28,7 +28,9 @@ const bigFile = 400
 type diffIndex struct {
 	m     *model.Review
 	text  string
-	lines []int // lines[i] is where line i starts; lines[len-1] is len(text)
+	// lines[i] is where line i starts, lines[len-1] len(text): 4 bytes a
+	// line (a request's diff is capped far below 4 GiB).
+	lines []uint32
 	// marks say what each line is in the model (ref): a mark at each
 	// file's first line (its header) and at each hunk's "@@" line, in
 	// order, so they cost a word or two a hunk, not a line.
@@ -115,7 +117,7 @@ func newDiffIndex(m *model.Review, words Words) *diffIndex {
 		}
 	}
 	n := strings.Count(ix.text, "\n") + 2
-	ix.lines = make([]int, 0, n)
+	ix.lines = make([]uint32, 0, n)
 	commits := 0
 	for _, c := range m.Commits {
 		if len(c.Files) > 0 && !c.Base {
@@ -134,7 +136,7 @@ func newDiffIndex(m *model.Review, words Words) *diffIndex {
 		ix.scan(&f, spans[i])
 		ix.files = append(ix.files, f)
 	}
-	ix.lines = append(ix.lines, len(ix.text))
+	ix.lines = append(ix.lines, uint32(len(ix.text)))
 	ix.order = make([]int, 0, len(refs))
 	for _, fr := range m.Order() {
 		ix.order = append(ix.order, base[fr.Commit]+fr.File)
@@ -167,7 +169,7 @@ func (ix *diffIndex) scan(f *diffFile, span [2]int) {
 			end += at
 		}
 		s := ix.text[at:end]
-		ix.lines = append(ix.lines, at)
+		ix.lines = append(ix.lines, uint32(at))
 		switch {
 		case (hunk >= 0 || f.hunks < 0) && strings.HasPrefix(s, "@@ -"):
 			if f.hunks < 0 {
@@ -194,14 +196,17 @@ func (ix *diffIndex) scan(f *diffFile, span [2]int) {
 
 // line is line i's text, without its newline.
 func (ix *diffIndex) line(i int) string {
-	s := ix.text[ix.lines[i]:ix.lines[i+1]]
+	s := ix.text[ix.start(i):ix.start(i+1)]
 	return strings.TrimSuffix(s, "\n")
 }
 
 // lineAt is the line that holds byte offset off.
 func (ix *diffIndex) lineAt(off int) int {
-	return sort.Search(len(ix.lines)-1, func(i int) bool { return ix.lines[i+1] > off })
+	return sort.Search(len(ix.lines)-1, func(i int) bool { return ix.start(i+1) > off })
 }
+
+// start is where line i starts in the text.
+func (ix *diffIndex) start(i int) int { return int(ix.lines[i]) }
 
 // hunkRef is the model's name of the hunk line i is in (Hunk -1 for a
 // file's header).

@@ -264,7 +264,7 @@ func (v *diffView) search(forward bool) {
 		k, from = n-1, len(hay)
 	default:
 		f := &v.ix.files[v.ix.order[k]]
-		from = v.ix.lines[min(f.first+max(0, off-1), f.end)]
+		from = v.ix.start(min(f.first+max(0, off-1), f.end))
 		if forward {
 			from-- // the top line itself may hold the first match
 		}
@@ -280,7 +280,7 @@ func (v *diffView) search(forward bool) {
 			break
 		}
 		f := &v.ix.files[v.ix.order[kk]]
-		lo, hi := v.ix.lines[f.first], v.ix.lines[f.end]
+		lo, hi := v.ix.start(f.first), v.ix.start(f.end)
 		at := -1
 		switch {
 		case forward && step == 0:
