@@ -38,6 +38,11 @@ func TestComments(t *testing.T) {
 			want: approval.Decision{Request: r.ID, Verdict: approval.Approve, By: "reviewer", Comments: []approval.Comment{
 				{Path: "a.go", Line: 9, Text: "check this"}}},
 			output: []string{`"0" is not a line number`, "Line 9 of a.go is not in the diff shown"}},
+		{name: "a deleted line and a range", keys: "ccr", lines: []string{"2", "5-3", "old 20", "keep line 20", "2", "3-5", "range text", ""},
+			want: approval.Decision{Request: r.ID, Verdict: approval.Reject, By: "reviewer", Comments: []approval.Comment{
+				{Path: "a.go", Line: 20, Side: approval.SideOld, Text: "keep line 20"}, {Path: "a.go", Line: 3, EndLine: 5, Text: "range text"}}},
+			output: []string{`"5-3" is not a line number or a range`, "> " + "   20  line 20\n", "     19  line 19", "> " + "    3  line 3 changed", "> " + "    5  line 5",
+				"a.go:20 (old side)  keep line 20", "a.go:3-5  range text"}},
 		{name: "back without a comment", keys: "ccca", lines: []string{"q", "1", "q", "1", "2", "", "yes"},
 			want:   approval.Decision{Request: r.ID, Verdict: approval.Approve, By: "reviewer"},
 			output: []string{"No comment added."}},

@@ -13,9 +13,10 @@ const KeysHelp = `Keys, at a push's prompt (one key, no Enter):
   a  approve: the push goes ahead as shown; a high risk (!!) asks you to type yes
   r  reject: nothing is pushed; you may give a reason the worker is told; with
      comments, this asks the worker for those changes
-  c  comment for the worker: choose a file by number and a line of its new side
-     (shown with the lines around it), or Enter for a comment on the whole file
-     or a general one; comments go with whatever you decide
+  c  comment for the worker: choose a file by number and a line (12), a range
+     (12-14) or a line the push deletes (old 12), shown with the lines around
+     it, or Enter for a comment on the whole file or a general one; comments go
+     with whatever you decide
   p  pick: push only part of it. Hunk by hunk, as git add -p does, the flagged
      files first, when the server sends each commit's files; else file by
      file. Then:

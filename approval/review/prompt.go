@@ -285,8 +285,9 @@ const helpText = `  d  show the diff full screen (in your pager on a plain termi
   a  approve: the push goes ahead exactly as shown (with your comments, if any)
   r  reject: nothing is pushed; you may give a reason, which the worker is told;
      with comments, this asks the worker for those changes
-  c  comment on a file and line, or in general, for the worker; the comments
-     go with your decision
+  c  comment on a file and line (12, a range 12-14, old 12 for a deleted
+     line), or in general, for the worker; the comments go with your decision
+     (in the full-screen diff, c comments on the line under the cursor)
   m  show every commit that lands with its whole message (hidden characters
      escaped)
   ?  this help
