@@ -26,8 +26,8 @@ const bigFile = 400
 // read from one, so a view of a 20,000-line push costs its lines'
 // offsets and refs.
 type diffIndex struct {
-	m     *model.Review
-	text  string
+	m    *model.Review
+	text string
 	// lines[i] is where line i starts, lines[len-1] len(text): 4 bytes a
 	// line (a request's diff is capped far below 4 GiB).
 	lines []uint32
