@@ -137,8 +137,9 @@ func endingWords(toCR, fromCR int) string {
 // File is one file's diff (its header, as git prints it up to the first
 // hunk, and its hunks) as shown in mode m: the header with a line that
 // says what changed in line endings or whitespace alone, then the hunks
-// of the edits that remain, three lines of context around each. A file
-// with nothing of either comes back as it is.
+// of the edits that remain, three lines of context around each (where
+// line endings changed, shown without their CRs: the line says so). A
+// file with nothing of either comes back as it is.
 func File(header string, hunks []string, m Mode) (string, []string) {
 	var out []string
 	toCR, fromCR, spaceOnly := 0, 0, 0
@@ -175,9 +176,13 @@ func File(header string, hunks []string, m Mode) (string, []string) {
 	var note strings.Builder
 	if w := endingWords(toCR, fromCR); w != "" {
 		fmt.Fprintf(&note, "line endings: %s\n", w)
+		// Said once, the CRs are not shown on every line again.
+		for i := range out {
+			out[i] = strings.ReplaceAll(out[i], "\r\n", "\n")
+		}
 	}
 	if spaceOnly > 0 {
-		fmt.Fprintf(&note, "whitespace: %d changed %s not shown (w shows them)\n", spaceOnly, plural(spaceOnly, "line", "lines"))
+		fmt.Fprintf(&note, "whitespace: %d changed %s not shown (w shows %s)\n", spaceOnly, plural(spaceOnly, "line", "lines"), plural(spaceOnly, "it", "them"))
 	}
 	if len(out) == 0 && len(hunks) > 0 {
 		note.WriteString("no other change\n")
