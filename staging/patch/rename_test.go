@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -161,6 +162,7 @@ func TestRenamesAsGitOnARealHistory(t *testing.T) {
 		"--format=%x01%H %P", "-n", limit, "HEAD")
 	ids, parents, files := parseLog(t, out)
 	commits, withRenames, ourRenames, gitRenames := 0, 0, 0, 0
+	shownLines, plainLines := 0, 0
 	for i, id := range ids {
 		got, text, renames := ourNumstat(t, src, parents[i], id)
 		want := files[i]
@@ -178,14 +180,42 @@ func TestRenamesAsGitOnARealHistory(t *testing.T) {
 			continue
 		}
 		withRenames++
+		for _, n := range got {
+			a, _ := strconv.Atoi(n.added)
+			d, _ := strconv.Atoi(n.deleted)
+			shownLines += a + d
+		}
+		plainLines += plainCount(t, src, parents[i], id)
 		if diff := gitOut(t, top, "diff", "-M", "-C", "--no-color", "--abbrev=7", parents[i], id); diff != text {
 			t.Fatalf("commit %s: diff differs from git diff -M -C\n got:\n%s\nwant:\n%s", id, clip(text), clip(diff))
 		}
 	}
-	t.Logf("%d commits, %d with renames or copies (%d of them; git: %d), diffs byte for byte", commits, withRenames, ourRenames, gitRenames)
+	t.Logf("%d commits, %d with renames or copies (%d of them; git: %d), diffs byte for byte; those commits change %d lines as shown, %d without renames (%.1fx)",
+		commits, withRenames, ourRenames, gitRenames, shownLines, plainLines, float64(plainLines)/float64(max(1, shownLines)))
 	if commits < 50 || withRenames == 0 {
 		t.Fatalf("only %d commits, %d with renames: the history is too short to hold this test", commits, withRenames)
 	}
+}
+
+// plainCount is the lines the change from parent to id counts without
+// renames, as a request counted them before: a rename is every line
+// deleted and added again.
+func plainCount(t *testing.T, src repoSource, parent, id string) int {
+	tree := func(h string) plumbing.Hash {
+		c, err := object.GetCommit(src, plumbing.NewHash(h))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c.TreeHash
+	}
+	n := 0
+	if err := patch.Each(src, tree(parent), tree(id), func(f *patch.FilePatch) error {
+		n += f.Added + f.Deleted
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
 
 func clip(s string) string {
