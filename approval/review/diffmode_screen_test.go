@@ -196,3 +196,26 @@ func TestPickALineEndingFileWhole(t *testing.T) {
 		t.Errorf("the gate refuses the pick: %v", err)
 	}
 }
+
+// At the line prompt (a terminal that cannot show a full screen pages
+// the diff), the CRLF file is one line and its edit, and w makes the
+// paged diff ignore whitespace: the indented line is gone, and a line
+// says it is not shown.
+func TestPromptWIgnoresWhitespaceInThePagedDiff(t *testing.T) {
+	v := startView(t, movedRequest(t), 100, 40, "TERM=dumb")
+	v.waitFor("[?]help")
+	v.press("d")
+	v.waitFor("line endings: LF -> CRLF")
+	if !strings.Contains(v.output(), "+\tstyle line 2") {
+		t.Fatal("shown with whitespace, the paged diff lacks the indented line")
+	}
+	v.press("w")
+	v.waitFor("Whitespace is ignored in the diff (w shows it again)")
+	at := len(v.output())
+	v.press("d")
+	v.waitFor("whitespace: 1 changed line not shown (w shows it)")
+	if strings.Contains(v.output()[at:], "+\tstyle line 2") || !strings.Contains(v.output()[at:], "+style line eight") {
+		t.Errorf("with whitespace ignored, the paged diff is:\n%s", v.output()[at:])
+	}
+	v.reject()
+}
