@@ -314,19 +314,26 @@ func diffLines(h hunkText, m Mode) []edit {
 			news = append(news, l)
 		}
 	}
-	eq := func(a, b line) bool {
-		if a.noEOL != b.noEOL {
-			return false
-		}
-		if m.IgnoreSpace {
-			return squeeze(a.text) == squeeze(b.text)
-		}
-		return strings.TrimSuffix(a.text, "\r") == strings.TrimSuffix(b.text, "\r")
-	}
 	n, k := len(olds), len(news)
 	if n*k > maxCells {
 		return asIs(h)
 	}
+	// Each line's key in the mode, made once: the table compares them
+	// n*k times.
+	key := func(l line) string {
+		if m.IgnoreSpace {
+			return squeeze(l.text)
+		}
+		return strings.TrimSuffix(l.text, "\r")
+	}
+	okeys, nkeys := make([]string, n), make([]string, k)
+	for i, l := range olds {
+		okeys[i] = key(l)
+	}
+	for j, l := range news {
+		nkeys[j] = key(l)
+	}
+	eqAt := func(i, j int) bool { return olds[i].noEOL == news[j].noEOL && okeys[i] == nkeys[j] }
 	// lcs[i][j] is the longest common run of olds[i:] and news[j:].
 	lcs := make([][]int32, n+1)
 	for i := range lcs {
@@ -335,7 +342,7 @@ func diffLines(h hunkText, m Mode) []edit {
 	for i := n - 1; i >= 0; i-- {
 		for j := k - 1; j >= 0; j-- {
 			switch {
-			case eq(olds[i], news[j]):
+			case eqAt(i, j):
 				lcs[i][j] = lcs[i+1][j+1] + 1
 			case lcs[i+1][j] >= lcs[i][j+1]:
 				lcs[i][j] = lcs[i+1][j]
@@ -349,7 +356,7 @@ func diffLines(h hunkText, m Mode) []edit {
 	i, j := 0, 0
 	for i < n || j < k {
 		switch {
-		case i < n && j < k && eq(olds[i], news[j]):
+		case i < n && j < k && eqAt(i, j):
 			flush()
 			out = append(out, edit{kind: ' ', old: olds[i].text, new: news[j].text, oldAt: i, newAt: j})
 			i, j = i+1, j+1
