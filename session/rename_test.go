@@ -133,3 +133,39 @@ func TestPickOfARenamedFile(t *testing.T) {
 		})
 	}
 }
+
+// A re-review after a rejection, where the worker then renamed the file
+// it had pushed: the interdiff shows the rename as git does (from the
+// file the reviewer saw, to its new name), not the file deleted and
+// another created.
+func TestInterdiffShowsARename(t *testing.T) {
+	r := repo(t, true, map[string]string{"README.md": "# p\n"})
+	e := newEnv(t, r, config{})
+	var b strings.Builder
+	for i := 1; i <= 40; i++ {
+		fmt.Fprintf(&b, "report line %d\n", i)
+	}
+	e.write(t, "draft.md", b.String())
+	_, err := e.s.Stage(nil, "Draft")
+	must(t, err)
+	done := make(chan error, 1)
+	go func() { _, err := e.s.Push(context.Background(), "", "", nil); done <- err }()
+	first := waitPending(t, e.gate, 1)[0]
+	_, err = e.gate.Resolve(approval.Decision{Request: first.ID, Verdict: approval.Reject, Reason: "name it report.md"})
+	must(t, err)
+	<-done
+	must(t, e.s.Workspace().Rename("draft.md", "report.md"))
+	e.write(t, "report.md", strings.Replace(b.String(), "report line 7\n", "report line seven\n", 1))
+	_, err = e.s.Stage(nil, "Report")
+	must(t, err)
+	go func() { _, err := e.s.Push(context.Background(), "", "", nil); done <- err }()
+	second := waitPending(t, e.gate, 1)[0]
+	sn := second.Since
+	if sn == nil || !strings.Contains(sn.Interdiff, "rename from draft.md\nrename to report.md\n") || !strings.Contains(sn.Interdiff, "-report line 7\n+report line seven\n") ||
+		strings.Contains(sn.Interdiff, "deleted file") {
+		t.Fatalf("interdiff:\n%+v", sn)
+	}
+	_, err = e.gate.Resolve(approval.Decision{Request: second.ID, Verdict: approval.Reject})
+	must(t, err)
+	<-done
+}

@@ -139,7 +139,7 @@ func (b *Book) interdiff(tree plumbing.Hash, req *approval.Request, seenPaths []
 	var buf bytes.Buffer
 	// The other files' contents are never read: a branch that moved a
 	// great deal costs its trees' walk, not a fetch of its lazy files.
-	err := b.cfg.Store.EachFilePatchOf(tree, req.Tree, func(p string) bool { return paths[p] }, func(f *staging.FilePatch) error {
+	err := b.cfg.Store.EachFilePatchRenamedOf(tree, req.Tree, func(p string) bool { return paths[p] }, func(f *staging.FilePatch) error {
 		return f.Format(diff, &buf, false)
 	})
 	if err != nil {

@@ -170,9 +170,18 @@ func EachOf(s Source, a, b plumbing.Hash, keep func(path string) bool, fn func(*
 // not a deletion and a creation. What a reviewer is shown and picks from
 // is this, so that both agree with git diff -M -C.
 func EachRenamed(s Source, a, b plumbing.Hash, fn func(*FilePatch) error) error {
+	return EachRenamedOf(s, a, b, nil, fn)
+}
+
+// EachRenamedOf is EachRenamed over only the paths keep accepts (all,
+// when nil): renames are found among them, the others never read.
+func EachRenamedOf(s Source, a, b plumbing.Hash, keep func(path string) bool, fn func(*FilePatch) error) error {
 	changes, err := Trees(s, a, b)
 	if err != nil {
 		return err
+	}
+	if keep != nil {
+		changes = slices.DeleteFunc(changes, func(c Change) bool { return !keep(c.Path) })
 	}
 	changes = Renames(changes, s.ReadBlob, 0)
 	return eachChange(s, changes, fn)
