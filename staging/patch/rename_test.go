@@ -136,8 +136,9 @@ func ourNumstat(t *testing.T, src repoSource, parent, id string) ([]numstat, str
 
 // TestRenamesAsGitOnARealHistory replays the history of the repository
 // this test runs in (airlock's own: files moved into packages, copied
-// and edited), each commit with a rename or copy and the latest 100: the files, their renames and copies, and
-// their line counts are git diff -M -C --numstat's, and the whole diff
+// and edited), each commit with a rename or copy and the latest 30:
+// the files, their renames and copies, and their line counts are git
+// diff -M -C --numstat's, and the whole diff
 // of each commit with a rename or copy is git diff -M -C's, byte for
 // byte. Before renames were found, a rename with 3 edited lines counted
 // as every line deleted and added again.
@@ -155,8 +156,8 @@ func TestRenamesAsGitOnARealHistory(t *testing.T) {
 	}
 	src := repoSource{repo.Storer}
 	// Every commit of the first-parent history with a rename or copy,
-	// and the latest 100 (all of them with AIRLOCK_LONG_TESTS).
-	limit := "100"
+	// and the latest 30 (all of them with AIRLOCK_LONG_TESTS).
+	limit := "30"
 	if os.Getenv("AIRLOCK_LONG_TESTS") != "" {
 		limit = "100000"
 	}
@@ -199,7 +200,7 @@ func TestRenamesAsGitOnARealHistory(t *testing.T) {
 	}
 	t.Logf("%d commits, %d with renames or copies (%d of them; git: %d), diffs byte for byte; those commits change %d lines as shown, %d without renames (%.1fx)",
 		commits, withRenames, ourRenames, gitRenames, shownLines, plainLines, float64(plainLines)/float64(max(1, shownLines)))
-	if commits < 50 || withRenames < 5 {
+	if commits < 40 || withRenames < 5 {
 		t.Fatalf("only %d commits, %d with renames: the history is too short to hold this test", commits, withRenames)
 	}
 }
