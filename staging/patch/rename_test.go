@@ -304,3 +304,71 @@ func TestRenameHeadersAsGit(t *testing.T) {
 		t.Fatalf("%d renames and copies, want the 7 made:\n%s", renames, text)
 	}
 }
+
+// TestRenameLimitAsGit: past the limit (created files left after exact
+// renames, times sources, over limit²), only exact renames are found, as
+// git -c diff.renameLimit=N diff -M -C says.
+func TestRenameLimitAsGit(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git not installed")
+	}
+	dir := t.TempDir()
+	gitOut(t, dir, "init", "-q", "-b", "main")
+	body := func(tag string) string {
+		var b strings.Builder
+		for i := 0; i < 20; i++ {
+			fmt.Fprintf(&b, "%s line %d\n", tag, i)
+		}
+		return b.String()
+	}
+	files := map[string]string{"a.txt": body("a"), "b.txt": body("b"), "k.txt": body("k")}
+	for p, c := range files {
+		if err := os.WriteFile(filepath.Join(dir, p), []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	gitOut(t, dir, "add", "-A")
+	gitOut(t, dir, "-c", "user.name=a", "-c", "user.email=a@example.com", "commit", "-qm", "one")
+	for _, p := range []string{"a.txt", "b.txt"} {
+		if err := os.Remove(filepath.Join(dir, p)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	must := func(err error) {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(os.WriteFile(filepath.Join(dir, "c.txt"), []byte(body("a")+"one more\n"), 0o644))
+	must(os.WriteFile(filepath.Join(dir, "d.txt"), []byte(body("b")), 0o644))
+	must(os.WriteFile(filepath.Join(dir, "k.txt"), []byte(body("k")+"kept\n"), 0o644))
+	gitOut(t, dir, "add", "-A")
+	gitOut(t, dir, "-c", "user.name=a", "-c", "user.email=a@example.com", "commit", "-qm", "two")
+	repo, err := git.PlainOpen(dir)
+	must(err)
+	src := repoSource{repo.Storer}
+	tree := func(rev string) plumbing.Hash {
+		return plumbing.NewHash(strings.TrimSpace(gitOut(t, dir, "rev-parse", rev+"^{tree}")))
+	}
+	for _, limit := range []int{1, 2, 0} {
+		changes, err := patch.Trees(src, tree("HEAD~1"), tree("HEAD"))
+		must(err)
+		var got strings.Builder
+		for _, c := range patch.Renames(changes, src.ReadBlob, limit) {
+			switch c.Op {
+			case change.Rename, change.Copy:
+				fmt.Fprintf(&got, "%s%03d\t%s\t%s\n", strings.ToUpper(c.Op.String()[:1]), c.Similarity, c.From, c.Path)
+			default:
+				fmt.Fprintf(&got, "%s\t%s\n", map[change.Kind]string{change.Create: "A", change.Delete: "D", change.Update: "M"}[c.Op], c.Path)
+			}
+		}
+		args := []string{"diff", "-M", "-C", "--name-status", "HEAD~1", "HEAD"}
+		if limit > 0 {
+			args = append([]string{"-c", fmt.Sprintf("diff.renameLimit=%d", limit)}, args...)
+		}
+		t.Logf("limit %d:\n%s", limit, got.String())
+		if want := gitOut(t, dir, args...); got.String() != want {
+			t.Errorf("limit %d:\n%s\ngit says:\n%s", limit, got.String(), want)
+		}
+	}
+}
