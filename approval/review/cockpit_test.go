@@ -36,8 +36,8 @@ func (v *viewTerm) decided() approval.Decision {
 	return d
 }
 
-// numberedLines is lines 1 to n, "line N", with edits by number ("" deletes).
-func numberedLines(n int, edit map[int]string) string {
+// linesNumbered is lines 1 to n, "line N", with edits by number ("" deletes).
+func linesNumbered(n int, edit map[int]string) string {
 	var b strings.Builder
 	for i := 1; i <= n; i++ {
 		l, ok := edit[i]
@@ -57,8 +57,8 @@ func numberedLines(n int, edit map[int]string) string {
 // typed; then, in the comments list, edits the range's text and deletes
 // the third. The decision carries the two, with their sides and range.
 func TestViewCommentsWithoutNumbers(t *testing.T) {
-	base := map[string]string{"a.go": numberedLines(14, nil)}
-	push := map[string]string{"a.go": numberedLines(14, map[int]string{3: "", 8: "line 8 changed"})}
+	base := map[string]string{"a.go": linesNumbered(14, nil)}
+	push := map[string]string{"a.go": linesNumbered(14, map[int]string{3: "", 8: "line 8 changed"})}
 	v := startView(t, viewtest.GitPush(t, base, push), 80, 24)
 	v.waitFor("[?]help")
 	v.press("d")
@@ -109,8 +109,8 @@ func TestViewCommentsWithoutNumbers(t *testing.T) {
 // as it was and changes b.go again: a.go is still marked, b.go is not.
 func TestViewViewedMarksSurviveAReReview(t *testing.T) {
 	state := t.TempDir()
-	base := map[string]string{"a.go": numberedLines(5, nil), "b.go": numberedLines(5, nil)}
-	first := map[string]string{"a.go": numberedLines(5, map[int]string{2: "two"}), "b.go": numberedLines(5, map[int]string{4: "four"})}
+	base := map[string]string{"a.go": linesNumbered(5, nil), "b.go": linesNumbered(5, nil)}
+	first := map[string]string{"a.go": linesNumbered(5, map[int]string{2: "two"}), "b.go": linesNumbered(5, map[int]string{4: "four"})}
 	v := startView(t, viewtest.GitPush(t, base, first), 80, 24, "AIRLOCK_STATE_DIR="+state)
 	v.waitFor("[?]help")
 	v.press("d")
@@ -122,7 +122,7 @@ func TestViewViewedMarksSurviveAReReview(t *testing.T) {
 	v.press("qq")
 	v.reject()
 
-	again := map[string]string{"a.go": first["a.go"], "b.go": numberedLines(5, map[int]string{4: "FOUR"})}
+	again := map[string]string{"a.go": first["a.go"], "b.go": linesNumbered(5, map[int]string{4: "FOUR"})}
 	v = startView(t, viewtest.GitPush(t, base, again), 80, 24, "AIRLOCK_STATE_DIR="+state)
 	v.waitFor("[?]help")
 	v.press("d")
@@ -138,7 +138,7 @@ func TestViewViewedMarksSurviveAReReview(t *testing.T) {
 func pushingSession(t *testing.T) (req *approval.Request, gate *approval.Gate, done chan error, src, bare string) {
 	t.Helper()
 	src = t.TempDir()
-	gittest.InitRepo(t, gittest.Env(), src, "init", map[string]string{"a.go": numberedLines(30, nil)})
+	gittest.InitRepo(t, gittest.Env(), src, "init", map[string]string{"a.go": linesNumbered(30, nil)})
 	bare = filepath.Join(t.TempDir(), "project.git")
 	gittest.Git(t, src, "clone", "-q", "--bare", src, bare)
 	w := &worker.Worker{
@@ -159,7 +159,7 @@ func pushingSession(t *testing.T) (req *approval.Request, gate *approval.Gate, d
 			t.Fatalf("%s: %v", tool, err)
 		}
 	}
-	call("write_file", map[string]any{"path": "a.go", "content": numberedLines(30, map[int]string{3: "line 3 changed", 25: "line 25 changed"})})
+	call("write_file", map[string]any{"path": "a.go", "content": linesNumbered(30, map[int]string{3: "line 3 changed", 25: "line 25 changed"})})
 	call("write_file", map[string]any{"path": "zz/procfile", "content": "web: ./serve\n"})
 	call("git_stage", map[string]any{"message": "Serve it"})
 	done = make(chan error, 1)
@@ -275,8 +275,8 @@ func appliedTree(t *testing.T, src string, c approval.CommitInfo, acc approval.A
 // push, and the header says that; nothing can be picked from the
 // interdiff.
 func TestViewHeaderSaysWhatIsShown(t *testing.T) {
-	base := map[string]string{"a.go": numberedLines(5, nil)}
-	r := viewtest.GitPush(t, base, map[string]string{"a.go": numberedLines(5, map[int]string{2: "two"})})
+	base := map[string]string{"a.go": linesNumbered(5, nil)}
+	r := viewtest.GitPush(t, base, map[string]string{"a.go": linesNumbered(5, map[int]string{2: "two"})})
 	r.Since = &approval.Since{Request: "req-seen", Why: "you rejected it", Interdiff: "diff --git a/a.go b/a.go\n--- a/a.go\n+++ b/a.go\n@@ -1,3 +1,3 @@\n line 1\n-TWO\n+two\n line 3\n"}
 	v := startView(t, r, 80, 24)
 	v.waitFor("[?]help")

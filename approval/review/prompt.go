@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/airlock-dev/airlock/approval"
+	"github.com/airlock-dev/airlock/approval/review/difftext"
 	"github.com/airlock-dev/airlock/approval/review/model"
 	"github.com/airlock-dev/airlock/internal/bytesize"
 	"github.com/airlock-dev/airlock/internal/change"
@@ -168,7 +169,7 @@ func renderRows(w io.Writer, r *approval.Request, color bool, size screenSize, o
 		if f.FromBase {
 			from = "   " + p.paint(ansiDim, "the base's")
 		}
-		lines = append(lines, fmt.Sprintf("    %s %s (%s)%s%s\n", sign, line(f.Path), bytesize.Format(f.Size), from, inlineFlags(r, f.Path, p)))
+		lines = append(lines, fmt.Sprintf("    %s %s%s (%s)%s%s\n", sign, line(f.Path), movedWords(f), bytesize.Format(f.Size), from, inlineFlags(r, f.Path, p)))
 	}
 	keys := keysLine(r, p, opt)
 	lines, more := fitLines(lines, size, screenRows(b.String(), size.cols)+screenRows(keys, size.cols)+2)
@@ -290,6 +291,8 @@ const helpText = `  d  show the diff full screen (in your pager on a plain termi
      (in the full-screen diff, c comments on the line under the cursor)
   m  show every commit that lands with its whole message (hidden characters
      escaped)
+  w  ignore whitespace in the diff, or show it again (a change of line endings
+     alone is always one line: "line endings: LF -> CRLF")
   ?  this help
 `
 
@@ -337,6 +340,7 @@ type asker struct {
 	opt      options
 	comments []approval.Comment
 	m        *model.Review // what the full-screen view picks from (review)
+	space    bool          // w: the paged diff ignores whitespace (space.go)
 }
 
 // prompt is Prompt; with opt.back, the key l goes back to the list
@@ -409,6 +413,8 @@ func (a *asker) key(key rune) (approval.Decision, bool, error) {
 		fmt.Fprintln(t, "  "+a.keys())
 	case '?', 'h', 'H':
 		a.help()
+	case 'w', 'W':
+		a.toggleSpace()
 	case '\r', '\n', ' ':
 	case 'l', 'L':
 		if a.opt.back {
@@ -449,7 +455,7 @@ func (a *asker) showDiff(diff string, interdiff bool) (approval.Decision, bool, 
 	case out.Verdict != "":
 		return a.decideInView(out)
 	case !shown:
-		if err := a.t.Page(colorDiff(diff, a.t.Color())); err != nil {
+		if err := a.t.Page(colorDiff(difftext.Show(diff, difftext.Mode{IgnoreSpace: a.space}), a.t.Color())); err != nil {
 			fmt.Fprintf(a.t, "  Could not show the diff: %v\n", err)
 		}
 	}

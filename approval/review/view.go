@@ -33,7 +33,13 @@ func (a *asker) viewDiff(diff string, interdiff bool) (bool, diffview.Outcome, e
 	}
 	path := viewedPath()
 	loadViewed(path, m)
-	ok, out, err := showReview(ft, m, shown)
+	spaced := func(ignore bool) *model.Review {
+		if ignore {
+			return model.NewIgnoringSpace(a.r, diff)
+		}
+		return m
+	}
+	ok, out, err := showReview(ft, m, shown, spaced)
 	a.comments = m.Comments()
 	if serr := saveViewed(path, m, time.Now()); serr != nil && err == nil {
 		fmt.Fprintf(a.t, "  Your viewed marks were not kept: %v\n", serr)
@@ -42,8 +48,8 @@ func (a *asker) viewDiff(diff string, interdiff bool) (bool, diffview.Outcome, e
 }
 
 // showReview shows m full screen, flags in the prompt's own words.
-func showReview(t diffview.Terminal, m *model.Review, shown string) (bool, diffview.Outcome, error) {
-	return diffview.Show(t, m, diffview.Options{Words: diffview.Words{Label: flagLabel, Marker: marker}, Shown: shown})
+func showReview(t diffview.Terminal, m *model.Review, shown string, spaced func(bool) *model.Review) (bool, diffview.Outcome, error) {
+	return diffview.Show(t, m, diffview.Options{Words: diffview.Words{Label: flagLabel, Marker: marker}, Shown: shown, Spaced: spaced})
 }
 
 // review is the request's review model, made on first use.

@@ -32,7 +32,7 @@ var _ diffview.Terminal = (*firstScreen)(nil)
 
 func showFirstScreen(tb testing.TB, r *approval.Request) int {
 	f := &firstScreen{}
-	if shown, _, err := showReview(f, model.New(r), "Whole push"); !shown || err != nil {
+	if shown, _, err := showReview(f, model.New(r), "Whole push", nil); !shown || err != nil {
 		tb.Fatalf("the view was not shown: %v, %v", shown, err)
 	}
 	return f.written

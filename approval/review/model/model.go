@@ -8,6 +8,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/airlock-dev/airlock/approval"
+	"github.com/airlock-dev/airlock/approval/review/difftext"
 	"github.com/airlock-dev/airlock/internal/change"
 )
 
@@ -22,6 +23,9 @@ const (
 	// ShownInterdiff is what changed since the request the reviewer saw
 	// last (approval.Since): read, commented on, not picked from.
 	ShownInterdiff
+	// ShownIgnoringSpace is the diff with whitespace ignored (git diff
+	// -w): read, commented on, not picked from.
+	ShownIgnoringSpace
 )
 
 // Line is one line of a hunk.
@@ -69,9 +73,16 @@ func (h *Hunk) Lines() []Line {
 
 // File is one file of a commit (or of the shown diff).
 type File struct {
-	Path   string
+	Path string
+	// From is a rename's or copy's old path ("" for the others).
+	From   string
 	Op     change.Kind
 	Binary bool
+	// Whole says the file is picked whole or not at all: its line
+	// endings change in the same hunks as its edits, and it is shown as
+	// difftext shows it ("line endings: LF -> CRLF", then the edits), so
+	// only the whole of it lands as what was shown.
+	Whole  bool
 	Header string // "diff --git ..." up to the first hunk
 	Hunks  []Hunk
 	// Span is, for a file read from one diff (Review.Diff), where its
@@ -128,6 +139,8 @@ const (
 // Errors a review's changes can meet.
 var (
 	ErrReadOnly    = errors.New("nothing is picked from an interdiff: f shows the whole push")
+	ErrSpaceShown  = errors.New("nothing is picked with whitespace ignored: w shows it all")
+	ErrWholeFile   = errors.New("this file's line endings change with its edits: it is accepted or left out whole (y or x)")
 	ErrNotPickable = errors.New("nothing can be picked from this push: approve it whole or reject it")
 	ErrWholeFiles  = errors.New("this push is picked file by file: a file is accepted or left out whole")
 	ErrNoSuchHunk  = errors.New("no such hunk")
@@ -144,11 +157,7 @@ func New(r *approval.Request) *Review {
 		for ci, c := range r.Commits {
 			mc := Commit{ID: c.ID, Message: c.Message}
 			for fi, fd := range c.Files {
-				f := File{Path: fd.Path, Op: fd.Op, Binary: fd.Binary, Header: fd.Header}
-				for hi, h := range fd.Hunks {
-					f.Hunks = append(f.Hunks, parseHunk(h, Ref{ci, fi, hi}))
-				}
-				mc.Files = append(mc.Files, f)
+				mc.Files = append(mc.Files, commitFile(fd, ci, fi))
 			}
 			m.Commits = append(m.Commits, mc)
 		}
@@ -157,18 +166,45 @@ func New(r *approval.Request) *Review {
 		if r.Pickable {
 			m.mode = pickFiles
 		}
-		m.Commits = []Commit{{Files: ParseDiff(r.Diff, 0)}}
-		m.Diff = r.Diff
+		m.Diff = difftext.Show(r.Diff, difftext.Mode{})
+		m.Commits = []Commit{{Files: ParseDiff(m.Diff, 0)}}
 	}
 	m.finish()
 	return m
+}
+
+// commitFile is a commit's file as the review shows it: its hunks, or,
+// for a file whose line endings change, as difftext shows it, picked
+// whole.
+func commitFile(fd approval.FileDiff, ci, fi int) File {
+	f := File{Path: fd.Path, From: fd.From, Op: fd.Op, Binary: fd.Binary, Header: fd.Header}
+	hunks := fd.Hunks
+	if difftext.LineEndings(fd.Hunks) != "" {
+		f.Whole = true
+		f.Header, hunks = difftext.File(fd.Header, fd.Hunks, difftext.Mode{})
+	}
+	for hi, h := range hunks {
+		f.Hunks = append(f.Hunks, parseHunk(h, Ref{ci, fi, hi}))
+	}
+	return f
 }
 
 // NewInterdiff is the review of diff, what changed in r since the
 // request the reviewer saw last (r.Since.Interdiff, with the prompt's
 // words around it): read and commented on, not picked from.
 func NewInterdiff(r *approval.Request, diff string) *Review {
-	m := newReview(r, ShownInterdiff)
+	return newRead(r, difftext.Show(diff, difftext.Mode{}), ShownInterdiff)
+}
+
+// NewIgnoringSpace is the review of diff (r's, or an interdiff) with
+// whitespace ignored, as git diff -w shows it: read and commented on, not
+// picked from.
+func NewIgnoringSpace(r *approval.Request, diff string) *Review {
+	return newRead(r, difftext.Show(diff, difftext.Mode{IgnoreSpace: true}), ShownIgnoringSpace)
+}
+
+func newRead(r *approval.Request, diff string, s Shown) *Review {
+	m := newReview(r, s)
 	m.Commits = []Commit{{Files: ParseDiff(diff, 0)}}
 	m.Diff = diff
 	m.finish()
@@ -313,6 +349,16 @@ func ParseDiff(diff string, ci int) []File {
 			head, hunks = sec[:i+1], sec[i+1:]
 		}
 		f.Header = head
+		for _, l := range strings.Split(head, "\n") {
+			for _, verb := range []string{"rename", "copy"} {
+				if p, ok := strings.CutPrefix(l, verb+" from "); ok {
+					f.From = unquote(p)
+				}
+				if p, ok := strings.CutPrefix(l, verb+" to "); ok {
+					f.Path = unquote(p)
+				}
+			}
+		}
 		switch {
 		case strings.Contains(head, "\nnew file mode"):
 			f.Op = change.Create
@@ -367,10 +413,16 @@ func diffPath(sec string) string {
 	} else if i := strings.LastIndex(rest, " b/"); i >= 0 {
 		side = rest[i+1:]
 	}
-	if strings.HasPrefix(side, `"`) {
-		if u, err := strconv.Unquote(side); err == nil {
-			side = u
+	return strings.TrimPrefix(unquote(side), "b/")
+}
+
+// unquote is a name git quoted (a control character, a byte outside
+// ASCII) as it is.
+func unquote(p string) string {
+	if strings.HasPrefix(p, `"`) {
+		if u, err := strconv.Unquote(p); err == nil {
+			return u
 		}
 	}
-	return strings.TrimPrefix(side, "b/")
+	return p
 }

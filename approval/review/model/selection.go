@@ -15,6 +15,8 @@ func (m *Review) canPick() error {
 	switch {
 	case m.Shown == ShownInterdiff:
 		return ErrReadOnly
+	case m.Shown == ShownIgnoringSpace:
+		return ErrSpaceShown
 	case m.mode == pickNone:
 		return ErrNotPickable
 	}
@@ -24,7 +26,7 @@ func (m *Review) canPick() error {
 // key is where a hunk's selection is kept: the hunk, or for a review
 // picked file by file, its file (Hunk -1).
 func (m *Review) key(h Ref) Ref {
-	if m.mode == pickFiles {
+	if f := m.File(FileRef{h.Commit, h.File}); m.mode == pickFiles || f != nil && f.Whole {
 		h.Hunk = -1
 	}
 	return h
@@ -85,6 +87,9 @@ func (m *Review) SetLine(h Ref, changed int, accept bool) error {
 	}
 	if err := m.pickable(h); err != nil {
 		return err
+	}
+	if m.File(FileRef{h.Commit, h.File}).Whole {
+		return ErrWholeFile
 	}
 	hk := m.Hunk(h)
 	n := countChanged(hk)
@@ -209,7 +214,7 @@ func (m *Review) accept() []approval.Accepted {
 		}
 		acc := approval.Accepted{Commit: c.ID}
 		for fi, f := range c.Files {
-			if len(f.Hunks) == 0 {
+			if len(f.Hunks) == 0 || f.Whole {
 				if !m.left[Ref{ci, fi, -1}] {
 					acc.Files = append(acc.Files, approval.AcceptedFile{Path: f.Path, Whole: true})
 				}

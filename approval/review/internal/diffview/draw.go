@@ -77,6 +77,9 @@ func (v *diffView) drawHeader(b []byte) []byte {
 	if v.only >= 0 {
 		shown = v.commitWords()
 	}
+	if v.space {
+		shown += ", whitespace ignored"
+	}
 	// What is shown and the order first; then what the reviewer did, as
 	// far as the row holds: at 80 columns the first parts always fit.
 	added, dels := 0, 0
@@ -284,7 +287,8 @@ var viewHelp = []string{
 	"       ] [: file   J K: hunk   } {: flagged file   ) (: comment",
 	"       Left Right: sideways   o Enter: open a collapsed file (over " + strconv.Itoa(bigFile) + ")",
 	"Find   / text Enter: search (lower case: any case)   n N: next, previous",
-	"Files  f: the file list (Enter or a number goes to one)   =: one commit, next",
+	"Files  f: the file list (Enter or a number goes to one)",
+	"Show   =: one commit alone, the next   w: whitespace ignored (git diff -w)",
 	"       m: mark the file viewed, or not (kept for later reviews of it)",
 	"Pick   y: accept the hunk under the cursor (on a file's first line: the file)",
 	"       x: leave it out (it stays in the sandbox)",

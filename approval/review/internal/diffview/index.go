@@ -72,6 +72,7 @@ type diffFile struct {
 	path        string // the worker's, as it is: sanitise before showing
 	first, end  int    // its lines, [first, end)
 	hunks       int    // its first hunk's line ("@@"): before it, the header; -1: none
+	from        string // a rename's or copy's old path (sanitise before showing)
 	added, dels int
 	sev         approval.Severity
 	// marker, name and labels (its flags, by name) are for the banner
@@ -126,7 +127,7 @@ func newDiffIndex(m *model.Review, words Words) *diffIndex {
 	}
 	ix.files = make([]diffFile, 0, len(refs))
 	for i, fr := range refs {
-		f := diffFile{ref: fr, path: m.File(fr).Path, hunks: -1}
+		f := diffFile{ref: fr, path: m.File(fr).Path, from: m.File(fr).From, hunks: -1}
 		switch c := m.Commits[fr.Commit]; {
 		case c.Base:
 			f.commit = "lands as the base has it"
@@ -241,6 +242,9 @@ func (ix *diffIndex) rank(m *model.Review, words Words) {
 			f.marker = words.Marker(f.sev)
 		}
 		f.name = termsafe.Line(f.path)
+		if f.from != "" {
+			f.name += " <- " + termsafe.Line(f.from)
+		}
 		if len(labels) > 0 {
 			f.labels = "! " + termsafe.Line(strings.Join(labels, ", "))
 		}

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/airlock-dev/airlock/approval/review/model"
 	"github.com/airlock-dev/airlock/internal/shortid"
 	"github.com/airlock-dev/airlock/internal/termsafe"
 )
@@ -43,6 +44,12 @@ type diffView struct {
 	outcome Outcome     // what the reviewer decided, when they did
 
 	buf []byte // the frame, reused
+
+	// space is the w key's mode (whitespace ignored), and spaced the
+	// review to show in a mode (space.go); words name the flags.
+	space  bool
+	spaced func(space bool) *model.Review
+	words  Words
 }
 
 type viewMode int

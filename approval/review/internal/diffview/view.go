@@ -51,6 +51,9 @@ type Options struct {
 	// Shown is what the header says is shown: "Whole push", "Commit 2
 	// of 3", "Interdiff since request req-1".
 	Shown string
+	// Spaced is the review to show with whitespace ignored (true) or
+	// not (the one given to Show): the w key. nil: no w.
+	Spaced func(ignore bool) *model.Review
 }
 
 // Show shows m's diff full screen, where the reviewer reads it, picks
@@ -80,7 +83,13 @@ func Show(t Terminal, m *model.Review, o Options) (bool, Outcome, error) {
 	}
 	defer io.WriteString(t, escLeave)
 	v := newDiffView(newDiffIndex(m, o.Words), cols, rows, t.Color())
-	v.shown = o.Shown
+	v.shown, v.words, v.spaced = o.Shown, o.Words, o.Spaced
+	// What was written with whitespace ignored is the review's too.
+	defer func() {
+		if v.ix.m != m {
+			_ = m.SetComments(v.ix.m.Comments()) // each was checked when written
+		}
+	}()
 	for {
 		if _, err := t.Write(v.frame()); err != nil {
 			return true, Outcome{}, err
@@ -245,6 +254,8 @@ func (v *diffView) handle(k rune) bool {
 		v.showCommit()
 	case 'o', 'O':
 		v.toggle()
+	case 'w':
+		v.toggleSpace()
 	case 'f', 'F':
 		v.mode, v.input = modeList, v.input[:0]
 		v.sel, _ = v.at(v.cur)
