@@ -3,6 +3,7 @@ package model_test
 import (
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -345,5 +346,43 @@ func TestBaseFilesShownNotPicked(t *testing.T) {
 	d, err := m.Decide(approval.Approve, "")
 	if err != nil || approval.CheckAccept(r, d.Accept) != nil {
 		t.Errorf("a pick beside the base's files: %v, %v", err, approval.CheckAccept(r, d.Accept))
+	}
+}
+
+// A file whose line endings change with its edits is shown as difftext
+// shows it and picked whole; a rename's path is its new one, From the
+// old; with whitespace ignored, nothing is picked.
+func TestLineEndingsRenamesAndSpace(t *testing.T) {
+	r := request()
+	crlf := "@@ -1,2 +1,2 @@\n-one\n-two\n+one\r\n+TWO\r\n"
+	r.Commits[1].Files = append(r.Commits[1].Files, approval.FileDiff{Path: "notes.txt", Op: change.Update, Header: "diff --git a/notes.txt b/notes.txt\n--- a/notes.txt\n+++ b/notes.txt\n", Hunks: []string{crlf}})
+	m := model.New(r)
+	f := m.File(model.FileRef{Commit: 1, File: 2})
+	if !f.Whole || !strings.Contains(f.Header, "line endings") {
+		t.Fatalf("the CRLF file: whole %v, header %q", f.Whole, f.Header)
+	}
+	if err := m.SetLine(model.Ref{Commit: 1, File: 2, Hunk: 0}, 0, false); !errors.Is(err, model.ErrWholeFile) {
+		t.Errorf("a line of a whole file: %v", err)
+	}
+	for _, ref := range []model.Ref{{0, 0, 0}, {0, 0, 1}, {0, 1, 0}, {1, 0, 0}, {1, 1, -1}} {
+		if err := m.SetHunk(ref, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d, err := m.Decide(approval.Approve, "")
+	want := []approval.Accepted{{Commit: c2, Files: []approval.AcceptedFile{{Path: "notes.txt", Whole: true}}}}
+	if err != nil || !reflect.DeepEqual(d.Accept, want) || approval.CheckAccept(r, d.Accept) != nil {
+		t.Errorf("the CRLF file alone: %+v, %v", d.Accept, err)
+	}
+
+	renamed := model.ParseDiff("diff --git a/ab b/abcd\nsimilarity index 90%\nrename from ab\nrename to abcd\n--- a/ab\n+++ b/abcd\n"+hunkA1, 0)
+	if len(renamed) != 1 || renamed[0].Path != "abcd" || renamed[0].From != "ab" {
+		t.Errorf("a rename: %+v", renamed)
+	}
+
+	r.Diff = "diff --git a/a.go b/a.go\n--- a/a.go\n+++ b/a.go\n@@ -1,2 +1,2 @@\n-x  y\n+x y\n z\n"
+	sp := model.NewIgnoringSpace(r, r.Diff)
+	if err := sp.SetHunk(model.Ref{Commit: 0, File: 0, Hunk: -1}, false); !errors.Is(err, model.ErrSpaceShown) {
+		t.Errorf("a pick with whitespace ignored: %v", err)
 	}
 }
