@@ -344,3 +344,35 @@ func TestPickAsksTheRiskyHunksFirst(t *testing.T) {
 		t.Errorf("landed tree %s, git apply --cached of what was accepted makes %s", got, want)
 	}
 }
+
+// TestViewCommentWithWhitespaceIgnored: with w, the view shows the push
+// as git diff -w does, refuses to pick from it, and takes a comment,
+// which is the review's after w shows everything again and goes with the
+// decision.
+func TestViewCommentWithWhitespaceIgnored(t *testing.T) {
+	base := map[string]string{"s.go": linesNumbered(6, nil)}
+	push := map[string]string{"s.go": linesNumbered(6, map[int]string{2: "  line 2", 5: "line five"})}
+	v := startView(t, viewtest.GitPush(t, base, push), 80, 24)
+	v.waitFor("[?]help")
+	v.press("d")
+	v.waitFor("No file flagged")
+	v.press("w")
+	v.waitFor("Whole push, whitespace ignored")
+	v.press("Jx")
+	v.waitFor("nothing is picked with whitespace ignored")
+	v.press("/line five\r")
+	v.waitFor(`found "line five"`)
+	v.press("cwhy five?\r")
+	v.waitFor("comment added")
+	v.press("w")
+	v.waitFor(" Whole push: 1 file +2 -2. No file flagged; 1 comment")
+	v.press("q")
+	v.waitFor("[?]help")
+	v.press("r")
+	v.waitFor("Reason")
+	v.press("\r")
+	d := v.decided()
+	if want := []approval.Comment{{Path: "s.go", Line: 5, Text: "why five?"}}; !reflect.DeepEqual(d.Comments, want) {
+		t.Errorf("comments %+v, want %+v", d.Comments, want)
+	}
+}
