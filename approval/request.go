@@ -257,13 +257,29 @@ type AcceptedHunk struct {
 }
 
 // Comment is a reviewer's remark for the worker: on a line of a file
-// (Line in the new side, counted from 1), on a file (Line 0), or general
-// (Path "").
+// (Line counted from 1, in the new side unless Side says "old": a line the
+// push deletes), on lines Line to EndLine of that side, on a file (Line
+// 0), or general (Path ""). The fields after Text are omitted when empty,
+// so a comment without them signs and reads as before they existed.
 type Comment struct {
 	Path string `json:"path,omitempty"`
 	Line int    `json:"line,omitempty"`
 	Text string `json:"text"`
+	// Side is SideOld for a line of the file as it was (a deleted line);
+	// "" (or SideNew) is the new side.
+	Side string `json:"side,omitempty"`
+	// EndLine, when above Line, makes the comment one on a range.
+	EndLine int `json:"end_line,omitempty"`
+	// Commit, when set, is the commit whose sides the lines count in: a
+	// commit of the push other than the last to change the file.
+	Commit string `json:"commit,omitempty"`
 }
+
+// The sides of a diff a comment's line may be on.
+const (
+	SideNew = "new"
+	SideOld = "old"
+)
 
 // Since says a request follows one the reviewer has already seen: the
 // worker pushed again after a rejection or comments, or the push is asked
