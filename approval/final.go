@@ -83,6 +83,10 @@ func (g *Gate) noteLocked(r ledger.Record) {
 		}
 		return
 	}
+	if r.Kind == ledger.KindWithdrawal {
+		g.noteUndoLocked(r) // undo.go
+		return
+	}
 	if r.Kind != ledger.KindDecision {
 		return
 	}
@@ -134,7 +138,8 @@ func (g *Gate) decidedLocked(id string) (Decision, bool, error) {
 		return Decision{}, false, fmt.Errorf("approval: the ledger cannot be read to see whether request %s was decided: %w", id, err)
 	}
 	was, ok := g.decided[id]
-	if !ok {
+	if !ok || g.undone[id] {
+		// An undone decision is never carried out (undo.go).
 		return Decision{}, false, nil
 	}
 	rec, found, err := g.LedgerRecord(was.seq)

@@ -58,6 +58,9 @@ type Policy struct {
 	// signed decisions ResolveSigned accepts: the only way a decision
 	// from another process opens the door.
 	ReviewerKeys []string
+	// UndoWindow is how long a reviewer's approval waits before its push
+	// starts landing, for the reviewer to undo it (undo.go); 0: never.
+	UndoWindow time.Duration
 }
 
 type pushKey struct {
@@ -93,6 +96,10 @@ type Gate struct {
 	nextSub int
 	// refusals counts the refused decisions of each request id (refuse).
 	refusals map[string]int
+	// undoable holds the approvals a reviewer may still undo, and undone
+	// the ids whose decision was undone (undo.go).
+	undoable map[string]*Ticket
+	undone   map[string]bool
 }
 
 // NewGate returns a gate that records to ledger.
@@ -104,7 +111,7 @@ func NewGate(ledger Ledger, p Policy) *Gate {
 		ledger: ledger, policy: p, now: time.Now,
 		pending: map[string]*Ticket{}, byPush: map[pushKey]*Ticket{},
 		denied: map[fingerprint]string{}, decided: map[string]decidedRec{}, asked: map[string]string{}, subs: map[int]chan Event{},
-		refusals: map[string]int{},
+		refusals: map[string]int{}, undoable: map[string]*Ticket{}, undone: map[string]bool{},
 	}
 	g.loadDenied()
 	return g
@@ -229,6 +236,11 @@ func (g *Gate) Resubmit(req *Request, id string, picks chan<- *PickAsk) (*Ticket
 	}
 	if t, ok, err := g.resubmitDecided(req, id); ok || err != nil {
 		return t, err
+	}
+	if g.wasUndone(req, id) {
+		// Its one decision stands in the ledger, undone: it is asked
+		// again as a new request, never decided twice under its id.
+		id = ""
 	}
 	return g.submit(req, picks, id)
 }
@@ -471,6 +483,7 @@ func (g *Gate) settleLocked(t *Ticket, d Decision) error {
 	if d.New.IsZero() && d.Approved() {
 		d.New = req.New
 	}
+	g.holdLocked(t, &d)
 	err := g.appendDecisionLocked(t, d)
 	t.dec = d
 	switch {
@@ -482,6 +495,7 @@ func (g *Gate) settleLocked(t *Ticket, d Decision) error {
 		// No grant: a network approval lets a run out, never a push.
 	case d.Approved():
 		t.grant = Grant{&grant{target: req.Target, ref: req.Ref, old: req.Old, new: d.New, request: req.ID}}
+		g.heldLocked(t, d)
 	default:
 		g.denied[fingerprint{req.Target, req.Ref, req.Tree}] = d.Reason
 		t.err = rejection(req, d)

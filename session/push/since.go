@@ -105,7 +105,11 @@ func (b *Book) sawLocked(p *push, dec approval.Decision) {
 func (b *Book) sinceLocked(p *push, prev *approval.Request, req *approval.Request) {
 	var s *Seen
 	if prev != nil {
-		s = &Seen{Request: prev.ID, Why: "the target moved", Tree: prev.Tree.String()}
+		why := "the target moved"
+		if p.undone {
+			why = approval.WhyUndone
+		}
+		s = &Seen{Request: prev.ID, Why: why, Tree: prev.Tree.String()}
 		for _, f := range prev.Files {
 			s.Paths = append(s.Paths, f.Path)
 		}
