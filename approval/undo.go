@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/airlock-dev/airlock/approval/ledger"
+	"github.com/airlock-dev/airlock/internal/crashpoint"
 )
 
 // A reviewer's approval whose screen offers to undo it (Decision.Undoable,
@@ -30,6 +31,15 @@ import (
 // Only a whole approval by a reviewer is held: a pick has already rebuilt
 // the worker's staged commits when it is decided, a rejection lets nothing
 // through, and the policy's decisions have nobody to undo them.
+
+// The undo window airlock serve gives by default, and the longest it
+// takes: long enough to see the outcome line and press u after a slip of
+// the key, short enough that the worker's git_push answers in seconds; an
+// approved push held longer holds the worker, and its target moves on.
+const (
+	DefaultUndoWindow = 5 * time.Second
+	MaxUndoWindow     = time.Minute
+)
 
 // Undo is the verdict that undoes the reviewer's approval of the request.
 const Undo Verdict = "undo"
@@ -138,6 +148,7 @@ func (g *Gate) undo(s SignedDecision, from string) (Decision, error) {
 		Undone: t.dec.Verdict, By: d.By, Time: d.Time, Key: s.Key, Sig: s.Sig, Fingerprint: s.Fingerprint, From: from}); err != nil {
 		return Decision{}, fmt.Errorf("approval: the ledger could not record the undo (%w), so the decision stands and the push lands", err)
 	}
+	crashpoint.Hit(crashpoint.UndoRecorded)
 	t.wasUndone = true
 	close(t.undone)
 	delete(g.undoable, id)

@@ -145,6 +145,7 @@ func decideOne(ctx context.Context, t Terminal, c canceler, in *broker.Incoming,
 		}
 		return false, res.err
 	}
+	res.d.Undoable = undoable(in, c, res.d)
 	d, err := in.Decide(res.d)
 	if errors.Is(err, broker.ErrQueued) {
 		// A fleet's queue keeps it for the server that offers the
@@ -162,6 +163,7 @@ func decideOne(ctx context.Context, t Terminal, c canceler, in *broker.Incoming,
 		seen.add(in.Request)
 	}
 	fmt.Fprintln(t, outcome(in.Request, d))
+	offerUndo(ctx, t, c, in, d)
 	return true, nil
 }
 
