@@ -57,7 +57,9 @@ func Review(ctx context.Context, r *broker.Reviewer, t Terminal, once bool) erro
 				continue // fewer than two left: the one is shown directly
 			}
 		}
+		stop := announceNew(ctx, r, t, in)
 		decided, err := decideOne(ctx, t, c, in, seen)
+		stop()
 		if errors.Is(err, errBack) {
 			toList = true
 			continue

@@ -17,5 +17,9 @@ func viewDiff(t Terminal, r *approval.Request, diff string) (bool, error) {
 	}
 	shown := *r
 	shown.Diff = diff
-	return diffview.Show(ft, &shown, diffview.Words{Label: flagLabel, Marker: marker})
+	words := diffview.Words{Label: flagLabel, Marker: marker}
+	if a, ok := t.(announcer); ok {
+		words.Notice = a.Noticed // a request that arrived meanwhile (notice.go)
+	}
+	return diffview.Show(ft, &shown, words)
 }

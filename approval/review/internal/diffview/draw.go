@@ -281,6 +281,11 @@ func (v *diffView) drawStatus(b []byte) []byte {
 			s += "q back  ? keys  f files  ]/[ file  / n N find  o open  j/k space/b g/G"
 		}
 	}
+	if v.notice != nil {
+		if n := v.notice(); n != "" {
+			s = n + "  " + s
+		}
+	}
 	b = rowAt(b, v.rows)
 	w := cellWriter{b: b, width: v.cols - 1}
 	w.put(s)

@@ -42,6 +42,10 @@ var ErrResized = errors.New("the terminal changed size")
 type Words struct {
 	Label  func(approval.Flag) string
 	Marker func(approval.Severity) string
+	// Notice, when not nil, is a line for the status row, first (a new
+	// request waiting); "" for none. The terminal interrupts the read
+	// (ErrResized) when it changes, so that it is drawn at once.
+	Notice func() string
 }
 
 // Show shows r's diff full screen until the reviewer presses q. It
@@ -69,6 +73,7 @@ func Show(t Terminal, r *approval.Request, words Words) (bool, error) {
 	}
 	defer io.WriteString(t, escLeave)
 	v := newDiffView(newDiffIndex(r, words), cols, rows, t.Color())
+	v.notice = words.Notice
 	for {
 		if _, err := t.Write(v.frame()); err != nil {
 			return true, err
