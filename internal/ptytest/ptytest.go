@@ -98,7 +98,14 @@ type Process struct {
 // is still running.
 func Start(t *testing.T, cmd *exec.Cmd) *Process {
 	t.Helper()
-	f, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 50, Cols: 200})
+	return StartSized(t, cmd, 200, 50)
+}
+
+// StartSized is Start in a terminal of cols by rows (80 by 24: the
+// smallest a reviewer's screen is held to).
+func StartSized(t *testing.T, cmd *exec.Cmd, cols, rows int) *Process {
+	t.Helper()
+	f, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: uint16(rows), Cols: uint16(cols)})
 	if err != nil {
 		t.Skipf("no pseudo-terminal here: %v", err)
 	}
