@@ -233,6 +233,9 @@ func (g *Gate) appendDecisionLocked(t *Ticket, d Decision) error {
 // notPendingLocked is Resolve's error for an id it has no pending
 // request of: already decided (the ledger says how), or unknown.
 func (g *Gate) notPendingLocked(id string) error {
+	if g.undone[id] {
+		return fmt.Errorf("%w %s: its decision was undone, and the push was asked again as a new request: decide that one", ErrNotPending, id)
+	}
 	if was, ok := g.decided[id]; ok {
 		return &alreadyDecided{id: id, was: was}
 	}

@@ -76,6 +76,9 @@ func TestUndoWithinTheWindow(t *testing.T) {
 		t.Fatalf("the ledger holds %v; the last: %s", kinds, last.Data)
 	}
 
+	if _, err := g.ResolveSigned(sign(kp, req, approval.Decision{Verdict: approval.Approve, By: "alice"}), "test"); !errors.Is(err, approval.ErrNotPending) || !strings.Contains(err.Error(), "undone") {
+		t.Fatalf("a second decision of the undone request: %v", err)
+	}
 	again := approval.NewGate(l, policy)
 	if _, ok, err := again.Decided(req.ID); ok || err != nil {
 		t.Fatalf("the undone decision is still one to carry out after a restart: %v %v", ok, err)
