@@ -84,7 +84,7 @@ func (g *Gate) noteLocked(r ledger.Record) {
 		return
 	}
 	if r.Kind == ledger.KindWithdrawal {
-		g.noteUndoLocked(r) // undo.go
+		_, _ = g.noteUndoLocked(r) // undo.go; loadDenied reads which
 		return
 	}
 	if r.Kind != ledger.KindDecision {

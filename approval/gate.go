@@ -162,6 +162,13 @@ func (g *Gate) loadDenied() {
 			case d.Verdict == Approve || d.Verdict == Pick:
 				delete(g.denied, fp)
 			}
+		case ledger.KindWithdrawal:
+			// A rejection its reviewer undid (undo.go) is none.
+			if id, v := g.noteUndoLocked(r); v == Reject {
+				if fp, ok := fps[id]; ok {
+					delete(g.denied, fp)
+				}
+			}
 		}
 	}
 }
@@ -499,6 +506,10 @@ func (g *Gate) settleLocked(t *Ticket, d Decision) error {
 	default:
 		g.denied[fingerprint{req.Target, req.Ref, req.Tree}] = d.Reason
 		t.err = rejection(req, d)
+		g.heldLocked(t, d)
+	}
+	if g.undoable[req.ID] != t {
+		t.dec.UndoUntil = time.Time{} // not recorded, or refused: nothing to wait for
 	}
 	g.removeLocked(t)
 	close(t.done)

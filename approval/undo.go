@@ -28,9 +28,11 @@ import (
 // request id stays true. The push asks again as a new request, whose
 // Since says why (WhyUndone).
 //
-// Only a whole approval by a reviewer is held: a pick has already rebuilt
-// the worker's staged commits when it is decided, a rejection lets nothing
-// through, and the policy's decisions have nobody to undo them.
+// A rejection is held the same way before the worker is told (undone, it
+// is no longer remembered as rejected). Only a reviewer's whole approval
+// or rejection is held: a pick has already rebuilt the worker's staged
+// commits when it is decided, and the policy's decisions, and the gate's
+// own (repeat-denied, rebased), have nobody to undo them.
 
 // The undo window airlock serve gives by default, and the longest it
 // takes: long enough to see the outcome line and press u after a slip of
@@ -59,14 +61,14 @@ var ErrTooLateToUndo = errors.New("too late to undo")
 // (before it is recorded: the ledger says until when).
 func (g *Gate) holdLocked(t *Ticket, d *Decision) {
 	d.UndoUntil = time.Time{}
-	if g.policy.UndoWindow <= 0 || !d.Undoable || d.Verdict != Approve || t.req.Kind != KindPush || !byReviewer(d.By) {
+	if g.policy.UndoWindow <= 0 || !d.Undoable || d.Verdict != Approve && d.Verdict != Reject || t.req.Kind != KindPush || !byReviewer(d.By) {
 		return
 	}
 	d.UndoUntil = g.now().Add(g.policy.UndoWindow).UTC()
 }
 
-// heldLocked makes t, recorded as approved with d, undoable until its
-// landing starts.
+// heldLocked makes t, recorded with d, undoable until its landing (or,
+// for a rejection, its being told) starts.
 func (g *Gate) heldLocked(t *Ticket, d Decision) {
 	if d.UndoUntil.IsZero() {
 		return
@@ -153,6 +155,10 @@ func (g *Gate) undo(s SignedDecision, from string) (Decision, error) {
 	close(t.undone)
 	delete(g.undoable, id)
 	g.undone[id] = true
+	if t.dec.Verdict == Reject {
+		// Not rejected after all: the same change asked again is asked.
+		delete(g.denied, fingerprint{t.req.Target, t.req.Ref, t.req.Tree})
+	}
 	return d, nil
 }
 
@@ -169,15 +175,18 @@ type undoRecord struct {
 	From        string    `json:"from,omitempty"`
 }
 
-// noteUndoLocked takes in a withdrawal record that undid a decision.
-func (g *Gate) noteUndoLocked(r ledger.Record) {
+// noteUndoLocked takes in a withdrawal record that undid a decision,
+// and reports which (id "": none).
+func (g *Gate) noteUndoLocked(r ledger.Record) (id string, undone Verdict) {
 	var u struct {
 		Request string  `json:"request"`
 		Undone  Verdict `json:"undone"`
 	}
 	if json.Unmarshal(r.Data, &u) == nil && u.Request != "" && u.Undone != "" {
 		g.undone[u.Request] = true
+		return u.Request, u.Undone
 	}
+	return "", ""
 }
 
 // wasUndone reports whether the decision of id was undone; req, offered

@@ -128,3 +128,48 @@ func TestNoUndoOnceLanding(t *testing.T) {
 		t.Fatalf("the policy's approval is held until %v (%v)", tk3.UndoUntil(), err)
 	}
 }
+
+// A rejection is held as an approval is: undone, it is forgotten as a
+// rejection (the same change asked again is asked, not refused at once
+// as repeat-denied), in this gate and in one started again on its ledger.
+func TestUndoARejection(t *testing.T) {
+	kp, pub := reviewerKey(t)
+	l := approvaltest.NewLedger(t)
+	policy := approval.Policy{ReviewerKeys: []string{pub}, UndoWindow: time.Minute}
+	g := approval.NewGate(l, policy)
+	req := approvaltest.SampleRequest()
+	tk, err := g.Submit(req, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, _ := approval.Sign(kp, req, approval.Decision{Verdict: approval.Reject, Reason: "typo", By: "alice", Undoable: true})
+	if _, err := g.ResolveSigned(s, "test"); err != nil {
+		t.Fatal(err)
+	}
+	if tk.UndoUntil().IsZero() {
+		t.Fatal("a rejection whose screen offers undo is not held")
+	}
+	u, _ := approval.Sign(kp, req, approval.Decision{Verdict: approval.Undo, By: "alice"})
+	if _, err := g.ResolveSigned(u, "test"); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Land(tk); !errors.Is(err, approval.ErrUndone) {
+		t.Fatalf("Land of an undone rejection: %v", err)
+	}
+	for name, gate := range map[string]*approval.Gate{"this gate": g, "a gate started again": approval.NewGate(l, policy)} {
+		again := approvaltest.SampleRequest()
+		tk2, err := gate.Submit(again, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-tk2.Done():
+			d, _, err := tk2.Wait(t.Context())
+			t.Fatalf("%s: the same change, its rejection undone, was decided at once: %+v, %v", name, d, err)
+		default:
+		}
+		if err := gate.Withdraw(tk2.Request().ID, "done"); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

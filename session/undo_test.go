@@ -85,3 +85,41 @@ func TestUndoneApprovalIsAskedAgain(t *testing.T) {
 		t.Errorf("an approval no screen can undo waited %v", waited)
 	}
 }
+
+// A rejection is held too: the worker is not told within the window, and
+// undone, the push is asked again (not refused as a change rejected).
+func TestUndoneRejectionIsAskedAgain(t *testing.T) {
+	kp, err := nkeys.CreateUser()
+	must(t, err)
+	pub, _ := kp.PublicKey()
+	const window = 400 * time.Millisecond
+	r := repo(t, true, map[string]string{"README.md": "# p\n"})
+	e := newEnv(t, r, config{policy: approval.Policy{ReviewerKeys: []string{pub}, UndoWindow: window}})
+	e.write(t, "a.txt", "a\n")
+	_, err = e.s.Stage(nil, "A")
+	must(t, err)
+	done := make(chan error, 1)
+	go func() { _, err := e.s.Push(context.Background(), "", "", nil); done <- err }()
+	first := waitPending(t, e.gate, 1)[0]
+	decide := func(req *approval.Request, d approval.Decision) {
+		t.Helper()
+		s, err := approval.Sign(kp, req, d)
+		must(t, err)
+		_, err = e.gate.ResolveSigned(s, "test")
+		must(t, err)
+	}
+	decide(first, approval.Decision{Verdict: approval.Reject, Reason: "wrong key", By: "alice", Undoable: true})
+	decide(first, approval.Decision{Verdict: approval.Undo, By: "alice"})
+	second := waitPending(t, e.gate, 1)[0]
+	if second.Since == nil || second.Since.Why != approval.WhyUndone {
+		t.Fatalf("asked again with since %+v", second.Since)
+	}
+	time.Sleep(window + 200*time.Millisecond)
+	select {
+	case err := <-done:
+		t.Fatalf("the worker was told of an undone rejection: %v", err)
+	default:
+	}
+	decide(second, approval.Decision{Verdict: approval.Approve, By: "alice"})
+	must(t, <-done)
+}

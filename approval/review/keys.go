@@ -14,7 +14,8 @@ const KeysHelp = `Keys, at a push's prompt (one key, no Enter):
      then "Landing in 5 s: u to undo": u, before the push starts landing (the
      server's --undo-window), undoes it, and the push is asked again
   r  reject: nothing is pushed; you may give a reason the worker is told; with
-     comments, this asks the worker for those changes
+     comments, this asks the worker for those changes; u undoes it as it does
+     an approval, before the worker is told
   c  comment for the worker: choose a file by number and a line of its new side
      (shown with the lines around it), or Enter for a comment on the whole file
      or a general one; comments go with whatever you decide

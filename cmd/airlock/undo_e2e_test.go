@@ -99,7 +99,7 @@ func TestUndoBeforeLanding(t *testing.T) {
 	}
 	id := m[0][1]
 	rv.Press(t, "u")
-	at = scr.WaitFor(t, at, "Undone: nothing lands; the push is asked again.", within)
+	at = scr.WaitFor(t, at, "Undone: nothing lands and the worker is told nothing; the push is asked again.", within)
 	at = scr.WaitFor(t, at, "Asked again: you saw request "+id+"; you undid your decision.", within)
 	stillAt(t, k.env, k.bare, base)
 	if decisions, undos := undoRecords(t, k.ledger, id); len(decisions) != 1 || decisions[0] != "approve" || len(undos) != 1 || undos[0] != "approve" {
@@ -113,7 +113,7 @@ func TestUndoBeforeLanding(t *testing.T) {
 
 	at = approve(at)
 	rv.Press(t, "\r")
-	scr.WaitFor(t, at, "Not undone; it lands when its window ends.", within)
+	scr.WaitFor(t, at, "Not undone; it takes effect when its window ends.", within)
 	for deadline := time.Now().Add(within); ; time.Sleep(50 * time.Millisecond) {
 		if head := strings.TrimSpace(mustGit(t, k.env, k.bare, "rev-parse", "main")); head != base {
 			break

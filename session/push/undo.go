@@ -18,12 +18,13 @@ const (
 	holdEnded                         // undone, and asking again failed: p ended
 )
 
-// hold waits, for an approval its reviewer may undo, until its window
-// ends or the reviewer undoes it, then starts its landing (the gate's
-// Land: no undo after it). An undone approval is asked again, as a new
-// request of the same push saying why (Since: you undid your decision);
-// nothing of it lands. Decisions that cannot be undone (the policy's, a
-// pick, a rejection) go on at once. Outside the Book's lock: the window
+// hold waits, for a decision its reviewer may undo (an approval, a
+// rejection), until its window ends or the reviewer undoes it, then
+// starts its landing, or its telling (the gate's Land: no undo after it).
+// An undone decision is asked again, as a new request of the same push
+// saying why (Since: you undid your decision); nothing of it lands and
+// the worker is told nothing. Decisions that cannot be undone (the
+// policy's, a pick) go on at once. Outside the Book's lock: the window
 // is seconds, and the session goes on meanwhile.
 func (b *Book) hold(ctx context.Context, p *push, tk *approval.Ticket) holdOutcome {
 	until := tk.UndoUntil()
@@ -57,7 +58,7 @@ func (b *Book) hold(ctx context.Context, p *push, tk *approval.Ticket) holdOutco
 		b.finishLocked(p, Result{}, err, "after an undone decision")
 		return holdEnded
 	}
-	p.notes = append(p.notes, "the reviewer undid their approval before it landed, so it was asked again")
+	p.notes = append(p.notes, "the reviewer undid their decision in its window, so it was asked again")
 	b.h.SaveOrWarnLocked("after an undone decision was asked again")
 	return holdAskedAgain
 }
