@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/hinshun/vt10x"
@@ -16,6 +18,7 @@ import (
 	"github.com/airlock-dev/airlock/approval/internal/approvaltest"
 	"github.com/airlock-dev/airlock/approval/review"
 	"github.com/airlock-dev/airlock/internal/change"
+	"github.com/airlock-dev/airlock/internal/ptytest"
 )
 
 // screen80x24 plays the bytes up to and including the last occurrence of
@@ -166,6 +169,31 @@ func TestPickSummaryFits80x24(t *testing.T) {
 	for _, want := range []string{"What you picked of request req-000000000004 (asked again: you rejected it):", "lands as commit 1", "lands as commit 2", "Stays in the sandbox", "Push 2 commits?"} {
 		if !strings.Contains(scr, want) {
 			t.Errorf("the summary at 80x24 lacks %q:\n%s", want, scr)
+		}
+	}
+}
+
+// The same busy prompt in a real 80x24 terminal (a pseudo-terminal, its
+// size read by the TTY): the header's first line and the keys are whole
+// on the screen.
+func TestPromptFits80x24InPseudoTerminal(t *testing.T) {
+	dir := socketDir(t)
+	a := newServer(t, dir, 4194304, "writer-with-a-long-name")
+	req := approvaltest.SampleRequest()
+	req.Worker, req.Session, req.Repo, req.Describe = "writer-with-a-long-name", "20261128-195413-97d3b058", "services/payments-api", req.Target
+	busyRequest(req)
+	if _, err := a.gate.Resubmit(req, "req-000000000001", make(chan *approval.PickAsk)); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestReviewListChild$")
+	cmd.Env = append(os.Environ(), "AIRLOCK_REVIEW_CHILD="+dir, "PAGER=cat", "TERM=xterm")
+	p := ptytest.StartSized(t, cmd, 80, 24)
+	p.Screen.WaitFor(t, 0, "[?]help", 10*time.Second)
+	time.Sleep(100 * time.Millisecond) // the rest of the line
+	scr := screen80x24(t, p.Screen.String(), "[?]help")
+	for _, want := range []string{"Request req-000000000001 from worker", "asked again: you left it out of your pick:", "[d]iff since", "[?]help", "more files: [d]iff shows them all"} {
+		if !strings.Contains(scr, want) {
+			t.Errorf("the 80x24 terminal does not show %q whole:\n%s", want, scr)
 		}
 	}
 }
