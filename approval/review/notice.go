@@ -16,7 +16,7 @@ import (
 
 // announcer is a terminal that can announce (the TTY).
 type announcer interface {
-	Announce(line string)
+	Announce(line, short string)
 	// Noticed is the last announcement, for the full-screen view's
 	// status row ("" once the reviewer moves to another request).
 	Noticed() string
@@ -52,7 +52,8 @@ func announceNew(ctx context.Context, r *broker.Reviewer, t Terminal, in *broker
 					continue
 				}
 				known[p] = true
-				a.Announce(noticeOf(p, len(r.Pending())-1))
+				others := len(r.Pending()) - 1
+				a.Announce(noticeOf(p, others), shortNoticeOf(p, others))
 			}
 		}
 	}()
@@ -61,6 +62,12 @@ func announceNew(ctx context.Context, r *broker.Reviewer, t Terminal, in *broker
 		<-exited
 		a.ClearNotice()
 	}
+}
+
+// shortNoticeOf is noticeOf for the full-screen view's status row, which
+// keeps room for the view's own keys.
+func shortNoticeOf(p *broker.Incoming, others int) string {
+	return fmt.Sprintf("[new: %s, %d waiting]", termsafe.Line(p.Request.ID), others)
 }
 
 // noticeOf is the announcement of p, one of others waiting besides the

@@ -60,7 +60,7 @@ func TestNewRequestAnnouncedInPseudoTerminal(t *testing.T) {
 	p.Press(t, "d")
 	at = scr.WaitFor(t, at, "q back", within)
 	fourth := a.submit(t, "writer-four", "sess", "", "fourth", "", nil)
-	at = scr.WaitFor(t, at, "New: request "+fourth.Request().ID+` from worker "writer-four" is waiting (2 in all besides this one; l lists them)  file 1/`, within)
+	at = scr.WaitFor(t, at, "[new: "+fourth.Request().ID+", 2 waiting]  file 1/", within)
 	p.Press(t, "q")
 	// Back at the prompt, the same request: deciding it decides it.
 	at = scr.WaitFor(t, at, "[?]help", within)

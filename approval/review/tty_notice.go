@@ -14,16 +14,17 @@ const (
 	readingLine // ReadLine: the reviewer may be typing
 )
 
-// Announce shows line (a new request waiting) without taking the screen:
+// Announce shows line (a new request waiting) without taking the screen
+// (short in the full-screen view's status row):
 // at once, on a line of its own, when the prompt waits for a key; after
 // the line being typed, before the next prompt, when one is typed; and in
 // the full-screen view's status row, which redraws now (its read is
 // interrupted as a resize interrupts it).
-func (t *TTY) Announce(line string) {
+func (t *TTY) Announce(line, short string) {
 	line = termsafe.Line(line)
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.notice = line
+	t.notice = termsafe.Line(short)
 	switch {
 	case t.reading == readingKey:
 		// Raw mode: the line ends with its own carriage return.
