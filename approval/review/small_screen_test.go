@@ -187,7 +187,7 @@ func TestPromptFits80x24InPseudoTerminal(t *testing.T) {
 	}
 	cmd := exec.Command(os.Args[0], "-test.run=^TestReviewListChild$")
 	cmd.Env = append(os.Environ(), "AIRLOCK_REVIEW_CHILD="+dir, "PAGER=cat", "TERM=xterm")
-	p := ptytest.StartSized(t, cmd, 80, 24)
+	p := ptytest.StartSize(t, cmd, 24, 80)
 	p.Screen.WaitFor(t, 0, "[?]help", 10*time.Second)
 	time.Sleep(100 * time.Millisecond) // the rest of the line
 	scr := screen80x24(t, p.Screen.String(), "[?]help")

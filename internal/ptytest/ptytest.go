@@ -98,14 +98,13 @@ type Process struct {
 // is still running.
 func Start(t *testing.T, cmd *exec.Cmd) *Process {
 	t.Helper()
-	return StartSized(t, cmd, 200, 50)
+	return StartSize(t, cmd, 50, 200)
 }
 
-// StartSized is Start in a terminal of cols by rows (80 by 24: the
-// smallest a reviewer's screen is held to).
-func StartSized(t *testing.T, cmd *exec.Cmd, cols, rows int) *Process {
+// StartSize is Start on a terminal of rows by cols.
+func StartSize(t *testing.T, cmd *exec.Cmd, rows, cols uint16) *Process {
 	t.Helper()
-	f, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: uint16(rows), Cols: uint16(cols)})
+	f, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: rows, Cols: cols})
 	if err != nil {
 		t.Skipf("no pseudo-terminal here: %v", err)
 	}
@@ -141,6 +140,9 @@ func StartSized(t *testing.T, cmd *exec.Cmd, cols, rows int) *Process {
 	})
 	return p
 }
+
+// Done is closed when the process has exited.
+func (p *Process) Done() <-chan struct{} { return p.done }
 
 // Press types keys at the terminal.
 func (p *Process) Press(t *testing.T, keys string) {

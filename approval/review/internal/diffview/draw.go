@@ -235,6 +235,7 @@ var viewHelp = []string{
 	"                      lines); o again collapses it",
 	"  f                   the file list: j k and Enter, or its number and Enter",
 	"  / text Enter        search (all lower case: any case); n N next, previous",
+	"  w                   ignore whitespace, or show it again",
 	"  q                   back to the prompt, to decide",
 	"",
 	"Any key closes this help.",

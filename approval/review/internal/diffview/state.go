@@ -32,6 +32,11 @@ type diffView struct {
 	hitAt int    // the current match's byte offset in the text; -1: none
 
 	buf []byte // the frame, reused
+
+	// space is the w key's mode (whitespace ignored), and reindex makes
+	// the index of the diff as shown in a mode (space.go).
+	space   bool
+	reindex func(space bool) *diffIndex
 }
 
 type viewMode int
