@@ -11,7 +11,7 @@ import (
 	"github.com/airlock-dev/airlock/internal/crashpoint"
 )
 
-// A reviewer's approval whose screen offers to undo it (Decision.Undoable,
+// A reviewer's decision whose screen offers to undo it (Decision.Undoable,
 // signed) does not land at once when the gate's policy has an undo window
 // (Policy.UndoWindow): its push waits the window (Ticket.UndoUntil), then
 // starts landing (Land), after which nothing undoes it. Until then the
@@ -43,7 +43,7 @@ const (
 	MaxUndoWindow     = time.Minute
 )
 
-// Undo is the verdict that undoes the reviewer's approval of the request.
+// Undo is the verdict that undoes the reviewer's decision of the request.
 const Undo Verdict = "undo"
 
 // WhyUndone is Since.Why of a request asked again after its reviewer
@@ -57,7 +57,7 @@ var ErrUndone = errors.New("the reviewer undid the decision")
 // landing, or it was never one a reviewer could undo).
 var ErrTooLateToUndo = errors.New("too late to undo")
 
-// holdLocked sets d.UndoUntil when d is an approval its reviewer may undo
+// holdLocked sets d.UndoUntil when d is a decision its reviewer may undo
 // (before it is recorded: the ledger says until when).
 func (g *Gate) holdLocked(t *Ticket, d *Decision) {
 	d.UndoUntil = time.Time{}
