@@ -13,7 +13,10 @@
 //     (final.go): one per request id, across restarts (Resubmit of a
 //     decided id gives its ticket back decided, asking nobody) and
 //     across servers sharing a ledger (a second is refused, nothing
-//     recorded).
+//     recorded). A reviewer's approval or rejection may be undone within
+//     the policy's window, until its push starts landing (undo.go): the undo is
+//     recorded as a withdrawal, the decision stays and is never carried
+//     out, and the push is asked again under a new id.
 //   - An approval yields a Grant: the capability a target requires to
 //     push, naming exactly target, ref, old commit and new commit. Its zero
 //     value grants nothing and no other package can set its fields.

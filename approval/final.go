@@ -83,6 +83,10 @@ func (g *Gate) noteLocked(r ledger.Record) {
 		}
 		return
 	}
+	if r.Kind == ledger.KindWithdrawal {
+		_, _ = g.noteUndoLocked(r) // undo.go; loadDenied reads which
+		return
+	}
 	if r.Kind != ledger.KindDecision {
 		return
 	}
@@ -134,7 +138,8 @@ func (g *Gate) decidedLocked(id string) (Decision, bool, error) {
 		return Decision{}, false, fmt.Errorf("approval: the ledger cannot be read to see whether request %s was decided: %w", id, err)
 	}
 	was, ok := g.decided[id]
-	if !ok {
+	if !ok || g.undone[id] {
+		// An undone decision is never carried out (undo.go).
 		return Decision{}, false, nil
 	}
 	rec, found, err := g.LedgerRecord(was.seq)
@@ -228,6 +233,9 @@ func (g *Gate) appendDecisionLocked(t *Ticket, d Decision) error {
 // notPendingLocked is Resolve's error for an id it has no pending
 // request of: already decided (the ledger says how), or unknown.
 func (g *Gate) notPendingLocked(id string) error {
+	if g.undone[id] {
+		return fmt.Errorf("%w %s: its decision was undone, and the push was asked again as a new request: decide that one", ErrNotPending, id)
+	}
 	if was, ok := g.decided[id]; ok {
 		return &alreadyDecided{id: id, was: was}
 	}

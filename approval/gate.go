@@ -3,7 +3,6 @@ package approval
 import (
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -58,6 +57,9 @@ type Policy struct {
 	// signed decisions ResolveSigned accepts: the only way a decision
 	// from another process opens the door.
 	ReviewerKeys []string
+	// UndoWindow is how long a reviewer's approval waits before its push
+	// starts landing, for the reviewer to undo it (undo.go); 0: never.
+	UndoWindow time.Duration
 }
 
 type pushKey struct {
@@ -93,6 +95,10 @@ type Gate struct {
 	nextSub int
 	// refusals counts the refused decisions of each request id (refuse).
 	refusals map[string]int
+	// undoable holds the approvals a reviewer may still undo, and undone
+	// the ids whose decision was undone (undo.go).
+	undoable map[string]*Ticket
+	undone   map[string]bool
 }
 
 // NewGate returns a gate that records to ledger.
@@ -104,59 +110,10 @@ func NewGate(ledger Ledger, p Policy) *Gate {
 		ledger: ledger, policy: p, now: time.Now,
 		pending: map[string]*Ticket{}, byPush: map[pushKey]*Ticket{},
 		denied: map[fingerprint]string{}, decided: map[string]decidedRec{}, asked: map[string]string{}, subs: map[int]chan Event{},
-		refusals: map[string]int{},
+		refusals: map[string]int{}, undoable: map[string]*Ticket{}, undone: map[string]bool{},
 	}
 	g.loadDenied()
 	return g
-}
-
-// loadDenied rebuilds, from the ledger, the changes reviewers rejected:
-// a change rejected in an earlier session stays rejected (same target,
-// branch and tree: commit ids differ from session to session, trees do
-// not), with the reviewer's reason. It also loads the ids decided
-// (noteLocked): a decision in the ledger is final.
-func (g *Gate) loadDenied() {
-	if g.ledger == nil {
-		return
-	}
-	recs, err := g.ledger.Records()
-	if err != nil {
-		return
-	}
-	fps := map[string]fingerprint{}
-	for _, r := range recs {
-		g.noteLocked(r)
-		switch r.Kind {
-		case ledger.KindRequest:
-			var q struct {
-				ID     string `json:"id"`
-				Target string `json:"target"`
-				Ref    string `json:"ref"`
-				Tree   string `json:"tree"`
-			}
-			if json.Unmarshal(r.Data, &q) == nil && q.ID != "" {
-				fps[q.ID] = fingerprint{q.Target, q.Ref, plumbing.NewHash(q.Tree)}
-			}
-		case ledger.KindDecision:
-			var d struct {
-				Request string  `json:"request"`
-				Verdict Verdict `json:"verdict"`
-				Reason  string  `json:"reason"`
-				By      string  `json:"by"`
-			}
-			if json.Unmarshal(r.Data, &d) != nil {
-				continue
-			}
-			fp, ok := fps[d.Request]
-			switch {
-			case !ok:
-			case d.Verdict == Reject && !strings.HasPrefix(d.By, "policy:"):
-				g.denied[fp] = d.Reason
-			case d.Verdict == Approve || d.Verdict == Pick:
-				delete(g.denied, fp)
-			}
-		}
-	}
 }
 
 // ledgerRequest is what the ledger keeps of a request: no diff and no
@@ -229,6 +186,11 @@ func (g *Gate) Resubmit(req *Request, id string, picks chan<- *PickAsk) (*Ticket
 	}
 	if t, ok, err := g.resubmitDecided(req, id); ok || err != nil {
 		return t, err
+	}
+	if g.wasUndone(req, id) {
+		// Its one decision stands in the ledger, undone: it is asked
+		// again as a new request, never decided twice under its id.
+		id = ""
 	}
 	return g.submit(req, picks, id)
 }
@@ -471,6 +433,7 @@ func (g *Gate) settleLocked(t *Ticket, d Decision) error {
 	if d.New.IsZero() && d.Approved() {
 		d.New = req.New
 	}
+	g.holdLocked(t, &d)
 	err := g.appendDecisionLocked(t, d)
 	t.dec = d
 	switch {
@@ -482,9 +445,14 @@ func (g *Gate) settleLocked(t *Ticket, d Decision) error {
 		// No grant: a network approval lets a run out, never a push.
 	case d.Approved():
 		t.grant = Grant{&grant{target: req.Target, ref: req.Ref, old: req.Old, new: d.New, request: req.ID}}
+		g.heldLocked(t, d)
 	default:
 		g.denied[fingerprint{req.Target, req.Ref, req.Tree}] = d.Reason
 		t.err = rejection(req, d)
+		g.heldLocked(t, d)
+	}
+	if g.undoable[req.ID] != t {
+		t.dec.UndoUntil = time.Time{} // not recorded, or refused: nothing to wait for
 	}
 	g.removeLocked(t)
 	close(t.done)

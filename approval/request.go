@@ -162,6 +162,11 @@ type Decision struct {
 	Key         string `json:"key,omitempty"`
 	Sig         string `json:"sig,omitempty"`
 	Fingerprint string `json:"fingerprint,omitempty"`
+	// Undoable: the reviewer's screen offers to undo the decision (it is
+	// signed); UndoUntil, set by the gate, is when its landing starts
+	// unless it is undone (undo.go).
+	Undoable  bool      `json:"undoable,omitempty"`
+	UndoUntil time.Time `json:"undo_until,omitzero"`
 }
 
 // Approved reports whether the push may go ahead.

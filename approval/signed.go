@@ -77,13 +77,16 @@ type signedBody struct {
 	By          string     `json:"by"`
 	Time        time.Time  `json:"time"`
 	Key         string     `json:"key"`
+	// Undoable is left out when false: a decision signed before it
+	// existed verifies as it did.
+	Undoable bool `json:"undoable,omitempty"`
 }
 
 // SignedBytes are the canonical bytes a reviewer signs for d over the
 // request of fingerprint fp, as the holder of key.
 func SignedBytes(d Decision, fp, key string) ([]byte, error) {
 	return canonical(&signedBody{signContext, d.Request, fp, d.Verdict, d.Paths, d.Accept, d.Reason,
-		d.Comments, d.Scope, d.By, d.Time.UTC(), key}, new(signedBody))
+		d.Comments, d.Scope, d.By, d.Time.UTC(), key, d.Undoable}, new(signedBody))
 }
 
 // canonical is v's JSON after one trip through JSON into fresh (of v's
@@ -110,7 +113,7 @@ func Sign(k Signer, r *Request, d Decision) (SignedDecision, error) {
 	if d.Time.IsZero() {
 		d.Time = time.Now()
 	}
-	d.Request, d.Time, d.New, d.Commits = r.ID, d.Time.UTC().Round(0), plumbing.ZeroHash, nil
+	d.Request, d.Time, d.New, d.Commits, d.UndoUntil = r.ID, d.Time.UTC().Round(0), plumbing.ZeroHash, nil, time.Time{}
 	d.Key, d.Sig, d.Fingerprint = "", "", ""
 	fp := Fingerprint(r)
 	if fp == "" && d.Verdict != Reject {

@@ -24,6 +24,11 @@ type Ticket struct {
 	dec   Decision
 	grant Grant
 	err   error
+	// An approval its reviewer may undo (undo.go): undone is closed when
+	// they do; wasUndone and landing are guarded by the gate's lock.
+	undone    chan struct{}
+	wasUndone bool
+	landing   bool
 }
 
 // Request returns the request.

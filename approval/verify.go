@@ -30,6 +30,9 @@ func (g *Gate) ResolveSigned(s SignedDecision, from string) (Decision, error) {
 	if err := s.checkSigned(trusted); err != nil {
 		return Decision{}, g.refuse(s, from, err)
 	}
+	if s.Decision.Verdict == Undo {
+		return g.undo(s, from) // undo.go
+	}
 	if pending {
 		// Outside the lock: a request carries its whole diff. (Not
 		// pending: only the signature and its key are checked.)

@@ -130,3 +130,36 @@ func TestPushAgainAfterARejectionSaysSince(t *testing.T) {
 	must(t, err)
 	must(t, <-done)
 }
+
+// Issue 33: what a pick left out comes back, when the worker stages it
+// and pushes again, as a request that says so: asked again, because the
+// reviewer left it out of their pick of the first request; and, pushed
+// again unchanged, nothing changed since what they saw.
+func TestPushAgainAfterAPickSaysSince(t *testing.T) {
+	r := repo(t, true, map[string]string{"README.md": "# p\n"})
+	e := newEnv(t, r, config{})
+	e.write(t, "a.txt", "a\n")
+	e.write(t, "b.txt", "b\n")
+	_, err := e.s.Stage(nil, "A and B")
+	must(t, err)
+	done := make(chan error, 1)
+	go func() { _, err := e.s.Push(context.Background(), "", "", nil); done <- err }()
+	first := waitPending(t, e.gate, 1)[0]
+	_, err = e.gate.Resolve(approval.Decision{Request: first.ID, Verdict: approval.Pick, Paths: []string{"a.txt"}, By: "reviewer"})
+	must(t, err)
+	must(t, <-done)
+	_, err = e.s.Stage(nil, "B, left out before")
+	must(t, err)
+	go func() { _, err := e.s.Push(context.Background(), "", "", nil); done <- err }()
+	second := waitPending(t, e.gate, 1)[0]
+	sn := second.Since
+	if sn == nil || sn.Request != first.ID || sn.Why != "you left it out of your pick" {
+		t.Fatalf("since = %+v; want %s, left out of the pick", sn, first.ID)
+	}
+	if sn.Interdiff != "" {
+		t.Errorf("the part left out, pushed again unchanged, shows a difference:\n%s", sn.Interdiff)
+	}
+	_, err = e.gate.Resolve(approval.Decision{Request: second.ID, Verdict: approval.Approve})
+	must(t, err)
+	must(t, <-done)
+}

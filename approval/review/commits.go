@@ -26,7 +26,7 @@ func landing(r *approval.Request) []approval.CommitInfo {
 // renderCommits lists every commit that lands with its message, the body
 // under the subject, sanitised; lines a flag is about are marked. A body
 // cut short says so (m shows it whole; bodiesCut puts m among the keys).
-func renderCommits(b *strings.Builder, r *approval.Request, p painter) {
+func renderCommits(b *strings.Builder, r *approval.Request, p painter, total int) {
 	all := landing(r)
 	base := len(r.BaseCommits)
 	indent := "    "
@@ -41,7 +41,7 @@ func renderCommits(b *strings.Builder, r *approval.Request, p painter) {
 		fmt.Fprintf(b, "  Commits: %d, %s..%s (%s)\n", n, shortid.HashOr(all[0].ID, "(none)"), shortid.HashOr(all[n-1].ID, "(none)"), r.Summary())
 		indent = "      "
 	}
-	budget := maxBodyTotal
+	budget, each := total, min(maxBodyLines, total)
 	for i, c := range all {
 		if len(all) > 1 {
 			fmt.Fprintf(b, "    %s \"%s\"%s\n", p.paint(ansiYellow, shortid.HashOr(c.ID, "(none)")), termsafe.Line(subject(c.Message)), commitNote(r, i, base, p))
@@ -49,7 +49,7 @@ func renderCommits(b *strings.Builder, r *approval.Request, p painter) {
 		flagged := flaggedLines(c.Message)
 		body := bodyLines(c.Message)
 		for j, l := range body {
-			if j == maxBodyLines || budget == 0 {
+			if j == each || budget == 0 {
 				more, lines := len(body)-j, "lines"
 				if more == 1 {
 					lines = "line"
@@ -159,14 +159,24 @@ func (a *asker) showMessages() {
 
 // bodiesCut reports whether the summary cuts a message short, so that the
 // keys offer m.
-func bodiesCut(r *approval.Request) bool {
+func bodiesCut(r *approval.Request, budget int) bool {
 	total := 0
 	for _, c := range landing(r) {
 		n := len(bodyLines(c.Message))
-		if n > maxBodyLines {
+		if n > min(maxBodyLines, budget) {
 			return true
 		}
 		total += n
 	}
-	return total > maxBodyTotal
+	return total > budget
+}
+
+// bodyBudget is how many lines of the commits' bodies the summary shows
+// on a terminal of size: on a small one, a few, so that the header, the
+// risks and the keys stay on it with the files (m shows them all).
+func bodyBudget(size screenSize) int {
+	if size.rows <= 0 {
+		return maxBodyTotal
+	}
+	return min(maxBodyTotal, max(2, (size.rows-20)/2))
 }

@@ -46,7 +46,7 @@ func TestFleetRequestsOnScreen(t *testing.T) {
 	out := s.Out.String()
 	assertOnlyOwnEscapes(t, out)
 	for _, want := range []string{`Server pid 7 on "build-1`, `Server pid 8 on "build-2`, `, worker "writer-2"`,
-		`from worker "writer-1" (server pid 7 on "build-1`, "Queued: the decision is queued until a server offers the request again: no running server has request req-000000000001 now"} {
+		`from worker "writer-1"`, `(server pid 7 on "build-1`, "Queued: the decision is queued until a server offers the request again: no running server has request req-000000000001 now"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the reviewer did not see %q:\n%s", want, out)
 		}

@@ -10,9 +10,12 @@ const KeysHelp = `Keys, at a push's prompt (one key, no Enter):
      or the push is asked again because its target moved), only what changed
      since you saw it
   f  the full diff (also D), when d shows what changed since
-  a  approve: the push goes ahead as shown; a high risk (!!) asks you to type yes
+  a  approve: the push goes ahead as shown; a high risk (!!) asks you to type yes;
+     then "Landing in 5 s: u to undo": u, before the push starts landing (the
+     server's --undo-window), undoes it, and the push is asked again
   r  reject: nothing is pushed; you may give a reason the worker is told; with
-     comments, this asks the worker for those changes
+     comments, this asks the worker for those changes; u undoes it as it does
+     an approval, before the worker is told
   c  comment for the worker: choose a file by number and a line (12), a range
      (12-14) or a line the push deletes (old 12), shown with the lines around
      it, or Enter for a comment on the whole file or a general one; comments go

@@ -84,3 +84,31 @@ func baseLine(r *approval.Request, moved bool) string {
 	}
 	return fmt.Sprintf("  Base:   %s (the branch's commit %s)\n", shortid.Hash(r.Old), asked)
 }
+
+// keyWidth is the widest a line of keys or a header is drawn, its
+// indent included: an 80-column terminal, less the column a terminal
+// wraps at.
+const keyWidth = 78
+
+// wrapParts joins parts with sep into lines of at most width cells
+// (their colours not counted), breaking only between parts: a key and
+// its word are never cut. Lines after the first start with indent.
+func wrapParts(parts []string, sep, indent string, width int) string {
+	var b strings.Builder
+	line := 0
+	for i, part := range parts {
+		w := cellWidth(sgr.ReplaceAllString(part, ""))
+		switch {
+		case i == 0:
+		case line+len(sep)+w > width:
+			b.WriteString("\n" + indent)
+			line = len(indent)
+		default:
+			b.WriteString(sep)
+			line += len(sep)
+		}
+		b.WriteString(part)
+		line += w
+	}
+	return b.String()
+}

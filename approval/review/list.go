@@ -223,7 +223,11 @@ func (l *list) renderOne(b *strings.Builder, indent string, in *broker.Incoming,
 	if n := len(r.BaseCommits); n > 0 {
 		commits += fmt.Sprintf(" and the base's %d", n)
 	}
-	fmt.Fprintf(b, "%s%s, %s%s%s\n", pad, commits, r.Summary(), riskSummary(r.Flags, p), worker)
+	again := ""
+	if why := askedAgain(r); why != "" {
+		again = "; " + p.paint(ansiYellow, why)
+	}
+	fmt.Fprintf(b, "%s%s, %s%s%s%s\n", pad, commits, r.Summary(), again, riskSummary(r.Flags, p), worker)
 }
 
 // riskSummary names a request's high and medium risks in a few words:

@@ -44,18 +44,21 @@ func networkReach(r *approval.Request) string {
 		}
 		reach += ", and only " + strings.Join(pairs, ", ") + " (the operator's --run-allow-host)"
 	}
-	return "  Allowed, it reaches " + reach + ";\n" +
-		"  never this machine or its loopback (airlock, NATS, other services), the LAN or other\n" +
-		"  private ranges, or the cloud metadata address. What it writes lands only in the sandbox.\n"
+	text := "Allowed, it reaches " + reach + "; never this machine or its loopback (airlock, NATS, other services), " +
+		"the LAN or other private ranges, or the cloud metadata address. What it writes lands only in the sandbox."
+	// Broken between words to fit 80 columns.
+	return "  " + wrapParts(strings.Fields(text), " ", "  ", keyWidth) + "\n"
 }
 
+// networkKeys is the network prompt's keys, on as many lines as 80
+// columns need, broken between keys.
 func networkKeys(p painter, back bool) string {
-	s := fmt.Sprintf("%s allow once   %s allow this command here for the session   %s allow every run for the session   %s deny",
-		p.paint(ansiGreen+ansiBold, "[a]"), p.paint(ansiGreen+ansiBold, "[c]"), p.paint(ansiYellow+ansiBold, "[s]"), p.paint(ansiRed+ansiBold, "[r]"))
+	parts := []string{p.paint(ansiGreen+ansiBold, "[a]") + " allow once", p.paint(ansiGreen+ansiBold, "[c]") + " allow this command here for the session",
+		p.paint(ansiYellow+ansiBold, "[s]") + " allow every run for the session", p.paint(ansiRed+ansiBold, "[r]") + " deny"}
 	if back {
-		s += "   " + p.paint(ansiBold, "[l]") + " back to the list"
+		parts = append(parts, p.paint(ansiBold, "[l]")+" back to the list")
 	}
-	return s
+	return wrapParts(parts, "   ", "  ", keyWidth)
 }
 
 // promptNetwork asks a reviewer about a network request.

@@ -1,6 +1,7 @@
 package review
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -152,8 +153,12 @@ func renderRows(w io.Writer, r *approval.Request, color bool, size screenSize, o
 	}
 	fmt.Fprintf(&b, "  Target: %s (branch: %s)%s\n", line(r.Describe), line(approval.ShortRef(r.Ref)), inlineFlags(r, "", p))
 	b.WriteString(baseLine(r, opt.moved))
-	renderCommits(&b, r, p)
-	if len(landing(r)) > 1 {
+	if opt.bodies == 0 {
+		opt.bodies = bodyBudget(size)
+	}
+	renderCommits(&b, r, p, opt.bodies)
+	label := len(landing(r)) > 1 // "Files:", when any fits under it
+	if label {
 		b.WriteString("  Files:\n")
 	}
 	var lines []string
@@ -172,7 +177,12 @@ func renderRows(w io.Writer, r *approval.Request, color bool, size screenSize, o
 		lines = append(lines, fmt.Sprintf("    %s %s%s (%s)%s%s\n", sign, line(f.Path), movedWords(f), bytesize.Format(f.Size), from, inlineFlags(r, f.Path, p)))
 	}
 	keys := keysLine(r, p, opt)
-	lines, more := fitLines(lines, size, screenRows(b.String(), size.cols)+screenRows(keys, size.cols)+2)
+	lines, more := fitLines(lines, size, opt.header+screenRows(b.String(), size.cols)+screenRows(keys, size.cols)+2)
+	if label && len(lines) == 0 {
+		s := b.String()
+		b.Reset()
+		b.WriteString(strings.TrimSuffix(s, "  Files:\n"))
+	}
 	for _, l := range lines {
 		b.WriteString(l)
 	}
@@ -231,7 +241,8 @@ func groupFlags(flags []approval.Flag) []approval.Flag {
 }
 
 // keysLine is the line of keys under the summary. It fits 80 columns:
-// when its words do not fit with two spaces between them, one is used.
+// when its words do not fit with two spaces between them, it goes on two
+// lines, broken between keys.
 func keysLine(r *approval.Request, p painter, opt options) string {
 	k := func(key, rest string) string { return "[" + p.paint(ansiBold, key) + "]" + rest }
 	parts := []string{k("d", "iff"), k("a", "pprove"), k("r", "eject")}
@@ -247,7 +258,7 @@ func keysLine(r *approval.Request, p painter, opt options) string {
 	default:
 		parts = append(parts, k("p", "ick files"))
 	}
-	if bodiesCut(r) {
+	if bodiesCut(r, cmp.Or(opt.bodies, maxBodyTotal)) {
 		parts = append(parts, k("m", "essages"))
 	}
 	if opt.comments > 0 {
@@ -259,10 +270,11 @@ func keysLine(r *approval.Request, p painter, opt options) string {
 		parts = append(parts, k("l", "ist"))
 	}
 	parts = append(parts, k("?", "help"))
-	if s := strings.Join(parts, "  "); cellWidth(sgr.ReplaceAllString(s, "")) <= 78 {
+	if s := strings.Join(parts, "  "); cellWidth(sgr.ReplaceAllString(s, "")) <= keyWidth-2 {
 		return s
 	}
-	return strings.Join(parts, " ")
+	// Never cut by the terminal's edge: on two lines, between keys.
+	return wrapParts(parts, " ", "  ", keyWidth)
 }
 
 func uniq(s []string) []string {
@@ -320,6 +332,8 @@ var errBack = errors.New("back to the list")
 // options are what the review loop knows beyond the request.
 type options struct {
 	back     bool // l goes back to the list
+	header   int  // the rows printed above the summary (the request's header)
+	bodies   int  // the commits' body lines the summary shows (bodyBudget); 0: as many as it may
 	moved    bool // this reviewer approved another push to the request's target and ref since it was asked
 	comments int  // how many comments the reviewer has written so far
 }
@@ -352,6 +366,7 @@ func prompt(t Terminal, r *approval.Request, opt options) (approval.Decision, er
 	if r.Kind == approval.KindNetwork {
 		return promptNetwork(t, r, opt.back)
 	}
+	opt.bodies = bodyBudget(sizeOf(t))
 	if err := renderRows(t, r, t.Color(), sizeOf(t), opt); err != nil {
 		return approval.Decision{}, err
 	}

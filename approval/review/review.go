@@ -57,7 +57,9 @@ func Review(ctx context.Context, r *broker.Reviewer, t Terminal, once bool) erro
 				continue // fewer than two left: the one is shown directly
 			}
 		}
+		stop := announceNew(ctx, r, t, in)
 		decided, err := decideOne(ctx, t, c, in, seen)
+		stop()
 		if errors.Is(err, errBack) {
 			toList = true
 			continue
@@ -108,13 +110,15 @@ func settle(ctx context.Context, r *broker.Reviewer) {
 // shown is not an error, and errBack says the reviewer went back to the
 // list (l, from any of the prompt's questions).
 func decideOne(ctx context.Context, t Terminal, c canceler, in *broker.Incoming, seen approvals) (bool, error) {
-	fmt.Fprintf(t, "\n%s\n", header(in))
+	h := header(in, sizeOf(t).cols)
+	fmt.Fprintf(t, "\n%s\n", h)
 	type result struct {
 		d   approval.Decision
 		err error
 	}
 	done := make(chan result, 1)
-	opt := options{back: true, moved: in.Request.Kind != approval.KindNetwork && seen.moved(in.Request)}
+	opt := options{back: true, moved: in.Request.Kind != approval.KindNetwork && seen.moved(in.Request),
+		header: 1 + screenRows(h, sizeOf(t).cols)}
 	go func() {
 		d, err := prompt(t, in.Request, opt)
 		done <- result{d, err}
@@ -145,6 +149,7 @@ func decideOne(ctx context.Context, t Terminal, c canceler, in *broker.Incoming,
 		}
 		return false, res.err
 	}
+	res.d.Undoable = undoable(in, c, res.d)
 	d, err := in.Decide(res.d)
 	if errors.Is(err, broker.ErrQueued) {
 		// A fleet's queue keeps it for the server that offers the
@@ -162,6 +167,7 @@ func decideOne(ctx context.Context, t Terminal, c canceler, in *broker.Incoming,
 		seen.add(in.Request)
 	}
 	fmt.Fprintln(t, outcome(in.Request, d))
+	offerUndo(ctx, t, c, in, d)
 	return true, nil
 }
 
@@ -198,18 +204,41 @@ func outcome(r *approval.Request, d approval.Decision) string {
 	return fmt.Sprintf("  Approved; the push goes ahead%s.", gets)
 }
 
-// header names a request above its prompt: its id, worker, server, and
-// the session and repository when the server named them.
-func header(in *broker.Incoming) string {
+// header names a request above its prompt: its id, worker, server, the
+// session and repository when the server named them, and, for a request
+// asked again, why. It is broken between its parts to fit the terminal's
+// cols (80 at the least).
+func header(in *broker.Incoming, cols int) string {
 	r := in.Request
-	h := fmt.Sprintf("Request %s from worker %s (server pid %d%s)", termsafe.Line(r.ID), quoted(r.Worker), in.Server.PID, onHost(in.Server))
+	parts := []string{fmt.Sprintf("Request %s from worker %s", termsafe.Line(r.ID), quoted(r.Worker)),
+		fmt.Sprintf("(server pid %d%s)", in.Server.PID, onHost(in.Server))}
 	if r.Session != "" {
-		h += ", session " + quoted(r.Session)
+		parts[len(parts)-1] += ","
+		parts = append(parts, "session "+quoted(r.Session))
 	}
 	if r.Repo != "" {
-		h += ", repository " + quoted(r.Repo)
+		parts[len(parts)-1] += ","
+		parts = append(parts, "repository "+quoted(r.Repo))
 	}
-	return h + ":"
+	if why := askedAgain(r); why != "" {
+		parts[len(parts)-1] += ";"
+		parts = append(parts, why)
+	}
+	parts[len(parts)-1] += ":"
+	return wrapParts(parts, " ", "  ", cols-2)
+}
+
+// askedAgain is, for a request that follows one the reviewer saw,
+// "asked again: " and why; "" for a first request.
+func askedAgain(r *approval.Request) string {
+	if r.Since == nil {
+		return ""
+	}
+	why := strings.TrimSpace(r.Since.Why)
+	if why == "" {
+		why = "you saw it"
+	}
+	return "asked again: " + termsafe.Line(why)
 }
 
 // onHost is " on HOST" for a server of a fleet's queue (its host is

@@ -15,7 +15,7 @@ import (
 // order.
 func (a *asker) confirmPick(sel []approval.Accepted) (bool, error) {
 	t := a.t
-	fmt.Fprint(t, pickSummary(a.r, sel, a.p))
+	fmt.Fprint(t, fitSummary(pickSummary(a.r, sel, a.p), sizeOf(t)))
 	lands := 0
 	for _, s := range sel {
 		if len(s.Files) > 0 {
@@ -45,7 +45,11 @@ func (a *asker) confirmPick(sel []approval.Accepted) (bool, error) {
 // pickSummary is the summary confirmPick shows.
 func pickSummary(r *approval.Request, sel []approval.Accepted, p painter) string {
 	var b, stays strings.Builder
-	b.WriteString("\n  " + p.paint(ansiBold, "What you picked:") + "\n")
+	head := "What you picked of request " + termsafe.Line(r.ID)
+	if why := askedAgain(r); why != "" {
+		head += " (" + why + ")"
+	}
+	b.WriteString("\n  " + p.paint(ansiBold, head+":") + "\n")
 	n := 0
 	if k := len(r.BaseCommits); k > 0 {
 		// They are not the worker's to pick from, and the target lacks
@@ -182,4 +186,60 @@ func bodyFate(was, now string) string {
 		return "its body dropped"
 	}
 	return fmt.Sprintf("your body (%s)", plural(strings.Count(nu, "\n")+1, "line"))
+}
+
+// fitSummary shortens a pick's summary to a terminal of size, with the
+// question under it: past what fits, each list of files (indented six
+// spaces under a commit, four under "Stays in the sandbox") keeps its
+// first lines and says how many more there are, so the summary's head
+// and every commit's line stay on the screen.
+func fitSummary(summary string, size screenSize) string {
+	lines := strings.SplitAfter(strings.TrimSuffix(summary, "\n"), "\n")
+	room := size.rows - 2 // the question, and the row it leaves
+	if size.rows <= 0 || screenRows(summary, size.cols) <= room {
+		return summary
+	}
+	// The runs of file lines, and the rows of everything else.
+	type run struct{ from, to int }
+	var runs []run
+	fixed := 0
+	stays := false
+	for i, l := range lines {
+		if strings.Contains(l, "Stays in the sandbox") {
+			stays = true
+		}
+		file := strings.HasPrefix(l, "      ") || stays && strings.HasPrefix(l, "    ")
+		switch {
+		case !file:
+			fixed += screenRows(l, size.cols)
+		case len(runs) > 0 && runs[len(runs)-1].to == i:
+			runs[len(runs)-1].to = i + 1
+		default:
+			runs = append(runs, run{i, i + 1})
+		}
+	}
+	if len(runs) == 0 {
+		return summary
+	}
+	each := max(1, (room-fixed)/len(runs)-1)
+	var b strings.Builder
+	next := 0
+	for _, r := range runs {
+		for _, l := range lines[next:r.from] {
+			b.WriteString(l)
+		}
+		keep := min(each, r.to-r.from)
+		for _, l := range lines[r.from : r.from+keep] {
+			b.WriteString(l)
+		}
+		if more := r.to - r.from - keep; more > 0 {
+			indent := lines[r.from][:len(lines[r.from])-len(strings.TrimLeft(lines[r.from], " "))]
+			fmt.Fprintf(&b, "%s... and %d more %s\n", indent, more, strings.TrimPrefix(plural(more, "file"), fmt.Sprint(more)+" "))
+		}
+		next = r.to
+	}
+	for _, l := range lines[next:] {
+		b.WriteString(l)
+	}
+	return strings.TrimSuffix(b.String(), "\n") + "\n"
 }

@@ -32,6 +32,12 @@ type TTY struct {
 	mu       sync.Mutex
 	canceled bool
 	resized  bool // the terminal changed size since the last raw read
+	// Announcements (tty_notice.go): what is being read, whether the
+	// full-screen view is up, the last one, those not yet shown.
+	reading int
+	viewing bool
+	notice  string
+	queued  []string
 }
 
 // OpenTTY opens the controlling terminal. It fails when the process has
@@ -179,6 +185,9 @@ func (t *TTY) Buffered() int { return t.r.Buffered() }
 func (t *TTY) WatchResize() (stop func()) {
 	ch := make(chan os.Signal, 1)
 	signal.Notify(ch, syscall.SIGWINCH)
+	t.mu.Lock()
+	t.viewing = true // an announcement redraws the view (tty_notice.go)
+	t.mu.Unlock()
 	done, exited := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(exited)
@@ -202,6 +211,7 @@ func (t *TTY) WatchResize() (stop func()) {
 		<-exited
 		// A resize not yet read must not cancel the prompt's next read.
 		t.mu.Lock()
+		t.viewing = false
 		if t.resized && !t.canceled {
 			t.resized = false
 			_ = t.f.SetReadDeadline(time.Time{}) // as in takeResized
@@ -218,7 +228,9 @@ func (t *TTY) ReadKey() (rune, error) {
 	if err != nil {
 		return 0, err
 	}
+	t.startReading(readingKey)
 	r, _, err := t.r.ReadRune()
+	t.doneReading()
 	term.Restore(fd, state)
 	if err != nil {
 		return 0, t.readErr(err)
@@ -237,8 +249,10 @@ func (t *TTY) ReadKey() (rune, error) {
 
 // ReadLine reads a line with the terminal's own line editing.
 func (t *TTY) ReadLine(prompt string) (string, error) {
+	t.startReading(readingLine)
 	io.WriteString(t, prompt)
 	line, err := t.r.ReadString('\n')
+	t.doneReading()
 	if err != nil {
 		return "", t.readErr(err)
 	}

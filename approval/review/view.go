@@ -49,7 +49,11 @@ func (a *asker) viewDiff(diff string, interdiff bool) (bool, diffview.Outcome, e
 
 // showReview shows m full screen, flags in the prompt's own words.
 func showReview(t diffview.Terminal, m *model.Review, shown string, spaced func(bool) *model.Review) (bool, diffview.Outcome, error) {
-	return diffview.Show(t, m, diffview.Options{Words: diffview.Words{Label: flagLabel, Marker: marker}, Shown: shown, Spaced: spaced})
+	words := diffview.Words{Label: flagLabel, Marker: marker}
+	if a, ok := t.(announcer); ok {
+		words.Notice = a.Noticed // a request that arrived meanwhile (notice.go)
+	}
+	return diffview.Show(t, m, diffview.Options{Words: words, Shown: shown, Spaced: spaced})
 }
 
 // review is the request's review model, made on first use.

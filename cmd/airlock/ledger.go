@@ -206,6 +206,11 @@ func describeRecord(r ledger.Record) string {
 		}
 		return msg
 	case ledger.KindWithdrawal:
+		if get("undone") != "" {
+			// A reviewer's undo of their decision in its window: the
+			// decision above stands in the ledger, and never lands.
+			return fmt.Sprintf("%s %s  withdrawn: %s undid their %s before it landed (key %s)", head, get("request"), get("by"), get("undone"), get("key"))
+		}
 		return fmt.Sprintf("%s %s  withdrawn: %s", head, get("request"), get("why"))
 	case ledger.KindRefused:
 		msg := fmt.Sprintf("%s %s !! %s decision refused (by %q, key %s, from %s): %s", head, get("request"), get("verdict"),

@@ -73,7 +73,7 @@ func TestReviewPicksThreeHunks(t *testing.T) {
 		rv.Press(t, step.key)
 	}
 	at = scr.WaitFor(t, at, "Push 2 commits?", within)
-	summary := scr.String()[strings.LastIndex(scr.String(), "What you picked:"):]
+	summary := scr.String()[strings.LastIndex(scr.String(), "What you picked of request"):]
 	mustContain(t, "the pick's summary", summary, "a.txt: 1 of 2 hunks", "c.txt: whole", "d.txt: whole", "b.txt", "e.txt")
 	rv.Press(t, "y")
 	scr.WaitFor(t, at, "the push goes ahead", within)

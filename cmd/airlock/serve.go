@@ -74,7 +74,7 @@ func parse(fs *flag.FlagSet, args []string) error {
 // serveFlags is what airlock serve was asked.
 type serveFlags struct {
 	workerFile, httpAddr, runMode, runCacheSize, resumeID string
-	timeout, runTimeout, retention, idle                  time.Duration
+	timeout, runTimeout, retention, idle, undoWindow      time.Duration
 	never, allowSensitive, fresh, ephemeral               bool
 	auto, runRO, runEnvs, runAllow                        multiFlag
 	maxSessions                                           int
@@ -93,6 +93,9 @@ func parseServe(args []string, stderr io.Writer) (*serveFlags, error) {
 	fs.StringVar(&f.workerFile, "worker", "", "the worker file (Markdown with YAML frontmatter); default: a worker on the current directory's repository")
 	fs.DurationVar(&f.timeout, "timeout", session.DefaultPushWait, "how long git_push waits for a reviewer before answering that the request is still pending\n"+
 		"(call git_push again to keep waiting); keep it under the client's tool timeout (Codex: 300s)")
+	fs.DurationVar(&f.undoWindow, "undo-window", approval.DefaultUndoWindow, "how long a reviewer's approval waits before its push starts landing, for the reviewer\n"+
+		"to undo it (u at airlock review's prompt); 0 lands at once; at most "+approval.MaxUndoWindow.String()+". The policy's approvals\n"+
+		"(--auto-approve) and a decision made by a script, which has no undo, land at once")
 	fs.BoolVar(&f.never, "never-approve", false, "refuse every push (review-only mode)")
 	fs.Var(&f.auto, "auto-approve", "push to this target without asking (a target name from the worker file, or an id such as local:/path); repeatable")
 	fs.StringVar(&f.httpAddr, "http", "", "serve MCP over Streamable HTTP instead of stdin/stdout, on this loopback address, e.g. 127.0.0.1:8787\n"+
@@ -128,6 +131,9 @@ func parseServe(args []string, stderr io.Writer) (*serveFlags, error) {
 	}
 	if err := f.fleet.check(); err != nil {
 		return nil, err
+	}
+	if f.undoWindow < 0 || f.undoWindow > approval.MaxUndoWindow {
+		return nil, usageError("--undo-window %s: give a duration from 0 (no undo) to %s, such as 5s", f.undoWindow, approval.MaxUndoWindow)
 	}
 	if err := f.move.check(f); err != nil {
 		return nil, err
@@ -275,7 +281,7 @@ func (sv *served) loadWorker(runOpts *session.RunOptions) (approval.Policy, erro
 	if err := sv.w.Check(); err != nil {
 		return approval.Policy{}, err
 	}
-	policy := approval.Policy{Mode: approval.ModeAsk}
+	policy := approval.Policy{Mode: approval.ModeAsk, UndoWindow: f.undoWindow}
 	if f.never {
 		policy.Mode = approval.ModeNever
 	}

@@ -33,6 +33,9 @@ const (
 	// TargetPushed: the target was pushed to; the ledger does not say
 	// "pushed" yet.
 	TargetPushed = "target-pushed"
+	// UndoRecorded: the ledger holds a reviewer's undo of an approval in
+	// its window; the push is not asked again yet (approval/undo.go).
+	UndoRecorded = "undo-recorded"
 )
 
 // at is the step to die at, "" for none.

@@ -38,6 +38,12 @@ func (b *Book) drive(p *push) {
 			// again on it (reaskLocked): wait on the new request.
 			continue
 		}
+		switch b.hold(ctx, p, tk) {
+		case holdAskedAgain:
+			continue
+		case holdEnded:
+			return
+		}
 		dec, grant, ok := b.approved(p)
 		if !ok {
 			return

@@ -68,6 +68,9 @@ type push struct {
 	// comments are the reviewer's on an approval, kept for the landing:
 	// a rebase decided on that approval carries none of its own.
 	comments []approval.Comment
+	// undone: the reviewer undid their approval of p.req, which is
+	// asked again (undo.go).
+	undone bool
 
 	done chan struct{} // closed at the end; then res and err are set
 	res  Result

@@ -70,17 +70,21 @@ func (b *Book) RestoreSeenLocked(seen []Seen) {
 }
 
 // sawLocked records the reviewer's decision on p's request: one that sent
-// it back or commented is what the next push of the same repository to
-// the same branch is compared with; a clean approval that landed leaves
-// nothing to compare with.
+// it back, picked part of it, or commented is what the next push of the
+// same repository to the same branch is compared with; a clean approval
+// of the whole that landed leaves nothing to compare with.
 func (b *Book) sawLocked(p *push, dec approval.Decision) {
 	k := seenKey{p.r.Name(), p.t.ID(), p.ref}
-	if dec.Verdict != approval.Reject && len(dec.Comments) == 0 {
+	if dec.Verdict == approval.Approve && len(dec.Comments) == 0 {
 		delete(b.seen, k)
 		return
 	}
 	why := "you rejected it"
 	switch {
+	case dec.Verdict == approval.Pick:
+		// What the pick left out stays in the sandbox: pushed again, it
+		// is what the reviewer already saw and chose not to take yet.
+		why = "you left it out of your pick"
 	case dec.Verdict == approval.Reject && len(dec.Comments) > 0:
 		why = "you asked for changes"
 	case dec.Verdict != approval.Reject:
@@ -100,7 +104,11 @@ func (b *Book) sawLocked(p *push, dec approval.Decision) {
 func (b *Book) sinceLocked(p *push, prev *approval.Request, req *approval.Request) {
 	var s *Seen
 	if prev != nil {
-		s = &Seen{Request: prev.ID, Why: "the target moved", Tree: prev.Tree.String()}
+		why := "the target moved"
+		if p.undone {
+			why = approval.WhyUndone
+		}
+		s = &Seen{Request: prev.ID, Why: why, Tree: prev.Tree.String()}
 		s.Paths = changedPaths(prev.Files)
 	} else if s = b.seen[seenKey{p.r.Name(), p.t.ID(), p.ref}]; s == nil {
 		return

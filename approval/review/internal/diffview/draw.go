@@ -345,6 +345,11 @@ func (v *diffView) drawStatus(b []byte) []byte {
 	default:
 		s = v.statusLine()
 	}
+	if v.notice != nil {
+		if n := v.notice(); n != "" {
+			s = n + "  " + s
+		}
+	}
 	b = rowAt(b, v.rows)
 	w := cellWriter{b: b, width: v.cols - 1}
 	w.put(s)

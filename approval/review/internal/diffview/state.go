@@ -31,6 +31,8 @@ type diffView struct {
 	input []byte // the search or file number being typed
 	sel   int    // the file list's chosen place in ix.order
 	msg   string // one line for the status row, airlock's own words
+	// notice is Words.Notice: drawn first in the status row.
+	notice func() string
 
 	query string // the search, as typed (raw: sanitised when drawn)
 	fold  bool   // the query has no capital: case does not matter

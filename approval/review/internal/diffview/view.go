@@ -43,6 +43,10 @@ var ErrResized = errors.New("the terminal changed size")
 type Words struct {
 	Label  func(approval.Flag) string
 	Marker func(approval.Severity) string
+	// Notice, when not nil, is a line for the status row, first (a new
+	// request waiting); "" for none. The terminal interrupts the read
+	// (ErrResized) when it changes, so that it is drawn at once.
+	Notice func() string
 }
 
 // Options are what the view says besides the diff.
@@ -84,6 +88,7 @@ func Show(t Terminal, m *model.Review, o Options) (bool, Outcome, error) {
 	defer io.WriteString(t, escLeave)
 	v := newDiffView(newDiffIndex(m, o.Words), cols, rows, t.Color())
 	v.shown, v.words, v.spaced = o.Shown, o.Words, o.Spaced
+	v.notice = o.Words.Notice
 	// What was written with whitespace ignored is the review's too.
 	defer func() {
 		if v.ix.m != m {
