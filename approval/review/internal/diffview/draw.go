@@ -42,6 +42,10 @@ func (v *diffView) frame() []byte {
 		v.buf = b
 		return b
 	}
+	if v.hi == nil {
+		v.hi = newRender(v.ix, colorsOfBool(v.color))
+	}
+	v.syncLayout()
 	b = v.drawHeader(b)
 	switch v.mode {
 	case modeList:
@@ -112,6 +116,10 @@ func (v *diffView) drawBody(b []byte) []byte {
 			b = v.drawBanner(b, k, f, v.collapsed(i))
 			continue
 		}
+		if v.hi.side.on {
+			b = v.drawSide(b, i, f, off-1)
+			continue
+		}
 		b = v.drawLine(b, f, f.first+off-1)
 	}
 	return b
@@ -145,8 +153,10 @@ func (v *diffView) drawBanner(b []byte, k int, f *diffFile, collapsed bool) []by
 	return v.edge(w)
 }
 
-// drawLine draws line no of file f, in git's colours, from v.left on; the
-// matches of the search in reverse video.
+// drawLine draws line no of file f, in git's colours, from v.left on:
+// a changed line's changed words highlighted against the line it is
+// paired with, syntax colour where the terminal has colour, the matches
+// of the search in reverse video (paint.go).
 func (v *diffView) drawLine(b []byte, f *diffFile, no int) []byte {
 	s := v.ix.line(no)
 	// Only what can be on the screen is read: an escaped byte takes at
@@ -159,31 +169,9 @@ func (v *diffView) drawLine(b []byte, f *diffFile, no int) []byte {
 		s = s[:lim]
 	}
 	w := cellWriter{b: b, width: v.cols - 1, skip: v.left}
-	if v.color {
-		switch {
-		case f.hunks < 0 || no < f.hunks:
-			w.b = append(w.b, sgrBold...)
-		case len(s) >= 2 && s[:2] == "@@":
-			w.b = append(w.b, sgrCyan...)
-		case len(s) > 0 && s[0] == '+':
-			w.b = append(w.b, sgrGreen...)
-		case len(s) > 0 && s[0] == '-':
-			w.b = append(w.b, sgrRed...)
-		}
-	}
-	for v.query != "" && !w.full {
-		i := indexFold(s, v.query, v.fold)
-		if i < 0 {
-			break
-		}
-		w.put(s[:i])
-		w.b = append(w.b, escReverse...)
-		w.put(s[i : i+len(v.query)])
-		w.b = append(w.b, escNoRev...)
-		s = s[i+len(v.query):]
-	}
-	w.put(s)
-	return v.edge(w)
+	kind := kindOf(f, no, s)
+	hidden := v.paint(&w, kind, s, v.lineStyles(f, no, kind, s), true)
+	return v.edgeOf(w, kind, hidden)
 }
 
 // edge ends a row: a '>' in the last column says the line goes on past
@@ -234,6 +222,8 @@ var viewHelp = []string{
 	"  Enter, o            open a file collapsed for its size (over " + strconv.Itoa(bigFile) + " changed",
 	"                      lines); o again collapses it",
 	"  f                   the file list: j k and Enter, or its number and Enter",
+	"  s                   side by side (old left, new right) or unified; side by",
+	"                      side from " + strconv.Itoa(sideCols) + " columns unless s says otherwise",
 	"  / text Enter        search (all lower case: any case); n N next, previous",
 	"  q                   back to the prompt, to decide",
 	"",

@@ -30,6 +30,8 @@ type diffView struct {
 	hitAt int    // the current match's byte offset in the text; -1: none
 
 	buf []byte // the frame, reused
+
+	hi *render // highlight, syntax colour, side by side (paint.go); made by frame
 }
 
 type viewMode int
@@ -65,6 +67,9 @@ func (v *diffView) fileRows(i int) int {
 	f := &v.ix.files[i]
 	if f.big() && !v.open[i] {
 		return 1
+	}
+	if n, ok := v.sideRowCount(i); ok {
+		return 1 + n
 	}
 	return 1 + f.end - f.first
 }
@@ -265,7 +270,7 @@ func (v *diffView) show(k, at int) {
 		v.msg = "found " + quoteLine(v.query) + ": n next, N previous"
 	}
 	line := v.ix.lineAt(at)
-	row := v.starts[k] + 1 + line - v.ix.files[i].first
+	row := v.starts[k] + 1 + v.lineRow(i, line)
 	v.top = max(0, row-2)
 	v.left = 0
 }

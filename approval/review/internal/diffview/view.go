@@ -69,6 +69,7 @@ func Show(t Terminal, r *approval.Request, words Words) (bool, error) {
 	}
 	defer io.WriteString(t, escLeave)
 	v := newDiffView(newDiffIndex(r, words), cols, rows, t.Color())
+	v.hi = newRender(v.ix, colorsOf(t))
 	for {
 		if _, err := t.Write(v.frame()); err != nil {
 			return true, err
@@ -227,9 +228,9 @@ func (v *diffView) handle(k rune) bool {
 	case '[':
 		v.prevFile()
 	case keyRight:
-		v.left += max(8, v.cols/2)
+		v.left += v.sideStep()
 	case keyLeft:
-		v.left = max(0, v.left-max(8, v.cols/2))
+		v.left = max(0, v.left-v.sideStep())
 	case 'o', 'O':
 		v.toggle()
 	case 'f', 'F':
@@ -242,6 +243,8 @@ func (v *diffView) handle(k rune) bool {
 		v.search(true)
 	case 'N':
 		v.search(false)
+	case 's', 'S':
+		v.toggleSide()
 	case '?', 'h':
 		v.mode = modeHelp
 	case 'a', 'r', 'p', 'A', 'R', 'P':
