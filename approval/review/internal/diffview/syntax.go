@@ -76,13 +76,15 @@ func newPalette(colors int) *palette {
 
 // Bounds of the lexing, so that a huge hunk costs no more than a screen's
 // worth each time a new part of it is drawn: a side of a hunk is lexed in
-// chunks of lexChunk lines (one text each, so a string or comment over
-// several lines is coloured right within a chunk), at most lexBytes of
-// each, for at most lexTime.
+// chunks of lexChunk lines (one text each, so that a string or comment
+// over several lines is coloured right within a chunk: most hunks are
+// one chunk), at most lexBytes of each, for at most lexTime (chroma
+// lexes some 400 KB a second, so a chunk takes 30 ms or so; the time
+// bound is for a lexer whose rules backtrack on hostile text).
 const (
-	lexChunk = 1000
-	lexBytes = 64 << 10
-	lexTime  = 100 * time.Millisecond
+	lexChunk = 256
+	lexBytes = 32 << 10
+	lexTime  = 250 * time.Millisecond
 )
 
 // lexerOf is a file's lexer; nil: none (plain text, or no colour).

@@ -11,6 +11,11 @@ import (
 // pair of minified lines costs no more than a screen.
 const maxWordCells = 1 << 16
 
+// maxWordBytes is the longest line whose words are compared: past it,
+// its common start and end alone (a line of 4 KiB is minified code or
+// data, not prose).
+const maxWordBytes = 4 << 10
+
 // wordDiff is the changed words of a and of b, a removed line's content
 // and the added one it is paired with, as git's --word-diff finds them:
 // the words (runs of letters, digits and _; runs of spaces; each other
@@ -20,8 +25,11 @@ const maxWordCells = 1 << 16
 // Lines with no word in common are changed whole: nothing is
 // highlighted within them.
 func wordDiff(a, b string) (wa, wb []span) {
-	ta, tb := words(a), words(b)
-	if len(ta)*len(tb) > maxWordCells {
+	var ta, tb []int
+	if len(a) <= maxWordBytes && len(b) <= maxWordBytes {
+		ta, tb = words(a), words(b)
+	}
+	if ta == nil || len(ta)*len(tb) > maxWordCells {
 		p := commonPrefix(a, b)
 		s := commonSuffix(a[p:], b[p:])
 		return changed(p, len(a)-s), changed(p, len(b)-s)
