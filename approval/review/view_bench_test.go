@@ -1,6 +1,7 @@
 package review
 
 import (
+	"cmp"
 	"strings"
 	"testing"
 	"time"
@@ -16,12 +17,16 @@ import (
 type firstScreen struct {
 	Terminal // the prompt's part: the view does not use it
 	written  int
+	// cols, rows and colors: 200x50 on 8 colours where not set; colors
+	// -1 is a terminal without colour.
+	cols, rows, colors int
 }
 
 func (f *firstScreen) Write(p []byte) (int, error) { f.written += len(p); return len(p), nil }
-func (f *firstScreen) Color() bool                 { return true }
+func (f *firstScreen) Color() bool                 { return f.colors >= 0 }
 func (f *firstScreen) FullScreen() bool            { return true }
-func (f *firstScreen) Size() (int, int, bool)      { return 200, 50, true }
+func (f *firstScreen) Size() (int, int, bool)      { return cmp.Or(f.cols, 200), cmp.Or(f.rows, 50), true }
+func (f *firstScreen) Colors() int                 { return cmp.Or(f.colors, 8) }
 func (f *firstScreen) Raw() (func(), error)        { return func() {}, nil }
 func (f *firstScreen) ReadByte() (byte, error)     { return 'q', nil }
 func (f *firstScreen) Buffered() int               { return 0 }
@@ -30,7 +35,10 @@ func (f *firstScreen) WatchResize() (stop func())  { return func() {} }
 var _ diffview.Terminal = (*firstScreen)(nil)
 
 func showFirstScreen(tb testing.TB, r *approval.Request) int {
-	f := &firstScreen{}
+	return showScreen(tb, r, &firstScreen{})
+}
+
+func showScreen(tb testing.TB, r *approval.Request, f *firstScreen) int {
 	if shown, err := viewDiff(f, r, r.Diff); !shown || err != nil {
 		tb.Fatalf("the view was not shown: %v, %v", shown, err)
 	}
@@ -53,6 +61,24 @@ func BenchmarkFirstScreen300Files(b *testing.B) {
 			showFirstScreen(b, r)
 		}
 	})
+	// The first screen on other terminals: unified at 120x40 on 8
+	// colours, on 256, without colour; side by side at 200x50 on 256.
+	for _, term := range []struct {
+		name               string
+		cols, rows, colors int
+	}{
+		{"unified-120x40-8", 120, 40, 8},
+		{"unified-120x40-256", 120, 40, 256},
+		{"unified-120x40-none", 120, 40, -1},
+		{"side-200x50-256", 200, 50, 256},
+	} {
+		b.Run("view-"+term.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				showScreen(b, r, &firstScreen{cols: term.cols, rows: term.rows, colors: term.colors})
+			}
+		})
+	}
 	b.Run("pager", func(b *testing.B) {
 		b.ReportAllocs()
 		for i := 0; i < b.N; i++ {

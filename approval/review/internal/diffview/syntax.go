@@ -101,14 +101,15 @@ func lexerFor(path string) chroma.Lexer {
 }
 
 // sideSyntax is one side of a hunk's colours: by line of that side, its
-// spans, lexed a chunk at a time.
+// spans, lexed a chunk at a time, and within a chunk only as far as a
+// line drawn, so that the first screen of a hunk costs its rows' lexing.
 type sideSyntax struct {
 	spans [][]span
-	lexed []bool // by chunk
+	runs  []*lexRun // by chunk: nil until a line of it is drawn
 }
 
 // synOf is the syntax spans of line no (of hunk h, in file f) on side,
-// lexing its chunk when first asked.
+// lexing its chunk as far as that line when first asked.
 func (c *hiCache) synOf(f *diffFile, h *hunk, no, side int) []span {
 	if c.pal.colors == 0 {
 		return nil
@@ -138,21 +139,21 @@ func (c *hiCache) synOf(f *diffFile, h *hunk, no, side int) []span {
 			}
 		}
 		ss.spans = make([][]span, n)
-		ss.lexed = make([]bool, (n+lexChunk-1)/lexChunk)
+		ss.runs = make([]*lexRun, (n+lexChunk-1)/lexChunk)
 	}
 	if idx >= len(ss.spans) {
 		return nil
 	}
-	if k := idx / lexChunk; !ss.lexed[k] {
-		ss.lexed[k] = true
-		c.lexChunk(lx.l, h, side, k)
+	k := idx / lexChunk
+	if ss.runs[k] == nil {
+		ss.runs[k] = c.startChunk(lx.l, h, side, k)
 	}
+	ss.runs[k].until(idx - k*lexChunk)
 	return ss.spans[idx]
 }
 
-// lexChunk lexes chunk k of a side of h as one text, and records the
-// tokens' classes by line.
-func (c *hiCache) lexChunk(l chroma.Lexer, h *hunk, side, k int) {
+// startChunk starts lexing chunk k of a side of h, as one text.
+func (c *hiCache) startChunk(l chroma.Lexer, h *hunk, side, k int) *lexRun {
 	ss := &h.syn[side]
 	from, to := k*lexChunk, min((k+1)*lexChunk, len(ss.spans))
 	var text strings.Builder
@@ -173,52 +174,96 @@ func (c *hiCache) lexChunk(l chroma.Lexer, h *hunk, side, k int) {
 		}
 		idx++
 	}
-	lexInto(l, text.String(), starts, ss.spans[from:from+len(starts)])
+	return newLexRun(l, text.String(), starts, ss.spans[from:from+len(starts)])
 }
 
-// lexInto lexes text and puts each token's class, as spans, on the line
-// (starts) it falls on. Tokens are matched to text by counting runes,
-// as the lexer counts them (an invalid byte is one U+FFFD): their values
-// are never drawn. A lexer that fails or panics leaves the rest plain.
-func lexInto(l chroma.Lexer, text string, starts []int, out [][]span) {
-	defer func() { _ = recover() }() // a lexer's bug is no colour, not a crashed prompt
+// lexRun is a text being lexed, its tokens' classes put as spans on the
+// lines (starts) they fall on, as far as a line drawn asks. Tokens are
+// matched to the text by counting runes as the lexer does (an invalid
+// byte is one U+FFFD): their values are never drawn. A lexer that fails,
+// panics or takes over lexTime leaves the rest plain.
+type lexRun struct {
+	it       chroma.Iterator
+	text     string
+	starts   []int
+	out      [][]span
+	at, line int
+	spent    time.Duration
+	done     bool
+}
+
+func newLexRun(l chroma.Lexer, text string, starts []int, out [][]span) *lexRun {
+	r := &lexRun{text: text, starts: starts, out: out}
 	it, err := l.Tokenise(&chroma.TokeniseOptions{State: "root"}, text)
-	if err != nil {
+	if err != nil || len(starts) == 0 {
+		r.done = true
+	}
+	r.it = it
+	return r
+}
+
+// lexInto lexes text whole.
+func lexInto(l chroma.Lexer, text string, starts []int, out [][]span) {
+	newLexRun(l, text, starts, out).until(len(starts) - 1)
+}
+
+// until lexes on until line (of the run) is coloured whole.
+func (r *lexRun) until(line int) {
+	if r.done || line >= len(r.starts) {
 		return
 	}
-	deadline := time.Now().Add(lexTime)
-	at, line := 0, 0
-	for n := 0; ; n++ {
-		if n%256 == 255 && time.Now().After(deadline) {
+	end := len(r.text)
+	if line+1 < len(r.starts) {
+		end = r.starts[line+1]
+	}
+	start := time.Now()
+	defer func() {
+		if recover() != nil { // a lexer's bug is no colour, not a crashed prompt
+			r.done = true
+		}
+		r.spent += time.Since(start)
+	}()
+	for n := 0; r.at < end; n++ {
+		if n%64 == 63 && r.spent+time.Since(start) > lexTime {
+			r.done = true
 			return
 		}
-		tok := it()
-		if tok == chroma.EOF || at >= len(text) {
+		tok := r.it()
+		if tok == chroma.EOF {
+			r.done = true
 			return
 		}
-		end := at
-		for n := utf8.RuneCountInString(tok.Value); n > 0 && end < len(text); n-- {
-			_, size := utf8.DecodeRuneInString(text[end:])
-			end += size
+		r.put(tok)
+	}
+}
+
+// put places tok, which starts at r.at.
+func (r *lexRun) put(tok chroma.Token) {
+	text, starts := r.text, r.starts
+	at, end := r.at, r.at
+	for n := utf8.RuneCountInString(tok.Value); n > 0 && end < len(text); n-- {
+		_, size := utf8.DecodeRuneInString(text[end:])
+		end += size
+	}
+	r.at = end
+	cls := classOf(tok.Type)
+	if cls == synNone {
+		return
+	}
+	for from := at; from < end; {
+		for r.line+1 < len(starts) && starts[r.line+1] <= from {
+			r.line++
 		}
-		if cls := classOf(tok.Type); cls != synNone {
-			for from := at; from < end; {
-				for line+1 < len(starts) && starts[line+1] <= from {
-					line++
-				}
-				stop := end
-				if line+1 < len(starts) {
-					stop = min(stop, starts[line+1]-1) // not its newline
-				}
-				if stop > from {
-					out[line] = append(out[line], span{from: int32(from - starts[line]), to: int32(stop - starts[line]), fg: cls})
-				}
-				if line+1 >= len(starts) || stop >= end {
-					break
-				}
-				from = starts[line+1]
-			}
+		stop := end
+		if r.line+1 < len(starts) {
+			stop = min(stop, starts[r.line+1]-1) // not its newline
 		}
-		at = end
+		if stop > from {
+			r.out[r.line] = append(r.out[r.line], span{from: int32(from - starts[r.line]), to: int32(stop - starts[r.line]), fg: cls})
+		}
+		if r.line+1 >= len(starts) || stop >= end {
+			return
+		}
+		from = starts[r.line+1]
 	}
 }
