@@ -92,7 +92,7 @@ func (a *asker) pickHunks() ([]approval.Accepted, error) {
 // deletion with it), so the record names what was seen by content id.
 func (a *asker) pickFile(acc *approval.Accepted, fd approval.FileDiff) (*approval.AcceptedFile, error) {
 	t := a.t
-	io.WriteString(t, indent(colorDiff(fd.Header, t.Color()), "  "))
+	io.WriteString(t, indent(colorDiff(fd.Header, fd.Path, colorsOf(t)), "  "))
 	if len(fd.Hunks) == 0 {
 		what := "it has no lines to show: a mode change, or an empty file"
 		if fd.Binary {
@@ -110,7 +110,7 @@ func (a *asker) pickFile(acc *approval.Accepted, fd approval.FileDiff) (*approva
 		hunk := approval.AcceptedHunk{Index: hi, ID: approval.HunkID(h)}
 		choice := rest
 		if choice == 0 {
-			io.WriteString(t, indent(colorDiff(h, t.Color()), "  "))
+			io.WriteString(t, indent(colorDiff(h, fd.Path, colorsOf(t)), "  "))
 			var err error
 			if choice, hunk.Lines, err = a.askHunk(acc, h, fmt.Sprintf("  (%d/%d) Accept this hunk of %s [y,n,s,a,d,e,q,?]? ", hi+1, len(fd.Hunks), termsafe.Line(fd.Path))); err != nil {
 				return nil, err
@@ -207,7 +207,7 @@ func (a *asker) splitLines(hunk string) ([]int, error) {
 		if !changedLine(l) {
 			continue
 		}
-		io.WriteString(t, indent(colorDiff(l+"\n", t.Color()), "    "))
+		io.WriteString(t, indent(colorDiff(l+"\n", "", colorsOf(t)), "    "))
 		for {
 			fmt.Fprintf(t, "  line %d/%d: accept [y,n,q back to the hunk]? ", n+1, total)
 			key, err := t.ReadKey()

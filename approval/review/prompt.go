@@ -441,7 +441,7 @@ func (a *asker) showDiff(diff string) error {
 	if shown, err := viewDiff(a.t, a.r, diff); err != nil {
 		return err
 	} else if !shown {
-		if err := a.t.Page(colorDiff(diff, a.t.Color())); err != nil {
+		if err := a.t.Page(colorDiff(diff, "", colorsOf(a.t))); err != nil {
 			fmt.Fprintf(a.t, "  Could not show the diff: %v\n", err)
 		}
 	}

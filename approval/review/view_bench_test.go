@@ -82,7 +82,7 @@ func BenchmarkFirstScreen300Files(b *testing.B) {
 	b.Run("pager", func(b *testing.B) {
 		b.ReportAllocs()
 		for i := 0; i < b.N; i++ {
-			if len(colorDiff(r.Diff, true)) == 0 {
+			if len(colorDiff(r.Diff, "", 8)) == 0 {
 				b.Fatal("an empty diff")
 			}
 		}

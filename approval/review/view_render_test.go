@@ -318,3 +318,33 @@ func (v *viewTerm) waitGone(text string) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// The line prompt's hunk picker shows a hunk as the view does, on a
+// 256-colour terminal at 120x40: the words added to a changed line
+// highlighted, a.go's number coloured by the Go lexer, the hostile
+// escape in a line drawn visibly; nothing but airlock's SGR reaches the
+// terminal.
+func TestPromptHunkHighlighted(t *testing.T) {
+	v := startView(t, hunkRequest(t), 120, 40, "TERM=xterm-256color")
+	v.waitFor("[p]ick hunks")
+	v.press("p")
+	v.waitFor("(1/2) Accept this hunk of a.go")
+	row, p := v.rowPaint("+line 3 changed")
+	if got := highlighted(row, p); got != " changed" {
+		t.Errorf("the changed line highlights %q, want \" changed\":\n%s\n%s", got, row, p)
+	}
+	row, p = v.rowPaint("-line 3")
+	if i := strings.Index(row, "3"); p[i] != 'n' {
+		t.Errorf("the number on a removed line is not coloured as one:\n%s\n%s", row, p)
+	}
+	v.golden("pick-256", "(1/2) Accept this hunk of a.go")
+	v.goldenPaint("pick-256")
+	v.press("y")
+	v.waitFor("(2/2) Accept this hunk of a.go")
+	if row, _ := v.rowPaint("line 20b added"); !strings.Contains(row, "^[[8m hidden") {
+		t.Errorf("the hidden-text escape is not drawn visibly:\n%s", row)
+	}
+	v.press("\x03")
+	time.Sleep(200 * time.Millisecond)
+	assertOnlyViewEscapes(t, v.output())
+}

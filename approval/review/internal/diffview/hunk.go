@@ -3,6 +3,7 @@ package diffview
 import (
 	"strconv"
 	"strings"
+	"time"
 )
 
 // hunk is what drawing a hunk's lines needs beyond their text, worked out
@@ -193,6 +194,9 @@ type hiCache struct {
 	hunks  map[int]*hunk   // by "@@" line
 	lexers map[int]lexerOf // by file (its first line)
 	lines  int             // lines held by hunks
+	// budget, where set, bounds the time spent lexing in all (spent):
+	// for a whole diff written out at once (Colorize).
+	budget, spent time.Duration
 }
 
 const maxCachedLines = 50000

@@ -148,6 +148,13 @@ func (c *hiCache) synOf(f *diffFile, h *hunk, no, side int) []span {
 	if ss.runs[k] == nil {
 		ss.runs[k] = c.startChunk(lx.l, h, side, k)
 	}
+	if c.budget > 0 {
+		if c.spent >= c.budget {
+			return ss.spans[idx] // what was lexed before the budget ran out
+		}
+		start := time.Now()
+		defer func() { c.spent += time.Since(start) }()
+	}
 	ss.runs[k].until(idx - k*lexChunk)
 	return ss.spans[idx]
 }
