@@ -37,8 +37,10 @@ Space b or PgDn PgUp a page, ^D ^U half a page, g G or Home End the ends,
 ] [ the next and previous file (files come risk first), Left Right scroll
 sideways, Enter or o open a file collapsed for being over 400 changed lines
 (o collapses it again), f the file list (move and Enter, or a number), / a
-search (no capital letter: any case) then n N, ? its keys, q back to the
-prompt (Esc does not leave).
+search (no capital letter: any case) then n N, s side by side or unified
+(side by side from 160 columns), ? its keys, q back to the prompt (Esc does
+not leave). Changed words are highlighted; code is coloured on 256 colours
+where TERM or COLORTERM says so, else 8, none with NO_COLOR.
 At a network request's prompt: a allow once, c allow this command for the
 session, s allow every run for the session (type yes), r deny, l the list.
 At the list: a number reviews that request, Enter the oldest, l lists again.

@@ -253,6 +253,12 @@ func TestViewSideBySide(t *testing.T) {
 	v.press("s")
 	v.waitFor("side by side: s shows")
 	v.rowPaint("   7 -")
+	// A search finds a line side by side, and shows the match.
+	v.press("g/still inside\r")
+	v.waitFor("found \"still inside\"")
+	if got := v.reversed("second line, still inside"); got != "still inside" {
+		t.Errorf("side by side, the match is not shown: the row's reverse video is %q", got)
+	}
 	v.resize(120, 40)
 	v.waitFor("file 1/1")
 	v.press("q")

@@ -44,8 +44,8 @@ func (v *diffView) lineStyles(f *diffFile, no int, kind lineKind, s string) []st
 		st = append(st, 0)
 	}
 	if kind == kindAdd || kind == kindDel || kind == kindContext {
-		if len(st) > 0 && kind != kindContext {
-			st[0] = stMarker
+		if len(st) > 0 && kind != kindContext && r.pal.colors == 256 {
+			st[0] = stMarker // only 256 colours draw it apart
 		}
 		if h := r.c.hunkOf(f, no); h != nil {
 			side := sideNew

@@ -2,6 +2,7 @@ package diffview
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -195,5 +196,27 @@ func TestHugeHunkLexingIsBounded(t *testing.T) {
 	}
 	if sp := h.syn[sideNew].spans[199990]; len(sp) == 0 {
 		t.Error("the last screen's lines are not coloured")
+	}
+}
+
+// Without colour (NO_COLOR) nothing is coloured, and a changed word is
+// still seen: underlined, the only attribute on the row besides the
+// edge's.
+func TestNoColourUnderlinesChangedWords(t *testing.T) {
+	diff := "diff --git a/x.go b/x.go\n--- a/x.go\n+++ b/x.go\n@@ -1 +1 @@\n-\treturn compute(ctx, 41)\n+\treturn compute(ctx, 42)\n"
+	ix := newDiffIndex(&approval.Request{Diff: diff}, testWords)
+	v := newDiffView(ix, 80, 24, false)
+	out := string(v.frame())
+	for _, want := range []string{"\x1b[4m1\x1b[m", "\x1b[4m2\x1b[m"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the screen lacks %q:\n%q", want, out)
+		}
+	}
+	for _, sgr := range regexp.MustCompile(`\x1b\[[0-9;]*m`).FindAllString(out, -1) {
+		switch sgr {
+		case "\x1b[m", "\x1b[1m", "\x1b[4m", "\x1b[7m": // reset, bold banner, changed word, bars
+		default:
+			t.Errorf("a colour without colour: %q in\n%q", sgr, out)
+		}
 	}
 }

@@ -125,7 +125,7 @@ func (v *diffView) sideRows(i int) []sideRow {
 // banner) shows, its left one where it has one.
 func (v *diffView) rowLine(i, row int) int {
 	f := &v.ix.files[i]
-	if !v.hi.side.on {
+	if v.hi == nil || !v.hi.side.on {
 		return f.first + row
 	}
 	rows := v.sideRows(i)

@@ -198,7 +198,7 @@ func (v *diffView) search(forward bool) {
 		k, from = n-1, len(hay)
 	default:
 		f := &v.ix.files[v.ix.order[k]]
-		from = v.ix.lines[min(f.first+max(0, off-1), f.end)]
+		from = v.ix.lines[min(v.rowLine(v.ix.order[k], max(0, off-1)), f.end)]
 		if forward {
 			from-- // the top line itself may hold the first match
 		}
