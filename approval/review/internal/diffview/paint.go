@@ -52,7 +52,13 @@ func (v *diffView) lineStyles(f *diffFile, no int, kind lineKind, s string) []st
 			if kind == kindDel {
 				side = sideOld
 			}
-			for _, sp := range r.c.synOf(f, h, no, side) {
+			var syn []span
+			if kind == kindContext || r.pal.colors == 256 {
+				// On 8 colours a removed or added line keeps git's
+				// colour: its syntax is not drawn, so not lexed.
+				syn = r.c.synOf(f, h, no, side)
+			}
+			for _, sp := range syn {
 				for i := int(sp.from) + 1; i <= int(sp.to) && i < len(st); i++ {
 					st[i] |= style(sp.fg)
 				}
