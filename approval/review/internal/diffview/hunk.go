@@ -87,8 +87,8 @@ func hunkStarts(s string) (oldStart, newStart int) {
 		x = strings.TrimPrefix(x, sign)
 		x, _, _ = strings.Cut(x, ",")
 		n, err := strconv.Atoi(x)
-		if err != nil || n < 0 {
-			return 1
+		if err != nil || n < 0 || n > 1<<30 {
+			return 1 // not git's: numbers that fit, whatever the header says
 		}
 		return max(n, 1) // 0 is an empty side: its first line would be 1
 	}

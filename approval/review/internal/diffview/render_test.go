@@ -221,3 +221,20 @@ func TestNoColourUnderlinesChangedWords(t *testing.T) {
 		}
 	}
 }
+
+func TestHunkStarts(t *testing.T) {
+	for _, tc := range []struct {
+		line     string
+		old, new int
+	}{
+		{"@@ -4,7 +4,11 @@ import \"fmt\"", 4, 4},
+		{"@@ -0,0 +1,3 @@", 1, 1},
+		{"@@ -12 +30 @@", 12, 30},
+		{"@@ -99999999999999,1 +x @@", 1, 1},
+		{"@@", 1, 1},
+	} {
+		if o, n := hunkStarts(tc.line); o != tc.old || n != tc.new {
+			t.Errorf("hunkStarts(%q) = %d, %d, want %d, %d", tc.line, o, n, tc.old, tc.new)
+		}
+	}
+}
