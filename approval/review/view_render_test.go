@@ -306,6 +306,9 @@ func TestViewHostileFileColoured(t *testing.T) {
 			t.Errorf("the string's raw C1 byte or OSC is not drawn visibly:\n%s", row)
 		}
 		v.golden("hostile-colour-"+map[int]string{80: "80", 200: "200"}[size[0]], "leave the screen")
+		v.press("s") // and the other layout: side by side at 80, unified at 200
+		v.waitFor(map[int]string{80: "side by side: s shows", 200: "unified: s shows"}[size[0]])
+		v.waitFor("^[[?1049l leave the screen")
 		v.press("q")
 		v.waitFor("[?]help")
 		v.reject()
