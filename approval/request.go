@@ -112,6 +112,12 @@ type FileChange struct {
 	// FromBase says the file lands as the base has it (BaseCommits): the
 	// worker's commits do not change it.
 	FromBase bool `json:"from_base,omitempty"`
+	// From is, for Op change.Rename or change.Copy (as git diff -M -C
+	// finds them), the path the file is made from: Added and Deleted
+	// count its edits against that file, and a rename is one file, not a
+	// deletion and a creation. Similarity is git's similarity index.
+	From       string `json:"from,omitempty"`
+	Similarity int    `json:"similarity,omitempty"`
 }
 
 // Verdict is a decision's outcome.
@@ -202,11 +208,15 @@ func Contents(blobs BlobReader, old, new map[string]plumbing.Hash) Content {
 // hunks, each as git prints it. A file with no hunks (binary, a mode or
 // type change alone, an empty file) is accepted whole or not at all.
 type FileDiff struct {
-	Path   string      `json:"path"`
-	Op     change.Kind `json:"op"`
-	Header string      `json:"header"`          // "diff --git ..." up to the first hunk
-	Hunks  []string    `json:"hunks,omitempty"` // each from its "@@" line, with its lines
-	Binary bool        `json:"binary,omitempty"`
+	Path string      `json:"path"`
+	Op   change.Kind `json:"op"`
+	// From is, for a rename or copy, the path it is made from: Hunks are
+	// against that file, and accepting any of them renames (or copies)
+	// it; a rename no selection names is left out whole, unrenamed.
+	From   string   `json:"from,omitempty"`
+	Header string   `json:"header"`          // "diff --git ..." up to the first hunk
+	Hunks  []string `json:"hunks,omitempty"` // each from its "@@" line, with its lines
+	Binary bool     `json:"binary,omitempty"`
 }
 
 // HunkID is a hunk's content id: what a selection and the ledger name it

@@ -92,6 +92,14 @@ func (a *asker) pickHunks() ([]approval.Accepted, error) {
 // deletion with it), so the record names what was seen by content id.
 func (a *asker) pickFile(acc *approval.Accepted, fd approval.FileDiff) (*approval.AcceptedFile, error) {
 	t := a.t
+	if shown, words := lineEndingFile(fd); shown != "" {
+		io.WriteString(t, indent(colorDiff(shown, fd.Path, colorsOf(t)), "  "))
+		key, err := a.askKey(acc, fmt.Sprintf("  Its line endings change (%s) in the same hunks as its edits: accept this file whole [y,n,e,q,?]? ", words))
+		if err != nil || key != 'y' && key != 'a' {
+			return nil, err
+		}
+		return &approval.AcceptedFile{Path: fd.Path, Whole: true}, nil
+	}
 	io.WriteString(t, indent(colorDiff(fd.Header, fd.Path, colorsOf(t)), "  "))
 	if len(fd.Hunks) == 0 {
 		what := "it has no lines to show: a mode change, or an empty file"

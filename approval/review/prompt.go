@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/airlock-dev/airlock/approval"
+	"github.com/airlock-dev/airlock/approval/review/difftext"
 	"github.com/airlock-dev/airlock/internal/bytesize"
 	"github.com/airlock-dev/airlock/internal/change"
 	"github.com/airlock-dev/airlock/internal/termsafe"
@@ -167,7 +168,7 @@ func renderRows(w io.Writer, r *approval.Request, color bool, size screenSize, o
 		if f.FromBase {
 			from = "   " + p.paint(ansiDim, "the base's")
 		}
-		lines = append(lines, fmt.Sprintf("    %s %s (%s)%s%s\n", sign, line(f.Path), bytesize.Format(f.Size), from, inlineFlags(r, f.Path, p)))
+		lines = append(lines, fmt.Sprintf("    %s %s%s (%s)%s%s\n", sign, line(f.Path), movedWords(f), bytesize.Format(f.Size), from, inlineFlags(r, f.Path, p)))
 	}
 	keys := keysLine(r, p, opt)
 	lines, more := fitLines(lines, size, screenRows(b.String(), size.cols)+screenRows(keys, size.cols)+2)
@@ -288,6 +289,8 @@ const helpText = `  d  show the diff full screen (in your pager on a plain termi
      go with your decision
   m  show every commit that lands with its whole message (hidden characters
      escaped)
+  w  ignore whitespace in the diff, or show it again (a change of line endings
+     alone is always one line: "line endings: LF -> CRLF")
   ?  this help
 `
 
@@ -334,6 +337,7 @@ type asker struct {
 	p        painter
 	opt      options
 	comments []approval.Comment
+	space    bool // w: the paged diff ignores whitespace (space.go)
 }
 
 // prompt is Prompt; with opt.back, the key l goes back to the list
@@ -406,6 +410,8 @@ func (a *asker) key(key rune) (approval.Decision, bool, error) {
 		fmt.Fprintln(t, "  "+a.keys())
 	case '?', 'h', 'H':
 		a.help()
+	case 'w', 'W':
+		a.toggleSpace()
 	case '\r', '\n', ' ':
 	case 'l', 'L':
 		if a.opt.back {
@@ -441,7 +447,7 @@ func (a *asker) showDiff(diff string) error {
 	if shown, err := viewDiff(a.t, a.r, diff); err != nil {
 		return err
 	} else if !shown {
-		if err := a.t.Page(colorDiff(diff, "", colorsOf(a.t))); err != nil {
+		if err := a.t.Page(colorDiff(difftext.Show(diff, difftext.Mode{IgnoreSpace: a.space}), "", colorsOf(a.t))); err != nil {
 			fmt.Fprintf(a.t, "  Could not show the diff: %v\n", err)
 		}
 	}

@@ -45,6 +45,7 @@ func (v *diffView) frame() []byte {
 	if v.hi == nil {
 		v.hi = newRender(v.ix, colorsOfBool(v.color))
 	}
+	v.bind()
 	v.syncLayout()
 	b = v.drawHeader(b)
 	switch v.mode {
@@ -225,6 +226,7 @@ var viewHelp = []string{
 	"  s                   side by side (old left, new right) or unified; side by",
 	"                      side from " + strconv.Itoa(sideCols) + " columns unless s says otherwise",
 	"  / text Enter        search (all lower case: any case); n N next, previous",
+	"  w                   ignore whitespace, or show it again",
 	"  q                   back to the prompt, to decide",
 	"",
 	"Any key closes this help.",

@@ -37,6 +37,7 @@ type diffFile struct {
 	first, end  int    // its lines, [first, end)
 	hunks       int    // its first hunk's line ("@@"): before it, the header
 	added, dels int
+	from        string // a rename's or copy's old path (sanitise before showing)
 	sev         approval.Severity
 	// marker, name and labels (its flags, by name) are for the banner
 	// and the list, sanitised once.
@@ -76,6 +77,8 @@ func newDiffIndex(r *approval.Request, words Words) *diffIndex {
 			// diff): a section of its own, so that it is shown too.
 			ix.files = append(ix.files, diffFile{path: "(before the first file)", first: no, hunks: -1})
 			cur = &ix.files[len(ix.files)-1]
+		case cur.hunks < 0 && movedLine(line, cur):
+			// A rename's or copy's header names both paths (moved.go).
 		case strings.HasPrefix(line, "@@"):
 			if cur.hunks < 0 {
 				cur.hunks = no
@@ -130,6 +133,9 @@ func (ix *diffIndex) rank(r *approval.Request, words Words) {
 			f.marker = words.Marker(f.sev)
 		}
 		f.name = termsafe.Line(f.path)
+		if f.from != "" {
+			f.name += " <- " + termsafe.Line(f.from)
+		}
 		if l := labels[f.path]; len(l) > 0 {
 			f.labels = "! " + termsafe.Line(strings.Join(l, ", "))
 		}
@@ -158,7 +164,8 @@ func (ix *diffIndex) rank(r *approval.Request, words Words) {
 }
 
 // diffPath is the path a "diff --git a/P b/P" line names. Both sides
-// name the same path (airlock's diffs have no renames), so the line is
+// name the same path but in a rename or copy (whose "rename to" line
+// then names it: movedLine), so the line is
 // cut in the middle, whatever spaces or " b/" the name holds; a name git
 // quoted (a control character, a byte outside ASCII) is unquoted.
 func diffPath(line string) string {

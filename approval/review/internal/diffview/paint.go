@@ -8,6 +8,7 @@ import (
 // hunks worked out so far (word pairs, syntax colour), side-by-side's
 // rows, and a buffer of styles reused row to row.
 type render struct {
+	ix   *diffIndex // the index it was made for (w makes another)
 	pal  *palette
 	c    *hiCache
 	st   []style
@@ -19,7 +20,19 @@ type render struct {
 
 func newRender(ix *diffIndex, colors int) *render {
 	p := newPalette(colors)
-	return &render{pal: p, c: newHiCache(ix, p), side: newSideState(ix)}
+	return &render{ix: ix, pal: p, c: newHiCache(ix, p), side: newSideState(ix)}
+}
+
+// bind makes the render the view's index's: w (space.go) indexes the
+// diff again, and what was worked out of the old index's hunks and rows
+// goes with it; the palette and what s asked for stay.
+func (v *diffView) bind() {
+	if v.hi == nil || v.hi.ix == v.ix {
+		return
+	}
+	want, on := v.hi.side.want, v.hi.side.on
+	v.hi = newRender(v.ix, v.hi.pal.colors)
+	v.hi.side.want, v.hi.side.on = want, on
 }
 
 // style is how a byte of a row is drawn: its syntax class, whether it is

@@ -238,3 +238,28 @@ func TestHunkStarts(t *testing.T) {
 		}
 	}
 }
+
+// w indexes the diff again (space.go): side by side, the rows and
+// hunks worked out of the old index go with it, and the view draws the
+// new one (a file fewer: its only change was whitespace).
+func TestSpaceKeySideBySide(t *testing.T) {
+	diff := "diff --git a/a.go b/a.go\n--- a/a.go\n+++ b/a.go\n@@ -1,2 +1,2 @@\n-x := 1\n+x  :=  1\n y := 2\n" +
+		"diff --git a/b.go b/b.go\n--- a/b.go\n+++ b/b.go\n@@ -1,3 +1,4 @@\n a := 1\n-b := 2\n+b := 3\n+c := 4\n d := 5\n"
+	r := &approval.Request{Diff: diff}
+	v := newDiffView(shownIndex(r, testWords, false), 200, 30, true)
+	v.reindex = func(space bool) *diffIndex { return shownIndex(r, testWords, space) }
+	plain := regexp.MustCompile(`\x1b\[[0-9;]*m`)
+	before := plain.ReplaceAllString(string(v.frame()), "")
+	if !v.hi.side.on || !strings.Contains(before, "x  :=  1") {
+		t.Fatalf("not side by side, or a.go not shown:\n%q", before)
+	}
+	v.handle('w')
+	after := plain.ReplaceAllString(string(v.frame()), "")
+	if strings.Contains(after, "x  :=  1") || !strings.Contains(after, "c := 4") || !v.hi.side.on {
+		t.Errorf("after w, side by side: a.go's whitespace change is still shown, or b.go is not:\n%q", after)
+	}
+	v.handle('w')
+	if again := plain.ReplaceAllString(string(v.frame()), ""); !strings.Contains(again, "x  :=  1") {
+		t.Errorf("w again does not show the whitespace change:\n%q", again)
+	}
+}

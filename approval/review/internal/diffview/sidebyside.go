@@ -93,6 +93,7 @@ func (v *diffView) syncLayout() {
 // sideRowCount is file i's rows (less its banner) side by side; false
 // when the layout is unified.
 func (v *diffView) sideRowCount(i int) (int, bool) {
+	v.bind()
 	if v.hi == nil || !v.hi.side.on {
 		return 0, false
 	}
@@ -124,6 +125,7 @@ func (v *diffView) sideRows(i int) []sideRow {
 // rowLine is the line of the diff that row (of file i, from 0 after its
 // banner) shows, its left one where it has one.
 func (v *diffView) rowLine(i, row int) int {
+	v.bind()
 	f := &v.ix.files[i]
 	if v.hi == nil || !v.hi.side.on {
 		return f.first + row
@@ -142,6 +144,7 @@ func (v *diffView) rowLine(i, row int) int {
 // lineRow is the row (of file i, from 0 after its banner) that shows
 // line of the diff.
 func (v *diffView) lineRow(i, line int) int {
+	v.bind()
 	f := &v.ix.files[i]
 	if v.hi == nil || !v.hi.side.on {
 		return line - f.first

@@ -31,6 +31,11 @@ type diffView struct {
 
 	buf []byte // the frame, reused
 
+	// space is the w key's mode (whitespace ignored), and reindex makes
+	// the index of the diff as shown in a mode (space.go).
+	space   bool
+	reindex func(space bool) *diffIndex
+
 	hi *render // highlight, syntax colour, side by side (paint.go); made by frame
 }
 

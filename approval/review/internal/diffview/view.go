@@ -68,7 +68,8 @@ func Show(t Terminal, r *approval.Request, words Words) (bool, error) {
 		return true, err
 	}
 	defer io.WriteString(t, escLeave)
-	v := newDiffView(newDiffIndex(r, words), cols, rows, t.Color())
+	v := newDiffView(shownIndex(r, words, false), cols, rows, t.Color())
+	v.reindex = func(space bool) *diffIndex { return shownIndex(r, words, space) }
 	v.hi = newRender(v.ix, colorsOf(t))
 	for {
 		if _, err := t.Write(v.frame()); err != nil {
@@ -233,6 +234,8 @@ func (v *diffView) handle(k rune) bool {
 		v.left = max(0, v.left-v.sideStep())
 	case 'o', 'O':
 		v.toggle()
+	case 'w':
+		v.toggleSpace()
 	case 'f', 'F':
 		v.mode, v.input = modeList, v.input[:0]
 		v.sel, _ = v.at(v.top)
