@@ -260,6 +260,21 @@ func TestViewSideBySide(t *testing.T) {
 	if got := v.reversed("second line, still inside"); got != "still inside" {
 		t.Errorf("side by side, the match is not shown: the row's reverse video is %q", got)
 	}
+	// Side by side the cursor acts on the line its > is beside: c on the
+	// pair's row comments on the removed line (old 7); Tab, then c, on
+	// the added one (new 7). Each half shows its own * and the > moves.
+	v.press("gJjjjj")
+	v.waitFor(">    7 -")
+	v.press("cold side\r")
+	v.waitFor("1 comment")
+	if row, _ := v.rowPaint("7 -        return"); !strings.Contains(row, "> *  7 -") || strings.Contains(row, "*  7 +") {
+		t.Errorf("c side by side: want the removed line alone commented, the cursor beside it:\n%s", row)
+	}
+	v.press("\tcnew side\r")
+	v.waitFor("2 comments")
+	if row, _ := v.rowPaint("7 -        return"); !strings.Contains(row, "  *  7 -") || !strings.Contains(row, "> *  7 +") {
+		t.Errorf("Tab then c side by side: want both lines commented, the cursor on the new side:\n%s", row)
+	}
 	v.resize(120, 40)
 	v.waitFor("file 1/1")
 	v.press("q")
