@@ -121,14 +121,14 @@ func fileIndex(c approval.CommitInfo, path string) int {
 func (a *asker) pickFile(acc *approval.Accepted, fd approval.FileDiff) (*approval.AcceptedFile, error) {
 	t := a.t
 	if shown, words := lineEndingFile(fd); shown != "" {
-		io.WriteString(t, indent(colorDiff(shown, t.Color()), "  "))
+		io.WriteString(t, indent(colorDiff(shown, fd.Path, colorsOf(t)), "  "))
 		key, err := a.askKey(acc, fmt.Sprintf("  Its line endings change (%s) in the same hunks as its edits: accept this file whole [y,n,e,q,?]? ", words))
 		if err != nil || key != 'y' && key != 'a' {
 			return nil, err
 		}
 		return &approval.AcceptedFile{Path: fd.Path, Whole: true}, nil
 	}
-	io.WriteString(t, indent(colorDiff(fd.Header, t.Color()), "  "))
+	io.WriteString(t, indent(colorDiff(fd.Header, fd.Path, colorsOf(t)), "  "))
 	if len(fd.Hunks) == 0 {
 		what := "it has no lines to show: a mode change, or an empty file"
 		if fd.Binary {
@@ -146,7 +146,7 @@ func (a *asker) pickFile(acc *approval.Accepted, fd approval.FileDiff) (*approva
 		hunk := approval.AcceptedHunk{Index: hi, ID: approval.HunkID(h)}
 		choice := rest
 		if choice == 0 {
-			io.WriteString(t, indent(colorDiff(h, t.Color()), "  "))
+			io.WriteString(t, indent(colorDiff(h, fd.Path, colorsOf(t)), "  "))
 			var err error
 			if choice, hunk.Lines, err = a.askHunk(acc, h, fmt.Sprintf("  (%d/%d) Accept this hunk of %s [y,n,s,a,d,e,q,?]? ", hi+1, len(fd.Hunks), termsafe.Line(fd.Path))); err != nil {
 				return nil, err
@@ -245,7 +245,7 @@ func (a *asker) splitLines(hunk string) ([]int, error) {
 		if !changedLine(l) {
 			continue
 		}
-		io.WriteString(t, indent(colorDiff(l+"\n", t.Color()), "    "))
+		io.WriteString(t, indent(colorDiff(l+"\n", "", colorsOf(t)), "    "))
 		for {
 			fmt.Fprintf(t, "  line %d/%d: accept [y,n,q back to the hunk]? ", n+1, total)
 			key, err := t.ReadKey()

@@ -48,9 +48,12 @@ line; c comments on the line under the cursor (a deleted line: its old
 side), on the range from v, or on the file from its banner; C lists your
 comments (e edits, d deletes); m marks the file viewed (kept for later
 requests of the same change); f the file list; = one commit alone, then
-the next; a approves (the rest, as a
+the next; s side by side or unified (side by side from 160 columns), Tab
+the cursor to the other side of its row there; a approves (the rest, as a
 pick, when you left something out), r rejects with a reason; ? its keys;
-q back to the prompt (Esc does not leave).
+q back to the prompt (Esc does not leave). Changed words are highlighted;
+code is coloured on 256 colours where TERM or COLORTERM says so, else 8,
+none with NO_COLOR.
 At a network request's prompt: a allow once, c allow this command for the
 session, s allow every run for the session (type yes), r deny, l the list.
 At the list: a number reviews that request, Enter the oldest, l lists again.

@@ -470,7 +470,7 @@ func (a *asker) showDiff(diff string, interdiff bool) (approval.Decision, bool, 
 	case out.Verdict != "":
 		return a.decideInView(out)
 	case !shown:
-		if err := a.t.Page(colorDiff(difftext.Show(diff, difftext.Mode{IgnoreSpace: a.space}), a.t.Color())); err != nil {
+		if err := a.t.Page(colorDiff(difftext.Show(diff, difftext.Mode{IgnoreSpace: a.space}), "", colorsOf(a.t))); err != nil {
 			fmt.Fprintf(a.t, "  Could not show the diff: %v\n", err)
 		}
 	}

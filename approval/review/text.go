@@ -1,7 +1,6 @@
 package review
 
 import (
-	"bufio"
 	"fmt"
 	"regexp"
 	"sort"
@@ -12,6 +11,7 @@ import (
 	"golang.org/x/text/width"
 
 	"github.com/airlock-dev/airlock/approval"
+	"github.com/airlock-dev/airlock/approval/review/internal/diffview"
 	"github.com/airlock-dev/airlock/internal/termsafe"
 )
 
@@ -73,48 +73,18 @@ func parseSelection(s string, n int) ([]int, error) {
 	return out, nil
 }
 
-// colorDiff colours a plain unified diff the way git does for its common
-// lines.
+// colorDiff colours a unified diff as the full-screen view draws it
+// (internal/diffview's Colorize): git's colours, the changed words of a
+// removed line and the added line paired with it, and syntax colour by
+// path's name (or each file's, for a whole diff) on colors (8 or 256; 0:
+// none).
 //
-// The diff is a worker's and a repository's text: it is sanitised first, so
-// that what reaches the pager (or the terminal, without one) holds no
-// escape sequence but airlock's colours, and less -R cannot be told to hide
-// lines.
-func colorDiff(diff string, color bool) string {
-	diff = termsafe.Text(diff)
-	if !color {
-		return diff
-	}
-	var b strings.Builder
-	sc := bufio.NewScanner(strings.NewReader(diff))
-	sc.Buffer(nil, 64<<20)
-	inHeader := false
-	for sc.Scan() {
-		line := sc.Text()
-		switch {
-		case strings.HasPrefix(line, "diff --git "):
-			inHeader = true
-			b.WriteString(ansiBold + line + ansiReset)
-		case inHeader && !strings.HasPrefix(line, "@@") && !strings.HasPrefix(line, "Binary files"):
-			b.WriteString(ansiBold + line + ansiReset)
-		case strings.HasPrefix(line, "@@"):
-			inHeader = false
-			if end := strings.Index(line[2:], "@@"); end >= 0 {
-				b.WriteString(ansiCyan + line[:end+4] + ansiReset + line[end+4:])
-			} else {
-				b.WriteString(line)
-			}
-		case strings.HasPrefix(line, "+"):
-			b.WriteString(ansiGreen + line + ansiReset)
-		case strings.HasPrefix(line, "-"):
-			b.WriteString(ansiRed + line + ansiReset)
-		default:
-			inHeader = false
-			b.WriteString(line)
-		}
-		b.WriteByte('\n')
-	}
-	return b.String()
+// The diff is a worker's and a repository's text: every fragment is
+// sanitised, so that what reaches the pager (or the terminal, without
+// one) holds no escape sequence but airlock's colours, and less -R cannot
+// be told to hide lines.
+func colorDiff(diff, path string, colors int) string {
+	return diffview.Colorize(diff, path, colors)
 }
 
 func clip(s string, n int) string {

@@ -95,7 +95,7 @@ func (v *diffView) startComment() {
 		ref.Hunk = -1
 	}
 	if v.mark >= 0 {
-		mf, ml := v.rowLine(v.mark)
+		mf, ml := v.sideLine(v.mark)
 		if mf != f || ml < 0 || line < 0 || v.ix.ref(ml).hunk != v.ix.ref(line).hunk || ref.Hunk < 0 {
 			v.msg = model.ErrBadRange.Error()
 			return

@@ -23,33 +23,63 @@ func (v *diffView) goTo(row int) {
 }
 
 // under is what the cursor is on: the file (nil past the end), and the
-// diff's line (-1: the file's banner).
-func (v *diffView) under() (*diffFile, int) {
-	return v.rowLine(v.cur)
+// diff's line (-1: the file's banner). Side by side, a row that holds a
+// removed line and an added one is the removed one's, or the added
+// one's where the cursor is on the right (Tab).
+func (v *diffView) under() (*diffFile, int) { return v.sideLine(v.cur) }
+
+// sideLine is the line of row on the cursor's side (under).
+func (v *diffView) sideLine(row int) (*diffFile, int) {
+	f, line := v.rowLine(row)
+	if f != nil && line >= 0 && v.right && v.hi != nil && v.hi.side.on {
+		k, off := v.at(row)
+		if rows := v.sideRows(v.ix.order[k]); off-1 < len(rows) && rows[off-1].r >= 0 {
+			line = int(rows[off-1].r)
+		}
+	}
+	return f, line
 }
 
-// rowLine is the file and line a row shows (line -1: the banner).
+// rowLine is the file and line a row shows (line -1: the banner); side
+// by side, its left line where it has one (offLine).
 func (v *diffView) rowLine(row int) (*diffFile, int) {
 	k, off := v.at(row)
 	if k >= len(v.ix.order) {
 		return nil, -1
 	}
-	f := &v.ix.files[v.ix.order[k]]
+	i := v.ix.order[k]
+	f := &v.ix.files[i]
 	if off == 0 {
 		return f, -1
 	}
-	return f, f.first + off - 1
+	return f, v.offLine(i, off-1)
 }
 
 // rowOf is the row that shows line of the file at place k, its file
-// opened if it was collapsed.
+// opened if it was collapsed; side by side, the cursor goes to the side
+// the line is on when it goes there.
 func (v *diffView) rowOf(k, line int) int {
 	i := v.ix.order[k]
 	if v.collapsed(i) {
 		v.open[i] = true
 		v.layout()
 	}
-	return v.starts[k] + 1 + line - v.ix.files[i].first
+	v.right = v.onRight(i, line)
+	return v.starts[k] + 1 + v.lineOff(i, line)
+}
+
+// otherSide is Tab: side by side, the cursor goes to the other line of
+// its row (old or new), for + - and c.
+func (v *diffView) otherSide() {
+	if v.hi == nil || !v.hi.side.on {
+		v.msg = "Tab changes sides side by side (s): here each line has its own row"
+		return
+	}
+	v.right = !v.right
+	v.msg = "cursor on the old side (left)"
+	if v.right {
+		v.msg = "cursor on the new side (right)"
+	}
 }
 
 // findRow moves the cursor to the next (or previous) row after it that

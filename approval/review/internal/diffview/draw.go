@@ -43,6 +43,11 @@ func (v *diffView) frame() []byte {
 		v.buf = b
 		return b
 	}
+	if v.hi == nil {
+		v.hi = newRender(v.ix, colorsOfBool(v.color))
+	}
+	v.bind()
+	v.syncLayout()
 	b = v.drawHeader(b)
 	switch v.mode {
 	case modeList:
@@ -151,6 +156,10 @@ func (v *diffView) drawBody(b []byte) []byte {
 			b = v.drawBanner(b, k, f, v.collapsed(i), v.top+r)
 			continue
 		}
+		if v.hi.side.on {
+			b = v.drawSide(b, i, f, off-1, v.top+r)
+			continue
+		}
 		b = v.drawLine(b, f, f.first+off-1, v.top+r)
 	}
 	return b
@@ -194,9 +203,12 @@ func (v *diffView) drawBanner(b []byte, k int, f *diffFile, collapsed bool, row 
 	return v.edge(w)
 }
 
-// drawLine draws line no of file f, after its gutter (gutter.go: the
-// cursor, what is left out, the comments, both sides' numbers), in git's
-// colours, from v.left on; the matches of the search in reverse video.
+// drawLine draws line no of file f on row, after its gutter (gutter.go:
+// the cursor, what is left out, the comments, both sides' numbers), in
+// git's colours, from v.left on: a changed line's changed words
+// highlighted against the line it is paired with, syntax colour where
+// the terminal has colour, the matches of the search in reverse video
+// (paint.go).
 func (v *diffView) drawLine(b []byte, f *diffFile, no, row int) []byte {
 	s := v.ix.line(no)
 	// Only what can be on the screen is read: an escaped byte takes at
@@ -210,31 +222,9 @@ func (v *diffView) drawLine(b []byte, f *diffFile, no, row int) []byte {
 	}
 	b = v.gutter(b, f, no, row)
 	w := cellWriter{b: b, width: v.cols - 1 - v.gutterWidth(), skip: v.left}
-	if v.color {
-		switch {
-		case f.hunks < 0 || no < f.hunks:
-			w.b = append(w.b, sgrBold...)
-		case len(s) >= 2 && s[:2] == "@@":
-			w.b = append(w.b, sgrCyan...)
-		case len(s) > 0 && s[0] == '+':
-			w.b = append(w.b, sgrGreen...)
-		case len(s) > 0 && s[0] == '-':
-			w.b = append(w.b, sgrRed...)
-		}
-	}
-	for v.query != "" && !w.full {
-		i := indexFold(s, v.query, v.fold)
-		if i < 0 {
-			break
-		}
-		w.put(s[:i])
-		w.b = append(w.b, escReverse...)
-		w.put(s[i : i+len(v.query)])
-		w.b = append(w.b, escNoRev...)
-		s = s[i+len(v.query):]
-	}
-	w.put(s)
-	return v.edge(w)
+	kind := kindOf(f, no, s)
+	hidden := v.paint(&w, kind, s, v.lineStyles(f, no, kind, s), true)
+	return v.edgeOf(w, kind, hidden)
 }
 
 // edge ends a row: a '>' in the last column says the line goes on past
@@ -289,6 +279,8 @@ var viewHelp = []string{
 	"Find   / text Enter: search (lower case: any case)   n N: next, previous",
 	"Files  f: the file list (Enter or a number goes to one)",
 	"Show   =: one commit alone, the next   w: whitespace ignored (git diff -w)",
+	"       s: side by side or unified (side by side from " + strconv.Itoa(sideCols) + " columns)",
+	"       Tab: side by side, the cursor to the row's other side (old, new)",
 	"       m: mark the file viewed, or not (kept for later reviews of it)",
 	"Pick   y: accept the hunk under the cursor (on a file's first line: the file)",
 	"       x: leave it out (it stays in the sandbox)",

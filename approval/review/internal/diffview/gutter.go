@@ -27,36 +27,45 @@ func (v *diffView) cursorMark(row int) string {
 // and the line's numbers on each side (blank where the side has none).
 func (v *diffView) gutter(b []byte, f *diffFile, no, row int) []byte {
 	b = append(b, v.cursorMark(row)...)
+	sel, note, l := v.lineMarks(f, no)
+	b = append(b, sel, note)
+	b = appendNum(b, l.Old, v.ix.numWidth)
+	b = append(b, ' ')
+	b = appendNum(b, l.New, v.ix.numWidth)
+	return append(b, ' ')
+}
+
+// lineMarks are line no's marks, as the gutter (and each side of a row
+// side by side) shows them, and the line as the model has it (zero for
+// a header or "@@" line): the model's numbers are the only ones drawn.
+func (v *diffView) lineMarks(f *diffFile, no int) (sel, note byte, l model.Line) {
 	ref := v.ix.ref(no)
-	sel, note := byte(' '), byte(' ')
-	var old, nu int
-	if ref.hunk >= 0 {
-		h := v.ix.hunkRef(f, no)
-		switch v.ix.m.HunkState(h) {
-		case model.LeftOut:
-			if ref.line < 0 {
-				sel = 'x'
-			}
-		case model.Partly:
-			if ref.line < 0 {
-				sel = '~'
-			}
+	sel, note = ' ', ' '
+	if ref.hunk < 0 {
+		return sel, note, l
+	}
+	h := v.ix.hunkRef(f, no)
+	switch v.ix.m.HunkState(h) {
+	case model.LeftOut:
+		if ref.line < 0 {
+			sel = 'x'
 		}
-		if l, ok := v.ix.modelLine(f, no); ok {
-			old, nu = l.Old, l.New
-			if l.Changed >= 0 && !v.ix.m.LineAccepted(h, l.Changed) {
-				sel = 'x'
-			}
-			if len(v.commentsOn(f, no)) > 0 {
-				note = '*'
-			}
+	case model.Partly:
+		if ref.line < 0 {
+			sel = '~'
 		}
 	}
-	b = append(b, sel, note)
-	b = appendNum(b, old, v.ix.numWidth)
-	b = append(b, ' ')
-	b = appendNum(b, nu, v.ix.numWidth)
-	return append(b, ' ')
+	l, ok := v.ix.modelLine(f, no)
+	if !ok {
+		return sel, note, model.Line{}
+	}
+	if l.Changed >= 0 && !v.ix.m.LineAccepted(h, l.Changed) {
+		sel = 'x'
+	}
+	if len(v.commentsOn(f, no)) > 0 {
+		note = '*'
+	}
+	return sel, note, l
 }
 
 // appendNum writes n right-aligned in width cells; blanks for 0.

@@ -52,6 +52,11 @@ type diffView struct {
 	space  bool
 	spaced func(space bool) *model.Review
 	words  Words
+
+	hi *render // highlight, syntax colour, side by side (paint.go); made by frame
+	// right: side by side, the cursor is on the new (right) side of a
+	// row that holds two lines (Tab), so that y x + - c act on that one.
+	right bool
 }
 
 type viewMode int
@@ -139,6 +144,9 @@ func (v *diffView) fileRows(i int) int {
 	f := &v.ix.files[i]
 	if f.big() && !v.open[i] {
 		return 1
+	}
+	if n, ok := v.sideRowCount(i); ok {
+		return 1 + n
 	}
 	return 1 + f.end - f.first
 }
@@ -273,7 +281,7 @@ func (v *diffView) search(forward bool) {
 		k, from = n-1, len(hay)
 	default:
 		f := &v.ix.files[v.ix.order[k]]
-		from = v.ix.start(min(f.first+max(0, off-1), f.end))
+		from = v.ix.start(min(v.offLine(v.ix.order[k], max(0, off-1)), f.end))
 		if forward {
 			from-- // the top line itself may hold the first match
 		}
@@ -345,9 +353,10 @@ func (v *diffView) show(k, at int) {
 		v.msg = "found " + quoteLine(v.query) + ": n next, N previous"
 	}
 	line := v.ix.lineAt(at)
-	row := v.starts[k] + 1 + line - v.ix.files[i].first
+	row := v.starts[k] + 1 + v.lineOff(i, line)
 	v.top = max(0, min(row-2, v.maxTop()))
 	v.cur = row
+	v.right = v.onRight(i, line)
 	v.left = 0
 }
 

@@ -89,6 +89,7 @@ func Show(t Terminal, m *model.Review, o Options) (bool, Outcome, error) {
 	v := newDiffView(newDiffIndex(m, o.Words), cols, rows, t.Color())
 	v.shown, v.words, v.spaced = o.Shown, o.Words, o.Spaced
 	v.notice = o.Words.Notice
+	v.hi = newRender(v.ix, colorsOf(t))
 	// What was written with whitespace ignored is the review's too.
 	defer func() {
 		if v.ix.m != m {
@@ -271,6 +272,8 @@ func (v *diffView) handle(k rune) bool {
 		v.search(true)
 	case 'N':
 		v.search(false)
+	case 's', 'S':
+		v.toggleSide()
 	case '?', 'h':
 		v.mode = modeHelp
 	case 'A', 'R', 'P', 'p':
@@ -329,9 +332,11 @@ func (v *diffView) move(k rune) bool {
 	case '(':
 		v.nextComment(false)
 	case keyRight:
-		v.left += max(8, v.cols/2)
+		v.left += v.sideStep()
 	case keyLeft:
-		v.left = max(0, v.left-max(8, v.cols/2))
+		v.left = max(0, v.left-v.sideStep())
+	case '\t':
+		v.otherSide()
 	default:
 		return false
 	}
