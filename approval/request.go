@@ -69,6 +69,10 @@ type Request struct {
 	// against it), and ForkRef the branch that commit is on, if known.
 	Fork    plumbing.Hash `json:"fork,omitempty"`
 	ForkRef string        `json:"fork_ref,omitempty"`
+	// RefRole is what Ref is to the target, as the target says it
+	// (BranchCheckedOut, BranchDefault, BranchProtected; "" for any other
+	// branch): where a push's branch risk comes from, never its name.
+	RefRole string `json:"ref_role,omitempty"`
 	// Since is set when the reviewer has seen an earlier request for this
 	// push: what they saw, said, and what changed since.
 	Since *Since `json:"since,omitempty"`
@@ -112,6 +116,9 @@ type FileChange struct {
 	// FromBase says the file lands as the base has it (BaseCommits): the
 	// worker's commits do not change it.
 	FromBase bool `json:"from_base,omitempty"`
+	// CopyOf is, for binary content, a path of the target's tree that
+	// holds the same bytes (the same blob): nothing new lands.
+	CopyOf string `json:"copy_of,omitempty"`
 }
 
 // Verdict is a decision's outcome.
