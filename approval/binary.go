@@ -113,10 +113,11 @@ func binaryFlags(f FileChange, kind string, code bool) []Flag {
 	if f.CopyOf != "" {
 		return nil
 	}
-	what := fmt.Sprintf("%s is binary (%s, %s) and its bytes are new to the repository", f.Path, kind, bytesize.Format(f.Size))
+	what := fmt.Sprintf("%s, %s", kind, bytesize.Format(f.Size))
 	if code {
 		return []Flag{{Code: FlagBinary, Severity: Medium, Path: f.Path,
-			Message: what + ": machine code, what it does cannot be read here"}}
+			Message: fmt.Sprintf("%s is machine code (%s), new to the repository: what it does cannot be read", f.Path, what)}}
 	}
-	return []Flag{{Code: FlagBinary, Severity: Low, Path: f.Path, Message: what + ": the diff cannot show what it holds"}}
+	return []Flag{{Code: FlagBinary, Severity: Low, Path: f.Path,
+		Message: fmt.Sprintf("%s is binary (%s), new to the repository", f.Path, what)}}
 }

@@ -38,7 +38,9 @@ func branchFlags(r *Request, rules Rules) []Flag {
 		return flag("pushes to %s, a branch %s protects", branch, r.Describe)
 	}
 	if p := ProtectedBy(rules.Protected, branch); p != "" {
-		return flag("pushes to %s, which the operator protects (%s)", branch, p)
+		// The operator's own words: the list is theirs (protect:, --protect).
+		_ = p
+		return flag("pushes to protected branch %s", branch)
 	}
 	return nil
 }

@@ -107,7 +107,7 @@ func TestBranchRiskFromTheTarget(t *testing.T) {
 		e.write(t, "a.txt", "a\n")
 		must(t, errOnly(e.s.Stage(nil, "A")))
 		req, flags := askedFlags(t, e)
-		if want := []string{"high protected-ref "}; !reflect.DeepEqual(flags, want) || !strings.Contains(req.Flags[0].Message, "the operator protects (ma*)") {
+		if want := []string{"high protected-ref "}; !reflect.DeepEqual(flags, want) || !strings.Contains(req.Flags[0].Message, "pushes to protected branch main") {
 			t.Errorf("flags %q, want %q: %+v", flags, want, req.Flags)
 		}
 	})
