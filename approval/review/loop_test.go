@@ -123,7 +123,9 @@ func TestBaseLineAfterAnApproval(t *testing.T) {
 func TestListFromHighRiskConfirm(t *testing.T) {
 	dir := socketDir(t)
 	a := newServer(t, dir, 1001, "writer")
-	tk := a.submit(t, "writer", "sess", "", "main", "", func(r *approval.Request) { r.Flags = approval.Assess(r, approval.Rules{Protected: []string{"main"}}, nil) })
+	tk := a.submit(t, "writer", "sess", "", "main", "", func(r *approval.Request) {
+		r.Flags = approval.Assess(r, approval.Rules{Protected: []string{"main"}}, nil)
+	})
 	r := watch(t, dir, 1)
 	s := &approvaltest.Script{TTY: true, Keys: []rune("ar"), Lines: []string{"l", "", "no"}}
 	if err := review.Review(context.Background(), r, s, true); err != nil {
