@@ -76,7 +76,8 @@ type serveFlags struct {
 	workerFile, httpAddr, runMode, runCacheSize, resumeID string
 	timeout, runTimeout, retention, idle                  time.Duration
 	never, allowSensitive, fresh, ephemeral               bool
-	auto, runRO, runEnvs, runAllow, protect               multiFlag
+	auto, runRO, runEnvs, runAllow                        multiFlag
+	protect                                               protectFlag
 	maxSessions                                           int
 	maxBytes, cacheSize                                   int64
 	fleet                                                 fleetFlags
@@ -94,8 +95,7 @@ func parseServe(args []string, stderr io.Writer) (*serveFlags, error) {
 	fs.DurationVar(&f.timeout, "timeout", session.DefaultPushWait, "how long git_push waits for a reviewer before answering that the request is still pending\n"+
 		"(call git_push again to keep waiting); keep it under the client's tool timeout (Codex: 300s)")
 	fs.BoolVar(&f.never, "never-approve", false, "refuse every push (review-only mode)")
-	fs.Var(&f.protect, "protect", "a branch (or pattern: release/*) a push to asks the reviewer for an explicit yes, whatever the\n"+
-		"target says of it (the worker file's protect list adds more); repeatable")
+	fs.Var(&f.protect, "protect", "a branch or pattern (release/*) whose pushes need a typed yes; repeatable; the worker file's protect: adds more")
 	fs.Var(&f.auto, "auto-approve", "push to this target without asking (a target name from the worker file, or an id such as local:/path); repeatable")
 	fs.StringVar(&f.httpAddr, "http", "", "serve MCP over Streamable HTTP instead of stdin/stdout, on this loopback address, e.g. 127.0.0.1:8787\n"+
 		"(with --store, any address: the servers of a fleet, behind a load balancer); the endpoint is http://ADDR/mcp\n"+
@@ -127,11 +127,6 @@ func parseServe(args []string, stderr io.Writer) (*serveFlags, error) {
 	f.trust.register(fs)
 	if err := parse(fs, args); err != nil {
 		return nil, err
-	}
-	for _, p := range f.protect {
-		if err := approval.CheckProtect(p); err != nil {
-			return nil, usageError("--protect %s: %v", p, err)
-		}
 	}
 	if err := f.fleet.check(); err != nil {
 		return nil, err
