@@ -149,8 +149,11 @@ type replayReport struct {
 func (r *replayReport) add(c string, req *approval.Request) {
 	r.pushes++
 	r.flags += len(req.Flags)
-	var high []string
+	var high, others []string
 	for _, f := range req.Flags {
+		if f.Severity != approval.High {
+			others = append(others, f.Code)
+		}
 		if int(f.Severity) < len(r.bySeverity) {
 			r.bySeverity[f.Severity]++
 		}
@@ -163,7 +166,8 @@ func (r *replayReport) add(c string, req *approval.Request) {
 		r.yes++
 		r.highs += len(high)
 	}
-	r.lines = append(r.lines, fmt.Sprintf("%s  %3d files  %2d flags  high: %s", c[:8], len(req.Files), len(req.Flags), strings.Join(high, ",")))
+	r.lines = append(r.lines, fmt.Sprintf("%s  %3d files  %2d flags  high: %s  others: %s", c[:8], len(req.Files), len(req.Flags),
+		strings.Join(high, ","), strings.Join(others, ",")))
 }
 
 func (r *replayReport) log(t *testing.T, src, from string) {
