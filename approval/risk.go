@@ -265,7 +265,7 @@ var secretPatterns = []struct {
 	{"an AWS access key id", regexp.MustCompile(`\b(AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[0-9A-Z]{16}\b`)},
 	{"a GitHub token", regexp.MustCompile(`\b(gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})\b`)},
 	{"a Slack token", regexp.MustCompile(`\bxox[baprs]-[A-Za-z0-9-]{10,}\b`)},
-	{"a secret assignment", regexp.MustCompile(`(?i)\b(password|passwd|pwd|secret|api[_-]?key|access[_-]?key|auth[_-]?token|client[_-]?secret|private[_-]?key)["']?\s*[:=]\s*["']?[^\s"'<>{}$]{6,}`)},
+	{"a secret assignment", regexp.MustCompile(`(?i)\b(password|passwd|pwd|secret|api[_-]?key|access[_-]?key|auth[_-]?token|client[_-]?secret|private[_-]?key)["']?\s*[:=]\s*["']?([^\s"'<>{}$]{6,})`)},
 }
 
 // findSecrets reports lines of data that look like secrets and are not
@@ -282,13 +282,20 @@ func findSecrets(old, data []byte) []secretHit {
 			continue
 		}
 		for _, p := range secretPatterns {
-			if p.re.Match(l) {
+			if m := p.re.FindSubmatch(l); m != nil && !pathValue(m[len(m)-1]) {
 				hits = append(hits, secretHit{line: i + 1, what: p.what})
 				break
 			}
 		}
 	}
 	return hits
+}
+
+// pathValue reports whether an assigned value is a path (PWD=/nix/store,
+// password_file: ./secrets/db): where a secret is, or a directory, never
+// the secret itself.
+func pathValue(v []byte) bool {
+	return len(v) > 0 && (v[0] == '/' || v[0] == '.' || v[0] == '~')
 }
 
 func clip(s string, n int) string {

@@ -96,6 +96,7 @@ func TestEachRiskFlag(t *testing.T) {
 		{name: "api_key", req: plain(create("cfg.yml")), new: map[string]string{"cfg.yml": "api_key: \"sk-live-12345678\"\n"}, want: []string{"high secret cfg.yml"}},
 		{name: "secret already there", req: plain(approval.FileChange{Path: "app.ini", Op: change.Update, OldMode: filemode.Regular, NewMode: filemode.Regular}),
 			old: map[string]string{"app.ini": "password = hunter22\n"}, new: map[string]string{"app.ini": "password = hunter22\nport = 80\n"}},
+		{name: "a path, not a secret", req: plain(create("t.bats")), new: map[string]string{"t.bats": "run bash -c 'PWD=/nix/store; source x'\npassword_file: ./secrets/db\n"}},
 		{name: "password placeholder", req: plain(create("a.md")), new: map[string]string{"a.md": "password: ${DB_PASSWORD}\nset password=\n"}},
 	}
 	for _, c := range cases {
