@@ -144,9 +144,9 @@ func replayCommit(t *testing.T, e *env, src, c string) (binaries map[string]bool
 // replayReport gathers the figures of a replay.
 type replayReport struct {
 	pushes, yes, flags, highs int
-	bySeverity              [4]int
-	high                    map[string][]string // code -> "commit: message"
-	lines                   []string
+	bySeverity                [4]int
+	high                      map[string][]string // code -> "commit: message"
+	lines                     []string
 }
 
 func (r *replayReport) add(c string, req *approval.Request) {
