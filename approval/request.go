@@ -116,6 +116,12 @@ type FileChange struct {
 	// FromBase says the file lands as the base has it (BaseCommits): the
 	// worker's commits do not change it.
 	FromBase bool `json:"from_base,omitempty"`
+	// From is, for Op change.Rename or change.Copy (as git diff -M -C
+	// finds them), the path the file is made from: Added and Deleted
+	// count its edits against that file, and a rename is one file, not a
+	// deletion and a creation. Similarity is git's similarity index.
+	From       string `json:"from,omitempty"`
+	Similarity int    `json:"similarity,omitempty"`
 	// CopyOf is, for binary content, a path of the target's tree that
 	// holds the same bytes (the same blob): nothing new lands.
 	CopyOf string `json:"copy_of,omitempty"`
@@ -209,11 +215,15 @@ func Contents(blobs BlobReader, old, new map[string]plumbing.Hash) Content {
 // hunks, each as git prints it. A file with no hunks (binary, a mode or
 // type change alone, an empty file) is accepted whole or not at all.
 type FileDiff struct {
-	Path   string      `json:"path"`
-	Op     change.Kind `json:"op"`
-	Header string      `json:"header"`          // "diff --git ..." up to the first hunk
-	Hunks  []string    `json:"hunks,omitempty"` // each from its "@@" line, with its lines
-	Binary bool        `json:"binary,omitempty"`
+	Path string      `json:"path"`
+	Op   change.Kind `json:"op"`
+	// From is, for a rename or copy, the path it is made from: Hunks are
+	// against that file, and accepting any of them renames (or copies)
+	// it; a rename no selection names is left out whole, unrenamed.
+	From   string   `json:"from,omitempty"`
+	Header string   `json:"header"`          // "diff --git ..." up to the first hunk
+	Hunks  []string `json:"hunks,omitempty"` // each from its "@@" line, with its lines
+	Binary bool     `json:"binary,omitempty"`
 }
 
 // HunkID is a hunk's content id: what a selection and the ledger name it
@@ -254,13 +264,29 @@ type AcceptedHunk struct {
 }
 
 // Comment is a reviewer's remark for the worker: on a line of a file
-// (Line in the new side, counted from 1), on a file (Line 0), or general
-// (Path "").
+// (Line counted from 1, in the new side unless Side says "old": a line the
+// push deletes), on lines Line to EndLine of that side, on a file (Line
+// 0), or general (Path ""). The fields after Text are omitted when empty,
+// so a comment without them signs and reads as before they existed.
 type Comment struct {
 	Path string `json:"path,omitempty"`
 	Line int    `json:"line,omitempty"`
 	Text string `json:"text"`
+	// Side is SideOld for a line of the file as it was (a deleted line);
+	// "" (or SideNew) is the new side.
+	Side string `json:"side,omitempty"`
+	// EndLine, when above Line, makes the comment one on a range.
+	EndLine int `json:"end_line,omitempty"`
+	// Commit, when set, is the commit whose sides the lines count in: a
+	// commit of the push other than the last to change the file.
+	Commit string `json:"commit,omitempty"`
 }
+
+// The sides of a diff a comment's line may be on.
+const (
+	SideNew = "new"
+	SideOld = "old"
+)
 
 // Since says a request follows one the reviewer has already seen: the
 // worker pushed again after a rejection or comments, or the push is asked

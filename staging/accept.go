@@ -66,7 +66,8 @@ var ErrHunkDepends = errors.New("it needs a change that was left out")
 
 // EachCommitPatch calls fn with each file patch of the staged commit id
 // against its parent, in path order (a type change is two patches of one
-// path), as DiffCommit has them, one at a time.
+// path), with renames and copies as git diff -M -C finds them (what
+// Accept's selections name), one at a time.
 func (a *Area) EachCommitPatch(id plumbing.Hash, fn func(*FilePatch) error) error {
 	a.mu.RLock()
 	k := a.indexOf(id)
@@ -77,7 +78,7 @@ func (a *Area) EachCommitPatch(id plumbing.Hash, fn func(*FilePatch) error) erro
 	}
 	parent, tree := a.parentOf(k).tree, a.chain[k].tree
 	a.mu.RUnlock()
-	return a.store.EachFilePatch(parent, tree, fn)
+	return patch.EachRenamed(a.store, parent, tree, fn)
 }
 
 func (a *Area) indexOf(id plumbing.Hash) int {
@@ -208,7 +209,7 @@ func (a *Area) acceptOne(parent, was, old link, s *Selection, committed time.Tim
 	}
 	var take, paths []string
 	var write []memfs.SeedFile
-	seen := map[string]bool{}
+	seen, gone := map[string]bool{}, map[string]bool{}
 	for _, fs := range s.Files {
 		if seen[fs.Path] {
 			return link{}, false, fmt.Errorf("accept: %s of commit %s is selected twice", fs.Path, shortid.Hash(old.id))
@@ -218,7 +219,14 @@ func (a *Area) acceptOne(parent, was, old link, s *Selection, committed time.Tim
 		if !ok {
 			return link{}, false, fmt.Errorf("accept: commit %s %q does not change %q", shortid.Hash(old.id), firstLine(old.c.Message), fs.Path)
 		}
-		sf, whole, err := a.acceptFile(parent, was, old, fs, d)
+		from, rename := movedFrom(d)
+		var sf memfs.SeedFile
+		var whole bool
+		if from != "" {
+			sf, whole, err = a.acceptMoved(parent, was, old, fs, d, from)
+		} else {
+			sf, whole, err = a.acceptFile(parent, was, old, fs, d)
+		}
 		if err != nil {
 			return link{}, false, err
 		}
@@ -228,6 +236,11 @@ func (a *Area) acceptOne(parent, was, old link, s *Selection, committed time.Tim
 			write = append(write, sf)
 		}
 		paths = append(paths, fs.Path)
+		if rename && !gone[from] {
+			// The old name goes as the commit has it: gone, once.
+			gone[from] = true
+			take, paths = append(take, from), append(paths, from)
+		}
 	}
 	snap, err := a.acceptedSnapshot(parent.snap, old.snap, take, write)
 	if err != nil {
@@ -294,13 +307,7 @@ func (a *Area) acceptFile(parent, was, old link, fs FileSelection, d *patch.File
 		h2, _, err2 := entryBlob(now)
 		same = err1 == nil && err2 == nil && h1 == h2 && before.Mode == now.Mode
 	}
-	all := fs.Whole
-	if !all && len(fs.Hunks) == len(d.Hunks) {
-		all = true
-		for _, h := range fs.Hunks {
-			all = all && (len(h.Lines) == 0 || everyLine(d.Hunks, h))
-		}
-	}
+	all := acceptsAll(fs, d)
 	if all && same {
 		return memfs.SeedFile{}, true, nil
 	}

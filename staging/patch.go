@@ -52,6 +52,18 @@ func (s *Store) EachFilePatch(a, b plumbing.Hash, fn func(*FilePatch) error) err
 	return patch.Each(s, a, b, fn)
 }
 
+// EachFilePatchRenamed is EachFilePatch with renames and copies as git
+// diff -M -C finds them (patch.EachRenamed): what a reviewer is shown.
+func (s *Store) EachFilePatchRenamed(a, b plumbing.Hash, fn func(*FilePatch) error) error {
+	return patch.EachRenamed(s, a, b, fn)
+}
+
+// EachFilePatchRenamedOf is EachFilePatchOf with renames and copies
+// found among the paths keep accepts.
+func (s *Store) EachFilePatchRenamedOf(a, b plumbing.Hash, keep func(path string) bool, fn func(*FilePatch) error) error {
+	return patch.EachRenamedOf(s, a, b, keep, fn)
+}
+
 // EachFilePatchOf is EachFilePatch over only the paths keep accepts (all,
 // when nil): the others' contents are never read, so a lazy file outside
 // them is not fetched.

@@ -3,18 +3,20 @@ package review
 import (
 	"fmt"
 	"io"
-	"regexp"
 	"strconv"
 	"strings"
 
 	"github.com/airlock-dev/airlock/approval"
+	"github.com/airlock-dev/airlock/approval/review/model"
 	"github.com/airlock-dev/airlock/internal/termsafe"
 )
 
-// comment adds a reviewer's comment for the worker: on a line of a file
-// (of its new side), on a file as a whole, or general. The file is chosen
-// by number, the line shown with the lines around it before the comment is
-// typed; q at any question goes back without one.
+// comment adds a reviewer's comment for the worker: on a line or a range
+// of a file (of its new side, or its old one: "old 12", a line the push
+// deletes), on a file as a whole, or general. The file is chosen by
+// number, the lines shown with the lines around them before the comment is
+// typed; q at any question goes back without one. (The full-screen view
+// comments under its cursor, with no number typed.)
 func (a *asker) comment() error {
 	t, r := a.t, a.r
 	for i, f := range r.Files {
@@ -27,13 +29,12 @@ func (a *asker) comment() error {
 	c := approval.Comment{}
 	if path > 0 {
 		c.Path = r.Files[path-1].Path
-		line, ok, err := a.askNumber("  On which line of its new side? (a number; empty: the file as a whole; q to go back): ", -1)
+		ok, err := a.askLines(&c)
 		if err != nil || !ok {
 			return err
 		}
-		c.Line = line
-		if line > 0 {
-			io.WriteString(t, around(r, c.Path, line, a.p))
+		if c.Line > 0 {
+			io.WriteString(t, around(r, c, a.p))
 		}
 	}
 	text, err := t.ReadLine("  Comment (empty to drop it): ")
@@ -79,6 +80,46 @@ func (a *asker) askNumber(question string, max int) (n int, ok bool, err error) 
 	}
 }
 
+// askLines reads which lines of c's file it is on: "12", a range
+// "12-14", either after "old " for the old side; empty is the file as a
+// whole. ok is false when the reviewer went back (q); l goes back to the
+// list.
+func (a *asker) askLines(c *approval.Comment) (ok bool, err error) {
+	for {
+		line, err := a.t.ReadLine("  On which line? (12, a range 12-14, old 12 for a deleted line; empty: the whole file; q back): ")
+		if err != nil {
+			return false, err
+		}
+		line = strings.TrimSpace(line)
+		switch {
+		case line == "":
+			return true, nil
+		case strings.EqualFold(line, "q"):
+			return false, nil
+		case strings.EqualFold(line, "l") && a.opt.back:
+			return false, errBack
+		}
+		side, rest := "", line
+		if len(rest) > 4 && strings.EqualFold(rest[:4], "old ") {
+			side, rest = approval.SideOld, strings.TrimSpace(rest[4:])
+		}
+		from, to, isRange := strings.Cut(rest, "-")
+		n, err1 := strconv.Atoi(strings.TrimSpace(from))
+		end, err2 := n, error(nil)
+		if isRange {
+			end, err2 = strconv.Atoi(strings.TrimSpace(to))
+		}
+		if err1 == nil && err2 == nil && n >= 1 && end >= n {
+			c.Side, c.Line = side, n
+			if end > n {
+				c.EndLine = end
+			}
+			return true, nil
+		}
+		fmt.Fprintf(a.t, "  %s is not a line number or a range: type 12, 12-14, or old 12; Enter for none, or q to go back.\n", quoted(line))
+	}
+}
+
 // commentList lists comments under a title: "path:line  text", the
 // general ones as such; past limit (0: none) the rest is counted, so that
 // many comments cannot push the summary's keys off the screen.
@@ -98,35 +139,32 @@ func commentList(title string, cs []approval.Comment, limit int) string {
 	return b.String()
 }
 
-// commentPlace is where a comment points, in words.
-func commentPlace(c approval.Comment) string {
-	switch {
-	case c.Path == "":
-		return "(general)"
-	case c.Line == 0:
-		return termsafe.Line(c.Path)
-	}
-	return fmt.Sprintf("%s:%d", termsafe.Line(c.Path), c.Line)
-}
+// commentPlace is where a comment points, in words: its side and range
+// as the model says them.
+func commentPlace(c approval.Comment) string { return termsafe.Line(model.Place(c)) }
 
-// around is the lines of path's new side around line, as the diff shows
-// them, the line itself marked, so the reviewer sees what they comment on.
-func around(r *approval.Request, path string, line int, p painter) string {
-	lines := newSideLines(fileDiffText(r, path))
-	if _, ok := lines[line]; !ok {
-		return fmt.Sprintf("  Line %d of %s is not in the diff shown; the comment still names it.\n", line, termsafe.Line(path))
+// around is the lines of c's side of its file around its lines, as the
+// diff shows them, its lines marked, so the reviewer sees what they
+// comment on.
+func around(r *approval.Request, c approval.Comment, p painter) string {
+	lines := sideLines(fileDiffText(r, c.Path), c.Side == approval.SideOld)
+	end := max(c.Line, c.EndLine)
+	if _, ok := lines[c.Line]; !ok {
+		return fmt.Sprintf("  Line %d of %s is not in the diff shown; the comment still names it.\n", c.Line, termsafe.Line(c.Path))
 	}
 	var b strings.Builder
-	for n := line - 3; n <= line+3; n++ {
+	for n := c.Line - 3; n <= end+3; n++ {
 		text, ok := lines[n]
 		if !ok {
 			continue
 		}
 		mark := "  "
-		if n == line {
+		if n >= c.Line && n <= end {
 			mark = p.paint(ansiBold, "> ")
 		}
-		fmt.Fprintf(&b, "  %s%5d  %s\n", mark, n, termsafe.Line(text))
+		// A tab is spaces here, not termsafe's ^I: the line is shown
+		// for reading, as the diff shows it.
+		fmt.Fprintf(&b, "  %s%5d  %s\n", mark, n, termsafe.Line(strings.ReplaceAll(text, "\t", "    ")))
 	}
 	return b.String()
 }
@@ -151,28 +189,43 @@ func fileDiffText(r *approval.Request, path string) string {
 	return ""
 }
 
-var hunkHead = regexp.MustCompile(`^@@ -[0-9]+(?:,[0-9]+)? \+([0-9]+)(?:,[0-9]+)? @@`)
-
-// newSideLines maps the new side's line numbers to their text, for the
-// lines a diff shows (context and added ones).
-func newSideLines(diff string) map[int]string {
+// sideLines maps a side's line numbers to their text, for the lines a
+// diff shows of it: the new side's context and added lines, or (old) the
+// old side's context and deleted ones.
+func sideLines(diff string, old bool) map[int]string {
 	out := map[int]string{}
-	n := 0
+	o, n, in := 0, 0, false
 	for _, l := range strings.Split(diff, "\n") {
-		if m := hunkHead.FindStringSubmatch(l); m != nil {
-			n, _ = strconv.Atoi(m[1])
+		if strings.HasPrefix(l, "@@ -") {
+			o, n = model.HunkStart(l)
+			in = true
 			continue
 		}
-		if n == 0 || l == "" {
+		if !in || l == "" {
 			continue
 		}
 		switch l[0] {
-		case ' ', '+':
-			out[n] = l[1:]
+		case ' ':
+			if old {
+				out[o] = l[1:]
+			} else {
+				out[n] = l[1:]
+			}
+			o++
 			n++
-		case '-', '\\':
+		case '+':
+			if !old {
+				out[n] = l[1:]
+			}
+			n++
+		case '-':
+			if old {
+				out[o] = l[1:]
+			}
+			o++
+		case '\\':
 		default:
-			n = 0 // past the hunks: a header line
+			in = false // past the hunks: a header line
 		}
 	}
 	return out

@@ -8,6 +8,7 @@ import (
 	"github.com/airlock-dev/airlock/approval"
 	"github.com/airlock-dev/airlock/approval/internal/approvaltest"
 	"github.com/airlock-dev/airlock/approval/review"
+	"github.com/airlock-dev/airlock/approval/review/internal/viewtest"
 )
 
 // TestComments: comments on a file's line (shown with the lines around
@@ -37,6 +38,11 @@ func TestComments(t *testing.T) {
 			want: approval.Decision{Request: r.ID, Verdict: approval.Approve, By: "reviewer", Comments: []approval.Comment{
 				{Path: "a.go", Line: 9, Text: "check this"}}},
 			output: []string{`"0" is not a line number`, "Line 9 of a.go is not in the diff shown"}},
+		{name: "a deleted line and a range", keys: "ccr", lines: []string{"2", "5-3", "old 20", "keep line 20", "2", "3-5", "range text", ""},
+			want: approval.Decision{Request: r.ID, Verdict: approval.Reject, By: "reviewer", Comments: []approval.Comment{
+				{Path: "a.go", Line: 20, Side: approval.SideOld, Text: "keep line 20"}, {Path: "a.go", Line: 3, EndLine: 5, Text: "range text"}}},
+			output: []string{`"5-3" is not a line number or a range`, "> " + "   20  line 20\n", "     19  line 19", "> " + "    3  line 3 changed", "> " + "    5  line 5",
+				"a.go:20 (old side)  keep line 20", "a.go:3-5  range text"}},
 		{name: "back without a comment", keys: "ccca", lines: []string{"q", "1", "q", "1", "2", "", "yes"},
 			want:   approval.Decision{Request: r.ID, Verdict: approval.Approve, By: "reviewer"},
 			output: []string{"No comment added."}},
@@ -58,5 +64,19 @@ func TestComments(t *testing.T) {
 			}
 			assertOnlyOwnEscapes(t, s.Out.String())
 		})
+	}
+}
+
+// The lines shown around a commented line show a tab as spaces, as the
+// diff does, not as termsafe's ^I.
+func TestCommentContextShowsTabsAsSpaces(t *testing.T) {
+	r := viewtest.GitPush(t, map[string]string{"m.go": "func f() {\n}\n"}, map[string]string{"m.go": "func f() {\n\treturn\n}\n"})
+	s := &approvaltest.Script{Keys: []rune("cr"), Lines: []string{"1", "2", "why return?", ""}, TTY: true}
+	if _, err := review.Prompt(s, r); err != nil {
+		t.Fatal(err)
+	}
+	out := s.Out.String()
+	if !strings.Contains(out, "    2      return\n") || strings.Contains(out, "^I") {
+		t.Errorf("the commented line is not shown with its tab as spaces:\n%s", out)
 	}
 }

@@ -11,9 +11,17 @@
 // by hunk, commit by commit, as git add -p does (hunks.go), each accepted
 // hunk named by its content id (approval.HunkID) and each commit keeping
 // its message unless the reviewer edits it, after a summary of what lands
-// and what stays in the sandbox (summary.go). A request that follows one
-// the reviewer saw (approval.Since) says so first, and d shows only what
-// changed since (since.go).
+// and what stays in the sandbox (summary.go); the flagged files' hunks are
+// asked first. A request that follows one the reviewer saw
+// (approval.Since) says so first, and d shows only what changed since
+// (since.go).
+//
+// d opens the full-screen view (internal/diffview) on the request's
+// review model (approval/review/model), where the reviewer reads, picks,
+// comments with the cursor (no number typed) and decides; what they
+// decide there goes through the same confirmations as at the prompt
+// (view.go). The files they mark viewed are kept in the state directory
+// (viewed.go), so the same change in a later request is still marked.
 //
 // Everything a worker or a repository wrote goes through internal/termsafe
 // before it reaches the screen. The prompt refuses to run where nobody can

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/airlock-dev/airlock/approval"
@@ -29,7 +30,7 @@ func hunkPickable(r *approval.Request) bool {
 // errStopPick: the reviewer stopped picking (q); nothing is decided.
 var errStopPick = errors.New("stopped picking")
 
-const helpPick = `  y  accept this hunk               n  leave it out (it stays in the sandbox)
+const helpPick = `  y  accept this hunk               n (or x)  leave it out (it stays in the sandbox)
   s  split it: accept or leave out each changed line
   a  accept this hunk and the rest of this file's
   d  leave out this hunk and the rest of this file's
@@ -39,37 +40,52 @@ const helpPick = `  y  accept this hunk               n  leave it out (it stays 
   ?  this help
 `
 
-// pickHunks walks the request commit by commit, file by file, hunk by
-// hunk, as git add -p does, and returns what the reviewer accepted of each
-// commit (commits with nothing accepted left out), once they have seen a
-// summary of it and confirmed it. nil, nil: they stopped, or accepted
-// nothing, or did not confirm; errBack: they went back to the list.
+// pickHunks walks the request file by file, hunk by hunk, as git add -p
+// does, the flagged files first (model.Review.Order: the hunks that
+// raised a flag are the first asked about), then the rest in the push's
+// order, saying each commit as its files come; and returns what the
+// reviewer accepted of each commit (commits with nothing accepted left
+// out), once they have seen a summary of it and confirmed it. nil, nil:
+// they stopped, or accepted nothing, or did not confirm; errBack: they
+// went back to the list.
 func (a *asker) pickHunks() ([]approval.Accepted, error) {
 	t, r := a.t, a.r
-	fmt.Fprintln(t, "  Picking hunks, commit by commit, file by file, as git add -p does (? shows the keys).")
+	fmt.Fprintln(t, "  Picking hunks, file by file, as git add -p does, the flagged files first (? shows the keys).")
 	sel := make([]approval.Accepted, len(r.Commits))
 	for ci, c := range r.Commits {
 		sel[ci].Commit = c.ID
-		fmt.Fprintf(t, "\n  %s %d of %d: %s \"%s\"\n", a.p.paint(ansiBold, "Commit"), ci+1, len(r.Commits),
-			a.p.paint(ansiYellow, shortid.HashOr(c.ID, "(none)")), termsafe.Line(subject(c.Message)))
 		if len(c.Files) == 0 {
+			a.commitHeading(ci)
 			fmt.Fprintln(t, "  (it changes no file: nothing to pick)")
 		}
-		for _, fd := range c.Files {
-			af, err := a.pickFile(&sel[ci], fd)
-			if errors.Is(err, errStopPick) {
-				return nil, nil
-			}
-			if err != nil {
-				return nil, err
-			}
-			if af != nil {
-				sel[ci].Files = append(sel[ci].Files, *af)
-			}
+	}
+	last := -1
+	for _, fr := range a.review().Order() {
+		if a.m.Commits[fr.Commit].Base {
+			continue // it lands whatever is picked
+		}
+		if ci := fr.Commit; ci != last {
+			a.commitHeading(ci)
+			last = ci
+		}
+		af, err := a.pickFile(&sel[fr.Commit], r.Commits[fr.Commit].Files[fr.File])
+		if errors.Is(err, errStopPick) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if af != nil {
+			sel[fr.Commit].Files = append(sel[fr.Commit].Files, *af)
 		}
 	}
 	var out []approval.Accepted
-	for _, s := range sel {
+	for ci, s := range sel {
+		// Each commit's files as the commit has them, whatever order
+		// they were asked in.
+		slices.SortStableFunc(s.Files, func(x, y approval.AcceptedFile) int {
+			return fileIndex(r.Commits[ci], x.Path) - fileIndex(r.Commits[ci], y.Path)
+		})
 		if len(s.Files) > 0 {
 			out = append(out, s)
 		}
@@ -85,6 +101,18 @@ func (a *asker) pickHunks() ([]approval.Accepted, error) {
 	return out, nil
 }
 
+// commitHeading says which commit the files that follow are of.
+func (a *asker) commitHeading(ci int) {
+	c := a.r.Commits[ci]
+	fmt.Fprintf(a.t, "\n  %s %d of %d: %s \"%s\"\n", a.p.paint(ansiBold, "Commit"), ci+1, len(a.r.Commits),
+		a.p.paint(ansiYellow, shortid.HashOr(c.ID, "(none)")), termsafe.Line(subject(c.Message)))
+}
+
+// fileIndex is the place of path among c's files.
+func fileIndex(c approval.CommitInfo, path string) int {
+	return slices.IndexFunc(c.Files, func(fd approval.FileDiff) bool { return fd.Path == path })
+}
+
 // pickFile asks about each hunk of one file of a commit, and returns what
 // was accepted of it (nil: nothing). A file without hunks is accepted
 // Whole; one with hunks names them all, even when every one is accepted
@@ -92,6 +120,14 @@ func (a *asker) pickHunks() ([]approval.Accepted, error) {
 // deletion with it), so the record names what was seen by content id.
 func (a *asker) pickFile(acc *approval.Accepted, fd approval.FileDiff) (*approval.AcceptedFile, error) {
 	t := a.t
+	if shown, words := lineEndingFile(fd); shown != "" {
+		io.WriteString(t, indent(colorDiff(shown, t.Color()), "  "))
+		key, err := a.askKey(acc, fmt.Sprintf("  Its line endings change (%s) in the same hunks as its edits: accept this file whole [y,n,e,q,?]? ", words))
+		if err != nil || key != 'y' && key != 'a' {
+			return nil, err
+		}
+		return &approval.AcceptedFile{Path: fd.Path, Whole: true}, nil
+	}
 	io.WriteString(t, indent(colorDiff(fd.Header, t.Color()), "  "))
 	if len(fd.Hunks) == 0 {
 		what := "it has no lines to show: a mode change, or an empty file"
@@ -168,6 +204,8 @@ func (a *asker) askKey(acc *approval.Accepted, question string) (rune, error) {
 		switch key {
 		case 'y', 'Y', 'n', 'N', 's', 'S', 'a', 'A', 'd', 'D':
 			return toLower(key), nil
+		case 'x', 'X': // the full-screen view's key for leaving out
+			return 'n', nil
 		case 'e', 'E':
 			if err := a.editMessage(acc); err != nil {
 				return 0, err
@@ -217,7 +255,7 @@ func (a *asker) splitLines(hunk string) ([]int, error) {
 			switch key {
 			case 'y', 'Y':
 				accepted = append(accepted, n)
-			case 'n', 'N':
+			case 'n', 'N', 'x', 'X':
 			case 'q', 'Q':
 				return nil, errStopPick
 			case 'l', 'L':

@@ -72,9 +72,9 @@ func TestPickHunks(t *testing.T) {
 		{name: "the summary refused", keys: "pyyyyy" + "n" + "r", lines: []string{""},
 			want:   approval.Decision{Request: r.ID, Verdict: approval.Reject, By: "reviewer"},
 			output: []string{"Nothing stays in the sandbox: every hunk lands.", "Push 2 commits?"}},
-		{name: "help and unknown keys", keys: "p?xq" + "?r", lines: []string{""},
+		{name: "help and unknown keys", keys: "p?zq" + "?r", lines: []string{""},
 			want:   approval.Decision{Request: r.ID, Verdict: approval.Reject, By: "reviewer"},
-			output: []string{"s  split it: accept or leave out each changed line", "Unknown key 'x'", "pick hunks, commit by commit"}},
+			output: []string{"s  split it: accept or leave out each changed line", "Unknown key 'z'", "pick hunks, file by file, as git add -p does, the flagged files first"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -13,12 +13,14 @@ const KeysHelp = `Keys, at a push's prompt (one key, no Enter):
   a  approve: the push goes ahead as shown; a high risk (!!) asks you to type yes
   r  reject: nothing is pushed; you may give a reason the worker is told; with
      comments, this asks the worker for those changes
-  c  comment for the worker: choose a file by number and a line of its new side
-     (shown with the lines around it), or Enter for a comment on the whole file
-     or a general one; comments go with whatever you decide
-  p  pick: push only part of it. Hunk by hunk, commit by commit, as git add -p
-     does, when the server sends each commit's files; else file by file. Then:
-       y  accept this hunk          n  leave it out (it stays in the sandbox)
+  c  comment for the worker: choose a file by number and a line (12), a range
+     (12-14) or a line the push deletes (old 12), shown with the lines around
+     it, or Enter for a comment on the whole file or a general one; comments go
+     with whatever you decide
+  p  pick: push only part of it. Hunk by hunk, as git add -p does, the flagged
+     files first, when the server sends each commit's files; else file by
+     file. Then:
+       y  accept this hunk          n  leave it out (it stays in the sandbox); x too
        s  split it: y or n for each changed line (q back to the whole hunk)
        a  accept the rest of this file's hunks
        d  leave out the rest of this file's hunks
@@ -32,13 +34,20 @@ const KeysHelp = `Keys, at a push's prompt (one key, no Enter):
   l  back to the list of waiting requests, deciding nothing (from any prompt
      and any question under it; a list of one too)
   ?  help
-In the full-screen diff (it shows, never decides): j k or Down Up a line,
-Space b or PgDn PgUp a page, ^D ^U half a page, g G or Home End the ends,
-] [ the next and previous file (files come risk first), Left Right scroll
-sideways, Enter or o open a file collapsed for being over 400 changed lines
-(o collapses it again), f the file list (move and Enter, or a number), / a
-search (no capital letter: any case) then n N, ? its keys, q back to the
-prompt (Esc does not leave).
+In the full-screen diff, where you read, pick, comment and decide: j k or
+Down Up move the cursor a line, Space b or PgDn PgUp a page, ^D ^U half a
+page, g G or Home End the ends; ] [ the next and previous file (files come
+risk first), J K hunk, } { flagged file, ) ( comment; Left Right scroll
+sideways; Enter or o open a file collapsed for being over 400 changed lines;
+/ a search (no capital letter: any case) then n N. y x accept or leave out
+the hunk under the cursor (on a file's banner, the file), + - one changed
+line; c comments on the line under the cursor (a deleted line: its old
+side), on the range from v, or on the file from its banner; C lists your
+comments (e edits, d deletes); m marks the file viewed (kept for later
+requests of the same change); f the file list; = one commit alone, then
+the next; a approves (the rest, as a
+pick, when you left something out), r rejects with a reason; ? its keys;
+q back to the prompt (Esc does not leave).
 At a network request's prompt: a allow once, c allow this command for the
 session, s allow every run for the session (type yes), r deny, l the list.
 At the list: a number reviews that request, Enter the oldest, l lists again.

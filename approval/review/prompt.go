@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/airlock-dev/airlock/approval"
+	"github.com/airlock-dev/airlock/approval/review/difftext"
+	"github.com/airlock-dev/airlock/approval/review/model"
 	"github.com/airlock-dev/airlock/internal/bytesize"
 	"github.com/airlock-dev/airlock/internal/change"
 	"github.com/airlock-dev/airlock/internal/termsafe"
@@ -167,7 +169,7 @@ func renderRows(w io.Writer, r *approval.Request, color bool, size screenSize, o
 		if f.FromBase {
 			from = "   " + p.paint(ansiDim, "the base's")
 		}
-		lines = append(lines, fmt.Sprintf("    %s %s (%s)%s%s\n", sign, line(f.Path), bytesize.Format(f.Size), from, inlineFlags(r, f.Path, p)))
+		lines = append(lines, fmt.Sprintf("    %s %s%s (%s)%s%s\n", sign, line(f.Path), movedWords(f), bytesize.Format(f.Size), from, inlineFlags(r, f.Path, p)))
 	}
 	keys := keysLine(r, p, opt)
 	lines, more := fitLines(lines, size, screenRows(b.String(), size.cols)+screenRows(keys, size.cols)+2)
@@ -284,10 +286,13 @@ const helpText = `  d  show the diff full screen (in your pager on a plain termi
   a  approve: the push goes ahead exactly as shown (with your comments, if any)
   r  reject: nothing is pushed; you may give a reason, which the worker is told;
      with comments, this asks the worker for those changes
-  c  comment on a file and line, or in general, for the worker; the comments
-     go with your decision
+  c  comment on a file and line (12, a range 12-14, old 12 for a deleted
+     line), or in general, for the worker; the comments go with your decision
+     (in the full-screen diff, c comments on the line under the cursor)
   m  show every commit that lands with its whole message (hidden characters
      escaped)
+  w  ignore whitespace in the diff, or show it again (a change of line endings
+     alone is always one line: "line endings: LF -> CRLF")
   ?  this help
 `
 
@@ -295,7 +300,7 @@ const helpFiles = `  p  pick files: push only the files you choose, in a new com
      stay in the sandbox, unstaged, and nothing is lost
 `
 
-const helpHunks = `  p  pick hunks, commit by commit, file by file, as git add -p does:
+const helpHunks = `  p  pick hunks, file by file, as git add -p does, the flagged files first:
        y accept the hunk   n leave it out   s split it to lines (then y/n each)
        a accept the rest of the file   d leave out the rest of the file
        e edit this commit's message   q stop picking   ? help
@@ -334,6 +339,8 @@ type asker struct {
 	p        painter
 	opt      options
 	comments []approval.Comment
+	m        *model.Review // what the full-screen view picks from (review)
+	space    bool          // w: the paged diff ignores whitespace (space.go)
 }
 
 // prompt is Prompt; with opt.back, the key l goes back to the list
@@ -392,9 +399,9 @@ func (a *asker) key(key rune) (approval.Decision, bool, error) {
 	case 'r', 'R':
 		return a.reject()
 	case 'd':
-		return approval.Decision{}, false, a.showDiff(a.shownDiff())
+		return a.showDiff(a.shownDiff(), r.Since != nil)
 	case 'D', 'f', 'F':
-		return approval.Decision{}, false, a.showDiff(r.Diff)
+		return a.showDiff(r.Diff, false)
 	case 'p', 'P':
 		return a.pick()
 	case 'm', 'M':
@@ -406,6 +413,8 @@ func (a *asker) key(key rune) (approval.Decision, bool, error) {
 		fmt.Fprintln(t, "  "+a.keys())
 	case '?', 'h', 'H':
 		a.help()
+	case 'w', 'W':
+		a.toggleSpace()
 	case '\r', '\n', ' ':
 	case 'l', 'L':
 		if a.opt.back {
@@ -435,18 +444,23 @@ func (a *asker) shownDiff() string {
 }
 
 // showDiff shows a diff full screen where the terminal can (view.go),
-// else through the pager, and the keys after it. Only the view's errors
-// (the terminal gone, the request withdrawn) end the prompt.
-func (a *asker) showDiff(diff string) error {
-	if shown, err := viewDiff(a.t, a.r, diff); err != nil {
-		return err
-	} else if !shown {
-		if err := a.t.Page(colorDiff(diff, a.t.Color())); err != nil {
+// where the reviewer may decide, else through the pager, and the keys
+// after it. Only the view's errors (the terminal gone, the request
+// withdrawn) end the prompt.
+func (a *asker) showDiff(diff string, interdiff bool) (approval.Decision, bool, error) {
+	shown, out, err := a.viewDiff(diff, interdiff)
+	switch {
+	case err != nil:
+		return approval.Decision{}, false, err
+	case out.Verdict != "":
+		return a.decideInView(out)
+	case !shown:
+		if err := a.t.Page(colorDiff(difftext.Show(diff, difftext.Mode{IgnoreSpace: a.space}), a.t.Color())); err != nil {
 			fmt.Fprintf(a.t, "  Could not show the diff: %v\n", err)
 		}
 	}
 	fmt.Fprintln(a.t, "  "+a.keys())
-	return nil
+	return approval.Decision{}, false, nil
 }
 
 func (a *asker) help() {

@@ -19,7 +19,7 @@ import (
 // means they went back; with back, l goes back to the list (errBack).
 func pickFiles(t Terminal, r *approval.Request, back bool) ([]string, error) {
 	for i, f := range r.Files {
-		fmt.Fprintf(t, "  %3d  %s %s\n", i+1, f.Op.Sign(), termsafe.Line(f.Path))
+		fmt.Fprintf(t, "  %3d  %s %s%s\n", i+1, f.Op.Sign(), termsafe.Line(f.Path), movedWords(f))
 	}
 	for {
 		line, err := t.ReadLine("  Files to push (e.g. 1,3-4; empty to go back): ")

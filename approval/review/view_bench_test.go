@@ -8,6 +8,7 @@ import (
 	"github.com/airlock-dev/airlock/approval"
 	"github.com/airlock-dev/airlock/approval/review/internal/diffview"
 	"github.com/airlock-dev/airlock/approval/review/internal/viewtest"
+	"github.com/airlock-dev/airlock/approval/review/model"
 )
 
 // firstScreen is a full terminal of 200x50 on which the reviewer looks
@@ -31,7 +32,7 @@ var _ diffview.Terminal = (*firstScreen)(nil)
 
 func showFirstScreen(tb testing.TB, r *approval.Request) int {
 	f := &firstScreen{}
-	if shown, err := viewDiff(f, r, r.Diff); !shown || err != nil {
+	if shown, _, err := showReview(f, model.New(r), "Whole push", nil); !shown || err != nil {
 		tb.Fatalf("the view was not shown: %v, %v", shown, err)
 	}
 	return f.written

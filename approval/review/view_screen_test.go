@@ -49,7 +49,9 @@ func startView(t *testing.T, r *approval.Request, cols, rows int, env ...string)
 		t.Fatal(err)
 	}
 	cmd := exec.Command(os.Args[0], "-test.run=^TestViewChild$")
-	cmd.Env = append(os.Environ(), "AIRLOCK_VIEW_CHILD="+req, "PAGER=cat", "TERM=xterm", "NO_COLOR=")
+	// The reviewer's state (the viewed marks) is the test's own, unless
+	// env names another: a re-review's second run shares the first's.
+	cmd.Env = append(os.Environ(), "AIRLOCK_VIEW_CHILD="+req, "PAGER=cat", "TERM=xterm", "NO_COLOR=", "AIRLOCK_STATE_DIR="+t.TempDir())
 	cmd.Env = append(cmd.Env, env...)
 	f, err := pty.StartWithSize(cmd, &pty.Winsize{Cols: uint16(cols), Rows: uint16(rows)})
 	if err != nil {
@@ -233,6 +235,11 @@ func TestViewChild(t *testing.T) {
 		t.Fatal(err)
 	}
 	tty.Write([]byte("DECISION: " + string(d.Verdict) + "\n"))
+	data, err := json.Marshal(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tty.Write([]byte("DECIDED: " + string(data) + "\n"))
 }
 
 // viewEscapes are the escape sequences the view itself writes: the

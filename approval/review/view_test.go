@@ -19,17 +19,17 @@ func TestViewMultiFilePush(t *testing.T) {
 	v := startView(t, viewtest.MultiFilePush(t), 80, 24)
 	v.waitFor("[?]help")
 	v.press("d")
-	v.golden("first", "risk first")
+	v.golden("first", "Risk first")
 
 	v.press("?")
 	v.golden("help", "Any key closes")
 	v.press("x")
-	v.golden("first", "risk first")
-	v.press("a") // the view never decides: a is not approve here
-	v.waitFor("the prompt decides: q goes back to it")
+	v.golden("first", "Risk first")
+	v.press("A") // the view decides with a, never with A (an arrow's last byte)
+	v.waitFor("a approves (what you left out with x stays out)")
 
 	v.press("f")
-	v.golden("list", "Files: 8")
+	v.golden("list", "Enter go")
 	v.press("6\r") // the generated file's number in the list
 	v.golden("collapsed", "collapsed: o or Enter")
 	v.press("o")
@@ -48,7 +48,7 @@ func TestViewMultiFilePush(t *testing.T) {
 	v.press("\x1b")
 	time.Sleep(100 * time.Millisecond)
 	v.press("[A")
-	v.waitFor("the prompt decides: q goes back to it")
+	v.waitFor("a approves (what you left out with x stays out)")
 	v.press("q")
 	v.waitFor("[?]help")
 	v.reject()
@@ -85,18 +85,18 @@ func TestViewHostilePush(t *testing.T) {
 	v := startView(t, viewtest.GitPush(t, map[string]string{"README.md": "# project\n"}, push), 80, 24)
 	v.waitFor("[?]help")
 	v.press("d")
-	v.golden("hostile", "Order:")
+	v.golden("hostile", "Risk first")
 	v.press("G")
 	v.golden("hostile-end", "combined")
 	v.resize(100, 30)
-	v.golden("resized", "file 2/4 line")
+	v.golden("resized", "file 4/4 line")
 	// An arrow key split by a slow link: Esc, then "[A" later. The view
 	// stays (Esc does not leave it), so the A cannot reach the prompt,
 	// where it approves.
 	v.press("\x1b")
 	time.Sleep(100 * time.Millisecond)
 	v.press("[A")
-	v.waitFor("the prompt decides: q goes back to it")
+	v.waitFor("a approves (what you left out with x stays out)")
 	v.press("q")
 	v.waitFor("[?]help")
 	v.reject()
@@ -116,8 +116,8 @@ func TestViewBigPushAndCancel(t *testing.T) {
 	v.press("f250\r")
 	v.waitFor("file 250/300 line ")
 	v.press("G")
-	total := strings.Count(r.Diff, "\n") + 300 // and a banner a file
-	v.waitFor(fmt.Sprintf("line %d/%d", total-27, total))
+	total := strings.Count(r.Diff, "\n") + 300         // and a banner a file
+	v.waitFor(fmt.Sprintf("line %d/%d", total, total)) // the cursor on the last line
 	if err := v.proc.Signal(syscall.SIGUSR1); err != nil {
 		t.Fatal(err)
 	}

@@ -49,7 +49,7 @@ func TestCommentThenReReview(t *testing.T) {
 	rv.Press(t, "c")
 	at = scr.WaitFor(t, at, "Comment on which file?", within)
 	rv.Press(t, "1\r")
-	at = scr.WaitFor(t, at, "On which line of its new side?", within)
+	at = scr.WaitFor(t, at, "On which line? (12, a range 12-14, old 12", within)
 	rv.Press(t, "6\r")
 	at = scr.WaitFor(t, at, "note six, in words", within)
 	at = scr.WaitFor(t, at, "Comment (empty to drop it):", within)

@@ -10,6 +10,11 @@ const (
 	Create Kind = iota + 1
 	Update
 	Delete
+	// Rename and Copy are a path made from another (its From) as git's
+	// rename and copy detection finds them (git diff -M -C): a rename
+	// takes the old path away, a copy leaves it.
+	Rename
+	Copy
 )
 
 // String is the change in one word, the same everywhere: in messages, in
@@ -21,20 +26,24 @@ func (k Kind) String() string {
 	return fmt.Sprintf("Kind(%d)", uint8(k))
 }
 
-// Sign is the one-character mark a list of files shows: + M -.
+// Sign is the one-character mark a list of files shows: + M - R C.
 func (k Kind) Sign() string {
 	switch k {
 	case Create:
 		return "+"
 	case Delete:
 		return "-"
+	case Rename:
+		return "R"
+	case Copy:
+		return "C"
 	}
 	return "M"
 }
 
 // wire are the words, as a push request's files have always carried them
 // in JSON ("op": "create"); the zero Kind is "" there.
-var wire = [...]string{"", "create", "update", "delete"}
+var wire = [...]string{"", "create", "update", "delete", "rename", "copy"}
 
 // MarshalText writes the word, "" for the zero Kind.
 func (k Kind) MarshalText() ([]byte, error) {
@@ -52,5 +61,5 @@ func (k *Kind) UnmarshalText(b []byte) error {
 			return nil
 		}
 	}
-	return fmt.Errorf("change: %q is not a kind of change (create, update or delete)", b)
+	return fmt.Errorf("change: %q is not a kind of change (create, update, delete, rename or copy)", b)
 }

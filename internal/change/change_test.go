@@ -13,6 +13,8 @@ func TestKindSpellings(t *testing.T) {
 		{Create, "create", "+", `"create"`},
 		{Update, "update", "M", `"update"`},
 		{Delete, "delete", "-", `"delete"`},
+		{Rename, "rename", "R", `"rename"`},
+		{Copy, "copy", "C", `"copy"`},
 		{0, "Kind(0)", "M", `""`},
 	} {
 		if got := c.k.String(); got != c.str {
@@ -34,15 +36,15 @@ func TestKindSpellings(t *testing.T) {
 
 // The numbers are persisted in a durable session's staged commits.
 func TestKindNumbers(t *testing.T) {
-	if Create != 1 || Update != 2 || Delete != 3 {
+	if Create != 1 || Update != 2 || Delete != 3 || Rename != 4 || Copy != 5 {
 		t.Fatalf("Create, Update, Delete = %d, %d, %d; persisted sessions hold 1, 2, 3", Create, Update, Delete)
 	}
 }
 
 func TestKindRefusesUnknownText(t *testing.T) {
 	var k Kind
-	if err := json.Unmarshal([]byte(`"rename"`), &k); err == nil {
-		t.Fatalf("decoded %q as %v", "rename", k)
+	if err := json.Unmarshal([]byte(`"move"`), &k); err == nil {
+		t.Fatalf("decoded %q as %v", "move", k)
 	}
 	if _, err := json.Marshal(Kind(9)); err == nil {
 		t.Fatal("encoded Kind(9)")

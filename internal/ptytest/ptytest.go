@@ -98,7 +98,13 @@ type Process struct {
 // is still running.
 func Start(t *testing.T, cmd *exec.Cmd) *Process {
 	t.Helper()
-	f, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 50, Cols: 200})
+	return StartSize(t, cmd, 50, 200)
+}
+
+// StartSize is Start on a terminal of rows by cols.
+func StartSize(t *testing.T, cmd *exec.Cmd, rows, cols uint16) *Process {
+	t.Helper()
+	f, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: rows, Cols: cols})
 	if err != nil {
 		t.Skipf("no pseudo-terminal here: %v", err)
 	}
@@ -134,6 +140,9 @@ func Start(t *testing.T, cmd *exec.Cmd) *Process {
 	})
 	return p
 }
+
+// Done is closed when the process has exited.
+func (p *Process) Done() <-chan struct{} { return p.done }
 
 // Press types keys at the terminal.
 func (p *Process) Press(t *testing.T, keys string) {

@@ -56,7 +56,7 @@ func commitDiffs(area *staging.Area, req *approval.Request, limit int) (bool, er
 				return nil
 			}
 			idx[f.Path] = len(ci.Files)
-			ci.Files = append(ci.Files, approval.FileDiff{Path: f.Path, Op: f.Op, Header: header, Hunks: hunks,
+			ci.Files = append(ci.Files, approval.FileDiff{Path: f.Path, Op: f.Op, From: f.From, Header: header, Hunks: hunks,
 				Binary: f.Binary || f.Unavailable != ""})
 			return nil
 		})

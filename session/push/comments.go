@@ -76,7 +76,11 @@ func (b *Book) commentedLocked(p *push, dec approval.Decision) string {
 	if len(dec.Comments) == 0 {
 		return ""
 	}
-	text := RenderComments(b.cfg.Store, p.req.Tree, dec.Verdict, dec.Comments)
+	base := p.req.Old
+	if base.IsZero() {
+		base = p.req.Fork
+	}
+	text := RenderComments(b.cfg.Store, Sides{Tree: p.req.Tree, Base: base}, dec.Verdict, dec.Comments)
 	b.open[p.r.Name()] = &Open{Repo: p.r.Name(), Request: p.req.ID, Target: p.t.Describe(), Branch: targets.BranchName(p.ref), Text: text}
 	return text
 }
@@ -93,7 +97,11 @@ func (b *Book) answeredLocked(r Repo) *Open {
 // worker, in a shape it can act on: a heading that says what to do, the
 // general comments, then each comment on a file as path:line, the lines
 // around it (numbered, the line itself marked) and the remark.
-func RenderComments(store *staging.Store, tree plumbing.Hash, verdict approval.Verdict, comments []approval.Comment) string {
+//
+// A comment on the old side (a line the push deletes) is quoted from the
+// base's tree, one naming a commit from that commit's (or its parent's),
+// and a range is quoted whole, each of its lines marked.
+func RenderComments(store *staging.Store, sides Sides, verdict approval.Verdict, comments []approval.Comment) string {
 	var b strings.Builder
 	what := "asked for changes"
 	if verdict != approval.Reject {
@@ -115,10 +123,6 @@ func RenderComments(store *staging.Store, tree plumbing.Hash, verdict approval.V
 		}
 		return x.Line - y.Line
 	})
-	var t *object.Tree
-	if !tree.IsZero() {
-		t, _ = object.GetTree(store, tree)
-	}
 	for i, c := range ordered {
 		fmt.Fprintf(&b, "\n%d. ", i+1)
 		switch {
@@ -127,17 +131,81 @@ func RenderComments(store *staging.Store, tree plumbing.Hash, verdict approval.V
 		case c.Line <= 0:
 			fmt.Fprintf(&b, "%s (the whole file)\n", c.Path)
 		default:
-			fmt.Fprintf(&b, "%s:%d\n", c.Path, c.Line)
-			b.WriteString(quoteAround(store, t, c.Path, c.Line))
+			b.WriteString(commentPlace(c) + "\n")
+			b.WriteString(quoteAround(store, sides.tree(store, c), c.Path, c.Line, max(c.Line, c.EndLine)))
 		}
 		b.WriteString(indent("Comment: "+c.Text, "   ") + "\n")
 	}
 	return strings.TrimRight(b.String(), "\n")
 }
 
-// quoteAround is the lines of path around line (from 1) in t, numbered,
-// the commented line marked with ">", or why they cannot be shown.
-func quoteAround(store *staging.Store, t *object.Tree, path string, line int) string {
+// Sides are what a push's comments count lines in: the pushed tree (the
+// new side) and the commit it goes onto (the old side; zero for none).
+type Sides struct {
+	Tree plumbing.Hash
+	Base plumbing.Hash
+}
+
+// tree is the tree c's lines count in, nil when the sandbox lacks it.
+func (s Sides) tree(store *staging.Store, c approval.Comment) *object.Tree {
+	old := c.Side == approval.SideOld
+	var h plumbing.Hash
+	switch {
+	case c.Commit != "":
+		cm, err := object.GetCommit(store, plumbing.NewHash(c.Commit))
+		if err != nil {
+			return nil
+		}
+		if h = cm.TreeHash; old {
+			if cm.NumParents() == 0 {
+				return nil
+			}
+			p, err := cm.Parent(0)
+			if err != nil {
+				return nil
+			}
+			h = p.TreeHash
+		}
+	case old:
+		cm, err := object.GetCommit(store, s.Base)
+		if err != nil {
+			return nil
+		}
+		h = cm.TreeHash
+	default:
+		h = s.Tree
+	}
+	if h.IsZero() {
+		return nil
+	}
+	t, err := object.GetTree(store, h)
+	if err != nil {
+		return nil
+	}
+	return t
+}
+
+// commentPlace is where a comment on lines points: "path:12", a range
+// "path:12-14", with the side it counts in when it is the old one and
+// the commit when it names one.
+func commentPlace(c approval.Comment) string {
+	s := fmt.Sprintf("%s:%d", c.Path, c.Line)
+	if c.EndLine > c.Line {
+		s += fmt.Sprintf("-%d", c.EndLine)
+	}
+	if c.Side == approval.SideOld {
+		s += " (old side: as the file was before the push; the push deletes or changes it)"
+	}
+	if c.Commit != "" {
+		s += " (as commit " + c.Commit[:min(12, len(c.Commit))] + " has it)"
+	}
+	return s
+}
+
+// quoteAround is the lines of path around lines line to end (from 1) in
+// t, numbered, the commented ones marked with ">", or why they cannot be
+// shown.
+func quoteAround(store *staging.Store, t *object.Tree, path string, line, end int) string {
 	if t == nil {
 		return "   (the pushed tree is no longer in the sandbox, so its lines cannot be shown)\n"
 	}
@@ -159,12 +227,12 @@ func quoteAround(store *staging.Store, t *object.Tree, path string, line int) st
 	if line > len(lines) {
 		return fmt.Sprintf("   (line %d is past the end of the file, which has %d %s)\n", line, len(lines), plural(len(lines), "line", "lines"))
 	}
-	from, to := max(1, line-contextLines), min(len(lines), line+contextLines)
+	from, to := max(1, line-contextLines), min(len(lines), end+contextLines)
 	width := len(fmt.Sprint(to))
 	var b strings.Builder
 	for n := from; n <= to; n++ {
 		mark := " "
-		if n == line {
+		if n >= line && n <= end {
 			mark = ">"
 		}
 		text := strings.TrimSuffix(lines[n-1], "\r")

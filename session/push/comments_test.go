@@ -107,7 +107,7 @@ func TestRenderComments(t *testing.T) {
 		{Path: "src/main.go", Text: "the whole file\nand a second line"},
 		{Text: "general: and a second one"},
 	}
-	got := push.RenderComments(store, root, approval.Reject, comments)
+	got := push.RenderComments(store, push.Sides{Tree: root}, approval.Reject, comments)
 	path := filepath.Join("testdata", "comments.golden")
 	if *update {
 		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
@@ -121,10 +121,39 @@ func TestRenderComments(t *testing.T) {
 	if got != string(want) {
 		t.Errorf("got:\n%s\nwant:\n%s", got, want)
 	}
-	if approved := push.RenderComments(store, root, approval.Approve, comments[:1]); !strings.HasPrefix(approved, "The reviewer approved the push, with comments for your next change: 1 comment.") {
+	if approved := push.RenderComments(store, push.Sides{Tree: root}, approval.Approve, comments[:1]); !strings.HasPrefix(approved, "The reviewer approved the push, with comments for your next change: 1 comment.") {
 		t.Errorf("an approval's comments:\n%s", approved)
 	}
-	if gone := push.RenderComments(store, plumbing.ZeroHash, approval.Reject, comments[:1]); !strings.Contains(gone, "no longer in the sandbox") {
+	if gone := push.RenderComments(store, push.Sides{}, approval.Reject, comments[:1]); !strings.Contains(gone, "no longer in the sandbox") {
 		t.Errorf("without the tree:\n%s", gone)
+	}
+}
+
+// A comment on a deleted line is quoted from the base, the side it names;
+// a range is quoted whole, each of its lines marked.
+func TestRenderCommentsSidesAndRanges(t *testing.T) {
+	store := staging.NewStore(0)
+	oldTree := tree(t, store, map[string]string{"a.go": "one\ntwo\nthree\nfour\n"})
+	newTree := tree(t, store, map[string]string{"a.go": "one\nthree\nfour\nfive\n"})
+	base := &object.Commit{Author: object.Signature{Name: "t", Email: "t@example.com"}, Committer: object.Signature{Name: "t", Email: "t@example.com"}, Message: "base\n", TreeHash: oldTree}
+	obj := store.NewEncodedObject()
+	if err := base.Encode(obj); err != nil {
+		t.Fatal(err)
+	}
+	baseID, err := store.SetEncodedObject(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := push.RenderComments(store, push.Sides{Tree: newTree, Base: baseID}, approval.Reject, []approval.Comment{
+		{Path: "a.go", Line: 2, Side: approval.SideOld, Text: "keep two"},
+		{Path: "a.go", Line: 2, EndLine: 4, Text: "these three"},
+	})
+	for _, want := range []string{
+		"a.go:2 (old side: as the file was before the push; the push deletes or changes it)\n   1 | one\n > 2 | two\n   3 | three",
+		"a.go:2-4\n   1 | one\n > 2 | three\n > 3 | four\n > 4 | five\n",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the worker is not shown\n%s\nin:\n%s", want, got)
+		}
 	}
 }

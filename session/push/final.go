@@ -9,6 +9,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/airlock-dev/airlock/approval"
+	"github.com/airlock-dev/airlock/internal/change"
 	"github.com/airlock-dev/airlock/internal/shortid"
 	"github.com/airlock-dev/airlock/internal/termsafe"
 	"github.com/airlock-dev/airlock/session/record"
@@ -129,7 +130,7 @@ func (b *Book) repickLocked(p *push, dec approval.Decision) error {
 // decision (pickLocked) and a resumed one (repickLocked) make them alike.
 func makePick(p *push, accept []approval.Accepted, paths []string, at time.Time) (*staging.Commit, []plumbing.Hash, error) {
 	if len(accept) == 0 {
-		pc, err := p.r.Area().PickAt(p.commit.ID, paths, at)
+		pc, err := p.r.Area().PickAt(p.commit.ID, withRenamedFrom(p.req, paths), at)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -145,6 +146,27 @@ func makePick(p *push, accept []approval.Accepted, paths []string, at time.Time)
 	}
 	p.accepted, p.dropped = &res, dropped(p.req.Commits, res.From)
 	return res.Made[len(res.Made)-1], made, nil
+}
+
+// withRenamedFrom is paths with, for each renamed file among them, the
+// path it was renamed from: the reviewer picked the rename as shown, so
+// the old name goes too (a copy's source stays).
+func withRenamedFrom(req *approval.Request, paths []string) []string {
+	if req == nil {
+		return paths
+	}
+	picked := map[string]bool{}
+	for _, p := range paths {
+		picked[p] = true
+	}
+	out := slices.Clone(paths)
+	for _, f := range req.Files {
+		if f.Op == change.Rename && picked[f.Path] && !picked[f.From] {
+			picked[f.From] = true
+			out = append(out, f.From)
+		}
+	}
+	return out
 }
 
 func hashes(hs []plumbing.Hash) string {

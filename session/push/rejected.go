@@ -170,7 +170,7 @@ func (b *Book) ownDiff(c *staging.Commit) string {
 	}
 	diff := textcap.New(maxRejectedDiff)
 	var buf bytes.Buffer
-	if err := b.cfg.Store.EachFilePatch(parent, c.Tree, func(f *staging.FilePatch) error { return f.Format(diff, &buf, false) }); err != nil {
+	if err := b.cfg.Store.EachFilePatchRenamed(parent, c.Tree, func(f *staging.FilePatch) error { return f.Format(diff, &buf, false) }); err != nil {
 		return "(its change could not be read: " + err.Error() + ")"
 	}
 	return diff.Text("the rest is too large to show here")

@@ -51,7 +51,7 @@ func (b *Book) request(p *push, c *staging.Commit) (*approval.Request, error) {
 	old, nu := map[string]plumbing.Hash{}, map[string]plumbing.Hash{}
 	diff := textcap.New(maxRequestDiff)
 	var buf bytes.Buffer
-	err := b.cfg.Store.EachFilePatch(oldTree, c.Tree, func(f *staging.FilePatch) error {
+	err := b.cfg.Store.EachFilePatchRenamed(oldTree, c.Tree, func(f *staging.FilePatch) error {
 		if err := f.Format(diff, &buf, false); err != nil {
 			return err
 		}
@@ -62,6 +62,11 @@ func (b *Book) request(p *push, c *staging.Commit) (*approval.Request, error) {
 			idx[f.Path] = i
 		}
 		fc := &req.Files[i]
+		if f.From != "" {
+			// A rename or copy: one file, its old side the file it is
+			// made from (what Contents reads for it).
+			fc.Op, fc.From, fc.Similarity = f.Op, f.From, f.Similarity
+		}
 		if !f.OldHash.IsZero() {
 			fc.OldMode, old[f.Path] = f.OldMode, f.OldHash
 		}
@@ -120,6 +125,8 @@ func (b *Book) fileOps(files []approval.FileChange, old, nu map[string]plumbing.
 		fc := &files[i]
 		h := nu[fc.Path]
 		switch {
+		case fc.From != "":
+			// A rename or copy keeps the Op its patch says.
 		case old[fc.Path].IsZero():
 			fc.Op = change.Create
 		case h.IsZero():

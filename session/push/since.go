@@ -9,6 +9,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/airlock-dev/airlock/approval"
+	"github.com/airlock-dev/airlock/internal/change"
 	"github.com/airlock-dev/airlock/internal/textcap"
 	"github.com/airlock-dev/airlock/session/record"
 	"github.com/airlock-dev/airlock/staging"
@@ -87,9 +88,7 @@ func (b *Book) sawLocked(p *push, dec approval.Decision) {
 	}
 	s := &Seen{Repo: k.repo, Target: k.target, Ref: k.ref, Request: p.req.ID, Why: why, Tree: p.req.Tree.String(),
 		Reason: dec.Reason, Comments: dec.Comments, Commits: seenCommitsLocked(p), Rejected: dec.Verdict == approval.Reject}
-	for _, f := range p.req.Files {
-		s.Paths = append(s.Paths, f.Path)
-	}
+	s.Paths = changedPaths(p.req.Files)
 	b.seen[k] = s
 }
 
@@ -102,9 +101,7 @@ func (b *Book) sinceLocked(p *push, prev *approval.Request, req *approval.Reques
 	var s *Seen
 	if prev != nil {
 		s = &Seen{Request: prev.ID, Why: "the target moved", Tree: prev.Tree.String()}
-		for _, f := range prev.Files {
-			s.Paths = append(s.Paths, f.Path)
-		}
+		s.Paths = changedPaths(prev.Files)
 	} else if s = b.seen[seenKey{p.r.Name(), p.t.ID(), p.ref}]; s == nil {
 		return
 	} else if b.reply != nil && b.reply.repo == p.r.Name() && b.reply.text != "" {
@@ -135,20 +132,33 @@ func (b *Book) interdiff(tree plumbing.Hash, req *approval.Request, seenPaths []
 	for _, p := range seenPaths {
 		paths[p] = true
 	}
-	for _, f := range req.Files {
-		paths[f.Path] = true
+	for _, p := range changedPaths(req.Files) {
+		paths[p] = true
 	}
 	diff := textcap.New(maxRequestDiff)
 	var buf bytes.Buffer
 	// The other files' contents are never read: a branch that moved a
 	// great deal costs its trees' walk, not a fetch of its lazy files.
-	err := b.cfg.Store.EachFilePatchOf(tree, req.Tree, func(p string) bool { return paths[p] }, func(f *staging.FilePatch) error {
+	err := b.cfg.Store.EachFilePatchRenamedOf(tree, req.Tree, func(p string) bool { return paths[p] }, func(f *staging.FilePatch) error {
 		return f.Format(diff, &buf, false)
 	})
 	if err != nil {
 		return "(the difference could not be made: " + err.Error() + "; the full diff is below)"
 	}
 	return diff.Text("the rest is too large to show here")
+}
+
+// changedPaths is the paths files change: each file's, and a rename's
+// old path too, which it takes away.
+func changedPaths(files []approval.FileChange) []string {
+	var out []string
+	for _, f := range files {
+		out = append(out, f.Path)
+		if f.Op == change.Rename {
+			out = append(out, f.From)
+		}
+	}
+	return out
 }
 
 // SeenTreesLocked is the trees the next requests are compared with: the

@@ -10,7 +10,8 @@ import (
 )
 
 // FileDiff is one path's change: its patches (two for a type change) and
-// the hunks of its text diff.
+// the hunks of its text diff (for a rename or copy, against the file it
+// is made from: Patches[0].From).
 type FileDiff struct {
 	Patches []*FilePatch
 	Hunks   []string
@@ -26,13 +27,15 @@ func (d FileDiff) Text() bool {
 	return !f.Binary && f.Unavailable == "" && f.OldMode != 0o120000 && f.NewMode != 0o120000
 }
 
-// FileDiffs is the change from tree from to tree to, path by path, each
-// file's hunks as hunk.Split takes them apart. On an error it returns
-// what it had made so far with it.
+// FileDiffs is the change from tree from to tree to, path by path (a
+// rename or copy under its new path, its patch naming the old one), each
+// file's hunks as hunk.Split takes them apart, with renames and copies as
+// EachRenamed finds them. On an error it returns what it had made so far
+// with it.
 func FileDiffs(s Source, from, to plumbing.Hash) (map[string]*FileDiff, error) {
 	out := map[string]*FileDiff{}
 	var buf, text bytes.Buffer
-	err := Each(s, from, to, func(f *FilePatch) error {
+	err := EachRenamed(s, from, to, func(f *FilePatch) error {
 		d := out[f.Path]
 		if d == nil {
 			d = &FileDiff{}

@@ -31,6 +31,10 @@ type FilePatch struct {
 	// base file its repository no longer has): the diff names the file
 	// and says so, and the rest of the patch goes on.
 	Unavailable string
+	// From is, for a Rename or Copy, the path the file is made from (Old
+	// is its content there), and Similarity git's similarity index.
+	From       string
+	Similarity int
 
 	hunks []byte // plain hunks, computed once
 }
@@ -102,7 +106,8 @@ func (f *FilePatch) Format(w io.Writer, buf *bytes.Buffer, color bool) error {
 func (f *FilePatch) format(b *bytes.Buffer, color bool) error {
 	h := linediff.File{Path: f.Path, Created: f.Op == change.Create, Deleted: f.Op == change.Delete,
 		OldMode: uint32(f.OldMode), NewMode: uint32(f.NewMode), OldID: shortid.Hash(f.OldHash), NewID: shortid.Hash(f.NewHash),
-		Binary: f.Binary, Empty: len(f.Old) == 0 && len(f.New) == 0, Unavailable: f.Unavailable}
+		Binary: f.Binary, Empty: len(f.Old) == 0 && len(f.New) == 0, Unavailable: f.Unavailable,
+		From: f.From, Similarity: f.Similarity, Copy: f.Op == change.Copy}
 	if !linediff.Header(b, h, color) {
 		return nil
 	}
@@ -138,18 +143,18 @@ func New(c Change, old, new []byte, unavailable string) ([]*FilePatch, error) {
 	}
 	if unavailable != "" {
 		return []*FilePatch{{Path: c.Path, Op: c.Op, OldMode: c.OldMode, NewMode: c.NewMode, OldHash: c.OldHash, NewHash: c.NewHash,
-			Unavailable: unavailable}}, nil
+			Unavailable: unavailable, From: c.From, Similarity: c.Similarity}}, nil
 	}
 	f := &FilePatch{
 		Path: c.Path, Op: c.Op, OldMode: c.OldMode, NewMode: c.NewMode, OldHash: c.OldHash, NewHash: c.NewHash,
-		Old: old, New: new, Binary: linediff.IsBinary(old) || linediff.IsBinary(new),
+		Old: old, New: new, Binary: linediff.IsBinary(old) || linediff.IsBinary(new), From: c.From, Similarity: c.Similarity,
 	}
 	if f.Binary && (termsafe.TextFile(c.Path, old) || termsafe.TextFile(c.Path, new)) {
 		// A script with a NUL byte is still a script: shown as text (the
 		// NULs escaped on screen), never hidden as "binary".
 		f.Binary, f.NulText = false, true
 	}
-	if !f.Binary && !(c.Op == change.Update && c.OldHash == c.NewHash) {
+	if !f.Binary && !(c.Op != change.Create && c.Op != change.Delete && c.OldHash == c.NewHash) {
 		var hunks bytes.Buffer
 		st, err := linediff.Hunks(&hunks, old, new, linediff.Options{Text: f.NulText})
 		if err != nil {

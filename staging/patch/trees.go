@@ -25,6 +25,11 @@ type Change struct {
 	OldHash plumbing.Hash
 	NewMode filemode.FileMode // zero when deleted
 	NewHash plumbing.Hash
+	// From is, for a Rename or Copy (Renames), the path it is made from
+	// (the old side is that file), and Similarity how much of it the new
+	// file keeps, in percent, as git's "similarity index" says.
+	From       string
+	Similarity int
 }
 
 // Source is where a diff reads trees and blobs (staging.Store is one).
@@ -156,6 +161,33 @@ func EachOf(s Source, a, b plumbing.Hash, keep func(path string) bool, fn func(*
 	if keep != nil {
 		changes = slices.DeleteFunc(changes, func(c Change) bool { return !keep(c.Path) })
 	}
+	return eachChange(s, changes, fn)
+}
+
+// EachRenamed is Each with renames and copies found as git diff -M -C
+// finds them (Renames, with git's default limit): a renamed file is one
+// patch from its old path, its edits as hunks against the old content,
+// not a deletion and a creation. What a reviewer is shown and picks from
+// is this, so that both agree with git diff -M -C.
+func EachRenamed(s Source, a, b plumbing.Hash, fn func(*FilePatch) error) error {
+	return EachRenamedOf(s, a, b, nil, fn)
+}
+
+// EachRenamedOf is EachRenamed over only the paths keep accepts (all,
+// when nil): renames are found among them, the others never read.
+func EachRenamedOf(s Source, a, b plumbing.Hash, keep func(path string) bool, fn func(*FilePatch) error) error {
+	changes, err := Trees(s, a, b)
+	if err != nil {
+		return err
+	}
+	if keep != nil {
+		changes = slices.DeleteFunc(changes, func(c Change) bool { return !keep(c.Path) })
+	}
+	changes = Renames(changes, s.ReadBlob, 0)
+	return eachChange(s, changes, fn)
+}
+
+func eachChange(s Source, changes []Change, fn func(*FilePatch) error) error {
 	read := func(h plumbing.Hash, mode filemode.FileMode) ([]byte, error) {
 		if h.IsZero() || mode == filemode.Submodule {
 			return nil, nil

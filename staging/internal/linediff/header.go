@@ -17,6 +17,12 @@ type File struct {
 	// Unavailable says why a side's content could not be read: the
 	// header says so in place of the hunks.
 	Unavailable string
+	// From is, for a rename or copy, the path the file is made from (the
+	// old side), Similarity git's "similarity index" of the two, and
+	// Copy says the old path stays.
+	From       string
+	Similarity int
+	Copy       bool
 }
 
 // Header writes f's header as `git diff` prints it, bold when coloured:
@@ -38,7 +44,11 @@ func Header(b *bytes.Buffer, f File, color bool) bool {
 		b.WriteByte('\n')
 	}
 	meta := func(format string, args ...any) { metaTail("", format, args...) }
-	a, bn := QuotePath("a/"+f.Path), QuotePath("b/"+f.Path)
+	oldPath := f.Path
+	if f.From != "" {
+		oldPath = f.From
+	}
+	a, bn := QuotePath("a/"+oldPath), QuotePath("b/"+f.Path)
 	meta("diff --git %s %s", a, bn)
 	old, nw := a, bn
 	switch {
@@ -50,15 +60,30 @@ func Header(b *bytes.Buffer, f File, color bool) bool {
 		meta("deleted file mode %06o", f.OldMode)
 		meta("index %s..%s", f.OldID, f.NewID)
 		nw = "/dev/null"
-	case f.OldMode != f.NewMode:
-		meta("old mode %06o", f.OldMode)
-		meta("new mode %06o", f.NewMode)
-		if f.OldID == f.NewID {
-			return false
-		}
-		meta("index %s..%s", f.OldID, f.NewID)
 	default:
-		meta("index %s..%s %06o", f.OldID, f.NewID, f.NewMode)
+		// git's order: the modes, then a rename's or copy's lines, then
+		// the index line, which names the mode only when it stays.
+		if f.OldMode != f.NewMode {
+			meta("old mode %06o", f.OldMode)
+			meta("new mode %06o", f.NewMode)
+		}
+		if f.From != "" {
+			verb := "rename"
+			if f.Copy {
+				verb = "copy"
+			}
+			meta("similarity index %d%%", f.Similarity)
+			meta("%s from %s", verb, QuotePath(f.From))
+			meta("%s to %s", verb, QuotePath(f.Path))
+		}
+		switch {
+		case f.OldID == f.NewID:
+			return false
+		case f.OldMode != f.NewMode:
+			meta("index %s..%s", f.OldID, f.NewID)
+		default:
+			meta("index %s..%s %06o", f.OldID, f.NewID, f.NewMode)
+		}
 	}
 	switch {
 	case f.Unavailable != "":

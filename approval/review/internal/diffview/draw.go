@@ -10,6 +10,7 @@ import (
 	"golang.org/x/text/width"
 
 	"github.com/airlock-dev/airlock/approval"
+	"github.com/airlock-dev/airlock/approval/review/model"
 	"github.com/airlock-dev/airlock/internal/termsafe"
 )
 
@@ -48,6 +49,8 @@ func (v *diffView) frame() []byte {
 		b = v.drawList(b)
 	case modeHelp:
 		b = v.drawHelp(b)
+	case modeComments:
+		b = v.drawComments(b)
 	default:
 		b = v.drawBody(b)
 	}
@@ -67,22 +70,58 @@ func rowAt(b []byte, row int) []byte {
 
 func (v *diffView) drawHeader(b []byte) []byte {
 	ix := v.ix
-	var s string
-	if v.mode == modeList {
-		s = fmt.Sprintf(" Files: %d. %s", len(ix.files), v.orderWords())
-	} else {
-		s = fmt.Sprintf(" Diff: %d files, +%d -%d. %s", len(ix.files), ix.added, ix.dels, v.orderWords())
+	shown := v.shown
+	if shown == "" {
+		shown = "Whole push"
+	}
+	if v.only >= 0 {
+		shown = v.commitWords()
+	}
+	if v.space {
+		shown += ", whitespace ignored"
+	}
+	// What is shown and the order first; then what the reviewer did, as
+	// far as the row holds: at 80 columns the first parts always fit.
+	added, dels := 0, 0
+	for _, i := range ix.order {
+		added += ix.files[i].added
+		dels += ix.files[i].dels
+	}
+	s := fmt.Sprintf(" %s: %s +%d -%d. %s", shown, plural(len(ix.order), "file"), added, dels, v.orderWords())
+	var more []string
+	if n := len(ix.m.Comments()); n > 0 {
+		more = append(more, plural(n, "comment"))
+	}
+	if ix.m.LeftOut() {
+		more = append(more, "some left out")
+	}
+	if n := v.viewedCount(); n > 0 {
+		more = append(more, fmt.Sprintf("%d viewed", n))
+	}
+	for _, m := range more {
+		if cellWidth(s+"; "+m) > v.cols {
+			break
+		}
+		s += "; " + m
 	}
 	return v.bar(rowAt(b, 1), s)
 }
 
 // orderWords says the order the files are in.
 func (v *diffView) orderWords() string {
-	ix := v.ix
-	if ix.high+ix.medium == 0 {
-		return "Order: the diff's (no file is flagged)"
+	high, medium := 0, 0
+	for _, i := range v.ix.order {
+		switch v.ix.files[i].sev {
+		case approval.High:
+			high++
+		case approval.Medium:
+			medium++
+		}
 	}
-	return fmt.Sprintf("Order: risk first (%d high, %d medium), then the rest", ix.high, ix.medium)
+	if high+medium == 0 {
+		return "No file flagged"
+	}
+	return fmt.Sprintf("Risk first: %d high, %d med", high, medium)
 }
 
 // bar writes s in reverse video across the whole row.
@@ -109,10 +148,10 @@ func (v *diffView) drawBody(b []byte) []byte {
 		i := v.ix.order[k]
 		f := &v.ix.files[i]
 		if off == 0 {
-			b = v.drawBanner(b, k, f, v.collapsed(i))
+			b = v.drawBanner(b, k, f, v.collapsed(i), v.top+r)
 			continue
 		}
-		b = v.drawLine(b, f, f.first+off-1)
+		b = v.drawLine(b, f, f.first+off-1, v.top+r)
 	}
 	return b
 }
@@ -120,12 +159,22 @@ func (v *diffView) drawBody(b []byte) []byte {
 // drawBanner is the row that starts a file: its place in the order, its
 // name and counts, and its risks, so that the reviewer sees why it comes
 // where it does; a big file not opened is this row alone.
-func (v *diffView) drawBanner(b []byte, k int, f *diffFile, collapsed bool) []byte {
+func (v *diffView) drawBanner(b []byte, k int, f *diffFile, collapsed bool, row int) []byte {
 	mark := ""
 	if f.sev != 0 {
 		mark = strings.TrimSpace(f.marker) + " "
 	}
-	s := fmt.Sprintf("== %d/%d %s%s  +%d -%d", k+1, len(v.ix.order), mark, f.name, f.added, f.dels)
+	s := fmt.Sprintf("%s= %d/%d %s%s  +%d -%d", v.cursorMark(row), k+1, len(v.ix.order), mark, f.name, f.added, f.dels)
+	if f.commit != "" {
+		s += "  " + f.commit
+	}
+	if v.ix.m.Viewed(f.ref) {
+		s += "  (viewed)"
+	}
+	s += v.fileState(f)
+	if n := len(v.commentsOn(f, -1)); n > 0 {
+		s += "  * " + plural(n, "comment")
+	}
 	if f.labels != "" {
 		s += "  " + f.labels
 	}
@@ -145,9 +194,10 @@ func (v *diffView) drawBanner(b []byte, k int, f *diffFile, collapsed bool) []by
 	return v.edge(w)
 }
 
-// drawLine draws line no of file f, in git's colours, from v.left on; the
-// matches of the search in reverse video.
-func (v *diffView) drawLine(b []byte, f *diffFile, no int) []byte {
+// drawLine draws line no of file f, after its gutter (gutter.go: the
+// cursor, what is left out, the comments, both sides' numbers), in git's
+// colours, from v.left on; the matches of the search in reverse video.
+func (v *diffView) drawLine(b []byte, f *diffFile, no, row int) []byte {
 	s := v.ix.line(no)
 	// Only what can be on the screen is read: an escaped byte takes at
 	// least a cell, so 4 bytes a cell is more than enough, whatever
@@ -158,7 +208,8 @@ func (v *diffView) drawLine(b []byte, f *diffFile, no int) []byte {
 		}
 		s = s[:lim]
 	}
-	w := cellWriter{b: b, width: v.cols - 1, skip: v.left}
+	b = v.gutter(b, f, no, row)
+	w := cellWriter{b: b, width: v.cols - 1 - v.gutterWidth(), skip: v.left}
 	if v.color {
 		switch {
 		case f.hunks < 0 || no < f.hunks:
@@ -209,10 +260,15 @@ func (v *diffView) drawList(b []byte) []byte {
 		}
 		i := v.ix.order[k]
 		f := &v.ix.files[i]
-		s := fmt.Sprintf("%4d  %s %s  +%d -%d", k+1, f.marker, f.name, f.added, f.dels)
+		seen := " "
+		if v.ix.m.Viewed(f.ref) {
+			seen = "v"
+		}
+		s := fmt.Sprintf("%4d %s %s %s  +%d -%d", k+1, seen, f.marker, f.name, f.added, f.dels)
 		if v.collapsed(i) {
 			s += "  (collapsed)"
 		}
+		s += v.fileState(f)
 		w := cellWriter{b: b, width: v.cols - 1}
 		if k == v.sel {
 			w.b = append(w.b, escReverse...)
@@ -223,19 +279,27 @@ func (v *diffView) drawList(b []byte) []byte {
 	return b
 }
 
-// viewHelp is the view's keys, as ? shows them (and the README).
+// viewHelp is the view's keys, as ? shows them (and the README). Its
+// keys are git add -p's (y, J K, /), less's (moving, / n N, q) and tig's
+// (] [ files); w and s are kept for the whitespace mode and side by side.
 var viewHelp = []string{
-	"Keys of the full-screen diff:",
-	"  j k, Down Up        a line down, up",
-	"  Space b, PgDn PgUp  a page down, up; ^D ^U half a page",
-	"  g G, Home End       the first line, the last",
-	"  ] [                 the next file, the previous (risk first)",
-	"  Left Right          sideways, for lines wider than the screen (> at the edge)",
-	"  Enter, o            open a file collapsed for its size (over " + strconv.Itoa(bigFile) + " changed",
-	"                      lines); o again collapses it",
-	"  f                   the file list: j k and Enter, or its number and Enter",
-	"  / text Enter        search (all lower case: any case); n N next, previous",
-	"  q                   back to the prompt, to decide",
+	"Move   j k Up Down: line   Space b ^D ^U: page   g G: first, last",
+	"       ] [: file   J K: hunk   } {: flagged file   ) (: comment",
+	"       Left Right: sideways   o Enter: open a collapsed file (over " + strconv.Itoa(bigFile) + ")",
+	"Find   / text Enter: search (lower case: any case)   n N: next, previous",
+	"Files  f: the file list (Enter or a number goes to one)",
+	"Show   =: one commit alone, the next   w: whitespace ignored (git diff -w)",
+	"       m: mark the file viewed, or not (kept for later reviews of it)",
+	"Pick   y: accept the hunk under the cursor (on a file's first line: the file)",
+	"       x: leave it out (it stays in the sandbox)",
+	"       + -: accept, leave out the one changed line under the cursor",
+	"Note   c: comment on the line under the cursor (a deleted line: its old",
+	"          side), or on the range from v; on a file's first line, the file",
+	"       v: start (or clear) a range   C: the comments: e edits, d deletes",
+	"Decide a: approve (what you left out stays out: a pick)",
+	"       r: reject, with a reason the worker is told",
+	"       q: back to the prompt, deciding nothing",
+	"Marks  > cursor  x left out  ~ partly  * commented  | range",
 	"",
 	"Any key closes this help.",
 }
@@ -259,6 +323,11 @@ func (v *diffView) drawStatus(b []byte) []byte {
 		s = "any key: back to the diff"
 	case v.mode == modeSearch:
 		s = "/" + termsafe.Line(string(v.input)) + "_   (Enter: find; Esc: cancel)"
+	case v.mode == modeInput:
+		s = v.inputPrompt() + termsafe.Line(string(v.input)) + "_"
+		if v.msg != "" {
+			s = v.msg + "  " + s
+		}
 	case v.mode == modeList && len(v.input) > 0:
 		s = "go to file " + string(v.input) + "_   (Enter: go; Backspace; Esc: cancel)"
 	case v.mode == modeList:
@@ -266,25 +335,91 @@ func (v *diffView) drawStatus(b []byte) []byte {
 		if v.msg != "" {
 			s += v.msg
 		} else {
-			s += "q back  Enter go to it  or a number, Enter  j/k space/b g/G move"
+			s += "Enter go  m viewed  q back  j/k space/b g/G  or a number"
+		}
+	case v.mode == modeComments:
+		s = v.msg
+		if s == "" {
+			s = "e edit  d delete  Enter go to it  j/k choose  q back"
 		}
 	default:
-		k, _ := v.at(v.top)
-		n := len(v.ix.order)
-		s = fmt.Sprintf("file %d/%d line %d/%d  ", min(k+1, n), n, min(v.top+1, v.total()), v.total())
-		if v.left > 0 {
-			s += fmt.Sprintf("(right %d)  ", v.left)
-		}
-		if v.msg != "" {
-			s += v.msg
-		} else {
-			s += "q back  ? keys  f files  ]/[ file  / n N find  o open  j/k space/b g/G"
-		}
+		s = v.statusLine()
 	}
 	b = rowAt(b, v.rows)
 	w := cellWriter{b: b, width: v.cols - 1}
 	w.put(s)
 	return append(w.b, sgrReset...)
+}
+
+// statusLine is the diff's status row: where the cursor is, then a
+// message, the comment under the cursor, or the keys, as many as fit.
+func (v *diffView) statusLine() string {
+	k, _ := v.at(v.cur)
+	n := len(v.ix.order)
+	s := fmt.Sprintf("file %d/%d line %d/%d ", min(k+1, n), n, min(v.cur+1, v.total()), v.total())
+	if v.left > 0 {
+		s += fmt.Sprintf("(right %d) ", v.left)
+	}
+	if v.msg != "" {
+		return s + v.msg
+	}
+	if f, line := v.under(); f != nil {
+		if on := v.commentsOn(f, line); len(on) > 0 {
+			c := v.ix.m.Comments()[on[0]]
+			return s + "* " + termsafe.Line(c.Text) + "  (C: edit, delete)"
+		}
+	}
+	if v.mark >= 0 {
+		return s + "range from the mark: c comments on it, v or Esc clears it"
+	}
+	for _, h := range []string{"? keys", "y/x pick", "c comment", "a approve", "r reject", "q back", "/ find", "J/K hunk"} {
+		if cellWidth(s+" "+h) > v.cols-1 {
+			break
+		}
+		s += " " + h
+	}
+	return s
+}
+
+// inputPrompt says what the text typed in the status row is for.
+func (v *diffView) inputPrompt() string {
+	switch v.inputOf {
+	case inputReason:
+		return "Reject. Reason (Enter: send; Esc: back): "
+	case inputEdit:
+		return "Edit (Enter: save; Esc: keep): "
+	}
+	return "Comment on " + termsafe.Line(model.Place(v.pending.c)) + " (Enter: add; Esc: drop): "
+}
+
+// drawComments lists the comments: where each points, and its text.
+func (v *diffView) drawComments(b []byte) []byte {
+	cs := v.ix.m.Comments()
+	top := max(0, min(v.csel-v.body()/2, len(cs)-v.body()+1))
+	for r := 0; r < v.body(); r++ {
+		b = rowAt(b, r+2)
+		w := cellWriter{b: b, width: v.cols - 1}
+		switch i := top + r - 1; {
+		case r == 0:
+			w.put(fmt.Sprintf("Your comments (%d), sent with your decision:", len(cs)))
+		case i < len(cs):
+			if i == v.csel {
+				w.b = append(w.b, escReverse...)
+			}
+			w.put(fmt.Sprintf("%3d  %s  %s", i+1, termsafe.Line(model.Place(cs[i])), termsafe.Line(cs[i].Text)))
+		}
+		b = v.edge(w)
+	}
+	return b
+}
+
+// cellWidth is how many cells s takes.
+func cellWidth(s string) int {
+	n := 0
+	for _, r := range s {
+		n += cells(r)
+	}
+	return n
 }
 
 // quoteLine is s quoted and sanitised, for a message.

@@ -8,28 +8,15 @@ import (
 
 	"github.com/airlock-dev/airlock/approval"
 	"github.com/airlock-dev/airlock/approval/review/internal/viewtest"
+	"github.com/airlock-dev/airlock/approval/review/model"
 )
-
-func TestDiffPath(t *testing.T) {
-	for _, tc := range []struct{ line, want string }{
-		{"diff --git a/src/a.go b/src/a.go", "src/a.go"},
-		{"diff --git a/a b/c b/a b/c", "a b/c"}, // " b/" inside the name
-		{`diff --git "a/evil\033[2J.txt" "b/evil\033[2J.txt"`, "evil\x1b[2J.txt"},
-		{`diff --git "a/new\nline" "b/new\nline"`, "new\nline"},
-		{`diff --git "a/deploy\342\200\256txt.sh" "b/deploy\342\200\256txt.sh"`, "deploy\u202etxt.sh"},
-	} {
-		if got := diffPath(tc.line); got != tc.want {
-			t.Errorf("diffPath(%q) = %q, want %q", tc.line, got, tc.want)
-		}
-	}
-}
 
 // The index of a real push: each file's lines and counts as git's
 // numstat has them, and the order risk first, the diff's order kept
 // within a rank.
 func TestDiffIndexOfRealPush(t *testing.T) {
 	r := viewtest.MultiFilePush(t)
-	ix := newDiffIndex(r, testWords)
+	ix := newDiffIndex(model.New(r), testWords)
 	if len(ix.files) != len(r.Files) {
 		t.Fatalf("%d files indexed, git's numstat has %d", len(ix.files), len(r.Files))
 	}
@@ -57,8 +44,12 @@ func TestDiffIndexOfRealPush(t *testing.T) {
 	if want := "deploy/id_rsa .github/workflows/ci.yml Makefile README.md docs/guide.md gen/big.txt notes/todo.md src/a.go"; got != want {
 		t.Errorf("order %s, want %s", got, want)
 	}
-	if ix.high != 1 || ix.medium != 2 {
-		t.Errorf("%d high, %d medium", ix.high, ix.medium)
+	sevs := map[approval.Severity]int{}
+	for _, f := range ix.files {
+		sevs[f.sev]++
+	}
+	if sevs[approval.High] != 1 || sevs[approval.Medium] != 2 {
+		t.Errorf("%d high, %d medium", sevs[approval.High], sevs[approval.Medium])
 	}
 }
 
@@ -79,7 +70,7 @@ func TestDiffViewSearch(t *testing.T) {
 		}
 	}
 	flags = append(flags, approval.Flag{Path: "f2", Severity: approval.High})
-	v := newDiffView(newDiffIndex(&approval.Request{Diff: diff.String(), Flags: flags}, testWords), 80, 24, false)
+	v := newDiffView(newDiffIndex(model.New(&approval.Request{Diff: diff.String(), Flags: flags}), testWords), 80, 24, false)
 	if v.total() != 3 {
 		t.Fatalf("three collapsed files take %d rows, want 3", v.total())
 	}

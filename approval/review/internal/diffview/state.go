@@ -1,9 +1,14 @@
 package diffview
 
 import (
+	"fmt"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/airlock-dev/airlock/approval/review/model"
+	"github.com/airlock-dev/airlock/internal/shortid"
+	"github.com/airlock-dev/airlock/internal/termsafe"
 )
 
 // diffView is the full-screen view's state: where it is in the index and
@@ -14,6 +19,9 @@ type diffView struct {
 	open   []bool // by file: a big file the reviewer opened
 	starts []int  // by place in ix.order: the file's first row; the last is the rows' total
 	top    int    // the first row on the screen
+	cur    int    // the cursor's row: what y, x, c and the jumps act on
+	mark   int    // the row a range to comment on starts at (v); -1: none
+	only   int    // the commit shown alone (=); -1: every one
 	left   int    // cells scrolled right, for lines wider than the screen
 
 	cols, rows int
@@ -29,7 +37,19 @@ type diffView struct {
 	lower string // the text with ASCII lowered, made on the first such search
 	hitAt int    // the current match's byte offset in the text; -1: none
 
+	shown   string      // what the header says is shown
+	inputOf inputKind   // what modeInput's text is for
+	pending pendingNote // the comment being typed, or the one being edited
+	csel    int         // the comments list's chosen comment
+	outcome Outcome     // what the reviewer decided, when they did
+
 	buf []byte // the frame, reused
+
+	// space is the w key's mode (whitespace ignored), and spaced the
+	// review to show in a mode (space.go); words name the flags.
+	space  bool
+	spaced func(space bool) *model.Review
+	words  Words
 }
 
 type viewMode int
@@ -39,12 +59,64 @@ const (
 	modeList
 	modeSearch
 	modeHelp
+	modeInput    // a comment or a reason typed in the status row
+	modeComments // the list of comments, to see, edit and delete
 )
 
 func newDiffView(ix *diffIndex, cols, rows int, color bool) *diffView {
-	v := &diffView{ix: ix, open: make([]bool, len(ix.files)), cols: cols, rows: rows, color: color, hitAt: -1}
+	v := &diffView{ix: ix, open: make([]bool, len(ix.files)), cols: cols, rows: rows, color: color, hitAt: -1, mark: -1, only: -1}
 	v.layout()
 	return v
+}
+
+// showCommit shows only the files of the next commit of the push (=),
+// round to the whole push after the last.
+func (v *diffView) showCommit() {
+	var commits []int
+	for ci, c := range v.ix.m.Commits {
+		if len(c.Files) > 0 && !c.Base {
+			commits = append(commits, ci)
+		}
+	}
+	if len(commits) < 2 {
+		v.msg = "this push has one commit: it is all shown"
+		return
+	}
+	next := -1
+	for _, ci := range commits {
+		if ci > v.only {
+			next = ci
+			break
+		}
+	}
+	v.only, v.ix.order = next, v.ix.all
+	if next >= 0 {
+		v.ix.order = nil
+		for _, i := range v.ix.all {
+			if v.ix.files[i].ref.Commit == next {
+				v.ix.order = append(v.ix.order, i)
+			}
+		}
+	}
+	v.starts = nil
+	v.layout()
+	v.top, v.cur, v.mark, v.hitAt = 0, 0, -1, -1
+}
+
+// commitWords is the header's words for the commit shown alone.
+func (v *diffView) commitWords() string {
+	c := v.ix.m.Commits[v.only]
+	return fmt.Sprintf("Commit %d/%d %s %s", v.only+1, len(v.ix.m.Request.Commits), shortid.HashOr(c.ID, ""), clipSubject(c.Message))
+}
+
+// clipSubject is a message's first line, sanitised and quoted, at most
+// 22 characters of it: the header keeps room for the counts.
+func clipSubject(msg string) string {
+	s, _, _ := strings.Cut(msg, "\n")
+	if r := []rune(termsafe.Line(s)); len(r) > 22 {
+		return `"` + string(r[:21]) + `…"`
+	}
+	return quoteLine(s)
 }
 
 // layout counts each file's rows: its banner (the one line of a big
@@ -91,6 +163,8 @@ func (v *diffView) at(row int) (k, off int) {
 // maxTop is the top that shows the last screen of the diff.
 func (v *diffView) maxTop() int { return max(0, v.total()-v.body()) }
 
+// scroll moves the screen by d rows, and the cursor with it, as less's
+// pages do.
 func (v *diffView) scroll(d int) {
 	switch {
 	case d > 0:
@@ -98,19 +172,22 @@ func (v *diffView) scroll(d int) {
 	case d < 0:
 		v.top = max(0, v.top+d)
 	}
+	v.setCursor(v.cur + d)
 }
 
-// jump goes to the file at place k, its first row at the top.
+// jump goes to the file at place k: its first row at the top, the cursor
+// on it.
 func (v *diffView) jump(k int) {
 	if k >= 0 && k < len(v.ix.order) {
 		v.top = v.starts[k]
+		v.cur = v.top
 	}
 }
 
 // nextFile and prevFile move by whole files, as ]c and [c do in an
 // editor's diff.
 func (v *diffView) nextFile() {
-	k, _ := v.at(v.top)
+	k, _ := v.at(v.cur)
 	if k+1 < len(v.ix.order) {
 		v.jump(k + 1)
 	} else {
@@ -119,7 +196,7 @@ func (v *diffView) nextFile() {
 }
 
 func (v *diffView) prevFile() {
-	k, off := v.at(v.top)
+	k, off := v.at(v.cur)
 	switch {
 	case k >= len(v.ix.order):
 		v.jump(len(v.ix.order) - 1)
@@ -135,7 +212,7 @@ func (v *diffView) prevFile() {
 // toggle opens the big file at the top of the screen, or collapses it
 // again.
 func (v *diffView) toggle() {
-	k, _ := v.at(v.top)
+	k, _ := v.at(v.cur)
 	if k >= len(v.ix.order) {
 		return
 	}
@@ -146,12 +223,13 @@ func (v *diffView) toggle() {
 	}
 	v.open[i] = !v.open[i]
 	v.layout()
-	v.top = v.starts[k]
+	v.jump(k)
 }
 
 func (v *diffView) resize(cols, rows int) {
 	v.cols, v.rows = cols, rows
 	v.top = min(v.top, max(0, v.total()-1))
+	v.setCursor(v.cur)
 }
 
 // setQuery starts a search for q: without a capital letter, case does not
@@ -177,13 +255,13 @@ func (v *diffView) search(forward bool) {
 		hay = v.lower
 	}
 	// The search goes file by file in the order shown, from the
-	// current match or the top of the screen.
+	// current match or the cursor.
 	n := len(v.ix.order)
 	if n == 0 {
 		v.msg = "not found: the diff is empty"
 		return
 	}
-	k, off := v.at(v.top)
+	k, off := v.at(v.cur)
 	var from int
 	switch {
 	case v.hitAt >= 0:
@@ -193,7 +271,7 @@ func (v *diffView) search(forward bool) {
 		k, from = n-1, len(hay)
 	default:
 		f := &v.ix.files[v.ix.order[k]]
-		from = v.ix.lines[min(f.first+max(0, off-1), f.end)]
+		from = v.ix.start(min(f.first+max(0, off-1), f.end))
 		if forward {
 			from-- // the top line itself may hold the first match
 		}
@@ -209,7 +287,7 @@ func (v *diffView) search(forward bool) {
 			break
 		}
 		f := &v.ix.files[v.ix.order[kk]]
-		lo, hi := v.ix.lines[f.first], v.ix.lines[f.end]
+		lo, hi := v.ix.start(f.first), v.ix.start(f.end)
 		at := -1
 		switch {
 		case forward && step == 0:
@@ -266,7 +344,8 @@ func (v *diffView) show(k, at int) {
 	}
 	line := v.ix.lineAt(at)
 	row := v.starts[k] + 1 + line - v.ix.files[i].first
-	v.top = max(0, row-2)
+	v.top = max(0, min(row-2, v.maxTop()))
+	v.cur = row
 	v.left = 0
 }
 

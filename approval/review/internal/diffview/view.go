@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/airlock-dev/airlock/approval"
+	"github.com/airlock-dev/airlock/approval/review/model"
 )
 
 // Terminal is what the full-screen view needs of a terminal: raw bytes
@@ -44,34 +45,54 @@ type Words struct {
 	Marker func(approval.Severity) string
 }
 
-// Show shows r's diff full screen until the reviewer presses q. It
-// reports false, having shown nothing, where a full screen cannot be
-// shown (TERM=dumb, no size, no raw mode); the caller pages the diff
-// then. An error is the terminal's (a read cancelled, ^C, a write that
-// failed), after the screen is restored.
-func Show(t Terminal, r *approval.Request, words Words) (bool, error) {
+// Options are what the view says besides the diff.
+type Options struct {
+	Words Words
+	// Shown is what the header says is shown: "Whole push", "Commit 2
+	// of 3", "Interdiff since request req-1".
+	Shown string
+	// Spaced is the review to show with whitespace ignored (true) or
+	// not (the one given to Show): the w key. nil: no w.
+	Spaced func(ignore bool) *model.Review
+}
+
+// Show shows m's diff full screen, where the reviewer reads it, picks
+// from it, comments on it, and decides, until they decide or press q;
+// what they picked and wrote is in m. It reports false, having shown
+// nothing, where a full screen cannot be shown (TERM=dumb, no size, no
+// raw mode); the caller pages the diff then. An error is the terminal's
+// (a read cancelled, ^C, a write that failed), after the screen is
+// restored.
+func Show(t Terminal, m *model.Review, o Options) (bool, Outcome, error) {
 	if !t.FullScreen() {
-		return false, nil
+		return false, Outcome{}, nil
 	}
 	cols, rows, ok := t.Size()
 	if !ok {
-		return false, nil
+		return false, Outcome{}, nil
 	}
 	restore, err := t.Raw()
 	if err != nil {
-		return false, nil
+		return false, Outcome{}, nil
 	}
 	defer restore()
 	stop := t.WatchResize()
 	defer stop()
 	if _, err := io.WriteString(t, escEnter); err != nil {
-		return true, err
+		return true, Outcome{}, err
 	}
 	defer io.WriteString(t, escLeave)
-	v := newDiffView(newDiffIndex(r, words), cols, rows, t.Color())
+	v := newDiffView(newDiffIndex(m, o.Words), cols, rows, t.Color())
+	v.shown, v.words, v.spaced = o.Shown, o.Words, o.Spaced
+	// What was written with whitespace ignored is the review's too.
+	defer func() {
+		if v.ix.m != m {
+			_ = m.SetComments(v.ix.m.Comments()) // each was checked when written
+		}
+	}()
 	for {
 		if _, err := t.Write(v.frame()); err != nil {
-			return true, err
+			return true, Outcome{}, err
 		}
 		k, err := readViewKey(t)
 		switch {
@@ -81,10 +102,10 @@ func Show(t Terminal, r *approval.Request, words Words) (bool, error) {
 			}
 			continue
 		case err != nil:
-			return true, err
+			return true, Outcome{}, err
 		}
 		if v.handle(k) {
-			return true, nil
+			return true, v.outcome, nil
 		}
 	}
 }
@@ -190,51 +211,54 @@ func (v *diffView) handle(k rune) bool {
 	case modeList:
 		v.handleList(k)
 		return false
+	case modeInput:
+		return v.handleInput(k)
+	case modeComments:
+		v.handleComments(k)
+		return false
 	case modeHelp:
 		v.mode = modeDiff // any key closes the help
 		return false
 	}
-	page := max(1, v.body()-1)
+	if v.move(k) {
+		return false
+	}
 	switch k {
 	case 'q', 'Q':
 		// Not Esc: an arrow key's bytes split by a slow link would
 		// read as Esc, and the rest of them would reach the prompt.
 		return true
-	case 'j', keyDown, '\r', '\n':
-		if k == '\r' || k == '\n' {
-			if kk, _ := v.at(v.top); kk < len(v.ix.order) && v.collapsed(v.ix.order[kk]) {
-				v.toggle()
-				break
-			}
+	case 'a':
+		// Not A: the last byte of an arrow key split by a slow link.
+		return v.approve()
+	case 'r':
+		v.mode, v.inputOf, v.input = modeInput, inputReason, v.input[:0]
+	case 'y', 'x':
+		v.setHunk(k == 'y')
+	case '+', '-':
+		v.setLine(k == '+')
+	case 'v':
+		if v.mark >= 0 {
+			v.mark, v.msg = -1, "range cleared"
+		} else {
+			v.mark, v.msg = v.cur, "range started: move to its end, then c comments on it (v clears it)"
 		}
-		v.scroll(1)
-	case 'k', keyUp:
-		v.scroll(-1)
-	case ' ', 'f' - 'a' + 1, keyPgDn: // space, ^F
-		v.scroll(page)
-	case 'b', 'b' - 'a' + 1, keyPgUp: // b, ^B
-		v.scroll(-page)
-	case 'd' - 'a' + 1: // ^D, half a page as in less
-		v.scroll(page / 2)
-	case 'u' - 'a' + 1:
-		v.scroll(-page / 2)
-	case 'g', '<', keyHome:
-		v.top = 0
-	case 'G', '>', keyEnd:
-		v.top = v.maxTop()
-	case ']':
-		v.nextFile()
-	case '[':
-		v.prevFile()
-	case keyRight:
-		v.left += max(8, v.cols/2)
-	case keyLeft:
-		v.left = max(0, v.left-max(8, v.cols/2))
+	case 'c':
+		v.startComment()
+	case 'C':
+		v.mode = modeComments
+		v.csel = max(0, min(v.csel, len(v.ix.m.Comments())-1))
+	case 'm':
+		v.toggleViewed()
+	case '=':
+		v.showCommit()
 	case 'o', 'O':
 		v.toggle()
+	case 'w':
+		v.toggleSpace()
 	case 'f', 'F':
 		v.mode, v.input = modeList, v.input[:0]
-		v.sel, _ = v.at(v.top)
+		v.sel, _ = v.at(v.cur)
 		v.sel = min(v.sel, len(v.ix.order)-1)
 	case '/':
 		v.mode, v.input = modeSearch, v.input[:0]
@@ -244,13 +268,69 @@ func (v *diffView) handle(k rune) bool {
 		v.search(false)
 	case '?', 'h':
 		v.mode = modeHelp
-	case 'a', 'r', 'p', 'A', 'R', 'P':
-		v.msg = "the prompt decides: q goes back to it"
-	case keyNone, keyEsc:
+	case 'A', 'R', 'P', 'p':
+		v.msg = "a approves (what you left out with x stays out), r rejects, q goes back to the prompt"
+	case keyEsc:
+		v.mark = -1
+	case keyNone:
 	default:
 		v.msg = "unknown key " + quoteLine(string(k)) + ": press ? for the keys"
 	}
 	return false
+}
+
+// move acts on the keys that move the cursor or the screen; false for
+// the others.
+func (v *diffView) move(k rune) bool {
+	page := max(1, v.body()-1)
+	switch k {
+	case 'j', keyDown:
+		v.setCursor(v.cur + 1)
+	case '\r', '\n':
+		if f, line := v.under(); f != nil && line < 0 && v.collapsed(v.ix.order[v.placeOfFile(f)]) {
+			v.toggle()
+			break
+		}
+		v.setCursor(v.cur + 1)
+	case 'k', keyUp:
+		v.setCursor(v.cur - 1)
+	case ' ', 'f' - 'a' + 1, keyPgDn: // space, ^F
+		v.scroll(page)
+	case 'b', 'b' - 'a' + 1, keyPgUp: // b, ^B
+		v.scroll(-page)
+	case 'd' - 'a' + 1: // ^D, half a page as in less
+		v.scroll(page / 2)
+	case 'u' - 'a' + 1:
+		v.scroll(-page / 2)
+	case 'g', '<', keyHome:
+		v.top, v.cur = 0, 0
+	case 'G', '>', keyEnd:
+		v.top = v.maxTop()
+		v.setCursor(v.total() - 1)
+	case ']':
+		v.nextFile()
+	case '[':
+		v.prevFile()
+	case 'J':
+		v.nextHunk(true)
+	case 'K':
+		v.nextHunk(false)
+	case '}':
+		v.nextFlag(true)
+	case '{':
+		v.nextFlag(false)
+	case ')':
+		v.nextComment(true)
+	case '(':
+		v.nextComment(false)
+	case keyRight:
+		v.left += max(8, v.cols/2)
+	case keyLeft:
+		v.left = max(0, v.left-max(8, v.cols/2))
+	default:
+		return false
+	}
+	return true
 }
 
 func (v *diffView) handleSearch(k rune) {
@@ -301,6 +381,11 @@ func (v *diffView) handleList(k rune) {
 		v.sel = min(n-1, v.sel+v.body())
 	case 'b', keyPgUp:
 		v.sel = max(0, v.sel-v.body())
+	case 'm':
+		if v.sel >= 0 && v.sel < n {
+			f := &v.ix.files[v.ix.order[v.sel]]
+			v.ix.m.SetViewed(f.ref, !v.ix.m.Viewed(f.ref))
+		}
 	case 'g', keyHome:
 		v.sel = 0
 	case 'G', keyEnd:
