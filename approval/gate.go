@@ -519,7 +519,7 @@ func (g *Gate) Withdraw(id, why string) error {
 	if _, err := g.ledger.Append(ledger.KindWithdrawal, map[string]string{"request": id, "why": why}); err != nil {
 		return err
 	}
-	t.err = fmt.Errorf("%w: %s", ErrWithdrawn, why)
+	t.err = fmt.Errorf("%w: %s", withdrawnAs(t.req), why)
 	g.removeLocked(t)
 	close(t.done)
 	g.publishLocked(Event{Kind: EventWithdrawn, Request: t.req})

@@ -16,3 +16,18 @@ import (
 func networkRef(req *Request) string {
 	return strconv.Quote(req.Command) + " in " + strconv.Quote(req.Dir) + " reaching " + strconv.Quote(strings.Join(req.Reach, " "))
 }
+
+// withdrawnAs is ErrWithdrawn in the words of r's kind: a network
+// request withdrawn is not a "push request withdrawn" to its worker.
+func withdrawnAs(r *Request) error {
+	if r.Kind == KindNetwork {
+		return networkWithdrawn{}
+	}
+	return ErrWithdrawn
+}
+
+// networkWithdrawn is ErrWithdrawn for a network request.
+type networkWithdrawn struct{}
+
+func (networkWithdrawn) Error() string        { return "network request withdrawn" }
+func (networkWithdrawn) Is(target error) bool { return target == ErrWithdrawn }

@@ -77,3 +77,28 @@ func TestPushRejectionWordsUnchanged(t *testing.T) {
 		t.Errorf("a push's rejection: %v", err)
 	}
 }
+
+// A network request withdrawn is worded as one to its worker, not as a
+// "push request withdrawn"; a push's keeps its words.
+func TestWithdrawalIsWordedForItsKind(t *testing.T) {
+	g := approval.NewGate(approvaltest.NewLedger(t), approval.Policy{})
+	for _, tc := range []struct {
+		req  *approval.Request
+		want string
+	}{
+		{&approval.Request{Kind: approval.KindNetwork, Worker: "w", Command: "npm install"}, "network request withdrawn: gone"},
+		{approvaltest.SampleRequest(), "push request withdrawn: gone"},
+	} {
+		tk, err := g.Submit(tc.req, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := g.Withdraw(tk.Request().ID, "gone"); err != nil {
+			t.Fatal(err)
+		}
+		_, _, err = wait(t, tk)
+		if !errors.Is(err, approval.ErrWithdrawn) || err.Error() != tc.want {
+			t.Errorf("withdrawn: %v, want %q (and ErrWithdrawn)", err, tc.want)
+		}
+	}
+}

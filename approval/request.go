@@ -69,6 +69,10 @@ type Request struct {
 	// against it), and ForkRef the branch that commit is on, if known.
 	Fork    plumbing.Hash `json:"fork,omitempty"`
 	ForkRef string        `json:"fork_ref,omitempty"`
+	// RefRole is what Ref is to the target, as the target says it
+	// (BranchCheckedOut, BranchDefault, BranchProtected; "" for any other
+	// branch): where a push's branch risk comes from, never its name.
+	RefRole string `json:"ref_role,omitempty"`
 	// Since is set when the reviewer has seen an earlier request for this
 	// push: what they saw, said, and what changed since.
 	Since *Since `json:"since,omitempty"`
@@ -118,6 +122,9 @@ type FileChange struct {
 	// deletion and a creation. Similarity is git's similarity index.
 	From       string `json:"from,omitempty"`
 	Similarity int    `json:"similarity,omitempty"`
+	// CopyOf is, for binary content, a path of the target's tree that
+	// holds the same bytes (the same blob): nothing new lands.
+	CopyOf string `json:"copy_of,omitempty"`
 }
 
 // Verdict is a decision's outcome.

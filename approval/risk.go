@@ -7,13 +7,11 @@ import (
 	"path"
 	"regexp"
 	"sort"
-	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 
 	"github.com/airlock-dev/airlock/internal/bytesize"
 	"github.com/airlock-dev/airlock/internal/change"
-	"github.com/airlock-dev/airlock/internal/glob"
 	"github.com/airlock-dev/airlock/internal/termsafe"
 )
 
@@ -99,18 +97,17 @@ const (
 	FlagUnavailable = "content-unavailable"
 )
 
-// DefaultProtected are the refs a push to is flagged high, besides the
-// target's default branch.
-var DefaultProtected = []string{"main", "master", "production", "release/*"}
-
 // Rules configures Assess.
 type Rules struct {
-	// Protected lists branch patterns, in airlock's one glob dialect
-	// (internal/glob, as the deny list and the file tools): "*" matches
-	// within one component of the branch name ("release/*" protects
-	// release/1.2, not release/1/2), "**" any number of components; nil
-	// means DefaultProtected. The target's default branch is always
-	// protected.
+	// Protected lists the branch patterns an operator protects (the
+	// worker file's protect list, serve --protect), in airlock's one glob
+	// dialect (internal/glob, as the deny list and the file tools): "*"
+	// matches within one component of the branch name ("release/*"
+	// protects release/1.2, not release/1/2), "**" any number of
+	// components. A push to one is flagged high, besides the branches the
+	// target itself says matter (Request.RefRole). No branch is protected
+	// for its name alone: "main" checked out in the user's own working
+	// tree is where the default worker is meant to push.
 	Protected []string
 	// ManyDeletions is how many deleted files count as many; 0 means 10.
 	ManyDeletions int
@@ -126,9 +123,6 @@ type Content func(path string, newSide bool) (data []byte, ok bool)
 // gives access to file contents for the checks that need them (secrets,
 // package.json scripts); it may be nil.
 func Assess(r *Request, rules Rules, content Content) []Flag {
-	if rules.Protected == nil {
-		rules.Protected = DefaultProtected
-	}
 	if rules.ManyDeletions == 0 {
 		rules.ManyDeletions = 10
 	}
@@ -143,19 +137,9 @@ func Assess(r *Request, rules Rules, content Content) []Flag {
 		flags = append(flags, Flag{Code: code, Severity: sev, Path: p, Message: fmt.Sprintf(format, args...)})
 	}
 
-	branch := ShortRef(r.Ref)
-	if r.DefaultBranch != "" && branch == ShortRef(r.DefaultBranch) {
-		add(FlagProtectedRef, High, "", "pushes to %s, the target's default branch", branch)
-	} else {
-		for _, p := range rules.Protected {
-			if g, err := glob.Compile(p); err == nil && g.Match(strings.Split(branch, "/")) {
-				add(FlagProtectedRef, High, "", "pushes to protected branch %s", branch)
-				break
-			}
-		}
-	}
+	flags = append(flags, branchFlags(r, rules)...)
 	if r.NewRef {
-		add(FlagNewRef, Medium, "", "creates a new branch %s", branch)
+		add(FlagNewRef, Medium, "", "creates a new branch %s", ShortRef(r.Ref))
 	}
 
 	changedDirs := map[string]bool{}
@@ -188,8 +172,10 @@ func Assess(r *Request, rules Rules, content Content) []Flag {
 		if f.Op == change.Delete {
 			continue
 		}
-		if f.Binary {
-			add(FlagBinary, Low, f.Path, "%s is binary: the diff cannot show what it holds", f.Path)
+		data, ok := content(f.Path, true)
+		kind, code := BinaryKind(f.Path, data)
+		if f.Binary && kind == "" && !termsafe.TextFile(f.Path, data) {
+			kind = "binary data" // as the diff judged it, its content unread here
 		}
 		if f.Size > rules.LargeFile {
 			add(FlagLarge, Low, f.Path, "%s is %s", f.Path, bytesize.Format(f.Size))
@@ -198,23 +184,28 @@ func Assess(r *Request, rules Rules, content Content) []Flag {
 			add(FlagExecutable, Medium, f.Path, "makes %s executable", f.Path)
 		}
 		if f.NewMode == filemode.Symlink {
-			target, _ := content(f.Path, true)
-			add(FlagSymlink, Medium, f.Path, "%s is a symlink to %q", f.Path, clip(string(target), 80))
+			add(FlagSymlink, Medium, f.Path, "%s is a symlink to %q", f.Path, clip(string(data), 80))
+			continue
 		}
-		if data, ok := content(f.Path, true); ok && f.NewMode != filemode.Symlink {
-			if h := termsafe.Hazard(data); h != "" {
-				add(FlagTerminal, High, f.Path, "%s holds %s: it is shown escaped; read it with care", f.Path, h)
-			} else if bytes.IndexByte(data, 0) >= 0 && termsafe.TextFile(f.Path, data) {
-				add(FlagTerminal, High, f.Path, "%s is a script or text file holding NUL bytes: it is shown as text, NULs as ^@", f.Path)
-			}
+		if kind != "" {
+			// Binary content is judged as binary: what it is and whether
+			// it is new. Its bytes are not text, so the checks of text
+			// (deceptive characters, secrets) would only raise false
+			// alarms: a PNG starts with 0x89.
+			flags = append(flags, binaryFlags(f, kind, code)...)
+			continue
 		}
-		if !f.Binary {
-			if data, ok := content(f.Path, true); ok {
-				old, _ := content(f.Path, false)
-				for _, s := range findSecrets(old, data) {
-					add(FlagSecret, High, f.Path, "%s line %d looks like %s", f.Path, s.line, s.what)
-				}
-			}
+		if !ok {
+			continue
+		}
+		if h := termsafe.Hazard(data); h != "" {
+			add(FlagTerminal, High, f.Path, "%s holds %s: it is shown escaped; read it with care", f.Path, h)
+		} else if bytes.IndexByte(data, 0) >= 0 && termsafe.TextFile(f.Path, data) {
+			add(FlagTerminal, High, f.Path, "%s is a script or text file holding NUL bytes: it is shown as text, NULs as ^@", f.Path)
+		}
+		old, _ := content(f.Path, false)
+		for _, s := range findSecrets(old, data) {
+			add(FlagSecret, High, f.Path, "%s line %d looks like %s", f.Path, s.line, s.what)
 		}
 	}
 	SortFlags(flags)
@@ -274,7 +265,7 @@ var secretPatterns = []struct {
 	{"an AWS access key id", regexp.MustCompile(`\b(AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[0-9A-Z]{16}\b`)},
 	{"a GitHub token", regexp.MustCompile(`\b(gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})\b`)},
 	{"a Slack token", regexp.MustCompile(`\bxox[baprs]-[A-Za-z0-9-]{10,}\b`)},
-	{"a secret assignment", regexp.MustCompile(`(?i)\b(password|passwd|pwd|secret|api[_-]?key|access[_-]?key|auth[_-]?token|client[_-]?secret|private[_-]?key)["']?\s*[:=]\s*["']?[^\s"'<>{}$]{6,}`)},
+	{"a secret assignment", regexp.MustCompile(`(?i)\b(password|passwd|pwd|secret|api[_-]?key|access[_-]?key|auth[_-]?token|client[_-]?secret|private[_-]?key)["']?\s*[:=]\s*["']?([^\s"'<>{}$]{6,})`)},
 }
 
 // findSecrets reports lines of data that look like secrets and are not
@@ -291,13 +282,20 @@ func findSecrets(old, data []byte) []secretHit {
 			continue
 		}
 		for _, p := range secretPatterns {
-			if p.re.Match(l) {
+			if m := p.re.FindSubmatch(l); m != nil && !pathValue(m[len(m)-1]) {
 				hits = append(hits, secretHit{line: i + 1, what: p.what})
 				break
 			}
 		}
 	}
 	return hits
+}
+
+// pathValue reports whether an assigned value is a path (PWD=/nix/store,
+// password_file: ./secrets/db): where a secret is, or a directory, never
+// the secret itself.
+func pathValue(v []byte) bool {
+	return len(v) > 0 && (v[0] == '/' || v[0] == '.' || v[0] == '~')
 }
 
 func clip(s string, n int) string {

@@ -53,12 +53,16 @@ func TestEachRiskFlag(t *testing.T) {
 		want  []string
 	}{
 		{name: "nothing risky", req: plain(create("src/a.go")), new: map[string]string{"src/a.go": "package a"}},
-		{name: "main", req: approval.Request{Ref: "refs/heads/main"}, want: []string{"high protected-ref "}},
-		{name: "release/*", req: approval.Request{Ref: "release/1.2"}, want: []string{"high protected-ref "}},
-		{name: "default branch", req: approval.Request{Ref: "trunk", DefaultBranch: "trunk"}, want: []string{"high protected-ref "}},
+		{name: "main, by its name alone", req: approval.Request{Ref: "refs/heads/main"}},
+		{name: "checked out in the user's working tree", req: approval.Request{Ref: "refs/heads/main", RefRole: approval.BranchCheckedOut, DefaultBranch: "main"}},
+		{name: "release/*, by its name alone", req: approval.Request{Ref: "release/1.2"}},
+		{name: "the target's default branch", req: approval.Request{Ref: "trunk", DefaultBranch: "trunk", RefRole: approval.BranchDefault}, want: []string{"high protected-ref "}},
+		{name: "protected by the host", req: approval.Request{Ref: "v1", RefRole: approval.BranchProtected}, want: []string{"high protected-ref "}},
 		{name: "configured", req: approval.Request{Ref: "prod-eu"}, rules: approval.Rules{Protected: []string{"prod-*"}}, want: []string{"high protected-ref "}},
-		{name: "configured replaces defaults", req: approval.Request{Ref: "main"}, rules: approval.Rules{Protected: []string{"prod-*"}}},
-		{name: "release/* stays in one component", req: approval.Request{Ref: "release/1/2"}},
+		{name: "configured, checked out", req: approval.Request{Ref: "prod-eu", RefRole: approval.BranchCheckedOut}, rules: approval.Rules{Protected: []string{"prod-*"}}, want: []string{"high protected-ref "}},
+		{name: "configured elsewhere", req: approval.Request{Ref: "main"}, rules: approval.Rules{Protected: []string{"prod-*"}}},
+		{name: "release/* stays in one component", req: approval.Request{Ref: "release/1/2"}, rules: approval.Rules{Protected: []string{"release/*"}}},
+		{name: "release/* protects its branches", req: approval.Request{Ref: "release/1.2"}, rules: approval.Rules{Protected: []string{"release/*"}}, want: []string{"high protected-ref "}},
 		{name: "** spans components", req: approval.Request{Ref: "release/1/2"}, rules: approval.Rules{Protected: []string{"release/**"}}, want: []string{"high protected-ref "}},
 		{name: "character class", req: approval.Request{Ref: "v2"}, rules: approval.Rules{Protected: []string{"v[0-9]"}}, want: []string{"high protected-ref "}},
 		{name: "bad pattern protects nothing", req: approval.Request{Ref: "main"}, rules: approval.Rules{Protected: []string{"[main"}}},
@@ -92,6 +96,7 @@ func TestEachRiskFlag(t *testing.T) {
 		{name: "api_key", req: plain(create("cfg.yml")), new: map[string]string{"cfg.yml": "api_key: \"sk-live-12345678\"\n"}, want: []string{"high secret cfg.yml"}},
 		{name: "secret already there", req: plain(approval.FileChange{Path: "app.ini", Op: change.Update, OldMode: filemode.Regular, NewMode: filemode.Regular}),
 			old: map[string]string{"app.ini": "password = hunter22\n"}, new: map[string]string{"app.ini": "password = hunter22\nport = 80\n"}},
+		{name: "a path, not a secret", req: plain(create("t.bats")), new: map[string]string{"t.bats": "run bash -c 'PWD=/nix/store; source x'\npassword_file: ./secrets/db\n"}},
 		{name: "password placeholder", req: plain(create("a.md")), new: map[string]string{"a.md": "password: ${DB_PASSWORD}\nset password=\n"}},
 	}
 	for _, c := range cases {
@@ -115,7 +120,7 @@ func TestSecretFlagNeverQuotesTheSecret(t *testing.T) {
 }
 
 func TestFlagsMostSevereFirst(t *testing.T) {
-	req := approval.Request{Ref: "main", Files: []approval.FileChange{
+	req := approval.Request{Ref: "main", RefRole: approval.BranchDefault, Files: []approval.FileChange{
 		{Path: "a.bin", Op: change.Create, NewMode: filemode.Regular, Binary: true},
 		{Path: "run.sh", Op: change.Create, NewMode: filemode.Executable},
 	}}

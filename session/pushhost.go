@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 
+	"github.com/airlock-dev/airlock/approval"
 	"github.com/airlock-dev/airlock/session/push"
 	"github.com/airlock-dev/airlock/staging"
 	"github.com/airlock-dev/airlock/targets"
@@ -27,7 +28,15 @@ func (h *Repo) Push(ctx context.Context, commitID, target string, progress Progr
 // pushHost answers.
 func (s *Session) newPushes() *push.Book {
 	return push.NewBook(push.Config{Mu: &s.mu, Gate: s.gate, Store: s.store, Worker: s.w.Name, Session: s.id,
-		Timeout: s.opts.Timeout, Retries: s.opts.Retries, Rules: s.opts.Rules}, pushHost{s})
+		Timeout: s.opts.Timeout, Retries: s.opts.Retries, Rules: s.rules()}, pushHost{s})
+}
+
+// rules are the push risk rules: the operator's (Options.Rules, serve
+// --protect) with the worker file's protect list added.
+func (s *Session) rules() approval.Rules {
+	r := s.opts.Rules
+	r.Protected = append(append([]string(nil), r.Protected...), s.w.Protect...)
+	return r
 }
 
 // pushHost is the session as a push sees it (push.Host), under Session.mu.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/airlock-dev/airlock/approval"
 	"github.com/go-git/go-git/v5/plumbing"
 )
 
@@ -24,6 +25,13 @@ type Facts struct {
 	// in a working tree of the target (or that could not be told: when in
 	// doubt, the reviewer is shown every file).
 	WritesFiles bool
+	// Role is what Ref is to the target (approval.BranchCheckedOut,
+	// BranchDefault, BranchProtected, "" for another branch): where the
+	// push's branch risk comes from. A branch checked out in a working
+	// tree is the user's own, whatever else it is; a default branch is
+	// one only where others clone from it (a bare repository, GitHub),
+	// as a working tree's default is the branch it has checked out.
+	Role string
 }
 
 // FactsReader is a target that reads its Facts in one call.
@@ -36,6 +44,12 @@ type FactsReader interface {
 // in a working tree.
 type checkedOuter interface {
 	CheckedOut(ctx context.Context, ref string) (bool, error)
+}
+
+// protecter is a target whose host protects some branches (GitHub's
+// branch protection).
+type protecter interface {
+	Protected(ctx context.Context, branch string) (bool, error)
 }
 
 // ReadFacts reads t's facts for a push to branch ("" for the default
@@ -70,9 +84,26 @@ func readFacts(ctx context.Context, t Target, branch string) (Facts, error) {
 	if f.Head, err = t.Head(ctx, ref); err != nil {
 		return Facts{Ref: ref}, err
 	}
+	checkedOut := false
 	if co, ok := t.(checkedOuter); ok {
 		out, err := co.CheckedOut(ctx, ref)
 		f.WritesFiles = out || err != nil
+		checkedOut = out && err == nil
+	}
+	switch {
+	case checkedOut:
+		f.Role = approval.BranchCheckedOut
+	case f.DefaultBranch != "" && ref == "refs/heads/"+f.DefaultBranch:
+		f.Role = approval.BranchDefault
+	}
+	if f.Role != approval.BranchCheckedOut {
+		if pr, ok := t.(protecter); ok {
+			if p, err := pr.Protected(ctx, branch); err != nil || p {
+				// Unreadable protection is taken as protection: the
+				// reviewer is asked for yes rather than told nothing.
+				f.Role = approval.BranchProtected
+			}
+		}
 	}
 	return f, nil
 }

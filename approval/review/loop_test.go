@@ -16,7 +16,7 @@ func withHunks(t *testing.T) func(*approval.Request) {
 	h := hunkRequest(t)
 	return func(r *approval.Request) {
 		r.Old, r.New, r.Tree, r.Commits, r.Files, r.Diff = h.Old, h.New, h.Tree, h.Commits, h.Files, h.Diff
-		r.Added, r.Deleted, r.Flags = h.Added, h.Deleted, approval.Assess(r, approval.Rules{}, nil)
+		r.Added, r.Deleted, r.Flags = h.Added, h.Deleted, approval.Assess(r, approval.Rules{Protected: []string{"main"}}, nil)
 	}
 }
 
@@ -123,7 +123,9 @@ func TestBaseLineAfterAnApproval(t *testing.T) {
 func TestListFromHighRiskConfirm(t *testing.T) {
 	dir := socketDir(t)
 	a := newServer(t, dir, 1001, "writer")
-	tk := a.submit(t, "writer", "sess", "", "main", "", func(r *approval.Request) { r.Flags = approval.Assess(r, approval.Rules{}, nil) })
+	tk := a.submit(t, "writer", "sess", "", "main", "", func(r *approval.Request) {
+		r.Flags = approval.Assess(r, approval.Rules{Protected: []string{"main"}}, nil)
+	})
 	r := watch(t, dir, 1)
 	s := &approvaltest.Script{TTY: true, Keys: []rune("ar"), Lines: []string{"l", "", "no"}}
 	if err := review.Review(context.Background(), r, s, true); err != nil {

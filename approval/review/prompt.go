@@ -404,7 +404,7 @@ func (a *asker) key(key rune) (approval.Decision, bool, error) {
 			fmt.Fprintln(t, "  This push is too large to show whole, so it cannot be approved whole: [p]ick to push less. "+a.keys())
 			return approval.Decision{}, false, nil
 		}
-		if ok, err := a.confirmHigh(); !ok {
+		if ok, err := a.confirmHigh(r.Flags, "this push"); !ok {
 			if err == nil {
 				fmt.Fprintln(t, "  Not approved. "+a.keys())
 			}
@@ -540,7 +540,8 @@ func (a *asker) pick() (approval.Decision, bool, error) {
 		}
 		d.Paths = paths
 	}
-	if ok, err := a.confirmHigh(); !ok {
+	// Only what the pick lands asks for yes: a risky file left out is not.
+	if ok, err := a.confirmHigh(approval.PickFlags(r, d.Paths, d.Accept), "what you picked"); !ok {
 		if err == nil {
 			fmt.Fprintln(t, "  Not approved. "+a.keys())
 		}
@@ -549,19 +550,23 @@ func (a *asker) pick() (approval.Decision, bool, error) {
 	return d, true, nil
 }
 
-// confirmHigh asks again when the push has a high-severity risk; l goes
-// back to the list (errBack), and anything but yes does not approve.
-func (a *asker) confirmHigh() (bool, error) {
-	var high []string
-	for _, f := range a.r.Flags {
+// confirmHigh asks again when flags (those true of what is approved:
+// what, in words) hold a high-severity risk, naming each; l goes back to
+// the list (errBack), and anything but yes does not approve.
+func (a *asker) confirmHigh(flags []approval.Flag, what string) (bool, error) {
+	var high []approval.Flag
+	for _, f := range flags {
 		if f.Severity == approval.High {
-			high = append(high, f.Message)
+			high = append(high, f)
 		}
 	}
 	if len(high) == 0 {
 		return true, nil
 	}
-	fmt.Fprintf(a.t, "  %s %s\n", a.p.paint(ansiRed+ansiBold, "High risk:"), termsafe.Line(strings.Join(high, "; ")))
+	fmt.Fprintf(a.t, "  %s, so approving it asks for yes:\n", a.p.paint(ansiRed+ansiBold, "High risk in "+what))
+	for _, f := range high {
+		fmt.Fprintf(a.t, "    !! %s\n", termsafe.Line(f.Message))
+	}
 	answer, err := a.t.ReadLine("  Type yes to approve anyway: ")
 	answer = strings.TrimSpace(answer)
 	switch {

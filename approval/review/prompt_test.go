@@ -34,7 +34,7 @@ func exampleRequest() *approval.Request {
 		Added: 142, Deleted: 38, Pickable: true,
 		Diff: "diff --git a/report.md b/report.md\nnew file mode 100644\n--- /dev/null\n+++ b/report.md\n@@ -0,0 +1 @@\n+# Q3\n",
 	}
-	r.Flags = approval.Assess(r, approval.Rules{}, nil)
+	r.Flags = approval.Assess(r, approval.Rules{Protected: []string{"main"}}, nil)
 	return r
 }
 
@@ -55,7 +55,7 @@ func chainRequest() *approval.Request {
 		},
 		Added: 4, Deleted: 804,
 	}
-	r.Flags = approval.Assess(r, approval.Rules{}, nil)
+	r.Flags = approval.Assess(r, approval.Rules{Protected: []string{"main"}}, nil)
 	return r
 }
 
@@ -92,7 +92,7 @@ func TestPromptKeys(t *testing.T) {
 	lowRisk := func() *approval.Request {
 		r := exampleRequest()
 		r.Ref = "refs/heads/reports"
-		r.Flags = approval.Assess(r, approval.Rules{}, nil)
+		r.Flags = approval.Assess(r, approval.Rules{Protected: []string{"main"}}, nil)
 		return r
 	}
 	cases := []struct {
@@ -121,7 +121,7 @@ func TestPromptKeys(t *testing.T) {
 		{name: "unknown key", req: lowRisk(), keys: "xa", output: []string{"Unknown key 'x'. Press ? for help."},
 			want: approval.Decision{Request: "req-1", Verdict: approval.Approve, By: "reviewer"}},
 		{name: "high risk needs yes", req: exampleRequest(), keys: "aa", lines: []string{"y", "yes"},
-			output: []string{"High risk: pushes to protected branch main", "Not approved."},
+			output: []string{"High risk in this push, so approving it asks for yes:\n    !! pushes to protected branch main\n  Type yes", "Not approved."},
 			want:   approval.Decision{Request: "req-1", Verdict: approval.Approve, By: "reviewer"}},
 	}
 	for _, c := range cases {

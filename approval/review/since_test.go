@@ -29,7 +29,7 @@ func rereviewRequest(t *testing.T) *approval.Request {
 		Reply:     "Fixed the typo;\nadded\x1b[8m a test",
 		Interdiff: interdiff,
 	}
-	r.Flags = approval.Assess(r, approval.Rules{}, nil)
+	r.Flags = approval.Assess(r, approval.Rules{Protected: []string{"main"}}, nil)
 	return r
 }
 

@@ -67,7 +67,7 @@ func TestPromptChild(t *testing.T) {
 	defer tty.Close()
 	r := exampleRequest()
 	r.Ref = "refs/heads/reports"
-	r.Flags = approval.Assess(r, approval.Rules{}, nil)
+	r.Flags = approval.Assess(r, approval.Rules{Protected: []string{"main"}}, nil)
 	d, err := review.Prompt(tty, r)
 	if err != nil {
 		t.Fatal(err)

@@ -91,7 +91,12 @@ func (a *asker) decideInView(out diffview.Outcome) (approval.Decision, bool, err
 			return approval.Decision{}, false, err
 		}
 	}
-	if ok, err := a.confirmHigh(); !ok {
+	flags, what := a.r.Flags, "this push"
+	if d.Verdict == approval.Pick {
+		// Only what the selection lands asks for yes.
+		flags, what = approval.PickFlags(a.r, d.Paths, d.Accept), "what you picked"
+	}
+	if ok, err := a.confirmHigh(flags, what); !ok {
 		if err == nil {
 			fmt.Fprintln(a.t, "  Not approved. "+a.keys())
 		}

@@ -390,8 +390,8 @@ You write the quarterly reports in reports/.
 	// The decider is the OS user of the reviewer's process, as the kernel
 	// names it on the socket.
 	me, _ := user.Current()
-	mustContain(t, "ledger show", string(out), "e2e-writer asks to push "+first, "e2e-writer asks to push "+second, "approve by "+me.Username+" (pid ", "pushed "+pushed[:7],
-		fmt.Sprintf("reject by %s (pid ", me.Username), fmt.Sprintf("(%q)", reason))
+	mustContain(t, "ledger show", string(out), "e2e-writer asks to push "+first, "e2e-writer asks to push "+second, "push approved by "+me.Username+" (pid ", "pushed "+pushed[:7],
+		fmt.Sprintf("push rejected by %s (pid ", me.Username), fmt.Sprintf("(%q)", reason))
 
 	// A ledger someone edited is caught: exit 3.
 	data, err := os.ReadFile(ledgerFile)

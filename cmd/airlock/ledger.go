@@ -136,6 +136,9 @@ func ledgerShow(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	// The words of a decision or a withdrawal depend on what it answers,
+	// known from its request's record, shown or not.
+	words := newRecordWords(recs)
 	if len(recs) > *n {
 		recs = recs[len(recs)-*n:]
 	}
@@ -156,7 +159,7 @@ func ledgerShow(args []string, stdout, stderr io.Writer) error {
 		}
 		// Records hold what workers and repositories wrote (paths,
 		// reasons, errors): never raw on a terminal.
-		fmt.Fprintln(stdout, termsafe.Line(describeRecord(r)))
+		fmt.Fprintln(stdout, termsafe.Line(words.describe(r)))
 	}
 	return nil
 }
@@ -173,8 +176,13 @@ func warnLedger(stderr io.Writer, path string) {
 	}
 }
 
-// describeRecord is one line per event, for people.
-func describeRecord(r ledger.Record) string {
+// describeRecord is one line per event, for people, when the request it
+// answers is not at hand (see recordWords).
+func describeRecord(r ledger.Record) string { return (&recordWords{}).describe(r) }
+
+// describe is one line per event, for people: each described as what it
+// is, a push or a command's asking for the network (ledgerwords.go).
+func (w *recordWords) describe(r ledger.Record) string {
 	var d map[string]any
 	json.Unmarshal(r.Data, &d)
 	get := func(k string) string {
@@ -186,32 +194,18 @@ func describeRecord(r ledger.Record) string {
 	head := fmt.Sprintf("%s  #%-4d %-10s", r.Time.Local().Format("2006-01-02 15:04:05"), r.Seq, r.Kind)
 	switch r.Kind {
 	case ledger.KindRequest:
-		files := 0
-		if f, ok := d["files"].([]any); ok {
-			files = len(f)
-		}
-		return fmt.Sprintf("%s %s  %s asks to push %s to %s (%s), %d files", head, get("id"), get("worker"),
-			shortid.Hex(get("new")), get("target"), strings.TrimPrefix(get("ref"), "refs/heads/"), files)
+		return head + " " + w.request(get, d)
 	case ledger.KindDecision:
-		reason := ""
-		if rs := get("reason"); rs != "" {
-			reason = fmt.Sprintf(" (%q)", rs)
-		}
-		return fmt.Sprintf("%s %s  %s by %s%s", head, get("request"), get("verdict"), get("by"), reason)
+		return head + " " + w.decision(get, d)
 	case ledger.KindPush:
-		msg := fmt.Sprintf("%s %s  %s %s to %s (%s)", head, get("request"), get("result"), shortid.Hex(get("new")), get("target"),
-			strings.TrimPrefix(get("ref"), "refs/heads/"))
-		if e := get("error"); e != "" {
-			msg += ": " + e
-		}
-		return msg
+		return head + " " + pushWords(get)
 	case ledger.KindWithdrawal:
 		if get("undone") != "" {
 			// A reviewer's undo of their decision in its window: the
 			// decision above stands in the ledger, and never lands.
-			return fmt.Sprintf("%s %s  withdrawn: %s undid their %s before it landed (key %s)", head, get("request"), get("by"), get("undone"), get("key"))
+			return fmt.Sprintf("%s %s  %s withdrawn: %s undid their %s before it landed (key %s)", head, get("request"), w.what(get("request")), get("by"), get("undone"), get("key"))
 		}
-		return fmt.Sprintf("%s %s  withdrawn: %s", head, get("request"), get("why"))
+		return fmt.Sprintf("%s %s  %s withdrawn: %s", head, get("request"), w.what(get("request")), get("why"))
 	case ledger.KindRefused:
 		msg := fmt.Sprintf("%s %s !! %s decision refused (by %q, key %s, from %s): %s", head, get("request"), get("verdict"),
 			get("by"), get("key"), get("from"), get("why"))

@@ -2,11 +2,17 @@ package main
 
 import (
 	"bytes"
+	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/airlock-dev/airlock/approval"
 	"github.com/airlock-dev/airlock/approval/ledger"
 )
 
@@ -100,5 +106,87 @@ func TestLedgerVerifyReportsCutForever(t *testing.T) {
 	warnLedger(&warn, path)
 	if !strings.Contains(warn.String(), "is not whole: record 3 was lost") {
 		t.Errorf("serve's warning: %q", warn.String())
+	}
+}
+
+var updateLedgerShow = flag.Bool("update-ledger-show", false, "rewrite testdata/ledger_show.golden")
+
+// ledger show says what each record is: a network request as asking for
+// the network, its grant with how far it reaches, its refusal; a push as
+// a push, its approval, its landing; a withdrawal as what was withdrawn.
+// The records are the gate's own (a real gate, a real ledger file).
+func TestLedgerShowWordsMatch(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "ledger.jsonl")
+	l, err := ledger.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := approval.NewGate(l, approval.Policy{})
+	submit := func(r *approval.Request) string {
+		t.Helper()
+		tk, err := g.Submit(r, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tk.Request().ID
+	}
+	resolve := func(d approval.Decision) {
+		t.Helper()
+		d.By = "alice (pid 42)"
+		if _, err := g.Resolve(d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	net := func(cmd string) *approval.Request {
+		return &approval.Request{Kind: approval.KindNetwork, Worker: "writer", Command: cmd, Dir: "web", Reason: "fetch the dependencies"}
+	}
+	id := submit(net("npm install"))
+	resolve(approval.Decision{Request: id, Verdict: approval.Approve, Scope: approval.ScopeCommand})
+	id = submit(net("curl https://example.com/x.sh"))
+	resolve(approval.Decision{Request: id, Verdict: approval.Reject, Reason: "not a script from the web"})
+	id = submit(net("go mod download"))
+	if err := g.Withdraw(id, "the worker's client disconnected"); err != nil {
+		t.Fatal(err)
+	}
+	newHash := plumbing.NewHash("3e5126c0a1b2c3d4e5f60718293a4b5c6d7e8f90")
+	push := &approval.Request{Worker: "writer", Target: "local:/srv/app", Describe: "local:/srv/app", Ref: "refs/heads/main",
+		New: newHash, Files: []approval.FileChange{{Path: "a.go"}, {Path: "b.go"}}}
+	id = submit(push)
+	resolve(approval.Decision{Request: id, Verdict: approval.Approve})
+	if err := g.RecordPush(approval.PushRecord{Request: id, Target: push.Target, Ref: push.Ref, New: newHash, Result: "pushed"}); err != nil {
+		t.Fatal(err)
+	}
+	again := *push
+	again.New = plumbing.NewHash("4f6237d0a1b2c3d4e5f60718293a4b5c6d7e8f90")
+	id = submit(&again)
+	if err := g.Withdraw(id, "the worker discarded the commit"); err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	var out, errOut bytes.Buffer
+	if code := run([]string{"ledger", "show", "--file", path}, nil, &out, &errOut); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	// Times and request ids are the run's own.
+	got := regexp.MustCompile(`(?m)^\S+ \S+  `).ReplaceAllString(out.String(), "TIME  ")
+	ids := map[string]string{}
+	got = regexp.MustCompile(`req-[0-9a-f]+`).ReplaceAllStringFunc(got, func(id string) string {
+		if ids[id] == "" {
+			ids[id] = fmt.Sprintf("req-%d", len(ids)+1)
+		}
+		return ids[id]
+	})
+	golden := filepath.Join("testdata", "ledger_show.golden")
+	if *updateLedgerShow {
+		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != string(want) {
+		t.Errorf("ledger show:\n%s\nwant (%s):\n%s", got, golden, want)
 	}
 }

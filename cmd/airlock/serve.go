@@ -77,6 +77,7 @@ type serveFlags struct {
 	timeout, runTimeout, retention, idle, undoWindow      time.Duration
 	never, allowSensitive, fresh, ephemeral               bool
 	auto, runRO, runEnvs, runAllow                        multiFlag
+	protect                                               protectFlag
 	maxSessions                                           int
 	maxBytes, cacheSize                                   int64
 	fleet                                                 fleetFlags
@@ -97,6 +98,7 @@ func parseServe(args []string, stderr io.Writer) (*serveFlags, error) {
 		"to undo it (u at airlock review's prompt); 0 lands at once; at most "+approval.MaxUndoWindow.String()+". The policy's approvals\n"+
 		"(--auto-approve) and a decision made by a script, which has no undo, land at once")
 	fs.BoolVar(&f.never, "never-approve", false, "refuse every push (review-only mode)")
+	fs.Var(&f.protect, "protect", "a branch or pattern (release/*) whose pushes need a typed yes; repeatable; the worker file's protect: adds more")
 	fs.Var(&f.auto, "auto-approve", "push to this target without asking (a target name from the worker file, or an id such as local:/path); repeatable")
 	fs.StringVar(&f.httpAddr, "http", "", "serve MCP over Streamable HTTP instead of stdin/stdout, on this loopback address, e.g. 127.0.0.1:8787\n"+
 		"(with --store, any address: the servers of a fleet, behind a load balancer); the endpoint is http://ADDR/mcp\n"+
@@ -256,7 +258,7 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 			runOpts.Cache = cache
 		}
 	}
-	sv.opts = session.Options{Gate: gate, Timeout: f.timeout, Run: runOpts}
+	sv.opts = session.Options{Gate: gate, Timeout: f.timeout, Run: runOpts, Rules: approval.Rules{Protected: f.protect}}
 	if f.httpAddr != "" {
 		return sv.serveHTTP(ctx)
 	}

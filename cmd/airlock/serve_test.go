@@ -2,9 +2,12 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -45,6 +48,24 @@ func TestDeadServersTokenFilesGo(t *testing.T) {
 	for _, f := range []string{running, mine} {
 		if _, err := os.Stat(f); err != nil {
 			t.Errorf("%s: %v", f, err)
+		}
+	}
+}
+
+// serve --protect names branches a push to asks for yes; a pattern that
+// is not one is refused with what to write instead.
+func TestServeProtectFlag(t *testing.T) {
+	f, err := parseServe([]string{"--protect", "main", "--protect", "release/*", "--run", "off"}, io.Discard)
+	if err != nil || !reflect.DeepEqual([]string(f.protect), []string{"main", "release/*"}) {
+		t.Fatalf("--protect main --protect release/*: %v, %q", err, f.protect)
+	}
+	for arg, want := range map[string]string{
+		"refs/heads/main": `name the branch itself, "main"`,
+		"release/[":       "is not a branch pattern",
+		"":                "protects nothing",
+	} {
+		if _, err := parseServe([]string{"--protect", arg, "--run", "off"}, io.Discard); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("--protect %q: %v, want %q", arg, err, want)
 		}
 	}
 }

@@ -35,7 +35,7 @@ func (b *Book) request(p *push, c *staging.Commit) (*approval.Request, error) {
 	}
 	req := &approval.Request{
 		Worker: b.cfg.Worker, Session: b.cfg.Session, Repo: r.Name(), Target: t.ID(), Describe: t.Describe(), Ref: p.ref,
-		NewRef: head.IsZero(), Old: head, New: c.ID, Tree: c.Tree, DefaultBranch: p.facts.DefaultBranch, Fork: fork, ForkRef: forkRef,
+		NewRef: head.IsZero(), Old: head, New: c.ID, Tree: c.Tree, DefaultBranch: p.facts.DefaultBranch, RefRole: p.facts.Role, Fork: fork, ForkRef: forkRef,
 	}
 	for _, sc := range r.Area().Commits() {
 		req.Commits = append(req.Commits, approval.CommitInfo{ID: sc.ID, Message: sc.Message})
@@ -87,6 +87,7 @@ func (b *Book) request(p *push, c *staging.Commit) (*approval.Request, error) {
 		return nil, err
 	}
 	b.fileOps(req.Files, old, nu)
+	b.binaryCopies(req.Files, oldTree, nu)
 	var baseFlag []approval.Flag
 	if head.IsZero() && fork.IsZero() && !c.Base.IsZero() {
 		// An empty target, or one without the base: the base's commits

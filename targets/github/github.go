@@ -209,6 +209,19 @@ func (g *Target) DefaultBranch(ctx context.Context) (string, error) {
 	return r.GetDefaultBranch(), nil
 }
 
+// Protected reports whether GitHub's branch protection covers branch; a
+// branch that does not exist yet is not protected.
+func (g *Target) Protected(ctx context.Context, branch string) (bool, error) {
+	b, resp, err := g.client.Repositories.GetBranch(ctx, g.owner, g.repo, branch, 0)
+	if resp != nil && resp.StatusCode == http.StatusNotFound {
+		return false, nil
+	}
+	if err != nil {
+		return false, g.explain("reading branch "+branch, err)
+	}
+	return b.GetProtected(), nil
+}
+
 // OpenPullRequest opens a pull request from head into base.
 func (g *Target) OpenPullRequest(ctx context.Context, head, base, title, body string) (string, error) {
 	pr, _, err := g.client.PullRequests.Create(ctx, g.owner, g.repo, gogithub.CreatePullRequest{

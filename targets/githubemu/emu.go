@@ -39,6 +39,8 @@ type Server struct {
 	// treeLimit truncates listings of trees past so many entries, as
 	// GitHub does past 100,000; 0 is no limit.
 	treeLimit int
+	// protected are the branches with branch protection (Protect).
+	protected map[string]bool
 }
 
 // Fault is an answer GitHub sometimes gives instead of the right one.
@@ -110,6 +112,7 @@ func New(dir, owner, repo, token string) (*Server, error) {
 	mux.HandleFunc("GET "+p+"/git/trees/{sha}", s.api(s.getTree))
 	mux.HandleFunc("GET "+p+"/git/blobs/{sha}", s.api(s.getBlob))
 	mux.HandleFunc("POST "+p+"/pulls", s.api(s.createPull))
+	mux.HandleFunc("GET "+p+"/branches/{branch...}", s.api(s.getBranch))
 	backend := &cgi.Handler{
 		Path: git, Args: []string{"http-backend"}, Root: "/git",
 		Env: []string{"GIT_PROJECT_ROOT=" + root, "GIT_HTTP_EXPORT_ALL=1", "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null"},

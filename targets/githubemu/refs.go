@@ -129,3 +129,23 @@ func (s *Server) deleteRef(r *http.Request, st *filesystem.Storage) (int, any, *
 	}
 	return http.StatusNoContent, nil, nil
 }
+
+// Protect turns on branch protection for branch, as a repository's admin
+// does in its settings: GET branches/{branch} says "protected".
+func (s *Server) Protect(branch string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.protected == nil {
+		s.protected = map[string]bool{}
+	}
+	s.protected[branch] = true
+}
+
+func (s *Server) getBranch(r *http.Request, st *filesystem.Storage) (int, any, *apiError) {
+	name := r.PathValue("branch")
+	h, ok := s.head("refs/heads/" + name)
+	if !ok {
+		return 0, nil, fail(http.StatusNotFound, "Branch not found")
+	}
+	return http.StatusOK, map[string]any{"name": name, "commit": map[string]any{"sha": h.String()}, "protected": s.protected[name]}, nil
+}

@@ -60,7 +60,7 @@ func GitPush(t testing.TB, base, push map[string]string) *approval.Request {
 		r.Added += add
 		r.Deleted += del
 	}
-	r.Flags = approval.Assess(r, approval.Rules{}, func(path string, newSide bool) ([]byte, bool) {
+	r.Flags = approval.Assess(r, approval.Rules{Protected: []string{"main"}}, func(path string, newSide bool) ([]byte, bool) {
 		if newSide {
 			c, ok := push[path]
 			return []byte(c), ok
