@@ -206,12 +206,18 @@ func (b *Book) PendingLocked() int {
 }
 
 // RootsLocked is what the store must keep for the pushes in flight: their
-// commits and the target heads their requests compare with; and the trees
-// the reviewer saw last, which the next requests are compared with.
+// commits, the commit each request showed (a pick replaces it in the
+// area, but the reviewer's comments count its lines: commentedLocked
+// quotes them when the push ends) and the target heads their requests
+// compare with; and the trees the reviewer saw last, which the next
+// requests are compared with.
 func (b *Book) RootsLocked() []plumbing.Hash {
 	var roots []plumbing.Hash
 	for _, p := range b.pushes {
 		roots = append(roots, p.commit.ID, p.req.Old)
+		if p.req != nil {
+			roots = append(roots, p.req.New)
+		}
 	}
 	return append(roots, b.SeenTreesLocked()...)
 }
