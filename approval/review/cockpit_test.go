@@ -283,7 +283,7 @@ func TestViewHeaderSaysWhatIsShown(t *testing.T) {
 	v.press("d")
 	v.waitFor("Interdiff since request req-seen")
 	v.press("Jx")
-	v.golden("interdiff", "nothing is picked from an interdiff")
+	v.golden("interdiff", "no pick from an interdiff: q, then f")
 	v.press("q")
 	v.waitFor("[?]help")
 	v.press("f")

@@ -136,9 +136,11 @@ const (
 	pickHunks
 )
 
-// Errors a review's changes can meet.
+// Errors a review's changes can meet. Their advice is in the terminal's
+// keys, the one front-end today (in the full-screen view f is the file
+// list: the whole push is f at the prompt, after q).
 var (
-	ErrReadOnly    = errors.New("nothing is picked from an interdiff: f shows the whole push")
+	ErrReadOnly    = errors.New("no pick from an interdiff: q, then f, shows the whole push")
 	ErrSpaceShown  = errors.New("nothing is picked with whitespace ignored: w shows it all")
 	ErrWholeFile   = errors.New("this file's line endings change with its edits: it is accepted or left out whole (y or x)")
 	ErrNotPickable = errors.New("nothing can be picked from this push: approve it whole or reject it")
