@@ -313,7 +313,7 @@ const helpFiles = `  p  pick files: push only the files you choose, in a new com
 `
 
 const helpHunks = `  p  pick hunks, file by file, as git add -p does, the flagged files first:
-       y accept the hunk   n leave it out   s split it to lines (then y/n each)
+       y accept the hunk   n (or x) leave it out   s split it to lines (y/n each)
        a accept the rest of the file   d leave out the rest of the file
        e edit this commit's message   q stop picking   ? help
      a summary of what lands, and what stays in the sandbox, asks before it
