@@ -300,6 +300,12 @@ func TestViewHeaderSaysWhatIsShown(t *testing.T) {
 func TestViewCommitByCommitAt80x24(t *testing.T) {
 	v := startView(t, hunkRequest(t), 80, 24)
 	v.waitFor("[?]help")
+	// The prompt and the view count the same push in the same words: a.go,
+	// changed by both commits, is one file of three (its two banners, by
+	// commit, come after).
+	if !strings.Contains(v.output(), "(3 files, +6 -4)") {
+		t.Fatalf("the prompt does not count the push as 3 files, +6 -4:\n%s", v.output())
+	}
 	v.press("d")
 	v.golden("commits", "commit 1/2")
 	v.press("JJJx")
@@ -307,7 +313,7 @@ func TestViewCommitByCommitAt80x24(t *testing.T) {
 	v.press("=")
 	v.golden("commit-one", "Commit 1/2")
 	v.press("==")
-	v.waitFor(" Whole push, 2 commits: 4 files")
+	v.waitFor(" Whole push, 2 commits: 3 files +6 -4")
 	v.press("q")
 	v.waitFor("[?]help")
 	v.reject()
