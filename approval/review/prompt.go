@@ -253,7 +253,7 @@ func keysLine(r *approval.Request, p painter, opt options) string {
 	case !r.Pickable:
 	case r.Since != nil:
 		parts = append(parts, k("p", "ick"))
-	case hunkPickable(r):
+	case model.HunkPickable(r):
 		parts = append(parts, k("p", "ick hunks"))
 	default:
 		parts = append(parts, k("p", "ick files"))
@@ -481,7 +481,7 @@ func (a *asker) showDiff(diff string, interdiff bool) (approval.Decision, bool, 
 func (a *asker) help() {
 	io.WriteString(a.t, helpText)
 	switch {
-	case hunkPickable(a.r):
+	case model.HunkPickable(a.r):
 		io.WriteString(a.t, helpHunks)
 	case a.r.Pickable:
 		io.WriteString(a.t, helpFiles)
@@ -521,7 +521,7 @@ func (a *asker) pick() (approval.Decision, bool, error) {
 		return approval.Decision{}, false, nil
 	}
 	d := a.decision(approval.Pick)
-	if hunkPickable(r) {
+	if model.HunkPickable(r) {
 		accept, err := a.pickHunks()
 		if err != nil || accept == nil {
 			if err == nil {

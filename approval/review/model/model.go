@@ -154,7 +154,7 @@ var (
 // where r carries each commit's own files; else r's diff, file by file.
 func New(r *approval.Request) *Review {
 	m := newReview(r, ShownPush)
-	if hunkPickable(r) {
+	if HunkPickable(r) {
 		m.mode = pickHunks
 		for ci, c := range r.Commits {
 			mc := Commit{ID: c.ID, Message: c.Message}
@@ -243,8 +243,12 @@ func newReview(r *approval.Request, s Shown) *Review {
 
 func (m *Review) finish() { m.order = m.rank() }
 
-// hunkPickable: r can be picked from and carries its commits' own files.
-func hunkPickable(r *approval.Request) bool {
+// HunkPickable reports whether the reviewer picks r hunk by hunk: it can
+// be picked from and carries each commit's own files. A request without
+// them (from a server that does not send them) is picked file by file.
+// The line prompt asks the same (one rule, so p and the view never
+// disagree on how a push is picked).
+func HunkPickable(r *approval.Request) bool {
 	if !r.Pickable {
 		return false
 	}
