@@ -89,7 +89,7 @@ func Show(t Terminal, m *model.Review, o Options) (bool, Outcome, error) {
 	v := newDiffView(newDiffIndex(m, o.Words), cols, rows, t.Color())
 	v.shown, v.words, v.spaced = o.Shown, o.Words, o.Spaced
 	v.notice = o.Words.Notice
-	v.hi = newRender(v.ix, colorsOf(t))
+	v.hi = newRender(v.ix, ColorsOf(t))
 	// What was written with whitespace ignored is the review's too.
 	defer func() {
 		if v.ix.m != m {
