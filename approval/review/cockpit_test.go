@@ -382,3 +382,22 @@ func TestViewCommentWithWhitespaceIgnored(t *testing.T) {
 		t.Errorf("comments %+v, want %+v", d.Comments, want)
 	}
 }
+
+// TestPromptSpaceCarriesIntoTheView: w at the prompt says the diff
+// ignores whitespace; d, full screen, then shows it so (it showed every
+// line), and w there shows it again, to pick.
+func TestPromptSpaceCarriesIntoTheView(t *testing.T) {
+	base := map[string]string{"s.go": linesNumbered(6, nil)}
+	push := map[string]string{"s.go": linesNumbered(6, map[int]string{2: "  line 2", 5: "line five"})}
+	v := startView(t, viewtest.GitPush(t, base, push), 80, 24)
+	v.waitFor("[?]help")
+	v.press("w")
+	v.waitFor("Whitespace is ignored in the diff")
+	v.press("d")
+	v.waitFor("Whole push, whitespace ignored")
+	v.press("w")
+	v.waitFor(" Whole push: 1 file +2 -2. No file flagged")
+	v.press("q")
+	v.waitFor("[?]help")
+	v.reject()
+}
