@@ -37,7 +37,7 @@ func branchFlags(r *Request, rules Rules) []Flag {
 	case BranchProtected:
 		return flag("pushes to %s, a branch %s protects", branch, r.Describe)
 	}
-	if p := ProtectedBy(rules.Protected, branch); p == branch {
+	if p := protectedBy(rules.Protected, branch); p == branch {
 		return flag("pushes to protected branch %s", branch)
 	} else if p != "" {
 		// Named by a pattern: the operator sees which of their entries
@@ -47,10 +47,10 @@ func branchFlags(r *Request, rules Rules) []Flag {
 	return nil
 }
 
-// ProtectedBy is the first of patterns that matches branch; "" for none.
+// protectedBy is the first of patterns that matches branch; "" for none.
 // A pattern that does not compile matches nothing (CheckProtect refuses
 // it where an operator writes it).
-func ProtectedBy(patterns []string, branch string) string {
+func protectedBy(patterns []string, branch string) string {
 	for _, p := range patterns {
 		if g, err := glob.Compile(p); err == nil && g.Match(strings.Split(branch, "/")) {
 			return p

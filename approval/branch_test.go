@@ -39,8 +39,9 @@ func TestCheckProtectAdviceWorks(t *testing.T) {
 		if err := approval.CheckProtect(c.suggests); err != nil {
 			t.Errorf("the suggested %q is refused too: %v", c.suggests, err)
 		}
-		if p := approval.ProtectedBy([]string{c.suggests}, c.branch); p != c.suggests {
-			t.Errorf("the suggested %q does not protect %s", c.suggests, c.branch)
+		req := approval.Request{Ref: c.branch}
+		if flags := approval.Assess(&req, approval.Rules{Protected: []string{c.suggests}}, nil); len(flags) == 0 || flags[0].Code != approval.FlagProtectedRef {
+			t.Errorf("the suggested %q does not protect %s: %v", c.suggests, c.branch, flags)
 		}
 	}
 }
