@@ -37,18 +37,20 @@ func branchFlags(r *Request, rules Rules) []Flag {
 	case BranchProtected:
 		return flag("pushes to %s, a branch %s protects", branch, r.Describe)
 	}
-	if p := ProtectedBy(rules.Protected, branch); p != "" {
-		// The operator's own words: the list is theirs (protect:, --protect).
-		_ = p
+	if p := protectedBy(rules.Protected, branch); p == branch {
 		return flag("pushes to protected branch %s", branch)
+	} else if p != "" {
+		// Named by a pattern: the operator sees which of their entries
+		// (protect:, --protect) asks for the yes, to change it if wrong.
+		return flag("pushes to protected branch %s (protect: %s)", branch, p)
 	}
 	return nil
 }
 
-// ProtectedBy is the first of patterns that matches branch; "" for none.
+// protectedBy is the first of patterns that matches branch; "" for none.
 // A pattern that does not compile matches nothing (CheckProtect refuses
 // it where an operator writes it).
-func ProtectedBy(patterns []string, branch string) string {
+func protectedBy(patterns []string, branch string) string {
 	for _, p := range patterns {
 		if g, err := glob.Compile(p); err == nil && g.Match(strings.Split(branch, "/")) {
 			return p
@@ -64,8 +66,12 @@ func CheckProtect(pattern string) error {
 	switch {
 	case strings.TrimSpace(pattern) == "":
 		return fmt.Errorf("an empty pattern protects nothing: name a branch (main) or a pattern (release/*)")
+	case strings.HasPrefix(pattern, "refs/heads/") && len(pattern) > len("refs/heads/"):
+		return fmt.Errorf("%q names a ref: name the branch itself, %q", pattern, strings.TrimPrefix(pattern, "refs/heads/"))
 	case strings.HasPrefix(pattern, "refs/"):
-		return fmt.Errorf("%q names a ref: name the branch itself, %q", pattern, strings.TrimPrefix(strings.TrimPrefix(pattern, "refs/"), "heads/"))
+		// refs/tags/v1 is no branch: suggesting "tags/v1" would protect a
+		// branch of that name, not what the operator meant.
+		return fmt.Errorf("%q is not a branch: protect names branches that pushes go to, such as main or release/*", pattern)
 	case strings.HasPrefix(pattern, "/") || strings.HasSuffix(pattern, "/") || strings.Contains(pattern, "//"):
 		return fmt.Errorf("%q has an empty path component: write a branch name such as release/*", pattern)
 	}

@@ -58,7 +58,8 @@ type Policy struct {
 	// from another process opens the door.
 	ReviewerKeys []string
 	// UndoWindow is how long a reviewer's approval waits before its push
-	// starts landing, for the reviewer to undo it (undo.go); 0: never.
+	// starts landing (a rejection, before the worker is told), for the
+	// reviewer to undo it (undo.go); 0: never.
 	UndoWindow time.Duration
 }
 

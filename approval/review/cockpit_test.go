@@ -283,7 +283,7 @@ func TestViewHeaderSaysWhatIsShown(t *testing.T) {
 	v.press("d")
 	v.waitFor("Interdiff since request req-seen")
 	v.press("Jx")
-	v.golden("interdiff", "nothing is picked from an interdiff")
+	v.golden("interdiff", "no pick from an interdiff: q, then f")
 	v.press("q")
 	v.waitFor("[?]help")
 	v.press("f")
@@ -300,6 +300,12 @@ func TestViewHeaderSaysWhatIsShown(t *testing.T) {
 func TestViewCommitByCommitAt80x24(t *testing.T) {
 	v := startView(t, hunkRequest(t), 80, 24)
 	v.waitFor("[?]help")
+	// The prompt and the view count the same push in the same words: a.go,
+	// changed by both commits, is one file of three (its two banners, by
+	// commit, come after).
+	if !strings.Contains(v.output(), "(3 files, +6 -4)") {
+		t.Fatalf("the prompt does not count the push as 3 files, +6 -4:\n%s", v.output())
+	}
 	v.press("d")
 	v.golden("commits", "commit 1/2")
 	v.press("JJJx")
@@ -307,7 +313,7 @@ func TestViewCommitByCommitAt80x24(t *testing.T) {
 	v.press("=")
 	v.golden("commit-one", "Commit 1/2")
 	v.press("==")
-	v.waitFor(" Whole push, 2 commits: 4 files")
+	v.waitFor(" Whole push, 2 commits: 3 files +6 -4")
 	v.press("q")
 	v.waitFor("[?]help")
 	v.reject()
@@ -375,4 +381,23 @@ func TestViewCommentWithWhitespaceIgnored(t *testing.T) {
 	if want := []approval.Comment{{Path: "s.go", Line: 5, Text: "why five?"}}; !reflect.DeepEqual(d.Comments, want) {
 		t.Errorf("comments %+v, want %+v", d.Comments, want)
 	}
+}
+
+// TestPromptSpaceCarriesIntoTheView: w at the prompt says the diff
+// ignores whitespace; d, full screen, then shows it so (it showed every
+// line), and w there shows it again, to pick.
+func TestPromptSpaceCarriesIntoTheView(t *testing.T) {
+	base := map[string]string{"s.go": linesNumbered(6, nil)}
+	push := map[string]string{"s.go": linesNumbered(6, map[int]string{2: "  line 2", 5: "line five"})}
+	v := startView(t, viewtest.GitPush(t, base, push), 80, 24)
+	v.waitFor("[?]help")
+	v.press("w")
+	v.waitFor("Whitespace is ignored in the diff")
+	v.press("d")
+	v.waitFor("Whole push, whitespace ignored")
+	v.press("w")
+	v.waitFor(" Whole push: 1 file +2 -2. No file flagged")
+	v.press("q")
+	v.waitFor("[?]help")
+	v.reject()
 }

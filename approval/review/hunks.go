@@ -12,21 +12,6 @@ import (
 	"github.com/airlock-dev/airlock/internal/termsafe"
 )
 
-// hunkPickable reports whether the reviewer picks r hunk by hunk: it can
-// be picked from and carries each commit's own files. A request without
-// them (from a server that does not send them) is picked file by file.
-func hunkPickable(r *approval.Request) bool {
-	if !r.Pickable {
-		return false
-	}
-	for _, c := range r.Commits {
-		if len(c.Files) > 0 {
-			return true
-		}
-	}
-	return false
-}
-
 // errStopPick: the reviewer stopped picking (q); nothing is decided.
 var errStopPick = errors.New("stopped picking")
 

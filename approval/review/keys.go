@@ -12,10 +12,13 @@ const KeysHelp = `Keys, at a push's prompt (one key, no Enter):
   f  the full diff (also D), when d shows what changed since
   a  approve: the push goes ahead as shown; a high risk (!!) asks you to type yes;
      then "Landing in 5 s: u to undo": u, before the push starts landing (the
-     server's --undo-window), undoes it, and the push is asked again
+     server's --undo-window), undoes it, and the push is asked again (a pick,
+     and a request through a fleet's queue, take effect at once: no undo)
   r  reject: nothing is pushed; you may give a reason the worker is told; with
      comments, this asks the worker for those changes; u undoes it as it does
      an approval, before the worker is told
+  w  the diff with whitespace ignored (as git diff -w), or shown again; a
+     change of line endings alone is one line, "line endings: LF -> CRLF"
   c  comment for the worker: choose a file by number and a line (12), a range
      (12-14) or a line the push deletes (old 12), shown with the lines around
      it, or Enter for a comment on the whole file or a general one; comments go
@@ -48,7 +51,8 @@ line; c comments on the line under the cursor (a deleted line: its old
 side), on the range from v, or on the file from its banner; C lists your
 comments (e edits, d deletes); m marks the file viewed (kept for later
 requests of the same change); f the file list; = one commit alone, then
-the next; s side by side or unified (side by side from 160 columns), Tab
+the next; w whitespace ignored (to read and comment on; w again to pick);
+s side by side or unified (side by side from 160 columns), Tab
 the cursor to the other side of its row there; a approves (the rest, as a
 pick, when you left something out), r rejects with a reason; ? its keys;
 q back to the prompt (Esc does not leave). Changed words are highlighted;

@@ -3,6 +3,8 @@ package review
 import (
 	"os"
 	"strings"
+
+	"github.com/airlock-dev/airlock/approval/review/internal/diffview"
 )
 
 // Colors is how many colours the terminal shows: 0 without colour
@@ -24,13 +26,5 @@ func termColors(color bool, term, colorterm string) int {
 	return 8
 }
 
-// colorsOf is t's colours: Colors where it says, else 8 with colour.
-func colorsOf(t Terminal) int {
-	if !t.Color() {
-		return 0
-	}
-	if p, ok := t.(interface{ Colors() int }); ok {
-		return p.Colors()
-	}
-	return 8
-}
+// colorsOf is t's colours, by the view's own rule.
+func colorsOf(t Terminal) int { return diffview.ColorsOf(t) }

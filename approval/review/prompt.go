@@ -253,7 +253,7 @@ func keysLine(r *approval.Request, p painter, opt options) string {
 	case !r.Pickable:
 	case r.Since != nil:
 		parts = append(parts, k("p", "ick"))
-	case hunkPickable(r):
+	case model.HunkPickable(r):
 		parts = append(parts, k("p", "ick hunks"))
 	default:
 		parts = append(parts, k("p", "ick files"))
@@ -313,7 +313,7 @@ const helpFiles = `  p  pick files: push only the files you choose, in a new com
 `
 
 const helpHunks = `  p  pick hunks, file by file, as git add -p does, the flagged files first:
-       y accept the hunk   n leave it out   s split it to lines (then y/n each)
+       y accept the hunk   n (or x) leave it out   s split it to lines (y/n each)
        a accept the rest of the file   d leave out the rest of the file
        e edit this commit's message   q stop picking   ? help
      a summary of what lands, and what stays in the sandbox, asks before it
@@ -481,7 +481,7 @@ func (a *asker) showDiff(diff string, interdiff bool) (approval.Decision, bool, 
 func (a *asker) help() {
 	io.WriteString(a.t, helpText)
 	switch {
-	case hunkPickable(a.r):
+	case model.HunkPickable(a.r):
 		io.WriteString(a.t, helpHunks)
 	case a.r.Pickable:
 		io.WriteString(a.t, helpFiles)
@@ -521,7 +521,7 @@ func (a *asker) pick() (approval.Decision, bool, error) {
 		return approval.Decision{}, false, nil
 	}
 	d := a.decision(approval.Pick)
-	if hunkPickable(r) {
+	if model.HunkPickable(r) {
 		accept, err := a.pickHunks()
 		if err != nil || accept == nil {
 			if err == nil {

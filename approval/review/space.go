@@ -10,8 +10,9 @@ import (
 	"github.com/airlock-dev/airlock/internal/termsafe"
 )
 
-// toggleSpace is the prompt's w key: the diff d pages ignores whitespace,
-// or shows it again. (The full-screen view has its own w.)
+// toggleSpace is the prompt's w key: the diff d shows ignores whitespace,
+// or shows it again: paged, and full screen, where the view opens so
+// (diffview.Options.IgnoreSpace) and has its own w.
 func (a *asker) toggleSpace() {
 	a.space = !a.space
 	what := "Whitespace is shown in the diff again"

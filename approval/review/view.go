@@ -39,7 +39,7 @@ func (a *asker) viewDiff(diff string, interdiff bool) (bool, diffview.Outcome, e
 		}
 		return m
 	}
-	ok, out, err := showReview(ft, m, shown, spaced)
+	ok, out, err := showReview(ft, m, diffview.Options{Shown: shown, Spaced: spaced, IgnoreSpace: a.space})
 	a.comments = m.Comments()
 	if serr := saveViewed(path, m, time.Now()); serr != nil && err == nil {
 		fmt.Fprintf(a.t, "  Your viewed marks were not kept: %v\n", serr)
@@ -48,12 +48,12 @@ func (a *asker) viewDiff(diff string, interdiff bool) (bool, diffview.Outcome, e
 }
 
 // showReview shows m full screen, flags in the prompt's own words.
-func showReview(t diffview.Terminal, m *model.Review, shown string, spaced func(bool) *model.Review) (bool, diffview.Outcome, error) {
-	words := diffview.Words{Label: flagLabel, Marker: marker}
+func showReview(t diffview.Terminal, m *model.Review, o diffview.Options) (bool, diffview.Outcome, error) {
+	o.Words = diffview.Words{Label: flagLabel, Marker: marker}
 	if a, ok := t.(announcer); ok {
-		words.Notice = a.Noticed // a request that arrived meanwhile (notice.go)
+		o.Words.Notice = a.Noticed // a request that arrived meanwhile (notice.go)
 	}
-	return diffview.Show(t, m, diffview.Options{Words: words, Shown: shown, Spaced: spaced})
+	return diffview.Show(t, m, o)
 }
 
 // review is the request's review model, made on first use.

@@ -40,7 +40,7 @@ func showFirstScreen(tb testing.TB, r *approval.Request) int {
 }
 
 func showScreen(tb testing.TB, r *approval.Request, f *firstScreen) int {
-	if shown, _, err := showReview(f, model.New(r), "Whole push", nil); !shown || err != nil {
+	if shown, _, err := showReview(f, model.New(r), diffview.Options{Shown: "Whole push"}); !shown || err != nil {
 		tb.Fatalf("the view was not shown: %v, %v", shown, err)
 	}
 	return f.written

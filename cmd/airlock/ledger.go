@@ -203,7 +203,7 @@ func (w *recordWords) describe(r ledger.Record) string {
 		if get("undone") != "" {
 			// A reviewer's undo of their decision in its window: the
 			// decision above stands in the ledger, and never lands.
-			return fmt.Sprintf("%s %s  %s withdrawn: %s undid their %s before it landed (key %s)", head, get("request"), w.what(get("request")), get("by"), get("undone"), get("key"))
+			return fmt.Sprintf("%s %s  %s withdrawn: %s undid %s (key %s)", head, get("request"), w.what(get("request")), get("by"), undoneWords(get("undone")), get("key"))
 		}
 		return fmt.Sprintf("%s %s  %s withdrawn: %s", head, get("request"), w.what(get("request")), get("why"))
 	case ledger.KindRefused:

@@ -190,3 +190,17 @@ func TestLedgerShowWordsMatch(t *testing.T) {
 		t.Errorf("ledger show:\n%s\nwant (%s):\n%s", got, golden, want)
 	}
 }
+
+// An undo in ledger show reads as what it took back (it read "undid their
+// approve before it landed", and said "landed" of a rejection too).
+func TestLedgerShowUndoneWords(t *testing.T) {
+	for verdict, want := range map[string]string{
+		"approve": "their approval before it landed",
+		"reject":  "their rejection before the worker was told",
+		"pick":    "their decision (pick) before it took effect",
+	} {
+		if got := undoneWords(verdict); got != want {
+			t.Errorf("undoneWords(%q) = %q, want %q", verdict, got, want)
+		}
+	}
+}

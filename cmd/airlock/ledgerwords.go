@@ -139,3 +139,16 @@ func count(n int, what string) string {
 	}
 	return fmt.Sprintf("%d %ss", n, what)
 }
+
+// undoneWords says what a reviewer's undo took back, by the verdict the
+// withdrawal names: an approval before its push landed, a rejection
+// before the worker was told.
+func undoneWords(verdict string) string {
+	switch approval.Verdict(verdict) {
+	case approval.Approve:
+		return "their approval before it landed"
+	case approval.Reject:
+		return "their rejection before the worker was told"
+	}
+	return fmt.Sprintf("their decision (%s) before it took effect", verdict)
+}

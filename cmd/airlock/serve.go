@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -28,49 +27,6 @@ import (
 	"github.com/nats-io/nats.go"
 )
 
-// multiFlag is a repeatable string flag.
-type multiFlag []string
-
-func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
-func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
-
-// newFlags makes a flag set that prints its help to stderr.
-func newFlags(name, synopsis, about string, stderr io.Writer) *flag.FlagSet {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: %s\n\n%s\n", synopsis, about)
-		if hasFlags(fs) {
-			fmt.Fprintln(stderr, "\nFlags:")
-			fs.PrintDefaults()
-		}
-	}
-	return fs
-}
-
-func hasFlags(fs *flag.FlagSet) bool {
-	n := 0
-	fs.VisitAll(func(*flag.Flag) { n++ })
-	return n > 0
-}
-
-// parse parses args, turning --help into errHelp and mistakes into usage
-// errors. No command takes arguments besides its flags: a stray one (say
-// a ledger file given without --file) is a mistake to report, not to
-// ignore.
-func parse(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return errHelp
-		}
-		return &exitError{exitUsage, err}
-	}
-	if fs.NArg() > 0 {
-		return usageError("%s takes no arguments besides its flags, got %q; see %s --help", fs.Name(), fs.Args(), fs.Name())
-	}
-	return nil
-}
-
 // serveFlags is what airlock serve was asked.
 type serveFlags struct {
 	workerFile, httpAddr, runMode, runCacheSize, resumeID string
@@ -94,9 +50,9 @@ func parseServe(args []string, stderr io.Writer) (*serveFlags, error) {
 	fs.StringVar(&f.workerFile, "worker", "", "the worker file (Markdown with YAML frontmatter); default: a worker on the current directory's repository")
 	fs.DurationVar(&f.timeout, "timeout", session.DefaultPushWait, "how long git_push waits for a reviewer before answering that the request is still pending\n"+
 		"(call git_push again to keep waiting); keep it under the client's tool timeout (Codex: 300s)")
-	fs.DurationVar(&f.undoWindow, "undo-window", approval.DefaultUndoWindow, "how long a reviewer's approval waits before its push starts landing, for the reviewer\n"+
-		"to undo it (u at airlock review's prompt); 0 lands at once; at most "+approval.MaxUndoWindow.String()+". The policy's approvals\n"+
-		"(--auto-approve) and a decision made by a script, which has no undo, land at once")
+	fs.DurationVar(&f.undoWindow, "undo-window", approval.DefaultUndoWindow, "how long a reviewer's approval waits before its push starts landing (a rejection, before the worker\n"+
+		"is told), for the reviewer to undo it (u at airlock review's prompt); 0 for none; at most "+approval.MaxUndoWindow.String()+". The policy's\n"+
+		"approvals (--auto-approve), picks and decisions made by a script, which have no undo, take effect at once")
 	fs.BoolVar(&f.never, "never-approve", false, "refuse every push (review-only mode)")
 	fs.Var(&f.protect, "protect", "a branch or pattern (release/*) whose pushes need a typed yes; repeatable; the worker file's protect: adds more")
 	fs.Var(&f.auto, "auto-approve", "push to this target without asking (a target name from the worker file, or an id such as local:/path); repeatable")

@@ -69,3 +69,19 @@ func TestServeProtectFlag(t *testing.T) {
 		}
 	}
 }
+
+// serve --undo-window out of its range is refused with the range, and the
+// example it gives is taken.
+func TestServeUndoWindowAdvice(t *testing.T) {
+	for _, arg := range []string{"-1s", "2m"} {
+		_, err := parseServe([]string{"--undo-window", arg, "--run", "off"}, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), "from 0 (no undo) to 1m0s, such as 5s") {
+			t.Errorf("--undo-window %s: %v, want the range and an example", arg, err)
+		}
+	}
+	for _, arg := range []string{"5s", "0", "1m"} {
+		if _, err := parseServe([]string{"--undo-window", arg, "--run", "off"}, io.Discard); err != nil {
+			t.Errorf("--undo-window %s, as the advice says: %v", arg, err)
+		}
+	}
+}

@@ -106,7 +106,7 @@ func TestUndoBeforeLanding(t *testing.T) {
 		t.Fatalf("the ledger holds decisions %v and undos %v of %s; want the approval and its undo", decisions, undos, id)
 	}
 	out, _, code := runAirlock(t, k.env, k.root, "ledger", "show")
-	mustContain(t, "airlock ledger show", out, id+"  push approved by", id+"  the push request withdrawn:", "undid their approve before it landed")
+	mustContain(t, "airlock ledger show", out, id+"  push approved by", id+"  the push request withdrawn:", "undid their approval before it landed")
 	if code != 0 {
 		t.Fatalf("airlock ledger show exited %d", code)
 	}

@@ -47,45 +47,20 @@ func (b *Book) request(p *push, c *staging.Commit) (*approval.Request, error) {
 	// patches come one at a time and are formatted as they come: the
 	// request holds the diff's text up to its cap and each file's counts,
 	// never the whole patch (a new branch shows every file).
-	idx := map[string]int{}
-	old, nu := map[string]plumbing.Hash{}, map[string]plumbing.Hash{}
+	fs := fileSet{req: req, idx: map[string]int{}, old: map[string]plumbing.Hash{}, nu: map[string]plumbing.Hash{}}
 	diff := textcap.New(maxRequestDiff)
 	var buf bytes.Buffer
 	err := b.cfg.Store.EachFilePatchRenamed(oldTree, c.Tree, func(f *staging.FilePatch) error {
 		if err := f.Format(diff, &buf, false); err != nil {
 			return err
 		}
-		i, ok := idx[f.Path]
-		if !ok {
-			req.Files = append(req.Files, approval.FileChange{Path: f.Path})
-			i = len(req.Files) - 1
-			idx[f.Path] = i
-		}
-		fc := &req.Files[i]
-		if f.From != "" {
-			// A rename or copy: one file, its old side the file it is
-			// made from (what Contents reads for it).
-			fc.Op, fc.From, fc.Similarity = f.Op, f.From, f.Similarity
-		}
-		if !f.OldHash.IsZero() {
-			fc.OldMode, old[f.Path] = f.OldMode, f.OldHash
-		}
-		if !f.NewHash.IsZero() {
-			fc.NewMode, nu[f.Path] = f.NewMode, f.NewHash
-		}
-		fc.Binary = fc.Binary || f.Binary
-		if f.Unavailable != "" {
-			fc.Unavailable = f.Unavailable
-		}
-		fc.Added += f.Added
-		fc.Deleted += f.Deleted
-		req.Added += f.Added
-		req.Deleted += f.Deleted
+		fs.add(f)
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
+	old, nu := fs.old, fs.nu
 	b.fileOps(req.Files, old, nu)
 	b.binaryCopies(req.Files, oldTree, nu)
 	var baseFlag []approval.Flag
@@ -116,6 +91,44 @@ func (b *Book) request(p *push, c *staging.Commit) (*approval.Request, error) {
 	req.Flags = append(append(droppedFlags(r.Area().Dropped()), baseFlag...), approval.Assess(req, b.cfg.Rules, approval.Contents(b.cfg.Store, old, nu))...)
 	approval.SortFlags(req.Flags)
 	return req, nil
+}
+
+// fileSet gathers a request's files from its patches as they come: one
+// FileChange a path, the blobs on each side by path (for fileOps and the
+// risk checks' contents), the counts.
+type fileSet struct {
+	req     *approval.Request
+	idx     map[string]int
+	old, nu map[string]plumbing.Hash
+}
+
+func (s *fileSet) add(f *staging.FilePatch) {
+	i, ok := s.idx[f.Path]
+	if !ok {
+		s.req.Files = append(s.req.Files, approval.FileChange{Path: f.Path})
+		i = len(s.req.Files) - 1
+		s.idx[f.Path] = i
+	}
+	fc := &s.req.Files[i]
+	if f.From != "" {
+		// A rename or copy: one file, its old side the file it is
+		// made from (what Contents reads for it).
+		fc.Op, fc.From, fc.Similarity = f.Op, f.From, f.Similarity
+	}
+	if !f.OldHash.IsZero() {
+		fc.OldMode, s.old[f.Path] = f.OldMode, f.OldHash
+	}
+	if !f.NewHash.IsZero() {
+		fc.NewMode, s.nu[f.Path] = f.NewMode, f.NewHash
+	}
+	fc.Binary = fc.Binary || f.Binary
+	if f.Unavailable != "" {
+		fc.Unavailable = f.Unavailable
+	}
+	fc.Added += f.Added
+	fc.Deleted += f.Deleted
+	s.req.Added += f.Added
+	s.req.Deleted += f.Deleted
 }
 
 // fileOps sets each file's change and size from its blobs before (old)

@@ -136,9 +136,11 @@ const (
 	pickHunks
 )
 
-// Errors a review's changes can meet.
+// Errors a review's changes can meet. Their advice is in the terminal's
+// keys, the one front-end today (in the full-screen view f is the file
+// list: the whole push is f at the prompt, after q).
 var (
-	ErrReadOnly    = errors.New("nothing is picked from an interdiff: f shows the whole push")
+	ErrReadOnly    = errors.New("no pick from an interdiff: q, then f, shows the whole push")
 	ErrSpaceShown  = errors.New("nothing is picked with whitespace ignored: w shows it all")
 	ErrWholeFile   = errors.New("this file's line endings change with its edits: it is accepted or left out whole (y or x)")
 	ErrNotPickable = errors.New("nothing can be picked from this push: approve it whole or reject it")
@@ -152,7 +154,7 @@ var (
 // where r carries each commit's own files; else r's diff, file by file.
 func New(r *approval.Request) *Review {
 	m := newReview(r, ShownPush)
-	if hunkPickable(r) {
+	if HunkPickable(r) {
 		m.mode = pickHunks
 		for ci, c := range r.Commits {
 			mc := Commit{ID: c.ID, Message: c.Message}
@@ -241,8 +243,12 @@ func newReview(r *approval.Request, s Shown) *Review {
 
 func (m *Review) finish() { m.order = m.rank() }
 
-// hunkPickable: r can be picked from and carries its commits' own files.
-func hunkPickable(r *approval.Request) bool {
+// HunkPickable reports whether the reviewer picks r hunk by hunk: it can
+// be picked from and carries each commit's own files. A request without
+// them (from a server that does not send them) is picked file by file.
+// The line prompt asks the same (one rule, so p and the view never
+// disagree on how a push is picked).
+func HunkPickable(r *approval.Request) bool {
 	if !r.Pickable {
 		return false
 	}

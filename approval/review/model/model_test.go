@@ -386,3 +386,26 @@ func TestLineEndingsRenamesAndSpace(t *testing.T) {
 		t.Errorf("a pick with whitespace ignored: %v", err)
 	}
 }
+
+// TestHunkPickable: one rule for how a push is picked, the line prompt's p
+// and the view's y/x alike: by hunk only when the request can be picked
+// and carries its commits' own files; else by file (ByFile).
+func TestHunkPickable(t *testing.T) {
+	withFiles := []approval.CommitInfo{{Files: []approval.FileDiff{{Path: "a.go"}}}}
+	for _, c := range []struct {
+		name string
+		r    approval.Request
+		want bool
+	}{
+		{"pickable with files", approval.Request{Pickable: true, Commits: withFiles}, true},
+		{"not pickable", approval.Request{Commits: withFiles}, false},
+		{"no commit files", approval.Request{Pickable: true, Commits: []approval.CommitInfo{{}}}, false},
+	} {
+		if got := model.HunkPickable(&c.r); got != c.want {
+			t.Errorf("%s: HunkPickable = %v, want %v", c.name, got, c.want)
+		}
+		if c.r.Pickable && model.New(&c.r).ByFile() == c.want {
+			t.Errorf("%s: the model picks by file = %v, HunkPickable %v", c.name, !c.want, c.want)
+		}
+	}
+}

@@ -92,7 +92,17 @@ func (v *diffView) drawHeader(b []byte) []byte {
 		added += ix.files[i].added
 		dels += ix.files[i].dels
 	}
-	s := fmt.Sprintf(" %s: %s +%d -%d. %s", shown, plural(len(ix.order), "file"), added, dels, v.orderWords())
+	counts, byCommit := fmt.Sprintf("%s +%d -%d", plural(len(ix.order), "file"), added, dels), ""
+	if r := ix.m.Request; r != nil && ix.m.Shown == model.ShownPush && v.only < 0 && !v.space && len(ix.m.Commits) > 1 {
+		// The prompt and the list count the push as it lands (a file two
+		// commits change is one file): the same words here, and the
+		// banners' count, commit by commit, after them where they differ.
+		net := fmt.Sprintf("%s +%d -%d", plural(len(r.Files), "file"), r.Added, r.Deleted)
+		if net != counts {
+			counts, byCommit = net, counts+" by commit"
+		}
+	}
+	s := fmt.Sprintf(" %s: %s. %s", shown, counts, v.orderWords())
 	var more []string
 	if n := len(ix.m.Comments()); n > 0 {
 		more = append(more, plural(n, "comment"))
@@ -102,6 +112,9 @@ func (v *diffView) drawHeader(b []byte) []byte {
 	}
 	if n := v.viewedCount(); n > 0 {
 		more = append(more, fmt.Sprintf("%d viewed", n))
+	}
+	if byCommit != "" {
+		more = append(more, byCommit)
 	}
 	for _, m := range more {
 		if cellWidth(s+"; "+m) > v.cols {

@@ -1,8 +1,9 @@
 package diffview
 
-// colorsOf is how many colours t shows: 0 without colour, 256 where it
-// says so (Colors), else 8.
-func colorsOf(t Terminal) int {
+// ColorsOf is how many colours t shows: 0 without colour, 256 where it
+// says so (Colors), else 8. The line prompt asks it too, so the prompt's
+// hunks and the view are coloured alike.
+func ColorsOf(t interface{ Color() bool }) int {
 	if !t.Color() {
 		return 0
 	}

@@ -58,6 +58,9 @@ type Options struct {
 	// Spaced is the review to show with whitespace ignored (true) or
 	// not (the one given to Show): the w key. nil: no w.
 	Spaced func(ignore bool) *model.Review
+	// IgnoreSpace opens the view with whitespace ignored, as w would: the
+	// prompt's w said the diff ignores it, and d must not say otherwise.
+	IgnoreSpace bool
 }
 
 // Show shows m's diff full screen, where the reviewer reads it, picks
@@ -89,7 +92,10 @@ func Show(t Terminal, m *model.Review, o Options) (bool, Outcome, error) {
 	v := newDiffView(newDiffIndex(m, o.Words), cols, rows, t.Color())
 	v.shown, v.words, v.spaced = o.Shown, o.Words, o.Spaced
 	v.notice = o.Words.Notice
-	v.hi = newRender(v.ix, colorsOf(t))
+	v.hi = newRender(v.ix, ColorsOf(t))
+	if o.IgnoreSpace {
+		v.toggleSpace()
+	}
 	// What was written with whitespace ignored is the review's too.
 	defer func() {
 		if v.ix.m != m {
