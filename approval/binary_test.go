@@ -113,6 +113,15 @@ func TestBinaryJudgedAsBinary(t *testing.T) {
 		// Text by its name is text: a PNG signature does not hide a
 		// script's bidi override from the checks of text.
 		{path: "evil.py", content: bins["logo.png"][:8] + "x = 1 # \u202e\n", want: []string{"high deceptive-content evil.py"}},
+		// A binary signature in front of text the diff shows as text (no
+		// NUL in its first 8,000 bytes) hides nothing from the checks of
+		// text: the reviewer reads it, and so does every other tool.
+		{path: "credentials", content: "GIF89a\naws_access_key_id = AKIAIOSFODNN7EXAMPLE\n",
+			want: []string{"high secret credentials", "low binary credentials"}},
+		{path: "notes.dat", content: bins["logo.png"][:8] + "ok = 1 # \u202e;)x(nur\n",
+			want: []string{"high deceptive-content notes.dat", "low binary notes.dat"}},
+		{path: "deploy", content: "%PDF-1.7\n%\xe2\xe3\xcf\xd3\nprintf '\x1b]8;;http://evil\x1b\\\\ok'\n",
+			want: []string{"high deceptive-content deploy", "low binary deploy"}},
 		// Text with a raw C1 byte and no NUL is still deceptive text.
 		{path: "notes", content: "look \x9b31m here\n", want: []string{"high deceptive-content notes"}},
 	}

@@ -191,9 +191,15 @@ func Assess(r *Request, rules Rules, content Content) []Flag {
 			// Binary content is judged as binary: what it is and whether
 			// it is new. Its bytes are not text, so the checks of text
 			// (deceptive characters, secrets) would only raise false
-			// alarms: a PNG starts with 0x89.
+			// alarms: a PNG starts with 0x89. What the diff shows as text
+			// behind a signature is still checked as text (maskedText).
 			flags = append(flags, binaryFlags(f, kind, code)...)
-			continue
+			if f.CopyOf != "" {
+				continue
+			}
+			if data = maskedText(data); data == nil {
+				continue
+			}
 		}
 		if !ok {
 			continue
