@@ -168,7 +168,8 @@ func Assess(r *Request, rules Rules, content Content) []Flag {
 		if f.Unavailable != "" {
 			add(FlagUnavailable, High, f.Path, "the content of %s could not be read, so the diff cannot show it: %s", f.Path, clip(f.Unavailable, 160))
 		}
-		flags = append(flags, runsFlags(f, content)...)
+		runs := runsFlags(f, content)
+		flags = append(append(flags, runs...), renamedAwayFlags(f, content, runs)...)
 		if f.Op == change.Delete {
 			continue
 		}
