@@ -221,6 +221,7 @@ func Assess(r *Request, rules Rules, content Content) []Flag {
 			add(FlagSecret, High, f.Path, "%s line %d looks like %s", f.Path, s.line, s.what)
 		}
 	}
+	flags = append(flags, historyFlags(r.Commits, flags)...)
 	SortFlags(flags)
 	return flags
 }
