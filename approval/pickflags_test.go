@@ -110,3 +110,29 @@ func TestPickFlagsExecutable(t *testing.T) {
 		}
 	}
 }
+
+// A commit's added line is flagged when the push's last version of the
+// file no longer holds it (it lands in history only), not when the last
+// version holds it (the final diff's checks see it there).
+func TestHistoryFlags(t *testing.T) {
+	c1 := plumbing.NewHash("1111111111111111111111111111111111111111")
+	key := "aws_key = AKIAIOSFODNN7EXAMPLE"
+	r := &approval.Request{
+		Ref:     "refs/heads/feature",
+		Commits: []approval.CommitInfo{{ID: c1, Message: "Add\n", Files: []approval.FileDiff{{Path: "app.env", Op: change.Create, Hunks: []string{"@@ -0,0 +1 @@\n+" + key + "\n"}}}}},
+		Files:   []approval.FileChange{{Path: "README.md", Op: change.Update}},
+	}
+	for _, c := range []struct {
+		name  string
+		final map[string]string
+		want  []string
+	}{
+		{"removed later", map[string]string{"README.md": "r\n"}, []string{"high secret app.env"}},
+		{"changed later", map[string]string{"README.md": "r\n", "app.env": "aws_key = none\n"}, []string{"high secret app.env"}},
+		{"still there", map[string]string{"README.md": "r\n", "app.env": key + "\n"}, nil},
+	} {
+		if got := codes(approval.Assess(r, approval.Rules{}, files(nil, c.final))); !reflect.DeepEqual(got, c.want) {
+			t.Errorf("%s: flags %q, want %q", c.name, got, c.want)
+		}
+	}
+}

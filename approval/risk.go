@@ -129,6 +129,7 @@ func Assess(r *Request, rules Rules, content Content) []Flag {
 	if rules.LargeFile == 0 {
 		rules.LargeFile = 1 << 20
 	}
+	read := content != nil
 	if content == nil {
 		content = func(string, bool) ([]byte, bool) { return nil, false }
 	}
@@ -221,7 +222,10 @@ func Assess(r *Request, rules Rules, content Content) []Flag {
 			add(FlagSecret, High, f.Path, "%s line %d looks like %s", f.Path, s.line, s.what)
 		}
 	}
-	flags = append(flags, historyFlags(r.Commits, flags)...)
+	if read {
+		// Without contents, what the last version holds is unknown.
+		flags = append(flags, historyFlags(r.Commits, flags, content)...)
+	}
 	SortFlags(flags)
 	return flags
 }
