@@ -522,3 +522,43 @@ func verb(op change.Kind) string {
 	}
 	return "changes"
 }
+
+// renamedAwayFlags are the flags a rename raises at the path it leaves:
+// a workflow or hook renamed out of where it runs is turned off as surely
+// as one deleted, so it is flagged as that deletion would be. The flag is
+// on the file's new path, where a pick names it, and names both paths.
+// A copy leaves its source in place and raises nothing here; a kind the
+// new path already raised (here) is not raised twice.
+func renamedAwayFlags(f FileChange, content Content, here []Flag) []Flag {
+	if f.Op != change.Rename || f.From == "" || f.From == f.Path {
+		return nil
+	}
+	gone := FileChange{Path: f.From, Op: change.Delete, OldMode: f.OldMode}
+	// The request reads a rename's old side under its new path.
+	old := func(p string, newSide bool) ([]byte, bool) {
+		if newSide {
+			return nil, false
+		}
+		return content(f.Path, false)
+	}
+	var out []Flag
+	for _, h := range runsHits(gone, old) {
+		fl := h.flag
+		if hasFlag(here, fl.Code) {
+			continue
+		}
+		fl.Path = f.Path
+		fl.Message += fmt.Sprintf(" (renamed to %s)", f.Path)
+		out = append(out, fl)
+	}
+	return out
+}
+
+func hasFlag(flags []Flag, code string) bool {
+	for _, f := range flags {
+		if f.Code == code {
+			return true
+		}
+	}
+	return false
+}

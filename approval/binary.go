@@ -121,3 +121,18 @@ func binaryFlags(f FileChange, kind string, code bool) []Flag {
 	return []Flag{{Code: FlagBinary, Severity: Low, Path: f.Path,
 		Message: fmt.Sprintf("%s is binary (%s), new to the repository", f.Path, what)}}
 }
+
+// maskedText is what the checks of text read of content a binary
+// signature names but git's rule does not (no NUL in its first 8,000
+// bytes): the diff shows it as text, so a worker could put "GIF89a" in
+// front of a key or a bidi override to hide them from those checks. Its
+// bytes that are not UTF-8 (the signature's 0x89, a PDF's high-byte
+// comment) are left out, as they are the format's own and no terminal
+// reads them as controls; the newlines stay, so line numbers hold. nil
+// for content git calls binary too: the diff cannot show it.
+func maskedText(data []byte) []byte {
+	if len(data) == 0 || bytes.IndexByte(data[:min(len(data), binaryCheckLen)], 0) >= 0 {
+		return nil
+	}
+	return bytes.ToValidUTF8(data, nil)
+}

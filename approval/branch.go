@@ -21,6 +21,9 @@ const (
 	// BranchProtected: a branch the host protects (GitHub's branch
 	// protection).
 	BranchProtected = "protected"
+	// BranchMaybeDefault: the host's default branch could not be read,
+	// so the branch may be it: flagged as the default would be, saying so.
+	BranchMaybeDefault = "maybe-default"
 )
 
 // branchFlags is the branch risk of r: from what the target says the
@@ -36,6 +39,8 @@ func branchFlags(r *Request, rules Rules) []Flag {
 		return flag("pushes to %s, the default branch of %s: what every clone of it checks out", branch, r.Describe)
 	case BranchProtected:
 		return flag("pushes to %s, a branch %s protects", branch, r.Describe)
+	case BranchMaybeDefault:
+		return flag("pushes to %s: the default branch of %s could not be read, so this may be the one every clone checks out", branch, r.Describe)
 	}
 	if p := protectedBy(rules.Protected, branch); p == branch {
 		return flag("pushes to protected branch %s", branch)

@@ -3,6 +3,8 @@ package approval
 import (
 	"strings"
 
+	"github.com/airlock-dev/airlock/internal/change"
+
 	"github.com/airlock-dev/airlock/internal/termsafe"
 )
 
@@ -16,7 +18,7 @@ import (
 // diff is too large to approve whole is the reason to pick, so it goes.
 // The flags of the push as a whole (its branch, the base's commits) stay.
 func PickFlags(r *Request, paths []string, accept []Accepted) []Flag {
-	whole, added, withMessage := pickLands(r, paths, accept)
+	whole, added, withMessage, modeLands := pickLands(r, paths, accept)
 	workers := map[string]bool{}
 	for _, c := range r.Commits {
 		workers[c.ID.String()] = true
@@ -32,6 +34,11 @@ func PickFlags(r *Request, paths []string, accept []Accepted) []Flag {
 			if accept != nil && workers[f.Commit] && !withMessage[f.Commit] {
 				continue
 			}
+		case f.Code == FlagExecutable && !whole[f.Path] && !modeLands[f.Path]:
+			// A change taken in part keeps the file's mode (staging's
+			// acceptFile, as git add -p asks a mode change apart): the
+			// file lands, not executable.
+			continue
 		case f.Path != "":
 			if !whole[f.Path] {
 				lines, ok := added[f.Path]
@@ -55,9 +62,12 @@ func PickFlags(r *Request, paths []string, accept []Accepted) []Flag {
 
 // pickLands is what a pick lands: the files whose whole change lands,
 // the lines added to the others (by path; present when any hunk of the
-// file lands), and the commits that land with the worker's own message.
-func pickLands(r *Request, paths []string, accept []Accepted) (whole map[string]bool, added map[string][]string, withMessage map[string]bool) {
-	whole, added, withMessage = map[string]bool{}, map[string][]string{}, map[string]bool{}
+// file lands), the commits that land with the worker's own message, and
+// the files whose new mode lands though not picked whole: every hunk of
+// them taken whole (the commit's version lands as it is), or made by the
+// commit (a new file is made with its mode).
+func pickLands(r *Request, paths []string, accept []Accepted) (whole map[string]bool, added map[string][]string, withMessage, modeLands map[string]bool) {
+	whole, added, withMessage, modeLands = map[string]bool{}, map[string][]string{}, map[string]bool{}, map[string]bool{}
 	if accept == nil {
 		for _, p := range paths {
 			whole[p] = true
@@ -80,6 +90,9 @@ func pickLands(r *Request, paths []string, accept []Accepted) (whole map[string]
 			for _, fd := range diffs {
 				if fd.Path != af.Path {
 					continue
+				}
+				if len(af.Hunks) > 0 && (fd.Op == change.Create || allHunks(af.Hunks, fd.Hunks)) {
+					modeLands[af.Path] = true
 				}
 				for _, h := range af.Hunks {
 					if h.Index >= 0 && h.Index < len(fd.Hunks) {
@@ -129,4 +142,40 @@ func linesRaise(f Flag, lines []string) bool {
 		return termsafe.Hazard(text) != "" || strings.ContainsRune(string(text), 0)
 	}
 	return true
+}
+
+// allHunks reports whether hunks take each of a file's hunks whole: every
+// one named, with no lines or all its changed lines (as staging's
+// acceptsAll).
+func allHunks(hunks []AcceptedHunk, fileHunks []string) bool {
+	seen := map[int]bool{}
+	for _, h := range hunks {
+		if h.Index < 0 || h.Index >= len(fileHunks) {
+			continue
+		}
+		if len(h.Lines) != 0 {
+			lines := map[int]bool{}
+			for _, l := range h.Lines {
+				lines[l] = true
+			}
+			for i := range changedLines(fileHunks[h.Index]) {
+				if !lines[i] {
+					return false
+				}
+			}
+		}
+		seen[h.Index] = true
+	}
+	return len(seen) == len(fileHunks)
+}
+
+// changedLines counts a hunk's "+" and "-" lines.
+func changedLines(hunk string) int {
+	n := 0
+	for _, l := range strings.Split(hunk, "\n")[1:] {
+		if strings.HasPrefix(l, "+") || strings.HasPrefix(l, "-") {
+			n++
+		}
+	}
+	return n
 }

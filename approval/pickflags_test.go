@@ -74,3 +74,65 @@ func TestPickFlags(t *testing.T) {
 		})
 	}
 }
+
+// A change taken in part keeps the file's mode (staging's acceptFile):
+// "makes x executable" is true of a pick only when the file's whole
+// change lands, every hunk of it whole, or the file is new (made with its
+// mode whatever part of it lands).
+func TestPickFlagsExecutable(t *testing.T) {
+	c1 := plumbing.NewHash("1111111111111111111111111111111111111111")
+	h := []string{"@@ -1 +1 @@\n-a\n+b\n", "@@ -9 +9 @@\n-c\n+d\n"}
+	r := &approval.Request{
+		Commits: []approval.CommitInfo{{ID: c1, Message: "Run\n", Files: []approval.FileDiff{
+			{Path: "run.sh", From: "tool.txt", Op: change.Rename, Hunks: h},
+			{Path: "new.sh", Op: change.Create, Hunks: []string{"@@ -0,0 +1,2 @@\n+a\n+b\n"}},
+		}}},
+		Flags: []approval.Flag{
+			{Code: approval.FlagExecutable, Severity: approval.Medium, Path: "run.sh", Message: "makes run.sh executable"},
+			{Code: approval.FlagExecutable, Severity: approval.Medium, Path: "new.sh", Message: "makes new.sh executable"},
+		},
+	}
+	for _, c := range []struct {
+		name string
+		file approval.AcceptedFile
+		want []string
+	}{
+		{"one hunk of two", approval.AcceptedFile{Path: "run.sh", Hunks: []approval.AcceptedHunk{{Index: 1}}}, nil},
+		{"a line of each", approval.AcceptedFile{Path: "run.sh", Hunks: []approval.AcceptedHunk{{Index: 0, Lines: []int{1}}, {Index: 1}}}, nil},
+		{"every line of each", approval.AcceptedFile{Path: "run.sh", Hunks: []approval.AcceptedHunk{{Index: 0, Lines: []int{0, 1}}, {Index: 1}}}, []string{"medium executable run.sh"}},
+		{"every hunk", approval.AcceptedFile{Path: "run.sh", Hunks: []approval.AcceptedHunk{{Index: 0}, {Index: 1}}}, []string{"medium executable run.sh"}},
+		{"whole", approval.AcceptedFile{Path: "run.sh", Whole: true}, []string{"medium executable run.sh"}},
+		{"a line of a new file", approval.AcceptedFile{Path: "new.sh", Hunks: []approval.AcceptedHunk{{Index: 0, Lines: []int{0}}}}, []string{"medium executable new.sh"}},
+	} {
+		got := codes(approval.PickFlags(r, nil, []approval.Accepted{{Commit: c1, Files: []approval.AcceptedFile{c.file}}}))
+		if !reflect.DeepEqual(got, c.want) {
+			t.Errorf("%s: flags %q, want %q", c.name, got, c.want)
+		}
+	}
+}
+
+// A commit's added line is flagged when the push's last version of the
+// file no longer holds it (it lands in history only), not when the last
+// version holds it (the final diff's checks see it there).
+func TestHistoryFlags(t *testing.T) {
+	c1 := plumbing.NewHash("1111111111111111111111111111111111111111")
+	key := "aws_key = AKIAIOSFODNN7EXAMPLE"
+	r := &approval.Request{
+		Ref:     "refs/heads/feature",
+		Commits: []approval.CommitInfo{{ID: c1, Message: "Add\n", Files: []approval.FileDiff{{Path: "app.env", Op: change.Create, Hunks: []string{"@@ -0,0 +1 @@\n+" + key + "\n"}}}}},
+		Files:   []approval.FileChange{{Path: "README.md", Op: change.Update}},
+	}
+	for _, c := range []struct {
+		name  string
+		final map[string]string
+		want  []string
+	}{
+		{"removed later", map[string]string{"README.md": "r\n"}, []string{"high secret app.env"}},
+		{"changed later", map[string]string{"README.md": "r\n", "app.env": "aws_key = none\n"}, []string{"high secret app.env"}},
+		{"still there", map[string]string{"README.md": "r\n", "app.env": key + "\n"}, nil},
+	} {
+		if got := codes(approval.Assess(r, approval.Rules{}, files(nil, c.final))); !reflect.DeepEqual(got, c.want) {
+			t.Errorf("%s: flags %q, want %q", c.name, got, c.want)
+		}
+	}
+}

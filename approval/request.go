@@ -70,7 +70,7 @@ type Request struct {
 	Fork    plumbing.Hash `json:"fork,omitempty"`
 	ForkRef string        `json:"fork_ref,omitempty"`
 	// RefRole is what Ref is to the target, as the target says it
-	// (BranchCheckedOut, BranchDefault, BranchProtected; "" for any other
+	// (BranchCheckedOut, BranchDefault, BranchProtected, BranchMaybeDefault; "" for any other
 	// branch): where a push's branch risk comes from, never its name.
 	RefRole string `json:"ref_role,omitempty"`
 	// Since is set when the reviewer has seen an earlier request for this

@@ -129,6 +129,7 @@ func Assess(r *Request, rules Rules, content Content) []Flag {
 	if rules.LargeFile == 0 {
 		rules.LargeFile = 1 << 20
 	}
+	read := content != nil
 	if content == nil {
 		content = func(string, bool) ([]byte, bool) { return nil, false }
 	}
@@ -168,7 +169,8 @@ func Assess(r *Request, rules Rules, content Content) []Flag {
 		if f.Unavailable != "" {
 			add(FlagUnavailable, High, f.Path, "the content of %s could not be read, so the diff cannot show it: %s", f.Path, clip(f.Unavailable, 160))
 		}
-		flags = append(flags, runsFlags(f, content)...)
+		runs := runsFlags(f, content)
+		flags = append(append(flags, runs...), renamedAwayFlags(f, content, runs)...)
 		if f.Op == change.Delete {
 			continue
 		}
@@ -191,9 +193,21 @@ func Assess(r *Request, rules Rules, content Content) []Flag {
 			// Binary content is judged as binary: what it is and whether
 			// it is new. Its bytes are not text, so the checks of text
 			// (deceptive characters, secrets) would only raise false
-			// alarms: a PNG starts with 0x89.
+			// alarms: a PNG starts with 0x89. What the diff shows as text
+			// behind a signature is still checked as text (maskedText).
 			flags = append(flags, binaryFlags(f, kind, code)...)
-			continue
+			shown := maskedText(data)
+			if shown == nil && len(runs) > 0 {
+				// A file that runs, shown as "Binary files differ": the
+				// reviewer is told it runs and cannot read what (bash
+				// runs a hook with NULs past its first line). A copy of
+				// the repository's own bytes runs here for the first time.
+				add(runs[0].Code, High, f.Path, "%s runs on its own and is binary (%s): the diff cannot show what it runs; read it before approving", f.Path, kind)
+			}
+			if f.CopyOf != "" || shown == nil {
+				continue
+			}
+			data = shown
 		}
 		if !ok {
 			continue
@@ -207,6 +221,10 @@ func Assess(r *Request, rules Rules, content Content) []Flag {
 		for _, s := range findSecrets(old, data) {
 			add(FlagSecret, High, f.Path, "%s line %d looks like %s", f.Path, s.line, s.what)
 		}
+	}
+	if read {
+		// Without contents, what the last version holds is unknown.
+		flags = append(flags, historyFlags(r.Commits, flags, content)...)
 	}
 	SortFlags(flags)
 	return flags

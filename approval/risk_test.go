@@ -130,3 +130,23 @@ func TestFlagsMostSevereFirst(t *testing.T) {
 		t.Errorf("order %q, want %q", got, want)
 	}
 }
+
+// A rename within .github/workflows is one CI flag, not one for each
+// path; a rename out of it is flagged at its new path, naming the old.
+func TestRenameFlagsOnePerKind(t *testing.T) {
+	wf := map[string]string{"x": "on: push\n"}
+	for _, c := range []struct {
+		to   string
+		want []string
+	}{
+		{".github/workflows/ci2.yml", []string{"medium ci-or-hooks .github/workflows/ci2.yml"}},
+		{"ci.yml.off", []string{"medium ci-or-hooks ci.yml.off"}},
+	} {
+		req := approval.Request{Ref: "refs/heads/feature", Files: []approval.FileChange{{Path: c.to, From: ".github/workflows/ci.yml",
+			Op: change.Rename, OldMode: filemode.Regular, NewMode: filemode.Regular}}}
+		content := files(map[string]string{c.to: wf["x"]}, map[string]string{c.to: wf["x"]})
+		if got := codes(approval.Assess(&req, approval.Rules{}, content)); !reflect.DeepEqual(got, c.want) {
+			t.Errorf("rename to %s: flags %q, want %q", c.to, got, c.want)
+		}
+	}
+}

@@ -26,7 +26,8 @@ type Facts struct {
 	// doubt, the reviewer is shown every file).
 	WritesFiles bool
 	// Role is what Ref is to the target (approval.BranchCheckedOut,
-	// BranchDefault, BranchProtected, "" for another branch): where the
+	// BranchDefault, BranchProtected, BranchMaybeDefault when a host's
+	// default branch could not be read, "" for another branch): where the
 	// push's branch risk comes from. A branch checked out in a working
 	// tree is the user's own, whatever else it is; a default branch is
 	// one only where others clone from it (a bare repository, GitHub),
@@ -65,10 +66,18 @@ func ReadFacts(ctx context.Context, t Target, branch string) (Facts, error) {
 
 func readFacts(ctx context.Context, t Target, branch string) (Facts, error) {
 	var f Facts
+	_, host := t.(protecter)
+	defaultUnread := false
 	if db, ok := t.(DefaultBrancher); ok {
-		if b, err := db.DefaultBranch(ctx); err == nil {
+		b, err := db.DefaultBranch(ctx)
+		if err == nil {
 			f.DefaultBranch = b
 		}
+		// A host others clone from (GitHub) always has a default branch:
+		// an error is one unread, and any branch may be it. A working
+		// tree's default is what it has checked out; a detached HEAD has
+		// none.
+		defaultUnread = host && (err != nil || b == "")
 	}
 	if branch == "" {
 		branch = f.DefaultBranch
@@ -95,6 +104,8 @@ func readFacts(ctx context.Context, t Target, branch string) (Facts, error) {
 		f.Role = approval.BranchCheckedOut
 	case f.DefaultBranch != "" && ref == "refs/heads/"+f.DefaultBranch:
 		f.Role = approval.BranchDefault
+	case defaultUnread:
+		f.Role = approval.BranchMaybeDefault
 	}
 	if f.Role != approval.BranchCheckedOut {
 		if pr, ok := t.(protecter); ok {
