@@ -215,7 +215,7 @@ func (g *Gate) SubmitRebased(req *Request, prev *Ticket, picks chan<- *PickAsk) 
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	t, err := g.recordLocked(req, picks, "", prev.req.ID)
+	t, err := g.recordLocked(req, picks, "", prev.req.ID, false)
 	if err != nil {
 		return nil, err
 	}
@@ -273,11 +273,13 @@ func (g *Gate) submit(req *Request, picks chan<- *PickAsk, id string) (*Ticket, 
 		return nil, fmt.Errorf("%w: %d pushes (%d MiB of diffs) are already waiting for a reviewer, the most one session may have; wait for their answers (call git_push again on one to keep waiting) before asking for more",
 			ErrTooManyPending, len(g.pending), held>>20)
 	}
-	t, err := g.recordLocked(req, picks, id, "")
+	fp := fingerprint{req.Target, req.Ref, req.Tree}
+	_, denied := g.denied[fp]
+	byPolicy := denied || g.policy.Mode == ModeNever || req.Kind != KindNetwork && slices.Contains(g.policy.AutoApprove, req.Target)
+	t, err := g.recordLocked(req, picks, id, "", !byPolicy)
 	if err != nil {
 		return nil, err
 	}
-	fp := fingerprint{req.Target, req.Ref, req.Tree}
 	switch reason, denied := g.denied[fp]; {
 	case denied:
 		return t, g.settleLocked(t, Decision{Verdict: Reject, Reason: reason, By: "repeat-denied"})
@@ -297,7 +299,12 @@ func (g *Gate) submit(req *Request, picks chan<- *PickAsk, id string) (*Ticket, 
 
 // recordLocked gives req its id (id, or a new one) and time, and records it
 // in the ledger (rebasedFrom: the approved request it was rebased from).
-func (g *Gate) recordLocked(req *Request, picks chan<- *PickAsk, id, rebasedFrom string) (*Ticket, error) {
+// A request a reviewer will decide (asked) is recorded with its
+// fingerprint, which a signed decision read back is checked against
+// (finaltrust.go); one the policy decides is not: nobody signs it, and
+// the fingerprint's round trip through JSON holds copies of the whole
+// diff (TestBigDiffMemory's push request rose from 120 to 385 MiB).
+func (g *Gate) recordLocked(req *Request, picks chan<- *PickAsk, id, rebasedFrom string, asked bool) (*Ticket, error) {
 	if _, taken := g.pending[id]; id != "" && taken {
 		return nil, fmt.Errorf("approval: request %s is already pending", id)
 	}
@@ -313,7 +320,7 @@ func (g *Gate) recordLocked(req *Request, picks chan<- *PickAsk, id, rebasedFrom
 		ID: req.ID, Worker: req.Worker, Session: req.Session, Repo: req.Repo, Kind: req.Kind, Command: req.Command, Dir: req.Dir, Reason: req.Reason,
 		Target: req.Target, Ref: req.Ref, NewRef: req.NewRef,
 		Old: hexHash(req.Old), New: hexHash(req.New), Tree: hexHash(req.Tree), Commits: ledgerCommits(req.Commits), Files: req.Files,
-		Added: req.Added, Deleted: req.Deleted, Flags: req.Flags, Resumed: id != "", RebasedFrom: rebasedFrom, Fingerprint: Fingerprint(req),
+		Added: req.Added, Deleted: req.Deleted, Flags: req.Flags, Resumed: id != "", RebasedFrom: rebasedFrom, Fingerprint: askedFingerprint(req, asked),
 	})
 	if err != nil {
 		// Nothing is asked that the ledger does not hold.
@@ -323,6 +330,14 @@ func (g *Gate) recordLocked(req *Request, picks chan<- *PickAsk, id, rebasedFrom
 		t.after = rec.Seq
 	}
 	return t, nil
+}
+
+// askedFingerprint is req's fingerprint when a reviewer is asked, else "".
+func askedFingerprint(req *Request, asked bool) string {
+	if !asked {
+		return ""
+	}
+	return Fingerprint(req)
 }
 
 func newID() string {
